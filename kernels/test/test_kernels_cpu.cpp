@@ -1,0 +1,87 @@
+// CPU reference kernels against hand-computed values.
+#include "kernels/blas1.hpp"
+#include "kernels/block_diag.hpp"
+#include "kernels/bsrmv.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace blockres;
+
+TEST(Blas1Cpu, HandValues)
+{
+  std::vector<double> x{1, 2, 3}, y{4, 5, 6}, z{7, 8, 9};
+  EXPECT_DOUBLE_EQ(kernels::cpu::dot(3, x.data(), y.data()), 32.0);
+  kernels::cpu::axpby(3, 2.0, x.data(), -1.0, y.data());  // y = 2x - y
+  EXPECT_EQ(y, (std::vector<double>{-2, -1, 0}));
+  kernels::cpu::axpbypcz(3, 1.0, x.data(), 1.0, y.data(), 2.0, z.data());  // z = x + y + 2z
+  EXPECT_EQ(z, (std::vector<double>{13, 17, 21}));
+  std::vector<double> w(3, std::numeric_limits<double>::quiet_NaN());
+  kernels::cpu::axpby(3, 3.0, x.data(), 0.0, w.data());  // beta 0: NaN in w must not leak
+  EXPECT_EQ(w, (std::vector<double>{3, 6, 9}));
+  kernels::cpu::fill(3, -0.5, w.data());
+  EXPECT_EQ(w, (std::vector<double>{-0.5, -0.5, -0.5}));
+}
+
+TEST(BsrmvCpu, HandValuesTwoByTwo)
+{
+  // A = [[B00, 0], [B10, B11]] with 2x2 blocks:
+  //   B00 = [1 2; 3 4], B10 = [0 1; 1 0], B11 = [2 0; 0 3]
+  std::vector<index_t> row_ptr{0, 1, 3}, col{0, 0, 1};
+  std::vector<double> val{1, 2, 3, 4, 0, 1, 1, 0, 2, 0, 0, 3};
+  BsrView<const double> A{2, 2, 2, row_ptr.data(), col.data(), val.data()};
+  std::vector<double> x{1, -1, 2, 0.5};
+  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
+  kernels::cpu::bsrmv(A, 1.0, x.data(), 0.0, y.data());
+  // row block 0: [1*1+2*-1, 3*1+4*-1] = [-1, -1]; row block 1: B10 x0 + B11 x1 = [-1, 1] + [4, 1.5]
+  EXPECT_EQ(y, (std::vector<double>{-1, -1, 3, 2.5}));
+  kernels::cpu::bsrmv(A, 2.0, x.data(), -1.0, y.data());  // y = 2 A x - y = A x
+  EXPECT_EQ(y, (std::vector<double>{-1, -1, 3, 2.5}));
+}
+
+TEST(BsrmvCpu, EmptyRowsGiveBetaTimesY)
+{
+  std::vector<index_t> row_ptr{0, 0, 0}, col;
+  std::vector<double> val, x{1, 2, 3};
+  BsrView<const double> A{2, 1, 3, row_ptr.data(), col.data(), val.data()};
+  std::vector<double> y{1, 2, 3, 4, 5, 6};
+  kernels::cpu::bsrmv(A, 5.0, x.data(), 0.5, y.data());
+  EXPECT_EQ(y, (std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3}));
+}
+
+TEST(GaussJordan, InverseNeedingPivoting)
+{
+  // Zero leading entry forces a row interchange. A^{-1} computed by hand.
+  double a[9] = {0, 1, 2, 1, 0, 3, 4, -3, 8};
+  ASSERT_EQ(kernels::gauss_jordan_invert_inplace(3, a), 0);
+  const double inv[9] = {-4.5, 7, -1.5, -2, 4, -1, 1.5, -2, 0.5};
+  for (int e = 0; e < 9; ++e) EXPECT_NEAR(a[e], inv[e], 1e-13) << e;
+}
+
+TEST(GaussJordan, ReportsSingularAndNaNBlocks)
+{
+  double s[4] = {1, 2, 2, 4};
+  EXPECT_EQ(kernels::gauss_jordan_invert_inplace(2, s), 2);  // second pivot is zero
+  double z[1] = {0.0};
+  EXPECT_EQ(kernels::gauss_jordan_invert_inplace(1, z), 1);
+  double n[4] = {std::numeric_limits<double>::quiet_NaN(), 0, 0, 1};
+  EXPECT_NE(kernels::gauss_jordan_invert_inplace(2, n), 0);
+}
+
+TEST(BlockDiagCpu, InvertAndApplyHand)
+{
+  // Two block rows, bs 2; diagonal blocks [2 0; 0 4] and [0 1; 1 0]; an off-diagonal block.
+  std::vector<index_t> row_ptr{0, 2, 3}, col{0, 1, 1}, diag{0, 2};
+  std::vector<double> val{2, 0, 0, 4, 9, 9, 9, 9, 0, 1, 1, 0};
+  BsrView<const double> A{2, 2, 2, row_ptr.data(), col.data(), val.data()};
+  std::vector<double> inv(8);
+  std::vector<int> info(2, -7);
+  EXPECT_EQ(kernels::cpu::invert_diagonal_blocks(A, diag.data(), inv.data(), info.data()), 0);
+  EXPECT_EQ(info, (std::vector<int>{0, 0}));
+  std::vector<double> x{2, 8, 3, 5}, y(4);
+  kernels::cpu::block_diag_apply(2, 2, inv.data(), x.data(), y.data());
+  EXPECT_EQ(y, (std::vector<double>{1, 2, 5, 3}));
+}
