@@ -1,0 +1,78 @@
+// Array<T>: a move-only buffer in an executor's memory (host or device), RAII.
+#pragma once
+
+#include "linalg/executor.hpp"
+
+#include <span>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace blockres {
+
+template <class T>
+class Array {
+ public:
+  Array() = default;
+  Array(ExecPtr exec, size64_t n) : exec_(std::move(exec)), size_(n)
+  {
+    if (n < 0) throw std::invalid_argument("Array: negative size");
+    data_ = static_cast<T*>(exec_->allocate(static_cast<std::size_t>(n) * sizeof(T)));
+  }
+  Array(ExecPtr exec, std::span<const T> host) : Array(std::move(exec), static_cast<size64_t>(host.size()))
+  {
+    copy_from_host(host);
+  }
+  ~Array() { release(); }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  Array(Array&& o) noexcept : exec_(std::move(o.exec_)), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  Array& operator=(Array&& o) noexcept
+  {
+    if (this != &o) {
+      release();
+      exec_ = std::move(o.exec_);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Executor& exec() const { return *exec_; }
+  const ExecPtr& exec_ptr() const { return exec_; }
+
+  std::vector<T> to_host() const
+  {
+    std::vector<T> h(static_cast<std::size_t>(size_));
+    if (size_) exec_->copy_to_host(h.data(), data_, h.size() * sizeof(T));
+    return h;
+  }
+  void copy_from_host(std::span<const T> host)
+  {
+    if (static_cast<size64_t>(host.size()) != size_) throw std::invalid_argument("Array::copy_from_host: size mismatch");
+    if (size_) exec_->copy_from_host(data_, host.data(), host.size() * sizeof(T));
+  }
+  // Same-executor copy of all elements of `src` (sizes must match).
+  void copy_from(const Array& src)
+  {
+    if (src.size_ != size_) throw std::invalid_argument("Array::copy_from: size mismatch");
+    exec_->copy(data_, src.data_, static_cast<std::size_t>(size_) * sizeof(T));
+  }
+
+ private:
+  void release() noexcept
+  {
+    if (data_) exec_->deallocate(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  ExecPtr exec_;
+  T* data_ = nullptr;
+  size64_t size_ = 0;
+};
+
+}  // namespace blockres

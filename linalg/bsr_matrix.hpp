@@ -1,0 +1,56 @@
+// BSR matrix in an executor's memory: structure uploaded once, values rewritten every Newton step.
+#pragma once
+
+#include "linalg/array.hpp"
+
+#include <vector>
+
+namespace blockres {
+
+// Host-side sparsity pattern (block rows, sorted block columns, one diagonal block per row
+// for square matrices).
+struct BsrPattern {
+  index_t nrows = 0;
+  index_t ncols = 0;
+  std::vector<index_t> row_ptr;  // nrows + 1
+  std::vector<index_t> col_ind;  // nnzb
+  index_t nnzb() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
+  // Position of block (r, c) in col_ind, or -1 when it is not in the pattern.
+  index_t find(index_t r, index_t c) const;
+  // Throws std::invalid_argument naming the defect (unsorted row, column out of range, ...).
+  void validate() const;
+};
+
+class BsrMatrix {
+ public:
+  BsrMatrix(ExecPtr exec, int bs, const BsrPattern& pattern);
+
+  index_t nrows() const { return nrows_; }
+  index_t ncols() const { return ncols_; }
+  index_t nnzb() const { return nnzb_; }
+  int block_size() const { return bs_; }
+  size64_t scalar_rows() const { return size64_t(nrows_) * bs_; }
+  const Executor& exec() const { return values_.exec(); }
+  const ExecPtr& exec_ptr() const { return values_.exec_ptr(); }
+
+  const Array<index_t>& row_ptr() const { return row_ptr_; }
+  const Array<index_t>& col_ind() const { return col_ind_; }
+  // diag_pos()[r] = position of block (r, r); requires a square pattern with full diagonal.
+  const Array<index_t>& diag_pos() const { return diag_pos_; }
+  Array<double>& values() { return values_; }
+  const Array<double>& values() const { return values_; }
+
+  BsrView<const double> view() const { return {nrows_, ncols_, bs_, row_ptr_.data(), col_ind_.data(), values_.data()}; }
+  BsrView<double> mutable_view() { return {nrows_, ncols_, bs_, row_ptr_.data(), col_ind_.data(), values_.data()}; }
+
+ private:
+  index_t nrows_, ncols_, nnzb_;
+  int bs_;
+  Array<index_t> row_ptr_, col_ind_, diag_pos_;
+  Array<double> values_;
+};
+
+// y = alpha*A*x + beta*y on A's executor (beta == 0: y is not read).
+void spmv(const BsrMatrix& A, double alpha, const Array<double>& x, double beta, Array<double>& y);
+
+}  // namespace blockres

@@ -1,0 +1,158 @@
+// Executor implementation: host memory for the CPU backend, CUDA runtime calls for the device.
+#include "linalg/executor.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#if BLOCKRES_HAVE_CUDA
+#include "kernels/cuda_check.cuh"
+#endif
+
+namespace blockres {
+
+std::string_view to_string(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+bool Executor::built_with_cuda()
+{
+#if BLOCKRES_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+int Executor::cuda_device_count()
+{
+#if BLOCKRES_HAVE_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // no driver or no device: not an error, just no CUDA
+    return 0;
+  }
+  return n;
+#else
+  return 0;
+#endif
+}
+
+std::shared_ptr<const Executor> Executor::create_cpu()
+{
+  auto e = std::shared_ptr<Executor>(new Executor(Backend::cpu));
+  e->device_name_ = fmt::format("cpu ({} OpenMP threads)", omp_get_max_threads());
+  e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
+  return e;
+}
+
+std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int device)
+{
+#if BLOCKRES_HAVE_CUDA
+  const int n = cuda_device_count();
+  if (device < 0 || device >= n)
+    throw std::runtime_error(n == 0 ? std::string("no CUDA device is available")
+                                    : fmt::format("CUDA device {} does not exist ({} found)", device, n));
+  auto e = std::shared_ptr<Executor>(new Executor(Backend::cuda));
+  e->device_ = device;
+  BLOCKRES_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  e->device_name_ = prop.name;
+  cudaStream_t s = nullptr;
+  BLOCKRES_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  e->stream_ = s;
+  e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
+  return e;
+#else
+  throw std::runtime_error("this blockres was built without CUDA (backend 'cuda' is not available)");
+#endif
+}
+
+Executor::~Executor()
+{
+  deallocate(workspace_);
+#if BLOCKRES_HAVE_CUDA
+  if (stream_) cudaStreamDestroy(stream_);
+#endif
+}
+
+void* Executor::allocate(std::size_t bytes) const
+{
+  if (bytes == 0) return nullptr;
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) {
+    void* p = nullptr;
+    const cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw std::runtime_error(fmt::format("cudaMalloc of {} bytes failed: {}", bytes, cudaGetErrorString(err)));
+    }
+    return p;
+  }
+#endif
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void Executor::deallocate(void* ptr) const noexcept
+{
+  if (!ptr) return;
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) {
+    cudaFree(ptr);
+    return;
+  }
+#endif
+  std::free(ptr);
+}
+
+void Executor::copy_to_host(void* host_dst, const void* src, std::size_t bytes) const
+{
+  if (bytes == 0) return;
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) {
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+#endif
+  std::memcpy(host_dst, src, bytes);
+}
+
+void Executor::copy_from_host(void* dst, const void* host_src, std::size_t bytes) const
+{
+  if (bytes == 0) return;
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) {
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
+    BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host buffer may be temporary
+    return;
+  }
+#endif
+  std::memcpy(dst, host_src, bytes);
+}
+
+void Executor::copy(void* dst, const void* src, std::size_t bytes) const
+{
+  if (bytes == 0) return;
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) {
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    return;
+  }
+#endif
+  std::memcpy(dst, src, bytes);
+}
+
+void Executor::synchronize() const
+{
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+#endif
+}
+
+}  // namespace blockres
