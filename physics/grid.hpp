@@ -1,0 +1,63 @@
+// Cartesian grid: active cells, cell geometry, pore volumes and TPFA transmissibilities.
+#pragma once
+
+#include "kernels/common.hpp"
+#include "physics/spec.hpp"
+
+#include <vector>
+
+namespace blockres::physics {
+
+class Grid {
+ public:
+  struct Face {
+    index_t a, b;   // active cell indices, a < b
+    double trans;   // [m^3]
+  };
+
+  // Throws std::invalid_argument when sizes or values are inconsistent.
+  Grid(const GridSpec& grid, const RockSpec& rock);
+
+  int nx() const { return spec_.nx; }
+  int ny() const { return spec_.ny; }
+  int nz() const { return spec_.nz; }
+  index_t num_cells() const { return static_cast<index_t>(active_.size()); }  // all cells
+  index_t num_active() const { return static_cast<index_t>(global_.size()); }
+  index_t global_index(int i, int j, int k) const { return i + spec_.nx * (j + spec_.ny * k); }
+  // -1 for inactive cells
+  index_t active_index(index_t global) const { return active_[global]; }
+  index_t global_of_active(index_t a) const { return global_[a]; }
+  const std::vector<index_t>& active_map() const { return active_; }
+  const std::vector<index_t>& global_map() const { return global_; }
+
+  const GridSpec& spec() const { return spec_; }
+  double dx(int i) const { return spec_.dx[i]; }
+  double dy(int j) const { return spec_.dy[j]; }
+  double dz(int k) const { return spec_.dz[k]; }
+  // Cell-centre depth of layer k [m].
+  double layer_depth(int k) const { return layer_depth_[k]; }
+
+  // Per active cell
+  const std::vector<double>& depth() const { return depth_; }
+  const std::vector<double>& pore_volume_ref() const { return pv_ref_; }
+  const std::vector<Face>& faces() const { return faces_; }
+
+ private:
+  GridSpec spec_;
+  std::vector<index_t> active_, global_;
+  std::vector<double> layer_depth_, depth_, pv_ref_;
+  std::vector<Face> faces_;
+};
+
+// Two-point transmissibility between two cells sharing a face of area `area`, with cell
+// lengths l1, l2 and permeabilities k1, k2 normal to the face: 1 / (l1/(2 k1 A) + l2/(2 k2 A)).
+// Zero when either permeability is zero.
+double tpfa_transmissibility(double l1, double k1, double l2, double k2, double area);
+
+// Log-normal field exp(mean_log + std_log * g) on an nx*ny*nz grid, g a standard Gaussian
+// field with the given correlation length (in cells), reproducible from `seed` on every
+// platform (own generator and transforms, not std::normal_distribution).
+std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, double std_log,
+                                    double correlation_length, unsigned long long seed);
+
+}  // namespace blockres::physics

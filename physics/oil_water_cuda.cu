@@ -1,0 +1,141 @@
+// CUDA kernels of the oil_water model: one thread per cell (assembly, norms, update) and one
+// thread per well, all calling the shared local functions of oil_water_local.hpp.
+#include "kernels/cuda_check.cuh"
+#include "kernels/launch.cuh"
+#include "physics/oil_water_kernels.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace blockres::physics::cuda {
+
+namespace {
+
+using blockres::cuda_detail::block_max;
+using blockres::cuda_detail::block_sum;
+
+__global__ void prepare_wells_kernel(OilWaterParams P, WellsView W, const double* __restrict__ x)
+{
+  const int w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w < W.nwell) prepare_well(P, W, x, w);
+}
+
+__global__ void assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x,
+                                      const double* __restrict__ x0, double dt, double* __restrict__ R,
+                                      double* __restrict__ J)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M.ncell) assemble_cell(P, M, x, x0, dt, R, J, i);
+}
+
+__global__ void assemble_wells_kernel(OilWaterParams P, WellsView W, MeshView M, const double* __restrict__ x,
+                                      double* __restrict__ R, double* __restrict__ J)
+{
+  const int w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w < W.nwell) assemble_well(P, W, M, x, R, J, w);
+}
+
+constexpr int reduce_block = 256;
+
+__global__ void norm_terms_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x,
+                                  const double* __restrict__ R, double* __restrict__ partial)
+{
+  double acc[num_norm_terms] = {0, 0, 0, 0, 0, 0, 0};
+  for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < M.ncell; i += gridDim.x * blockDim.x) {
+    double t[num_norm_terms];
+    cell_norm_terms(P, M, x, R, i, t);
+    acc[0] = fmax(acc[0], t[0]);
+    acc[1] = fmax(acc[1], t[1]);
+    // NaN must survive the reduction (fmax drops it): carry it through the sums.
+    if (t[0] != t[0] || t[1] != t[1]) acc[2] += t[0] + t[1];
+    for (int k = 2; k < num_norm_terms; ++k) acc[k] += t[k];
+  }
+  for (int k = 0; k < num_norm_terms; ++k) {
+    const double v = k < 2 ? block_max(acc[k]) : block_sum(acc[k]);
+    if (threadIdx.x == 0) partial[size64_t(blockIdx.x) * num_norm_terms + k] = v;
+  }
+}
+
+__global__ void in_place_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x, double* __restrict__ partial)
+{
+  double acc[2] = {0, 0};
+  for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < M.ncell; i += gridDim.x * blockDim.x) {
+    double t[2];
+    cell_in_place(P, M, x, i, t);
+    acc[0] += t[0], acc[1] += t[1];
+  }
+  for (int k = 0; k < 2; ++k) {
+    const double v = block_sum(acc[k]);
+    if (threadIdx.x == 0) partial[size64_t(blockIdx.x) * 2 + k] = v;
+  }
+}
+
+__global__ void update_kernel(index_t ncell, double* __restrict__ x, const double* __restrict__ dx, double max_ds,
+                              double max_dp_rel)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < ncell) update_cell(x, dx, i, max_ds, max_dp_rel);
+}
+
+unsigned blocks_for(index_t n, int block) { return static_cast<unsigned>(std::max<index_t>(1, (n + block - 1) / block)); }
+
+}  // namespace
+
+void prepare_wells(stream_t s, const OilWaterParams& P, const WellsView& W, const double* x)
+{
+  if (W.nwell == 0) return;
+  prepare_wells_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void assemble(stream_t s, const OilWaterParams& P, const MeshView& M, const WellsView& W, const double* x,
+              const double* x0, double dt, double* R, double* J)
+{
+  if (M.ncell == 0) return;
+  const int block = 128;
+  assemble_cells_kernel<<<blocks_for(M.ncell, block), block, 0, s>>>(P, M, x, x0, dt, R, J);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  if (W.nwell > 0) {
+    assemble_wells_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, M, x, R, J);
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+  }
+}
+
+void norm_terms(stream_t s, const OilWaterParams& P, const MeshView& M, const double* x, const double* R,
+                double out[num_norm_terms], double* workspace)
+{
+  const unsigned nb = std::min<unsigned>(reduction_blocks, blocks_for(M.ncell, reduce_block));
+  norm_terms_kernel<<<nb, reduce_block, 0, s>>>(P, M, x, R, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  std::vector<double> h(std::size_t(nb) * num_norm_terms);
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(h.data(), workspace, h.size() * sizeof(double), cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int k = 0; k < num_norm_terms; ++k) out[k] = 0.0;
+  for (unsigned b = 0; b < nb; ++b)
+    for (int k = 0; k < num_norm_terms; ++k) {
+      const double v = h[std::size_t(b) * num_norm_terms + k];
+      out[k] = k < 2 ? std::max(out[k], v) : out[k] + v;
+    }
+}
+
+void in_place(stream_t s, const OilWaterParams& P, const MeshView& M, const double* x, double out[2],
+              double* workspace)
+{
+  const unsigned nb = std::min<unsigned>(reduction_blocks, blocks_for(M.ncell, reduce_block));
+  in_place_kernel<<<nb, reduce_block, 0, s>>>(P, M, x, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  std::vector<double> h(std::size_t(nb) * 2);
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(h.data(), workspace, h.size() * sizeof(double), cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  out[0] = out[1] = 0.0;
+  for (unsigned b = 0; b < nb; ++b) out[0] += h[2 * b], out[1] += h[2 * b + 1];
+}
+
+void update(stream_t s, index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel)
+{
+  if (ncell == 0) return;
+  update_kernel<<<blocks_for(ncell, 256), 256, 0, s>>>(ncell, x, dx, max_ds, max_dp_rel);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace blockres::physics::cuda

@@ -1,0 +1,298 @@
+// Per-cell and per-well work of the oil_water model, shared verbatim by the CPU loops and
+// the CUDA kernels: residual and Jacobian block rows, well BHP solve, convergence terms,
+// Newton update with chopping, fluid in place.
+//
+// Unknowns per cell (interleaved, cell i at x[2i], x[2i+1]): p_o [Pa], S_w.
+// Residual per cell and phase a (surface m^3/s):
+//   R_a,i = (V_p S_a b_a |^{n+1} - V_p S_a b_a |^n) / dt + sum_j T_ij (lambda_a b_a)_up dPhi_a - Q_a,i
+// Jacobian: BSR with 2x2 blocks, block (r, c) entry (a, v) = dR_a,r / dx_v,c (row-major).
+#pragma once
+
+#include "physics/oil_water_props.hpp"
+
+namespace blockres::physics {
+
+// Cell connectivity and the Jacobian positions each cell's row writes to.
+struct MeshView {
+  index_t ncell = 0;
+  const double* pv_ref = nullptr;     // reference pore volume [m^3]
+  const double* depth = nullptr;      // cell-centre depth [m], positive downwards
+  const index_t* nbr_ptr = nullptr;   // ncell + 1
+  const index_t* nbr_cell = nullptr;  // neighbour cell of each connection
+  const double* nbr_trans = nullptr;  // transmissibility [m^3]
+  const index_t* nbr_block = nullptr; // Jacobian block (i, nbr) of each connection
+  const index_t* diag_block = nullptr;
+  const index_t* row_ptr = nullptr;   // Jacobian pattern rows, to clear each row before writing
+};
+
+enum WellKindCode : int { well_injector = 0, well_producer = 1 };
+enum WellControlCode : int { control_rate = 0, control_bhp = 1 };
+
+inline constexpr int well_scratch_per_completion = 8;
+inline constexpr int well_out_per_well = 4;  // bhp [Pa], q_w, q_o [surface m^3/s, + = into the reservoir], at_bhp
+
+struct WellsView {
+  int nwell = 0;
+  const int* kind = nullptr;
+  const int* control = nullptr;
+  const double* target = nullptr;     // rate target magnitude [surface m^3/s] (rate control)
+  const double* bhp_value = nullptr;  // BHP setpoint (bhp control) or limit (rate control) [Pa]
+  const double* weight = nullptr;     // 2 per well: which phase rates the target counts
+  const double* ref_depth = nullptr;  // BHP reference depth [m]
+  double* head_density = nullptr;     // wellbore density for the hydrostatic head, set once per step
+  const index_t* comp_ptr = nullptr;  // nwell + 1
+  const index_t* comp_cell = nullptr;
+  const double* comp_wi = nullptr;    // well index [m^3]
+  const double* comp_depth = nullptr;
+  const index_t* couple_ptr = nullptr;   // nwell + 1, into couple_block (nc*nc per rate-controlled well)
+  const index_t* couple_block = nullptr; // Jacobian block (cell c, cell c') for completions c, c'
+  double* scratch = nullptr;             // well_scratch_per_completion per completion
+  double* out = nullptr;                 // well_out_per_well per well
+};
+
+// Flux of each phase from cell a to cell b (surface m^3/s), upstream-weighted by the phase potential.
+template <class T>
+BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, double za, const T& pb, const T& sb,
+                           double zb, double trans, T F[num_phases])
+{
+  const CellProps<T> A = cell_props(P, pa, sa);
+  const CellProps<T> B = cell_props(P, pb, sb);
+  for (int ph = 0; ph < num_phases; ++ph) {
+    const T rho_face = 0.5 * (A.rho[ph] + B.rho[ph]);
+    const T dphi = (A.p[ph] - B.p[ph]) - rho_face * (P.gravity * (za - zb));
+    const CellProps<T>& up = value_of(dphi) >= 0.0 ? A : B;
+    F[ph] = trans * (up.mob[ph] * up.b[ph]) * dphi;
+  }
+}
+
+// Writes block row i of the Jacobian (all its blocks, cleared first) and R_i, without wells.
+BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
+                               double dt, double* R, double* J, index_t i)
+{
+  using D2 = Dual<2>;
+  using D4 = Dual<4>;
+  for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k)
+    for (int e = 0; e < 4; ++e) J[size64_t(k) * 4 + e] = 0.0;
+
+  double r[num_phases];
+  double jd[4];
+  {  // accumulation
+    const D2 p = D2::variable(x[2 * i], 0), s = D2::variable(x[2 * i + 1], 1);
+    const double p0 = x0[2 * i], s0 = x0[2 * i + 1];
+    const D2 pv = M.pv_ref[i] * pore_volume_multiplier(P, p);
+    const double pv0 = M.pv_ref[i] * pore_volume_multiplier(P, p0);
+    const D2 acc[num_phases] = {pv * s * inv_fvf(P.water, p), pv * (1.0 - s) * inv_fvf(P.oil, p)};
+    const double acc0[num_phases] = {pv0 * s0 * inv_fvf(P.water, p0), pv0 * (1.0 - s0) * inv_fvf(P.oil, p0)};
+    const double inv_dt = 1.0 / dt;
+    for (int ph = 0; ph < num_phases; ++ph) {
+      r[ph] = (acc[ph].v - acc0[ph]) * inv_dt;
+      jd[2 * ph + 0] = acc[ph].d[0] * inv_dt;
+      jd[2 * ph + 1] = acc[ph].d[1] * inv_dt;
+    }
+  }
+  // Fluxes. Each face is evaluated in its canonical orientation (lower cell first) by both
+  // cells, so the two contributions cancel exactly in the mass balance.
+  for (index_t n = M.nbr_ptr[i]; n < M.nbr_ptr[i + 1]; ++n) {
+    const index_t j = M.nbr_cell[n];
+    const bool first = i < j;
+    const index_t a = first ? i : j, b = first ? j : i;
+    const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
+    const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);
+    D4 F[num_phases];
+    face_flux(P, pa, sa, M.depth[a], pb, sb, M.depth[b], M.nbr_trans[n], F);
+    const double sgn = first ? 1.0 : -1.0;
+    const int own = first ? 0 : 2, other = first ? 2 : 0;
+    double* Jo = J + size64_t(M.nbr_block[n]) * 4;
+    for (int ph = 0; ph < num_phases; ++ph) {
+      r[ph] += sgn * F[ph].v;
+      for (int v = 0; v < 2; ++v) {
+        jd[2 * ph + v] += sgn * F[ph].d[own + v];
+        Jo[2 * ph + v] += sgn * F[ph].d[other + v];
+      }
+    }
+  }
+  R[2 * i] = r[water];
+  R[2 * i + 1] = r[oil];
+  double* Jd = J + size64_t(M.diag_block[i]) * 4;
+  for (int e = 0; e < 4; ++e) Jd[e] += jd[e];
+}
+
+// Wellbore density for the hydrostatic head, explicit in time (from the state at the start
+// of the step): injectors carry water; producers the mobility-weighted mixture of the
+// completed cells.
+BLOCKRES_HD void prepare_well(const OilWaterParams& P, const WellsView& W, const double* x, int w)
+{
+  double sum = 0.0;
+  const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1];
+  for (index_t c = c0; c < c1; ++c) {
+    const index_t cell = W.comp_cell[c];
+    const CellProps<double> cp = cell_props(P, x[2 * cell], x[2 * cell + 1]);
+    if (W.kind[w] == well_injector) {
+      sum += cp.rho[water];
+    } else {
+      const double lt = cp.mob[water] + cp.mob[oil];
+      sum += lt > 0.0 ? (cp.mob[water] * cp.rho[water] + cp.mob[oil] * cp.rho[oil]) / lt
+                      : 0.5 * (cp.rho[water] + cp.rho[oil]);
+    }
+  }
+  W.head_density[w] = c1 > c0 ? sum / double(c1 - c0) : 0.0;
+}
+
+// BHP that makes the weighted well rate F(bhp) = sum_c w . Q_c(bhp) equal `goal`. F is
+// continuous, piecewise linear and non-decreasing in bhp with a kink at each completion's
+// breakpoint bp_c = p_c - head_c (where the connection turns from producing to injecting),
+// so the root is found exactly from the values at the breakpoints. Scratch per completion:
+// [0] breakpoint, [1] slope below it (producing), [2] slope above it (injecting).
+// Returns false when no BHP reaches the goal (all slopes on that side are zero).
+BLOCKRES_HD bool solve_well_bhp(const double* scratch, index_t nc, double goal, double& bhp)
+{
+  auto F = [&](double b) {
+    double f = 0.0;
+    for (index_t c = 0; c < nc; ++c) {
+      const double* s = scratch + size64_t(c) * well_scratch_per_completion;
+      f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
+    }
+    return f;
+  };
+  bool has_lo = false, has_hi = false;
+  double lo = 0, flo = 0, hi = 0, fhi = 0;
+  for (index_t k = 0; k < nc; ++k) {
+    const double bp = scratch[size64_t(k) * well_scratch_per_completion];
+    const double f = F(bp);
+    if (f <= goal && (!has_lo || bp > lo)) has_lo = true, lo = bp, flo = f;
+    if (f >= goal && (!has_hi || bp < hi)) has_hi = true, hi = bp, fhi = f;
+  }
+  if (has_lo && flo == goal) return bhp = lo, true;
+  if (has_lo && has_hi) return bhp = (fhi == flo) ? lo : lo + (goal - flo) * (hi - lo) / (fhi - flo), true;
+  double slope = 0.0;
+  for (index_t c = 0; c < nc; ++c) slope += scratch[size64_t(c) * well_scratch_per_completion + (has_lo ? 2 : 1)];
+  if (!(slope > 0.0)) return false;
+  bhp = has_lo ? lo + (goal - flo) / slope : hi - (fhi - goal) / slope;
+  return true;
+}
+
+// Adds well w's connection rates to R and their derivatives to J (block rows of its
+// completed cells), and writes the well's BHP and rates to W.out. Under rate control the BHP
+// is an implicit function of every completed cell's state: its derivative couples the cells
+// through the blocks in W.couple_block (exact Newton, no separate well unknown).
+BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, const MeshView& M, const double* x,
+                               double* R, double* J, int w)
+{
+  using D3 = Dual<3>;
+  const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1], nc = c1 - c0;
+  double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+  const double ww = W.weight[2 * w], wo = W.weight[2 * w + 1];
+  const double head_grad = W.head_density[w] * P.gravity;
+
+  bool at_bhp = W.control[w] == control_bhp;
+  double bhp = W.bhp_value[w];
+  if (!at_bhp) {
+    for (index_t c = 0; c < nc; ++c) {
+      const index_t cell = W.comp_cell[c0 + c];
+      const CellProps<double> cp = cell_props(P, x[2 * cell], x[2 * cell + 1]);
+      const double wi = W.comp_wi[c0 + c];
+      double* s = scr + size64_t(c) * well_scratch_per_completion;
+      s[0] = x[2 * cell] - head_grad * (W.comp_depth[c0 + c] - W.ref_depth[w]);
+      s[1] = wi * (ww * cp.b[water] * cp.mob[water] + wo * cp.b[oil] * cp.mob[oil]);
+      s[2] = wi * ww * cp.b[water] * (cp.mob[water] + cp.mob[oil]);
+    }
+    const double goal = W.kind[w] == well_injector ? W.target[w] : -W.target[w];
+    double b = 0.0;
+    const bool reachable = solve_well_bhp(scr, nc, goal, b);
+    const bool beyond = W.kind[w] == well_injector ? b > W.bhp_value[w] : b < W.bhp_value[w];
+    if (reachable && !beyond)
+      bhp = b;
+    else
+      at_bhp = true;  // switch to BHP control at the limit
+  }
+
+  double dF_dbhp = 0.0, qw = 0.0, qo = 0.0;
+  for (index_t c = 0; c < nc; ++c) {
+    const index_t cell = W.comp_cell[c0 + c];
+    const D3 p = D3::variable(x[2 * cell], 0), sw = D3::variable(x[2 * cell + 1], 1), b = D3::variable(bhp, 2);
+    const CellProps<D3> cp = cell_props(P, p, sw);
+    const double wi = W.comp_wi[c0 + c];
+    const D3 dp = b + head_grad * (W.comp_depth[c0 + c] - W.ref_depth[w]) - p;
+    D3 Q[num_phases];
+    if (dp.v > 0.0) {  // injecting connection: water with the cell's total mobility
+      Q[water] = wi * cp.b[water] * (cp.mob[water] + cp.mob[oil]) * dp;
+      Q[oil] = D3(0.0);
+    } else {
+      Q[water] = wi * cp.b[water] * cp.mob[water] * dp;
+      Q[oil] = wi * cp.b[oil] * cp.mob[oil] * dp;
+    }
+    double* s = scr + size64_t(c) * well_scratch_per_completion;
+    s[0] = Q[water].v, s[1] = Q[oil].v;
+    s[2] = Q[water].d[0], s[3] = Q[water].d[1], s[4] = Q[oil].d[0], s[5] = Q[oil].d[1];
+    s[6] = Q[water].d[2], s[7] = Q[oil].d[2];
+    dF_dbhp += ww * s[6] + wo * s[7];
+    qw += Q[water].v;
+    qo += Q[oil].v;
+  }
+  const bool coupled = !at_bhp && dF_dbhp > 0.0;
+  for (index_t c = 0; c < nc; ++c) {
+    const index_t cell = W.comp_cell[c0 + c];
+    const double* s = scr + size64_t(c) * well_scratch_per_completion;
+    R[2 * cell] -= s[0];
+    R[2 * cell + 1] -= s[1];
+    double* Jd = J + size64_t(M.diag_block[cell]) * 4;
+    Jd[0] -= s[2], Jd[1] -= s[3], Jd[2] -= s[4], Jd[3] -= s[5];
+    if (!coupled) continue;
+    for (index_t c2 = 0; c2 < nc; ++c2) {
+      const double* s2 = scr + size64_t(c2) * well_scratch_per_completion;
+      // d bhp / d x_c2 = -(dF/dx_c2) / (dF/dbhp)
+      const double db_dp = -(ww * s2[2] + wo * s2[4]) / dF_dbhp;
+      const double db_ds = -(ww * s2[3] + wo * s2[5]) / dF_dbhp;
+      double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + size64_t(c) * nc + c2]) * 4;
+      Jc[0] -= s[6] * db_dp, Jc[1] -= s[6] * db_ds;
+      Jc[2] -= s[7] * db_dp, Jc[3] -= s[7] * db_ds;
+    }
+  }
+  double* out = W.out + size64_t(w) * well_out_per_well;
+  out[0] = bhp, out[1] = qw, out[2] = qo, out[3] = at_bhp ? 1.0 : 0.0;
+}
+
+// Terms reduced over cells for the convergence test:
+// [0..1] max_i |R_a,i| / V_p,i (max), [2..3] sum_i R_a,i, [4] sum V_p, [5..6] sum B_a.
+inline constexpr int num_norm_terms = 7;
+BLOCKRES_HD void cell_norm_terms(const OilWaterParams& P, const MeshView& M, const double* x, const double* R,
+                                 index_t i, double t[num_norm_terms])
+{
+  const double p = x[2 * i];
+  const double pv = M.pv_ref[i] * pore_volume_multiplier(P, p);
+  t[0] = (R[2 * i] < 0 ? -R[2 * i] : R[2 * i]) / pv;
+  t[1] = (R[2 * i + 1] < 0 ? -R[2 * i + 1] : R[2 * i + 1]) / pv;
+  t[2] = R[2 * i];
+  t[3] = R[2 * i + 1];
+  t[4] = pv;
+  t[5] = 1.0 / inv_fvf(P.water, p);
+  t[6] = 1.0 / inv_fvf(P.oil, p);
+}
+
+// Fluid in place of cell i in surface volumes: [0] water, [1] oil.
+BLOCKRES_HD void cell_in_place(const OilWaterParams& P, const MeshView& M, const double* x, index_t i, double t[2])
+{
+  const double p = x[2 * i], sw = x[2 * i + 1];
+  const double pv = M.pv_ref[i] * pore_volume_multiplier(P, p);
+  t[0] = pv * sw * inv_fvf(P.water, p);
+  t[1] = pv * (1.0 - sw) * inv_fvf(P.oil, p);
+}
+
+// Newton update x <- x - dx with Appleyard-style chopping: |dS_w| <= max_ds and
+// |dp| <= max_dp_rel |p| per cell; S_w kept in [0, 1].
+BLOCKRES_HD void update_cell(double* x, const double* dx, index_t i, double max_ds, double max_dp_rel)
+{
+  double dp = dx[2 * i], ds = dx[2 * i + 1];
+  const double p = x[2 * i];
+  const double dp_lim = max_dp_rel * (p < 0 ? -p : p);
+  if (dp > dp_lim) dp = dp_lim;
+  if (dp < -dp_lim) dp = -dp_lim;
+  if (ds > max_ds) ds = max_ds;
+  if (ds < -max_ds) ds = -max_ds;
+  double s = x[2 * i + 1] - ds;
+  s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
+  x[2 * i] = p - dp;
+  x[2 * i + 1] = s;
+}
+
+}  // namespace blockres::physics

@@ -1,0 +1,329 @@
+// OilWaterModel setup (wells, Jacobian pattern, uploads) and dispatch to the backend loops.
+#include "physics/oil_water_model.hpp"
+
+#include "physics/oil_water_kernels.hpp"
+#include "physics/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blockres::physics {
+
+static_assert(cuda::reduction_workspace_doubles <= static_cast<int>(Executor::reduction_workspace_doubles),
+              "the executor's reduction workspace is too small for the model's reductions");
+
+namespace {
+
+PhaseParams phase_params(const PhaseSpec& s)
+{
+  PhaseParams p;
+  p.surface_density = s.surface_density;
+  p.inv_fvf_ref = 1.0 / s.fvf_ref;
+  p.compressibility = s.compressibility;
+  p.reference_pressure = s.reference_pressure;
+  p.inv_viscosity = 1.0 / s.viscosity;
+  return p;
+}
+
+// Peaceman well index of a vertical completion in a cell of size dx x dy x dz.
+double peaceman_wi(double kx, double ky, double dx, double dy, double dz, double rw, double skin, const std::string& well,
+                   int k)
+{
+  if (kx <= 0.0 || ky <= 0.0) return 0.0;
+  const double r1 = std::sqrt(ky / kx), r2 = std::sqrt(kx / ky);
+  const double ro = 0.28 * std::sqrt(r1 * dx * dx + r2 * dy * dy) / (std::sqrt(r1) + std::sqrt(r2));
+  const double denom = std::log(ro / rw) + skin;
+  if (!(denom > 0.0))
+    throw std::invalid_argument(fmt::format(
+        "well '{}': ln(r_o/r_w) + skin = {:.4g} <= 0 in layer {} (r_o = {:.4g} m, r_w = {:.4g} m); the well radius is "
+        "too large for the cell or the skin too negative",
+        well, denom, k + 1, ro, rw));
+  return 2.0 * std::numbers::pi * std::sqrt(kx * ky) * dz / denom;
+}
+
+template <class T>
+Array<T> upload(const ExecPtr& e, const std::vector<T>& v)
+{
+  return Array<T>(e, std::span<const T>(v));
+}
+
+}  // namespace
+
+OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& rock, const FluidSpec& fluid,
+                             const std::vector<WellSpec>& wells, bool gravity)
+    : exec_(std::move(exec))
+{
+  // ---- parameters
+  host_params_.water = phase_params(fluid.water);
+  host_params_.oil = phase_params(fluid.oil);
+  host_params_.rock_compressibility = rock.compressibility;
+  host_params_.rock_reference_pressure = rock.reference_pressure;
+  host_params_.gravity = gravity ? units::standard_gravity : 0.0;
+  const auto& rp = fluid.relperm;
+  host_params_.relperm.kind = rp.kind == RelpermSpec::Kind::table ? relperm_table : relperm_corey;
+  host_params_.relperm.swc = rp.swc, host_params_.relperm.sor = rp.sor;
+  host_params_.relperm.nw = rp.nw, host_params_.relperm.no = rp.no;
+  host_params_.relperm.krw_max = rp.krw_max, host_params_.relperm.kro_max = rp.kro_max;
+  if (rp.kind == RelpermSpec::Kind::table) {
+    if (rp.table.size() < 8 || rp.table.size() % 4 != 0)
+      throw std::invalid_argument("relperm table needs at least two rows of (S_w, k_rw, k_ro, P_cow)");
+    host_params_.relperm.table = rp.table.data();
+    host_params_.relperm.nrows = static_cast<int>(rp.table.size() / 4);
+    relperm_table_ = upload(exec_, rp.table);
+  }
+  params_ = host_params_;
+  params_.relperm.table = relperm_table_.data();
+
+  // ---- wells: completions (active cells of the column), well indices, no shared cells
+  const index_t n = grid.num_active();
+  std::map<index_t, std::string> owner;
+  for (const auto& ws : wells) {
+    WellInfo wi{ws, {}, 0.0};
+    for (int k = ws.k_top; k <= ws.k_bottom; ++k) {
+      const index_t g = grid.global_index(ws.i, ws.j, k);
+      const index_t a = grid.active_index(g);
+      if (a < 0) continue;  // inactive cell: no connection (as OPM drops them)
+      const int idx = k - ws.k_top;
+      double w;
+      if (!ws.well_index.empty())
+        w = ws.well_index.at(static_cast<std::size_t>(idx));
+      else
+        w = peaceman_wi(rock.kx[g], rock.ky[g], grid.dx(ws.i), grid.dy(ws.j), grid.dz(k), ws.radius, ws.skin, ws.name, k);
+      if (auto [it, fresh] = owner.emplace(a, ws.name); !fresh)
+        throw std::invalid_argument(fmt::format("wells '{}' and '{}' both complete cell ({}, {}, {})", it->second,
+                                                ws.name, ws.i + 1, ws.j + 1, k + 1));
+      wi.completions.push_back({ws.i, ws.j, k, a, w, grid.depth()[a]});
+    }
+    if (wi.completions.empty())
+      throw std::invalid_argument(fmt::format("well '{}' has no active cell in layers {}..{} of column ({}, {})", ws.name,
+                                              ws.k_top + 1, ws.k_bottom + 1, ws.i + 1, ws.j + 1));
+    wi.ref_depth = ws.ref_depth.value_or(wi.completions.front().depth);
+    wells_.push_back(std::move(wi));
+  }
+
+  // ---- Jacobian pattern: the cell, its TPFA neighbours, and for rate-controlled wells
+  // every pair of completed cells (the implicit BHP couples them).
+  std::vector<std::vector<std::pair<index_t, double>>> nbrs(static_cast<std::size_t>(n));
+  for (const auto& f : grid.faces()) {
+    nbrs[f.a].push_back({f.b, f.trans});
+    nbrs[f.b].push_back({f.a, f.trans});
+  }
+  std::vector<std::vector<index_t>> cols(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) {
+    cols[i].push_back(i);
+    for (const auto& [j, t] : nbrs[i]) cols[i].push_back(j);
+  }
+  for (const auto& w : wells_)
+    if (w.spec.control == WellControlMode::rate)
+      for (const auto& c : w.completions)
+        for (const auto& c2 : w.completions) cols[c.cell].push_back(c2.cell);
+  pattern_.nrows = pattern_.ncols = n;
+  pattern_.row_ptr.assign(std::size_t(n) + 1, 0);
+  for (index_t i = 0; i < n; ++i) {
+    auto& c = cols[i];
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    pattern_.row_ptr[i + 1] = pattern_.row_ptr[i] + static_cast<index_t>(c.size());
+  }
+  pattern_.col_ind.reserve(pattern_.row_ptr.back());
+  for (auto& c : cols) pattern_.col_ind.insert(pattern_.col_ind.end(), c.begin(), c.end());
+  cols.clear();
+
+  // ---- connection arrays with their Jacobian positions
+  std::vector<index_t> nbr_ptr(static_cast<std::size_t>(n) + 1, 0), nbr_cell, nbr_block, diag_block(static_cast<std::size_t>(n));
+  std::vector<double> nbr_trans;
+  for (index_t i = 0; i < n; ++i) {
+    for (const auto& [j, t] : nbrs[i]) {
+      nbr_cell.push_back(j);
+      nbr_trans.push_back(t);
+      nbr_block.push_back(pattern_.find(i, j));
+    }
+    nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
+    diag_block[i] = pattern_.find(i, i);
+  }
+  pv_ref_ = upload(exec_, grid.pore_volume_ref());
+  depth_ = upload(exec_, grid.depth());
+  nbr_ptr_ = upload(exec_, nbr_ptr);
+  nbr_cell_ = upload(exec_, nbr_cell);
+  nbr_trans_ = upload(exec_, nbr_trans);
+  nbr_block_ = upload(exec_, nbr_block);
+  diag_block_ = upload(exec_, diag_block);
+  row_ptr_ = upload(exec_, pattern_.row_ptr);
+  mesh_ = MeshView{n,
+                   pv_ref_.data(),
+                   depth_.data(),
+                   nbr_ptr_.data(),
+                   nbr_cell_.data(),
+                   nbr_trans_.data(),
+                   nbr_block_.data(),
+                   diag_block_.data(),
+                   row_ptr_.data()};
+
+  // ---- well arrays
+  std::vector<int> kind, control;
+  std::vector<double> target, bhp, weight, ref_depth, wi, cdepth;
+  std::vector<index_t> comp_ptr{0}, comp_cell, couple_ptr{0}, couple_block;
+  for (const auto& w : wells_) {
+    const auto& s = w.spec;
+    kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
+    control.push_back(s.control == WellControlMode::rate ? control_rate : control_bhp);
+    target.push_back(s.rate);
+    bhp.push_back(s.bhp);
+    weight.push_back(s.target == RateTarget::oil ? 0.0 : 1.0);
+    weight.push_back(s.target == RateTarget::water ? 0.0 : 1.0);
+    ref_depth.push_back(w.ref_depth);
+    for (const auto& c : w.completions) {
+      comp_cell.push_back(c.cell);
+      wi.push_back(c.wi);
+      cdepth.push_back(c.depth);
+    }
+    comp_ptr.push_back(static_cast<index_t>(comp_cell.size()));
+    if (s.control == WellControlMode::rate)
+      for (const auto& c : w.completions)
+        for (const auto& c2 : w.completions) couple_block.push_back(pattern_.find(c.cell, c2.cell));
+    couple_ptr.push_back(static_cast<index_t>(couple_block.size()));
+  }
+  const int nw = static_cast<int>(wells_.size());
+  well_kind_ = upload(exec_, kind);
+  well_control_ = upload(exec_, control);
+  well_target_ = upload(exec_, target);
+  well_bhp_ = upload(exec_, bhp);
+  well_weight_ = upload(exec_, weight);
+  well_ref_depth_ = upload(exec_, ref_depth);
+  well_head_density_ = Array<double>(exec_, nw);
+  comp_ptr_ = upload(exec_, comp_ptr);
+  comp_cell_ = upload(exec_, comp_cell);
+  comp_wi_ = upload(exec_, wi);
+  comp_depth_ = upload(exec_, cdepth);
+  couple_ptr_ = upload(exec_, couple_ptr);
+  couple_block_ = upload(exec_, couple_block);
+  well_scratch_ = Array<double>(exec_, size64_t(comp_cell.size()) * well_scratch_per_completion);
+  well_out_ = Array<double>(exec_, size64_t(nw) * well_out_per_well);
+  wells_view_ = WellsView{nw,
+                          well_kind_.data(),
+                          well_control_.data(),
+                          well_target_.data(),
+                          well_bhp_.data(),
+                          well_weight_.data(),
+                          well_ref_depth_.data(),
+                          well_head_density_.data(),
+                          comp_ptr_.data(),
+                          comp_cell_.data(),
+                          comp_wi_.data(),
+                          comp_depth_.data(),
+                          couple_ptr_.data(),
+                          couple_block_.data(),
+                          well_scratch_.data(),
+                          well_out_.data()};
+  if (nw > 0) {
+    std::vector<double> zeros(std::size_t(nw) * well_out_per_well, 0.0);
+    well_out_.copy_from_host(zeros);
+  }
+  for (int k = 0; k < grid.nz(); ++k) grid_layer_depth_.push_back(grid.layer_depth(k));
+  cell_layer_.resize(std::size_t(n));
+  for (index_t a = 0; a < n; ++a) cell_layer_[a] = grid.global_of_active(a) / (grid.nx() * grid.ny());
+}
+
+std::vector<double> OilWaterModel::initial_state(const InitialSpec& init) const
+{
+  const index_t n = mesh_.ncell;
+  std::vector<double> layer_p(grid_layer_depth_.size(), init.pressure);
+  if (init.hydrostatic && host_params_.gravity > 0.0) {
+    // dp/dz = rho_o(p) g from the datum, RK4 with steps of at most 0.5 m.
+    auto rhs = [&](double p) { return host_params_.oil.surface_density * inv_fvf(host_params_.oil, p) * host_params_.gravity; };
+    for (std::size_t k = 0; k < grid_layer_depth_.size(); ++k) {
+      const double dz_total = grid_layer_depth_[k] - init.datum_depth;
+      const int steps = std::max(1, static_cast<int>(std::ceil(std::abs(dz_total) / 0.5)));
+      const double h = dz_total / steps;
+      double p = init.pressure;
+      for (int s = 0; s < steps; ++s) {
+        const double k1 = rhs(p), k2 = rhs(p + 0.5 * h * k1), k3 = rhs(p + 0.5 * h * k2), k4 = rhs(p + h * k3);
+        p += h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4);
+      }
+      layer_p[k] = p;
+    }
+  }
+  std::vector<double> x(std::size_t(n) * 2);
+  for (index_t a = 0; a < n; ++a) {
+    x[2 * a] = layer_p[cell_layer_[a]];
+    x[2 * a + 1] = init.sw;
+  }
+  return x;
+}
+
+#if BLOCKRES_HAVE_CUDA
+#define BLOCKRES_PHYSICS_DISPATCH(call_cpu, call_cuda) \
+  do {                                                 \
+    if (exec_->is_cuda())                              \
+      call_cuda;                                       \
+    else                                               \
+      call_cpu;                                        \
+  } while (0)
+#else
+#define BLOCKRES_PHYSICS_DISPATCH(call_cpu, call_cuda) call_cpu
+#endif
+
+void OilWaterModel::begin_step(const Vector& x0)
+{
+  BLOCKRES_PHYSICS_DISPATCH(cpu::prepare_wells(params_, wells_view_, x0.data()),
+                            cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
+}
+
+void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J)
+{
+  if (J.nnzb() != pattern_.nnzb() || J.block_size() != block_size || R.size() != size64_t(mesh_.ncell) * block_size)
+    throw std::invalid_argument("OilWaterModel::assemble: matrix or vector does not match the model");
+  BLOCKRES_PHYSICS_DISPATCH(
+      cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.values().data()),
+      cuda::assemble(exec_->stream(), params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(),
+                     J.values().data()));
+}
+
+ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, double dt) const
+{
+  double t[num_norm_terms];
+  BLOCKRES_PHYSICS_DISPATCH(cpu::norm_terms(params_, mesh_, x.data(), R.data(), t),
+                            cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t,
+                                             exec_->reduction_workspace()));
+  ConvergenceNorms c;
+  const double ncell = static_cast<double>(mesh_.ncell);
+  for (int ph = 0; ph < num_phases; ++ph) {
+    const double b_avg = t[5 + ph] / ncell;
+    c.cnv[ph] = b_avg * dt * t[ph];
+    c.mb[ph] = b_avg * dt * std::abs(t[2 + ph]) / t[4];
+    c.finite = c.finite && std::isfinite(c.cnv[ph]) && std::isfinite(c.mb[ph]);
+  }
+  return c;
+}
+
+void OilWaterModel::update(Vector& x, const Vector& dx, double max_ds, double max_dp_rel) const
+{
+  BLOCKRES_PHYSICS_DISPATCH(cpu::update(mesh_.ncell, x.data(), dx.data(), max_ds, max_dp_rel),
+                            cuda::update(exec_->stream(), mesh_.ncell, x.data(), dx.data(), max_ds, max_dp_rel));
+}
+
+std::array<double, 2> OilWaterModel::in_place(const Vector& x) const
+{
+  double t[2];
+  BLOCKRES_PHYSICS_DISPATCH(cpu::in_place(params_, mesh_, x.data(), t),
+                            cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t, exec_->reduction_workspace()));
+  return {t[0], t[1]};
+}
+
+std::vector<WellResult> OilWaterModel::well_results() const
+{
+  const auto h = well_out_.to_host();
+  std::vector<WellResult> r(wells_.size());
+  for (std::size_t w = 0; w < r.size(); ++w) {
+    const double* o = h.data() + w * well_out_per_well;
+    r[w] = {o[0], o[1], o[2], o[3] != 0.0};
+  }
+  return r;
+}
+
+}  // namespace blockres::physics

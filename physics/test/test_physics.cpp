@@ -1,0 +1,268 @@
+// Physics on the CPU backend: hand-checked formulas, the assembled Jacobian against finite
+// differences of the residual (cells and implicitly coupled wells), well controls,
+// conservation, the log-normal generator.
+#include "physics/dual.hpp"
+#include "physics/oil_water_model.hpp"
+#include "physics/test/model_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+using namespace blockres;
+using namespace blockres::physics;
+
+TEST(Grid, TpfaTransmissibilityByHand)
+{
+  // 1 / (l1/(2 k1 A) + l2/(2 k2 A)) with l1=2, k1=1, l2=4, k2=2, A=3: 1 / (1/3 + 1/3) = 1.5
+  EXPECT_DOUBLE_EQ(tpfa_transmissibility(2, 1, 4, 2, 3), 1.5);
+  EXPECT_EQ(tpfa_transmissibility(2, 0, 4, 2, 3), 0.0);
+}
+
+TEST(Grid, ActiveCellsDepthsPoreVolumesFaces)
+{
+  GridSpec g{3, 2, 2, {1, 2, 3}, {4, 5}, {6, 7}, 100.0, true};
+  RockSpec r;
+  r.porosity.assign(12, 0.25);
+  r.porosity[4] = 0.0;  // (1, 1, 0) inactive
+  r.kx.assign(12, 2.0), r.ky.assign(12, 2.0), r.kz.assign(12, 2.0);
+  const Grid grid(g, r);
+  EXPECT_EQ(grid.num_cells(), 12);
+  EXPECT_EQ(grid.num_active(), 11);
+  EXPECT_EQ(grid.active_index(4), -1);
+  EXPECT_EQ(grid.active_index(5), 4);
+  EXPECT_DOUBLE_EQ(grid.layer_depth(0), 103.0);
+  EXPECT_DOUBLE_EQ(grid.layer_depth(1), 109.5);
+  EXPECT_DOUBLE_EQ(grid.pore_volume_ref()[grid.active_index(grid.global_index(2, 1, 1))], 0.25 * 3 * 5 * 7);
+  // Faces of a 3x2x2 grid: x 2*2*2=8, y 3*1*2=6, z 3*2*1=6 -> 20, minus the 3 touching cell 4 (x: 2, y: 1, z: 1 -> 4)
+  EXPECT_EQ(grid.faces().size(), 20u - 4u);
+  // x-face between (0,0,0) and (1,0,0): A = 4*6, l = 1, 2
+  bool found = false;
+  for (const auto& f : grid.faces())
+    if (f.a == 0 && f.b == 1) {
+      found = true;
+      EXPECT_DOUBLE_EQ(f.trans, tpfa_transmissibility(1, 2, 2, 2, 24));
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Dual, DerivativesMatchFiniteDifferences)
+{
+  auto f = [](auto x, auto y) { return (x * x + 3.0 * y) / (1.0 + x * y) - pow_nonneg(x, 2.5) * y; };
+  const double x0 = 0.7, y0 = 1.3, h = 1e-6;
+  const auto d = f(Dual<2>::variable(x0, 0), Dual<2>::variable(y0, 1));
+  EXPECT_NEAR(d.v, f(x0, y0), 1e-15);
+  EXPECT_NEAR(d.d[0], (f(x0 + h, y0) - f(x0 - h, y0)) / (2 * h), 1e-8);
+  EXPECT_NEAR(d.d[1], (f(x0, y0 + h) - f(x0, y0 - h)) / (2 * h), 1e-8);
+  // pow at zero: exact derivative n x^(n-1) = 0 for n > 1, 1 for n = 1
+  EXPECT_EQ(pow_nonneg(Dual<1>::variable(0.0, 0), 2.0).d[0], 0.0);
+  EXPECT_EQ(pow_nonneg(Dual<1>::variable(0.0, 0), 1.0).d[0], 1.0);
+}
+
+TEST(Fluid, CoreyAndTableByHand)
+{
+  RelpermParams c;
+  c.swc = 0.2, c.sor = 0.2, c.nw = 2, c.no = 3, c.krw_max = 0.5, c.kro_max = 0.8;
+  double krw, kro, pc;
+  relperm(c, 0.5, krw, kro, pc);  // S_e = 0.5
+  EXPECT_DOUBLE_EQ(krw, 0.5 * 0.25);
+  EXPECT_DOUBLE_EQ(kro, 0.8 * 0.125);
+  EXPECT_EQ(pc, 0.0);
+  relperm(c, 0.1, krw, kro, pc);  // below S_wc: clamped
+  EXPECT_EQ(krw, 0.0);
+  EXPECT_DOUBLE_EQ(kro, 0.8);
+  const double t[] = {0.2, 0.0, 1.0, 2.0, 0.6, 0.4, 0.2, 1.0, 0.8, 0.6, 0.0, 0.0};
+  RelpermParams tb;
+  tb.kind = relperm_table, tb.table = t, tb.nrows = 3;
+  relperm(tb, 0.5, krw, kro, pc);  // 3/4 of the way from row 0 to row 1
+  EXPECT_DOUBLE_EQ(krw, 0.3);
+  EXPECT_DOUBLE_EQ(kro, 0.4);
+  EXPECT_DOUBLE_EQ(pc, 1.25);
+  relperm(tb, 0.95, krw, kro, pc);
+  EXPECT_DOUBLE_EQ(krw, 0.6);
+  // B(p) = B_ref / (1 + X + X^2/2)
+  PhaseParams ph{1000.0, 1.0 / 1.2, 1e-9, 2e7, 1000.0};
+  const double X = 1e-9 * 1e6;
+  EXPECT_NEAR(1.0 / inv_fvf(ph, 2.1e7), 1.2 / (1 + X + X * X / 2), 1e-15);
+}
+
+namespace {
+
+// Dense Jacobian from the BSR values of a model's pattern.
+std::vector<double> dense(const BsrPattern& p, const std::vector<double>& v)
+{
+  const std::size_t n = std::size_t(p.nrows) * 2;
+  std::vector<double> d(n * n, 0.0);
+  for (index_t r = 0; r < p.nrows; ++r)
+    for (index_t k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) d[(2 * r + a) * n + 2 * p.col_ind[k] + b] = v[4 * std::size_t(k) + 2 * a + b];
+  return d;
+}
+
+struct Harness {
+  ExecPtr exec = Executor::create_cpu();
+  test::ModelSetup s;
+  Grid grid;
+  OilWaterModel model;
+  BsrMatrix J;
+  Vector R;
+  explicit Harness(test::ModelSetup setup)
+      : s(std::move(setup)),
+        grid(s.grid, s.rock),
+        model(exec, grid, s.rock, s.fluid, s.wells, true),
+        J(exec, 2, model.pattern()),
+        R(exec, 2 * size64_t(model.num_cells()))
+  {
+  }
+  std::vector<double> residual(const std::vector<double>& x, const std::vector<double>& x0, double dt)
+  {
+    Vector xv(exec, std::span<const double>(x)), x0v(exec, std::span<const double>(x0));
+    model.assemble(xv, x0v, dt, R, J);
+    return R.to_host();
+  }
+};
+
+}  // namespace
+
+class JacobianVsFiniteDifferences : public ::testing::TestWithParam<bool> {};
+
+TEST_P(JacobianVsFiniteDifferences, AllColumns)
+{
+  Harness h(test::small_setup(GetParam(), test::rng()()));
+  const index_t n = h.model.num_cells();
+  const auto x0 = test::random_state(n);
+  auto x = test::random_state(n);
+  const double dt = 5.0 * units::day;
+  {
+    Vector x0v(h.exec, std::span<const double>(x0));
+    h.model.begin_step(x0v);
+  }
+  h.residual(x, x0, dt);
+  const auto Jd = dense(h.model.pattern(), h.J.values().to_host());
+  const auto wr = h.model.well_results();
+  ASSERT_EQ(wr.size(), 3u);
+  EXPECT_FALSE(wr[0].at_bhp) << "the injector should be on rate control for this test";
+  EXPECT_FALSE(wr[1].at_bhp) << "the producer should be on rate control for this test";
+
+  const std::size_t N = std::size_t(n) * 2;
+  double worst = 0.0;
+  for (std::size_t c = 0; c < N; ++c) {
+    const double step = (c % 2 == 0) ? 1.0 : 1e-6;  // 1 Pa in p, 1e-6 in S_w
+    auto xp = x, xm = x;
+    xp[c] += step, xm[c] -= step;
+    const auto Rp = h.residual(xp, x0, dt);
+    const auto Rm = h.residual(xm, x0, dt);
+    double col_norm = 0.0;
+    for (std::size_t r = 0; r < N; ++r) col_norm = std::max(col_norm, std::abs(Jd[r * N + c]));
+    for (std::size_t r = 0; r < N; ++r) {
+      const double fd = (Rp[r] - Rm[r]) / (2 * step);
+      const double err = std::abs(fd - Jd[r * N + c]) / std::max(col_norm, 1e-300);
+      worst = std::max(worst, err);
+      EXPECT_LE(err, 1e-5) << "row " << r << " col " << c << ": analytic " << Jd[r * N + c] << " fd " << fd;
+    }
+  }
+  std::printf("max relative column error (analytic vs central differences): %.2e\n", worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Relperm, JacobianVsFiniteDifferences, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("table") : std::string("corey"); });
+
+TEST(Wells, RateControlMeetsTargetAndLimitSwitchesToBhp)
+{
+  auto setup = test::small_setup(false, 7);
+  Harness h(setup);
+  const index_t n = h.model.num_cells();
+  const auto x = test::random_state(n);
+  {
+    Vector xv(h.exec, std::span<const double>(x));
+    h.model.begin_step(xv);
+  }
+  h.residual(x, x, 1.0 * units::day);
+  auto wr = h.model.well_results();
+  EXPECT_NEAR(wr[0].q_water, setup.wells[0].rate, 1e-12 * setup.wells[0].rate);
+  EXPECT_NEAR(-(wr[1].q_water + wr[1].q_oil), setup.wells[1].rate, 1e-12 * setup.wells[1].rate);
+  EXPECT_GT(wr[0].bhp, 195 * units::bar);
+  EXPECT_EQ(wr[2].bhp, setup.wells[2].bhp);
+  EXPECT_TRUE(wr[2].at_bhp);
+
+  // An injector limit just below the BHP it needs: it must switch to BHP control at the limit
+  // and inject somewhat less than the target.
+  setup.wells[0].bhp = wr[0].bhp - 0.05 * units::bar;
+  Harness h2(setup);
+  {
+    Vector xv(h2.exec, std::span<const double>(x));
+    h2.model.begin_step(xv);
+  }
+  h2.residual(x, x, 1.0 * units::day);
+  wr = h2.model.well_results();
+  EXPECT_TRUE(wr[0].at_bhp);
+  EXPECT_EQ(wr[0].bhp, setup.wells[0].bhp);
+  EXPECT_LT(wr[0].q_water, setup.wells[0].rate);
+  EXPECT_GT(wr[0].q_water, 0.5 * setup.wells[0].rate);
+}
+
+TEST(Conservation, FluxesCancelInAClosedDomain)
+{
+  auto setup = test::small_setup(true, 11);
+  setup.wells.clear();
+  Harness h(setup);
+  const index_t n = h.model.num_cells();
+  const auto x0 = test::random_state(n), x = test::random_state(n);
+  const double dt = 2.0 * units::day;
+  const auto R = h.residual(x, x0, dt);
+  Vector xv(h.exec, std::span<const double>(x)), x0v(h.exec, std::span<const double>(x0));
+  const auto m1 = h.model.in_place(xv), m0 = h.model.in_place(x0v);
+  double sum[2] = {0, 0}, scale[2] = {0, 0};
+  for (index_t i = 0; i < n; ++i)
+    for (int a = 0; a < 2; ++a) sum[a] += R[2 * i + a], scale[a] += std::abs(R[2 * i + a]);
+  for (int a = 0; a < 2; ++a) EXPECT_NEAR(sum[a], (m1[a] - m0[a]) / dt, 1e-12 * scale[a]) << "phase " << a;
+}
+
+TEST(InitialState, HydrostaticOilPressure)
+{
+  auto setup = test::small_setup(false, 3);
+  Harness h(setup);
+  InitialSpec init;
+  init.hydrostatic = true;
+  init.pressure = 200 * units::bar;
+  init.datum_depth = 1500.0;
+  init.sw = 0.15;
+  const auto x = h.model.initial_state(init);
+  // Independent check: forward Euler with 1e5 steps per layer of dp/dz = rho_o(p) g.
+  const auto& P = h.model.host_params();
+  auto integrate = [&](double depth) {
+    double p = init.pressure;
+    const int steps = 100000;
+    const double dz = (depth - init.datum_depth) / steps;
+    for (int k = 0; k < steps; ++k) p += dz * P.oil.surface_density * inv_fvf(P.oil, p) * units::standard_gravity;
+    return p;
+  };
+  for (int k = 0; k < 3; ++k) {
+    const index_t a = h.grid.active_index(h.grid.global_index(0, 0, k));
+    EXPECT_NEAR(x[2 * a], integrate(h.grid.layer_depth(k)), 1e-3) << "layer " << k;
+  }
+  EXPECT_EQ(x[1], 0.15);
+}
+
+TEST(LognormalField, ReproducibleWithTheRequestedStatistics)
+{
+  const auto a = lognormal_field(17, 13, 7, 3.0, 0.7, 3.0, 42);
+  const auto b = lognormal_field(17, 13, 7, 3.0, 0.7, 3.0, 42);
+  const auto c = lognormal_field(17, 13, 7, 3.0, 0.7, 3.0, 43);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  double m = 0, s = 0;
+  for (double v : a) m += std::log(v);
+  m /= a.size();
+  for (double v : a) s += (std::log(v) - m) * (std::log(v) - m);
+  s = std::sqrt(s / (a.size() - 1));
+  EXPECT_NEAR(m, 3.0, 1e-12);
+  EXPECT_NEAR(s, 0.7, 1e-12);
+  // Correlated: neighbours along x are much more alike than independent draws.
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if ((i + 1) % 17 != 0) num += (std::log(a[i]) - m) * (std::log(a[i + 1]) - m), den += (std::log(a[i]) - m) * (std::log(a[i]) - m);
+  EXPECT_GT(num / den, 0.5);
+}
