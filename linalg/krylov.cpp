@@ -51,16 +51,21 @@ SolveStatus KrylovSolver::bicgstab(const BsrMatrix& A, const Preconditioner& M, 
   const double target = std::max(config_.rel_tol * rnorm, config_.abs_tol);
   if (rnorm <= target) return st.converged = true, st.reason = SolveReason::converged, st;
 
-  // Outer loop: restart from the true residual whenever the recurrence claims convergence
-  // that the explicit residual does not confirm (drift at tight tolerances).
+  // Outer loop: restart with a fresh shadow residual r^ = r (true residual) whenever the
+  // recurrence breaks down (r^.r = 0 or r^.v = 0 after progress, e.g. when r^ was supported
+  // on a few equations that decouple from the rest) or claims convergence the explicit
+  // residual does not confirm. A breakdown in the first iteration after a restart is final.
   while (st.iterations < config_.max_iterations) {
     copy(r, rhat);
     double rho_old = 1.0, alpha = 1.0, omega = 1.0;
-    bool restart = false;
+    bool final_breakdown = false;
     for (int k = 0; st.iterations < config_.max_iterations; ++k) {
       const double rho = dot(rhat, r);
       if (!std::isfinite(rho)) return st.reason = SolveReason::not_finite, st;
-      if (rho == 0.0) return st.reason = SolveReason::breakdown, st;
+      if (rho == 0.0) {
+        final_breakdown = k == 0;
+        break;
+      }
       if (k == 0)
         copy(r, p);
       else
@@ -69,7 +74,10 @@ SolveStatus KrylovSolver::bicgstab(const BsrMatrix& A, const Preconditioner& M, 
       spmv(A, 1.0, phat, 0.0, v);
       const double rv = dot(rhat, v);
       if (!std::isfinite(rv)) return st.reason = SolveReason::not_finite, st;
-      if (rv == 0.0) return st.reason = SolveReason::breakdown, st;
+      if (rv == 0.0) {
+        final_breakdown = k == 0;
+        break;
+      }
       alpha = rho / rv;
       axpby(-alpha, v, 1.0, r);  // r <- s = r - alpha v
       ++st.iterations;
@@ -77,30 +85,25 @@ SolveStatus KrylovSolver::bicgstab(const BsrMatrix& A, const Preconditioner& M, 
       if (!std::isfinite(snorm)) return st.reason = SolveReason::not_finite, st;
       if (snorm <= target) {
         axpby(alpha, phat, 1.0, x);
-        restart = true;
         break;
       }
       M.apply(r, shat);
       spmv(A, 1.0, shat, 0.0, t);
       const double tt = dot(t, t);
       if (!std::isfinite(tt)) return st.reason = SolveReason::not_finite, st;
-      if (tt == 0.0) return st.reason = SolveReason::breakdown, st;
-      omega = dot(t, r) / tt;
+      omega = tt > 0.0 ? dot(t, r) / tt : 0.0;
       axpbypcz(alpha, phat, omega, shat, 1.0, x);  // x += alpha phat + omega shat
+      if (omega == 0.0) break;                     // r = s; the next r^.r would vanish: restart
       axpby(-omega, t, 1.0, r);                    // r = s - omega t
       rnorm = norm2(r);
       if (!std::isfinite(rnorm)) return st.reason = SolveReason::not_finite, st;
-      if (rnorm <= target) {
-        restart = true;
-        break;
-      }
-      if (omega == 0.0) return st.reason = SolveReason::breakdown, st;
+      if (rnorm <= target) break;
       rho_old = rho;
     }
     st.residual = true_residual(A, b, x, r);
     if (!std::isfinite(st.residual)) return st.reason = SolveReason::not_finite, st;
     if (st.residual <= target) return st.converged = true, st.reason = SolveReason::converged, st;
-    if (!restart) break;
+    if (final_breakdown) return st.reason = SolveReason::breakdown, st;
   }
   st.reason = SolveReason::max_iterations;
   return st;
