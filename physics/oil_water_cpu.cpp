@@ -6,6 +6,11 @@
 
 namespace blockres::physics::cpu {
 
+namespace {
+// Below this many cells a parallel region costs more than it saves.
+constexpr index_t omp_min_cells = 4096;
+}  // namespace
+
 void prepare_wells(const OilWaterParams& P, const WellsView& W, const double* x)
 {
   for (int w = 0; w < W.nwell; ++w) prepare_well(P, W, x, w);
@@ -14,7 +19,7 @@ void prepare_wells(const OilWaterParams& P, const WellsView& W, const double* x)
 void assemble(const OilWaterParams& P, const MeshView& M, const WellsView& W, const double* x, const double* x0,
               double dt, double* R, double* J)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (M.ncell > omp_min_cells)
   for (index_t i = 0; i < M.ncell; ++i) assemble_cell(P, M, x, x0, dt, R, J, i);
   // Wells after cells: they add to rows the cell pass has just written. No two wells share
   // a cell (checked at setup), so wells could run concurrently; they are few.
@@ -24,7 +29,7 @@ void assemble(const OilWaterParams& P, const MeshView& M, const WellsView& W, co
 void norm_terms(const OilWaterParams& P, const MeshView& M, const double* x, const double* R, double out[num_norm_terms])
 {
   double mx0 = 0.0, mx1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : mx0, mx1) reduction(+ : s2, s3, s4, s5, s6)
+#pragma omp parallel for schedule(static) reduction(max : mx0, mx1) reduction(+ : s2, s3, s4, s5, s6) if (M.ncell > omp_min_cells)
   for (index_t i = 0; i < M.ncell; ++i) {
     double t[num_norm_terms];
     cell_norm_terms(P, M, x, R, i, t);
@@ -39,7 +44,7 @@ void norm_terms(const OilWaterParams& P, const MeshView& M, const double* x, con
 void in_place(const OilWaterParams& P, const MeshView& M, const double* x, double out[2])
 {
   double w = 0.0, o = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : w, o)
+#pragma omp parallel for schedule(static) reduction(+ : w, o) if (M.ncell > omp_min_cells)
   for (index_t i = 0; i < M.ncell; ++i) {
     double t[2];
     cell_in_place(P, M, x, i, t);
@@ -50,7 +55,7 @@ void in_place(const OilWaterParams& P, const MeshView& M, const double* x, doubl
 
 void update(index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (ncell > omp_min_cells)
   for (index_t i = 0; i < ncell; ++i) update_cell(x, dx, i, max_ds, max_dp_rel);
 }
 

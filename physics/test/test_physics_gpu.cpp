@@ -75,7 +75,9 @@ TEST_P(AssemblyGpu, MatchesCpu)
   const auto uc = xc.to_host(), ug = xg.to_host();
   ASSERT_TRUE(std::isnan(uc[5]) && std::isnan(ug[5]));
   for (std::size_t k = 0; k < uc.size(); ++k) {
-    if (k != 5) ASSERT_EQ(ug[k], uc[k]) << k;
+    if (k != 5) {
+      ASSERT_EQ(ug[k], uc[k]) << k;
+    }
   }
 
   // A NaN state must be reported as not finite by both backends.
