@@ -1,0 +1,56 @@
+// A fully resolved run configuration: what the deck loader produces and the simulator consumes.
+#pragma once
+
+#include "linalg/krylov.hpp"
+#include "linalg/preconditioner.hpp"
+#include "physics/spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace blockres {
+
+struct ScheduleConfig {
+  std::vector<double> report_times;  // [s], strictly increasing, > 0
+  double dt_initial = 86400.0;       // [s]
+  double dt_max = 30 * 86400.0;
+  double dt_min = 1.0;
+};
+
+struct NewtonConfig {
+  int max_iterations = 12;
+  double tol_cnv = 1e-3;
+  double tol_mb = 1e-7;
+  double max_dsw = 0.2;       // Appleyard chop on |dS_w| per iteration
+  double max_dp_rel = 0.3;    // chop on |dp| / p per iteration
+  double cut_factor = 0.5;    // dt *= cut_factor after a failed step
+  double growth_factor = 2.0; // dt *= growth_factor after a successful step
+};
+
+struct LinearConfig {
+  KrylovConfig krylov;
+  PreconditionerType preconditioner = PreconditionerType::block_jacobi;
+};
+
+struct OutputConfig {
+  std::string directory = "output";  // relative paths: relative to the working directory
+  std::string name;                  // file stem; default: the deck file's stem
+};
+
+struct RunConfig {
+  std::string deck_path;      // as given
+  std::string deck_text;      // the deck file's text, verbatim
+  std::string resolved_toml;  // the deck with --set overrides applied and defaults filled in
+  std::string model = "oil_water";
+  physics::GridSpec grid;
+  physics::RockSpec rock;
+  physics::FluidSpec fluid;
+  physics::InitialSpec initial;
+  std::vector<physics::WellSpec> wells;
+  ScheduleConfig schedule;
+  NewtonConfig newton;
+  LinearConfig linear;
+  OutputConfig output;
+};
+
+}  // namespace blockres

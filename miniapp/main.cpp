@@ -1,0 +1,129 @@
+// blockres command line: `run` (a deck), `--version`, `--help`; every error -> one line, exit 1.
+#include "linalg/executor.hpp"
+#include "miniapp/deck.hpp"
+#include "miniapp/h5.hpp"
+#include "miniapp/simulator.hpp"
+#include "miniapp/version.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+void log_line(const std::string& s)
+{
+  std::fputs(s.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void fail(const std::string& msg, int code = 1)
+{
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: %s\n", msg.c_str());
+  std::exit(code);
+}
+
+// A TOML basic string holding `s` (quotes and backslashes escaped).
+std::string toml_string(const std::string& s)
+{
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+blockres::ExecPtr choose_backend(const std::string& choice)
+{
+  using blockres::Executor;
+  if (choice == "cpu") {
+    auto e = Executor::create_cpu();
+    log_line(fmt::format("backend: cpu ({})", e->device_name()));
+    return e;
+  }
+  if (choice == "cuda") {
+    if (!Executor::built_with_cuda()) fail("--backend cuda: this blockres was built without CUDA");
+    if (Executor::cuda_device_count() == 0) fail("--backend cuda: no CUDA device is available");
+    auto e = Executor::create_cuda(0);
+    log_line(fmt::format("backend: cuda ({})", e->device_name()));
+    return e;
+  }
+  const int n = Executor::cuda_device_count();
+  if (n > 0) {
+    auto e = Executor::create_cuda(0);
+    log_line(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
+    return e;
+  }
+  auto e = Executor::create_cpu();
+  log_line(fmt::format("backend: cpu (auto: {}; {})",
+                       Executor::built_with_cuda() ? "no CUDA device found" : "built without CUDA", e->device_name()));
+  return e;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  CLI::App app{"blockres: a reservoir-style Newton-Krylov mini-application (block-sparse GPU solvers)", "blockres"};
+  app.set_version_flag("--version", fmt::format("blockres {} (git {}, CUDA backend {})", blockres::version_string(),
+                                                blockres::git_commit(),
+                                                blockres::Executor::built_with_cuda() ? "built" : "not built"));
+  app.require_subcommand(1);
+
+  std::string deck, backend = "auto", output_dir;
+  std::vector<std::string> overrides;
+  auto* run = app.add_subcommand("run", "run an input deck and write <output>/<name>.h5");
+  run->add_option("deck", deck, "TOML input deck")->required();
+  run->add_option("--backend", backend, "auto (CUDA when a device is present), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  run->add_option("--output", output_dir, "output directory (default: the deck's output.directory)");
+  run->add_option("--set", overrides, "override a deck key: --set dotted.key=value (repeatable)");
+  bool verbose = false;
+  run->add_flag("-v,--verbose", verbose, "log every Newton iteration (residual norms, linear iterations)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 only says "a subcommand is required" for an unknown one; name it.
+    if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run")
+      fail(fmt::format("unknown subcommand '{}' (expected: run; see 'blockres --help')", argv[1]));
+    fail(fmt::format("{} (see 'blockres --help')", e.what()));
+  }
+
+  try {
+    if (run->parsed()) {
+      // --output is applied as an override so the resolved deck in the result records it.
+      if (!output_dir.empty()) overrides.push_back("output.directory=" + toml_string(output_dir));
+      blockres::RunConfig cfg = blockres::load_deck(deck, overrides);
+      log_line(fmt::format("blockres {} (git {}): deck {}", blockres::version_string(), blockres::git_commit(), deck));
+      auto exec = choose_backend(backend);
+      const auto outcome = blockres::run_simulation(cfg, exec, cfg.output.directory, command_line, log_line, verbose);
+      log_line(fmt::format("results written to {}", outcome.result_file.string()));
+    }
+  } catch (const blockres::InputError& e) {
+    fail(e.what());
+  } catch (const blockres::SimulationError& e) {
+    fail(fmt::format("simulation failed: {}", e.what()));
+  } catch (const blockres::h5::Error& e) {
+    fail(fmt::format("HDF5: {}", e.what()));
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return 0;
+}
