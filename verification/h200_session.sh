@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One GPU-machine session (device tool): build with CUDA for sm_90, run every test (the
+# `gpu` label included) and time the shipped decks on both backends. Logs go to $OUT.
+# Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
+#   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
+# Usage there: verification/h200_session.sh [tests|decks|all]   (default: all)
+set -uo pipefail
+OUT=${OUT:-/tmp/blockres-out}
+mkdir -p "$OUT"
+B=/tmp/blockres-build
+what=${1:-all}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+cmake --build $B -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
+echo "build ok"
+
+if [[ $what == all || $what == tests ]]; then
+  ctest --test-dir $B --output-on-failure -j 8 --timeout 900 > "$OUT/ctest.log" 2>&1
+  grep -E "tests passed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | tail -20
+  ctest --test-dir $B -L gpu -V > "$OUT/ctest-gpu-verbose.log" 2>&1
+  grep -E "CPU vs CUDA|max relative|worst|Passed|Failed|SKIPPED" "$OUT/ctest-gpu-verbose.log" | head -20
+fi
+
+if [[ $what == all || $what == decks ]]; then
+  for deck in quarter_five_spot quarter_five_spot_60x60x20; do
+    for backend in cuda cpu; do
+      log="$OUT/${deck}_${backend}.log"
+      /usr/bin/time -f "wall %e s, max RSS %M KB" $B/miniapp/blockres run inputs/$deck.toml --backend $backend \
+        --output /tmp/blockres-runs/$backend > "$log" 2>&1
+      echo "$deck $backend: $(grep -E '^done:' "$log")"
+      echo "    $(grep -E '^time:' "$log") | $(tail -1 "$log")"
+    done
+  done
+fi

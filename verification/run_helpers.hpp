@@ -1,0 +1,49 @@
+// Helpers for the end-to-end verification tests: run a shipped deck with overrides on a
+// backend into a fresh temporary directory and read the result file back.
+#pragma once
+
+#include "miniapp/deck.hpp"
+#include "miniapp/results.hpp"
+#include "miniapp/simulator.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace blockres::test {
+
+inline std::filesystem::path fresh_dir(const std::string& tag)
+{
+  static std::atomic<int> counter{0};
+  auto d = std::filesystem::temp_directory_path() /
+           ("blockres-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline std::string deck_path(const std::string& name) { return std::string(BLOCKRES_SOURCE_DIR) + "/inputs/" + name; }
+
+struct RunResult {
+  Results results;
+  RunStatistics stats;
+  double seconds = 0;
+};
+
+inline RunResult run_deck(const std::string& deck, const std::vector<std::string>& overrides, const ExecPtr& exec,
+                          bool verbose = false)
+{
+  const RunConfig cfg = load_deck(deck, overrides);
+  const auto dir = fresh_dir(cfg.output.name);
+  const auto out = run_simulation(cfg, exec, dir, "test", [&](const std::string& line) {
+    if (verbose) std::printf("%s\n", line.c_str());
+  });
+  RunResult r{read_results(out.result_file), out.stats, out.stats.wall_seconds};
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+}  // namespace blockres::test
