@@ -120,13 +120,8 @@ File File::open_read(const std::filesystem::path& path)
 void File::close()
 {
   if (id_.get() < 0) return;
-  const hid_t id = id_.get();
-  check(H5Fflush(id, H5F_SCOPE_LOCAL), fmt::format("cannot flush '{}'", path_.string()));
-  // Release without the noexcept close so a failing close is reported.
-  Id tmp = std::move(id_);
-  const herr_t rc = H5Fclose(tmp.get());
-  (void)std::exchange(tmp, Id());
-  if (rc < 0) throw Error(fmt::format("cannot close '{}'", path_.string()));
+  check(H5Fflush(id_, H5F_SCOPE_LOCAL), fmt::format("cannot flush '{}'", path_.string()));
+  if (H5Fclose(id_.release()) < 0) throw Error(fmt::format("cannot close '{}'", path_.string()));
 }
 
 Id create_group(hid_t loc, const std::string& name)

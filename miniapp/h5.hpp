@@ -36,6 +36,8 @@ class Id {
     return *this;
   }
   hid_t get() const { return id_; }
+  // Gives up ownership without closing (the caller closes and checks the result).
+  hid_t release() { return std::exchange(id_, H5I_INVALID_HID); }
   operator hid_t() const { return id_; }  // NOLINT: use directly in H5 calls
   void reset() noexcept;
 

@@ -54,8 +54,10 @@ class Grid {
 // Zero when either permeability is zero.
 double tpfa_transmissibility(double l1, double k1, double l2, double k2, double area);
 
-// Log-normal field exp(mean_log + std_log * g) on an nx*ny*nz grid, g a standard Gaussian
-// field with the given correlation length (in cells), reproducible from `seed` on every
+// Log-normal field exp(mean_log + std_log * g) on an nx*ny*nz grid. g is white Gaussian noise
+// smoothed by three passes of a moving average of half-width round(correlation_length / 2)
+// cells along each axis (close to a Gaussian kernel; 0 leaves the noise uncorrelated), then
+// rescaled to sample mean 0 and standard deviation 1. Reproducible from `seed` on every
 // platform (own generator and transforms, not std::normal_distribution).
 std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, double std_log,
                                     double correlation_length, unsigned long long seed);

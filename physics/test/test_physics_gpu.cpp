@@ -13,38 +13,61 @@ using namespace blockres;
 using namespace blockres::physics;
 
 namespace {
+
 const double nan_v = std::numeric_limits<double>::quiet_NaN();
-}
+
+// The same model, state, Jacobian and residual on both backends.
+struct Pair {
+  ExecPtr cpu = Executor::create_cpu(), gpu = Executor::create_cuda(0);
+  Grid grid;
+  OilWaterModel mc, mg;
+  std::vector<double> hx0, hx;
+  Vector x0c, xc, x0g, xg;
+  BsrMatrix Jc, Jg;
+  Vector Rc, Rg;
+  explicit Pair(const test::ModelSetup& s)
+      : grid(s.grid, s.rock),
+        mc(cpu, grid, s.rock, s.fluid, s.wells, true),
+        mg(gpu, grid, s.rock, s.fluid, s.wells, true),
+        hx0(test::random_state(mc.num_cells())),
+        hx(test::random_state(mc.num_cells())),
+        x0c(cpu, std::span<const double>(hx0)),
+        xc(cpu, std::span<const double>(hx)),
+        x0g(gpu, std::span<const double>(hx0)),
+        xg(gpu, std::span<const double>(hx)),
+        Jc(cpu, 2, mc.pattern()),
+        Jg(gpu, 2, mg.pattern()),
+        Rc(cpu, 2 * size64_t(mc.num_cells())),
+        Rg(gpu, 2 * size64_t(mc.num_cells()))
+  {
+    // Poison every output so an entry the kernels forget to write cannot pass.
+    const std::vector<double> pj(static_cast<std::size_t>(Jc.values().size()), nan_v);
+    const std::vector<double> pr(static_cast<std::size_t>(Rc.size()), nan_v);
+    Jc.values().copy_from_host(pj), Jg.values().copy_from_host(pj);
+    Rc.copy_from_host(pr), Rg.copy_from_host(pr);
+  }
+  void assemble(double dt)
+  {
+    mc.begin_step(x0c), mg.begin_step(x0g);
+    mc.assemble(xc, x0c, dt, Rc, Jc);
+    mg.assemble(xg, x0g, dt, Rg, Jg);
+  }
+};
+
+}  // namespace
 
 class AssemblyGpu : public ::testing::TestWithParam<bool> {};
 
 TEST_P(AssemblyGpu, MatchesCpu)
 {
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
-  const auto setup = test::small_setup(GetParam(), test::rng()());
-  const Grid grid(setup.grid, setup.rock);
-  OilWaterModel mc(cpu, grid, setup.rock, setup.fluid, setup.wells, true);
-  OilWaterModel mg(gpu, grid, setup.rock, setup.fluid, setup.wells, true);
+  Pair P(test::small_setup(GetParam(), test::rng()()));
+  auto &mc = P.mc, &mg = P.mg;
+  auto &xc = P.xc, &xg = P.xg, &Rc = P.Rc, &Rg = P.Rg;
   const index_t n = mc.num_cells();
-  const auto hx0 = test::random_state(n), hx = test::random_state(n);
-  Vector x0c(cpu, std::span<const double>(hx0)), xc(cpu, std::span<const double>(hx));
-  Vector x0g(gpu, std::span<const double>(hx0)), xg(gpu, std::span<const double>(hx));
-  BsrMatrix Jc(cpu, 2, mc.pattern()), Jg(gpu, 2, mg.pattern());
-  Vector Rc(cpu, 2 * size64_t(n)), Rg(gpu, 2 * size64_t(n));
-  const std::vector<double> poisonJ(static_cast<std::size_t>(Jc.values().size()), nan_v);
-  const std::vector<double> poisonR(static_cast<std::size_t>(Rc.size()), nan_v);
-  Jg.values().copy_from_host(poisonJ);
-  Rg.copy_from_host(poisonR);
-  Jc.values().copy_from_host(poisonJ);
-  Rc.copy_from_host(poisonR);
-
   const double dt = 3.0 * units::day;
-  mc.begin_step(x0c), mg.begin_step(x0g);
-  mc.assemble(xc, x0c, dt, Rc, Jc);
-  mg.assemble(xg, x0g, dt, Rg, Jg);
+  P.assemble(dt);
   EXPECT_LE(test::max_rel_diff(Rg.to_host(), Rc.to_host()), 1e-12);
-  EXPECT_LE(test::max_rel_diff(Jg.values().to_host(), Jc.values().to_host()), 1e-12);
+  EXPECT_LE(test::max_rel_diff(P.Jg.values().to_host(), P.Jc.values().to_host()), 1e-12);
 
   const auto wc = mc.well_results(), wg = mg.well_results();
   ASSERT_EQ(wc.size(), wg.size());
@@ -68,6 +91,7 @@ TEST_P(AssemblyGpu, MatchesCpu)
 
   // Update with chopping: a mix of small and large (chopped) steps, and NaN propagation.
   auto hdx = test::random_vector(2 * size64_t(n), -1.0, 1.0);
+  auto cpu = P.cpu, gpu = P.gpu;
   for (index_t i = 0; i < n; ++i) hdx[2 * i] *= (i % 3 == 0 ? 1e8 : 1e5);
   hdx[5] = nan_v;
   Vector dxc(cpu, std::span<const double>(hdx)), dxg(gpu, std::span<const double>(hdx));
@@ -81,10 +105,10 @@ TEST_P(AssemblyGpu, MatchesCpu)
   }
 
   // A NaN state must be reported as not finite by both backends.
-  auto bad = hx;
+  auto bad = P.hx;
   bad[7] = nan_v;
   xc.copy_from_host(bad), xg.copy_from_host(bad);
-  mc.assemble(xc, x0c, dt, Rc, Jc), mg.assemble(xg, x0g, dt, Rg, Jg);
+  mc.assemble(xc, P.x0c, dt, Rc, P.Jc), mg.assemble(xg, P.x0g, dt, Rg, P.Jg);
   EXPECT_FALSE(mc.convergence(xc, Rc, dt).finite);
   EXPECT_FALSE(mg.convergence(xg, Rg, dt).finite);
 }
@@ -95,8 +119,6 @@ INSTANTIATE_TEST_SUITE_P(Relperm, AssemblyGpu, ::testing::Values(false, true),
 TEST(AssemblyGpu, LargeGridMatchesCpu)
 {
   // Enough cells to fill many thread blocks, odd dimensions.
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
   auto setup = test::small_setup(false, 5);
   setup.grid.nx = 37, setup.grid.ny = 29, setup.grid.nz = 11;
   setup.grid.dx.assign(37, 7.0), setup.grid.dy.assign(29, 9.0), setup.grid.dz.assign(11, 2.0);
@@ -107,19 +129,8 @@ TEST(AssemblyGpu, LargeGridMatchesCpu)
   setup.rock.ky = setup.rock.kx, setup.rock.kz = setup.rock.kx;
   setup.wells[1].i = 36, setup.wells[1].j = 28, setup.wells[1].k_bottom = 10;
   setup.wells[2].i = 36, setup.wells[2].j = 0;
-  const Grid grid(setup.grid, setup.rock);
-  OilWaterModel mc(cpu, grid, setup.rock, setup.fluid, setup.wells, true);
-  OilWaterModel mg(gpu, grid, setup.rock, setup.fluid, setup.wells, true);
-  const index_t nn = mc.num_cells();
-  const auto hx0 = test::random_state(nn), hx = test::random_state(nn);
-  Vector x0c(cpu, std::span<const double>(hx0)), xc(cpu, std::span<const double>(hx));
-  Vector x0g(gpu, std::span<const double>(hx0)), xg(gpu, std::span<const double>(hx));
-  BsrMatrix Jc(cpu, 2, mc.pattern()), Jg(gpu, 2, mg.pattern());
-  Vector Rc(cpu, 2 * size64_t(nn)), Rg(gpu, 2 * size64_t(nn));
-  Jg.values().copy_from_host(std::vector<double>(static_cast<std::size_t>(Jg.values().size()), nan_v));
-  mc.begin_step(x0c), mg.begin_step(x0g);
-  mc.assemble(xc, x0c, 10 * units::day, Rc, Jc);
-  mg.assemble(xg, x0g, 10 * units::day, Rg, Jg);
-  EXPECT_LE(test::max_rel_diff(Rg.to_host(), Rc.to_host()), 1e-12);
-  EXPECT_LE(test::max_rel_diff(Jg.values().to_host(), Jc.values().to_host()), 1e-12);
+  Pair P(setup);
+  P.assemble(10 * units::day);
+  EXPECT_LE(test::max_rel_diff(P.Rg.to_host(), P.Rc.to_host()), 1e-12);
+  EXPECT_LE(test::max_rel_diff(P.Jg.values().to_host(), P.Jc.values().to_host()), 1e-12);
 }
