@@ -1,19 +1,68 @@
-// Block-sparse matrix-vector product y = alpha*A*x + beta*y: CPU reference and CUDA version.
+// Block-sparse matrix-vector product y = alpha*A*x + beta*y (KSPARSE design on the GPU):
+// CPU reference, CUDA kernels in three size classes, row balancing, tuning configurations.
 #pragma once
 
 #include "kernels/common.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace blockres::kernels {
 
 // A is BSR (see BsrView); x has ncols*bs entries, y has nrows*bs entries.
 // beta == 0: y is write-only (not read), so garbage or NaN in y does not leak into the result.
+
+// Rows longer than max_blocks are split into segments of at most max_blocks blocks
+// (the "balanced BSR" of the KSPARSE paper): seg_ptr[r]..seg_ptr[r+1] are the segments of
+// block row r, and segment s covers blocks row_ptr[s]..row_ptr[s+1] of the original arrays.
+struct BalancedRows {
+  std::vector<index_t> row_ptr;  // nsegments + 1, into the original col_ind/values
+  std::vector<index_t> seg_ptr;  // nrows + 1
+};
+BalancedRows balance_rows(const index_t* row_ptr, index_t nrows, index_t max_blocks);
+
 namespace cpu {
 void bsrmv(const BsrView<const double>& A, double alpha, const double* x, double beta, double* y);
-}
+// y[r] = alpha * sum_{s in seg(r)} partial[s] + beta * y[r]   (rows of bs entries)
+void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha, double beta,
+                    double* y);
+}  // namespace cpu
+
+// ---- CUDA -----------------------------------------------------------------------------------
+// Size classes (KSPARSE): `small` (bs <= 5): a warp holds floor(32/bs^2) whole blocks, one
+// element per lane; `medium`: groups of W = min(32, pow2ceil(bs)) lanes stream block rows
+// with coalesced loads, each thread keeping `ept` row accumulators (uneven slices when the
+// groups do not divide bs), reduced by warp shuffles; `large`: the medium kernel with the
+// rows of every block split over `row_split` thread blocks (grid.y).
+enum class BsrmvKernel { small, medium, large };
+std::string_view to_string(BsrmvKernel k);
+
+struct BsrmvConfig {
+  BsrmvKernel kernel = BsrmvKernel::medium;
+  int warps = 4;          // warps per thread block
+  int unroll = 2;         // small: block rows in flight per warp; medium/large: blocks in flight
+  int rows_per_warp = 1;  // small only: consecutive block rows per warp (multiple of unroll)
+  int row_split = 1;      // large only: thread blocks per block (rows of each block split)
+  bool operator==(const BsrmvConfig& o) const  // .cu files are C++17: no defaulted ==
+  {
+    return kernel == o.kernel && warps == o.warps && unroll == o.unroll && rows_per_warp == o.rows_per_warp &&
+           row_split == o.row_split;
+  }
+};
+std::string describe(const BsrmvConfig& c);
 
 namespace cuda {
-// First version: one thread per scalar row. Issue 3 replaces it with the KSPARSE design.
-void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y);
-}
+// Every configuration compiled for block size bs (the tuning search space).
+std::vector<BsrmvConfig> bsrmv_configs(int bs);
+// Default for bs on the named GPU: the tuning table's entry (bsrmv_tuning.cpp) or a rule.
+BsrmvConfig bsrmv_default_config(int bs, std::string_view gpu_name);
+
+// Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled.
+void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
+           const BsrmvConfig& config);
+void segment_reduce(stream_t s, index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha,
+                    double beta, double* y);
+}  // namespace cuda
 
 }  // namespace blockres::kernels

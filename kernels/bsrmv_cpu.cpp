@@ -1,7 +1,55 @@
-// CPU reference BSR SpMV (the oracle for the CUDA kernels), OpenMP over block rows.
+// CPU reference BSR SpMV (the oracle for the CUDA kernels), row balancing, segment reduction.
 #include "kernels/bsrmv.hpp"
 
-namespace blockres::kernels::cpu {
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace blockres::kernels {
+
+std::string_view to_string(BsrmvKernel k)
+{
+  switch (k) {
+    case BsrmvKernel::small: return "small";
+    case BsrmvKernel::medium: return "medium";
+    case BsrmvKernel::large: return "large";
+  }
+  return "?";
+}
+
+std::string describe(const BsrmvConfig& c)
+{
+  switch (c.kernel) {
+    case BsrmvKernel::small:
+      return fmt::format("small(warps={}, unroll={}, rows_per_warp={})", c.warps, c.unroll, c.rows_per_warp);
+    case BsrmvKernel::medium: return fmt::format("medium(warps={}, unroll={})", c.warps, c.unroll);
+    case BsrmvKernel::large:
+      return fmt::format("large(warps={}, unroll={}, row_split={})", c.warps, c.unroll, c.row_split);
+  }
+  return "?";
+}
+
+BalancedRows balance_rows(const index_t* row_ptr, index_t nrows, index_t max_blocks)
+{
+  if (max_blocks < 1) throw std::invalid_argument("balance_rows: max_blocks must be >= 1");
+  BalancedRows b;
+  b.seg_ptr.reserve(static_cast<std::size_t>(nrows) + 1);
+  b.row_ptr.push_back(row_ptr[0]);
+  b.seg_ptr.push_back(0);
+  for (index_t r = 0; r < nrows; ++r) {
+    // An empty row keeps one (empty) segment, so every row has a partial result to reduce.
+    index_t k = row_ptr[r];
+    do {
+      k = std::min(row_ptr[r + 1], k + max_blocks);
+      b.row_ptr.push_back(k);
+    } while (k < row_ptr[r + 1]);
+    b.seg_ptr.push_back(static_cast<index_t>(b.row_ptr.size() - 1));
+  }
+  return b;
+}
+
+namespace cpu {
 
 void bsrmv(const BsrView<const double>& A, double alpha, const double* x, double beta, double* y)
 {
@@ -21,4 +69,19 @@ void bsrmv(const BsrView<const double>& A, double alpha, const double* x, double
   }
 }
 
-}  // namespace blockres::kernels::cpu
+void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha, double beta,
+                    double* y)
+{
+#pragma omp parallel for schedule(static) if (nrows > 2048)
+  for (index_t r = 0; r < nrows; ++r)
+    for (int i = 0; i < bs; ++i) {
+      double s = 0.0;
+      for (index_t g = seg_ptr[r]; g < seg_ptr[r + 1]; ++g) s += partial[size64_t(g) * bs + i];
+      double& out = y[size64_t(r) * bs + i];
+      out = beta == 0.0 ? alpha * s : alpha * s + beta * out;
+    }
+}
+
+}  // namespace cpu
+
+}  // namespace blockres::kernels

@@ -1,60 +1,111 @@
-// CUDA BSR SpMV, first version: one thread per scalar row, block size a template
-// parameter for the small sizes and a run-time loop otherwise.
-#include "kernels/bsrmv.hpp"
-#include "kernels/cuda_check.cuh"
+// BSRMV dispatch: run-time block size and configuration -> compiled kernel variant; the tuning
+// search space; the segment reduction of the balanced variant.
+#include "kernels/bsrmv_cuda.cuh"
 #include "kernels/launch.cuh"
 
-namespace blockres::kernels::cuda {
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace blockres::kernels {
+
+namespace cuda {
 
 namespace {
 
-// Thread t computes scalar row t: block row t / bs, row t % bs inside the block.
-template <int BS>
-__global__ void bsrmv_row_kernel(index_t nrows, int bs_rt, const index_t* __restrict__ row_ptr,
-                                 const index_t* __restrict__ col_ind, const double* __restrict__ values,
-                                 double alpha, const double* __restrict__ x, double beta, double* __restrict__ y)
+using namespace cuda_bsrmv;
+
+const std::vector<Variant>& registry()
 {
-  const int bs = BS > 0 ? BS : bs_rt;
-  const size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x;
-  if (t >= size64_t(nrows) * bs) return;
-  const index_t r = static_cast<index_t>(t / bs);
-  const int i = static_cast<int>(t % bs);
-  double sum = 0.0;
-  for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
-    const double* blk = values + size64_t(k) * bs * bs + size64_t(i) * bs;
-    const double* xc = x + size64_t(__ldg(col_ind + k)) * bs;
-    if constexpr (BS > 0) {
-#pragma unroll
-      for (int j = 0; j < BS; ++j) sum += blk[j] * __ldg(xc + j);
-    } else {
-      for (int j = 0; j < bs; ++j) sum += blk[j] * __ldg(xc + j);
-    }
-  }
-  y[t] = (beta == 0.0) ? alpha * sum : alpha * sum + beta * y[t];
+  static const std::vector<Variant> variants = [] {
+    std::vector<Variant> v;
+    add_variants_1_8(v);
+    add_variants_9_16(v);
+    add_variants_17_24(v);
+    add_variants_25_32(v);
+    add_variants_33_40(v);
+    add_variants_41_48(v);
+    add_variants_49_56(v);
+    add_variants_57_64(v);
+    return v;
+  }();
+  return variants;
 }
 
-template <int BS>
-void launch(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y)
+const Variant* find_variant(int bs, const BsrmvConfig& c)
 {
-  const size64_t n = size64_t(A.nrows) * A.bs;
-  const unsigned grid = static_cast<unsigned>((n + cuda_detail::default_block - 1) / cuda_detail::default_block);
-  bsrmv_row_kernel<BS><<<grid, cuda_detail::default_block, 0, s>>>(A.nrows, A.bs, A.row_ptr, A.col_ind, A.values,
-                                                                    alpha, x, beta, y);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
+  const bool small = c.kernel == BsrmvKernel::small;
+  int ept = 1;
+  if (!small) {
+    const int split = c.kernel == BsrmvKernel::large ? c.row_split : 1;
+    if (c.kernel == BsrmvKernel::large && (bs < large_min_bs || split < 2)) return nullptr;
+    if (std::find(std::begin(medium_warps), std::end(medium_warps), c.warps) == std::end(medium_warps)) return nullptr;
+    ept = medium_ept(bs, c.warps, split);
+    if (ept == 0) return nullptr;
+  } else if (c.rows_per_warp < 1 || c.rows_per_warp % c.unroll != 0 || c.warps < 1 || c.warps > 8) {
+    return nullptr;
+  }
+  for (const auto& v : registry())
+    if (v.bs == bs && v.small == small && v.ept == ept && v.unroll == c.unroll) return &v;
+  return nullptr;
+}
+
+__global__ void segment_reduce_kernel(index_t nrows, int bs, const index_t* __restrict__ seg_ptr,
+                                      const double* __restrict__ partial, double alpha, double beta,
+                                      double* __restrict__ y)
+{
+  const size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x;
+  if (t >= size64_t(nrows) * bs) return;
+  const size64_t r = t / bs;
+  const int i = static_cast<int>(t % bs);
+  double s = 0.0;
+  for (index_t g = seg_ptr[r]; g < seg_ptr[r + 1]; ++g) s += partial[size64_t(g) * bs + i];
+  y[t] = beta == 0.0 ? alpha * s : alpha * s + beta * y[t];
 }
 
 }  // namespace
 
-void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y)
+std::vector<BsrmvConfig> bsrmv_configs(int bs)
 {
-  if (A.nrows <= 0) return;
-  switch (A.bs) {  // the one place where the run-time block size becomes a template parameter
-    case 1: return launch<1>(s, A, alpha, x, beta, y);
-    case 2: return launch<2>(s, A, alpha, x, beta, y);
-    case 3: return launch<3>(s, A, alpha, x, beta, y);
-    case 4: return launch<4>(s, A, alpha, x, beta, y);
-    default: return launch<0>(s, A, alpha, x, beta, y);
-  }
+  std::vector<BsrmvConfig> out;
+  auto add = [&](const BsrmvConfig& c) {
+    if (find_variant(bs, c)) out.push_back(c);
+  };
+  if (bs * bs <= 32)
+    for (int u : {1, 2, 4})
+      for (int w : {4, 8})
+        for (int rpw : {u, 4 * u}) add({BsrmvKernel::small, w, u, rpw, 1});
+  for (int u : {1, 2})
+    for (int w : medium_warps) {
+      add({BsrmvKernel::medium, w, u, 1, 1});
+      for (int y : large_splits) add({BsrmvKernel::large, w, u, 1, y});
+    }
+  return out;
 }
 
-}  // namespace blockres::kernels::cuda
+void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
+           const BsrmvConfig& config)
+{
+  if (A.bs < 1 || A.bs > 64) throw std::invalid_argument(fmt::format("bsrmv: block size {} is not in 1..64", A.bs));
+  const Variant* v = find_variant(A.bs, config);
+  if (!v)
+    throw std::invalid_argument(fmt::format("bsrmv: no compiled kernel for bs {} with {}", A.bs, describe(config)));
+  if (A.nrows <= 0) return;
+  v->launch(s, A, alpha, x, beta, y, config);
+}
+
+void segment_reduce(stream_t s, index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha,
+                    double beta, double* y)
+{
+  if (nrows <= 0) return;
+  const size64_t n = size64_t(nrows) * bs;
+  const auto grid = static_cast<unsigned>((n + cuda_detail::default_block - 1) / cuda_detail::default_block);
+  segment_reduce_kernel<<<grid, cuda_detail::default_block, 0, s>>>(nrows, bs, seg_ptr, partial, alpha, beta, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace cuda
+
+}  // namespace blockres::kernels

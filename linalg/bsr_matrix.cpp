@@ -4,6 +4,7 @@
 #include "kernels/bsrmv.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ void BsrPattern::validate() const
   }
 }
 
-BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p)
+BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p, const SpmvOptions& spmv_options)
     : nrows_(p.nrows), ncols_(p.ncols), nnzb_(p.nnzb()), bs_(bs)
 {
   if (bs < 1) throw std::invalid_argument("BsrMatrix: block size must be >= 1");
@@ -49,19 +50,54 @@ BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p)
     if (full) diag_pos_ = Array<index_t>(exec, std::span<const index_t>(diag));
   }
   values_ = Array<double>(exec, size64_t(nnzb_) * bs * bs);
+  for (index_t r = 0; r < nrows_; ++r) max_row_ = std::max(max_row_, p.row_ptr[r + 1] - p.row_ptr[r]);
+  set_spmv_options(spmv_options);
 }
 
-void spmv(const BsrMatrix& A, double alpha, const Array<double>& x, double beta, Array<double>& y)
+void BsrMatrix::set_spmv_options(const SpmvOptions& o)
 {
-  if (x.size() != size64_t(A.ncols()) * A.block_size() || y.size() != A.scalar_rows())
-    throw std::invalid_argument("spmv: vector sizes do not match the matrix");
-  if (A.exec().is_cuda()) {
+  if (!values_.exec().is_cuda()) return;  // the CPU reference needs no plan
 #if BLOCKRES_HAVE_CUDA
-    kernels::cuda::bsrmv(A.exec().stream(), A.view(), alpha, x.data(), beta, y.data());
+  if (bs_ > 64) throw std::invalid_argument(fmt::format("BSR SpMV supports block sizes 1..64, not {}", bs_));
+  config_ = o.config.value_or(kernels::cuda::bsrmv_default_config(bs_, values_.exec().device_name()));
+  const double mean = mean_row_blocks();
+  balanced_ = o.balance == SpmvBalance::on ||
+              (o.balance == SpmvBalance::automatic && max_row_ > 64 && double(max_row_) > 8.0 * mean);
+  seg_row_ptr_ = {}, seg_ptr_ = {}, partial_ = {}, nseg_ = 0;
+  if (!balanced_) return;
+  const index_t seg = o.segment_blocks > 0 ? o.segment_blocks
+                                           : std::max<index_t>(8, static_cast<index_t>(4.0 * std::ceil(mean)));
+  const auto host_row_ptr = row_ptr_.to_host();
+  const auto b = kernels::balance_rows(host_row_ptr.data(), nrows_, seg);
+  const ExecPtr& e = values_.exec_ptr();
+  seg_row_ptr_ = Array<index_t>(e, std::span<const index_t>(b.row_ptr));
+  seg_ptr_ = Array<index_t>(e, std::span<const index_t>(b.seg_ptr));
+  nseg_ = static_cast<index_t>(b.row_ptr.size()) - 1;
+  partial_ = Array<double>(e, size64_t(nseg_) * bs_);
+#else
+  (void)o;
 #endif
-  } else {
-    kernels::cpu::bsrmv(A.view(), alpha, x.data(), beta, y.data());
+}
+
+void BsrMatrix::apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const
+{
+  if (x.size() != size64_t(ncols_) * bs_ || y.size() != scalar_rows())
+    throw std::invalid_argument("spmv: vector sizes do not match the matrix");
+  if (!values_.exec().is_cuda()) {
+    kernels::cpu::bsrmv(view(), alpha, x.data(), beta, y.data());
+    return;
   }
+#if BLOCKRES_HAVE_CUDA
+  const stream_t s = values_.exec().stream();
+  if (!balanced_) {
+    kernels::cuda::bsrmv(s, view(), alpha, x.data(), beta, y.data(), config_);
+    return;
+  }
+  // Balanced: every segment is a row of its own; then sum the segments of each block row.
+  const BsrView<const double> segments{nseg_, ncols_, bs_, seg_row_ptr_.data(), col_ind_.data(), values_.data()};
+  kernels::cuda::bsrmv(s, segments, 1.0, x.data(), 0.0, partial_.data(), config_);
+  kernels::cuda::segment_reduce(s, nrows_, bs_, seg_ptr_.data(), partial_.data(), alpha, beta, y.data());
+#endif
 }
 
 }  // namespace blockres

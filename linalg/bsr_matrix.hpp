@@ -1,8 +1,10 @@
 // BSR matrix in an executor's memory: structure uploaded once, values rewritten every Newton step.
 #pragma once
 
+#include "kernels/bsrmv.hpp"
 #include "linalg/array.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace blockres {
@@ -21,9 +23,19 @@ struct BsrPattern {
   void validate() const;
 };
 
+// How the CUDA SpMV runs on a matrix (planned once per structure).
+enum class SpmvBalance { automatic, off, on };
+struct SpmvOptions {
+  // Balanced rows (KSPARSE): block rows longer than segment_blocks are split and the partial
+  // results reduced. automatic: on when the longest row is over 8x the mean and over 64 blocks.
+  SpmvBalance balance = SpmvBalance::automatic;
+  index_t segment_blocks = 0;  // 0: 4x the mean row length, at least 8
+  std::optional<kernels::BsrmvConfig> config;  // default: the tuning table for this GPU
+};
+
 class BsrMatrix {
  public:
-  BsrMatrix(ExecPtr exec, int bs, const BsrPattern& pattern);
+  BsrMatrix(ExecPtr exec, int bs, const BsrPattern& pattern, const SpmvOptions& spmv = {});
 
   index_t nrows() const { return nrows_; }
   index_t ncols() const { return ncols_; }
@@ -43,14 +55,35 @@ class BsrMatrix {
   BsrView<const double> view() const { return {nrows_, ncols_, bs_, row_ptr_.data(), col_ind_.data(), values_.data()}; }
   BsrView<double> mutable_view() { return {nrows_, ncols_, bs_, row_ptr_.data(), col_ind_.data(), values_.data()}; }
 
+  // Re-plans the SpMV for this structure (kernel configuration, balancing).
+  void set_spmv_options(const SpmvOptions& options);
+  bool spmv_balanced() const { return balanced_; }
+  index_t spmv_segments() const { return balanced_ ? nseg_ : nrows_; }
+  const kernels::BsrmvConfig& spmv_config() const { return config_; }
+  double mean_row_blocks() const { return nrows_ ? double(nnzb_) / nrows_ : 0.0; }
+  index_t max_row_blocks() const { return max_row_; }
+
+  // y = alpha*A*x + beta*y (beta == 0: y is not read).
+  void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
+
  private:
   index_t nrows_, ncols_, nnzb_;
   int bs_;
+  index_t max_row_ = 0;
   Array<index_t> row_ptr_, col_ind_, diag_pos_;
   Array<double> values_;
+  // SpMV plan
+  kernels::BsrmvConfig config_;
+  bool balanced_ = false;
+  index_t nseg_ = 0;
+  Array<index_t> seg_row_ptr_, seg_ptr_;
+  mutable Array<double> partial_;
 };
 
 // y = alpha*A*x + beta*y on A's executor (beta == 0: y is not read).
-void spmv(const BsrMatrix& A, double alpha, const Array<double>& x, double beta, Array<double>& y);
+inline void spmv(const BsrMatrix& A, double alpha, const Array<double>& x, double beta, Array<double>& y)
+{
+  A.apply(alpha, x, beta, y);
+}
 
 }  // namespace blockres

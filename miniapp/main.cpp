@@ -1,5 +1,6 @@
 // blockres command line: `run` (a deck), `--version`, `--help`; every error -> one line, exit 1.
 #include "linalg/executor.hpp"
+#include "miniapp/bench.hpp"
 #include "miniapp/deck.hpp"
 #include "miniapp/h5.hpp"
 #include "miniapp/simulator.hpp"
@@ -90,6 +91,27 @@ int main(int argc, char** argv)
   run->add_option("--set", overrides, "override a deck key: --set dotted.key=value (repeatable)");
   bool verbose = false;
   run->add_flag("-v,--verbose", verbose, "log every Newton iteration (residual norms, linear iterations)");
+  std::string jacobian_path;
+  run->add_option("--write-jacobian", jacobian_path, "write the last assembled Jacobian to this HDF5 file");
+
+  auto* bench = app.add_subcommand("bench", "performance benchmarks with verified results (CUDA device needed)");
+  bench->require_subcommand(1);
+  blockres::BsrmvBenchOptions bo;
+  auto* bsrmv = bench->add_subcommand("bsrmv", "BSR SpMV against cuSPARSE on stencil, power-law and simulator matrices");
+  bsrmv->add_option("--json", bo.json_path, "report file (JSON)")->capture_default_str();
+  bsrmv->add_option("--bs", bo.block_sizes, "block sizes (1..64)")->delimiter(',')->check(CLI::Range(1, 64));
+  bsrmv->add_option("--stencils", bo.stencils, "stencils: 7 and/or 27")->delimiter(',')->check(CLI::IsMember({7, 27}));
+  bsrmv->add_option("--powerlaw-bs", bo.powerlaw_block_sizes, "block sizes of the power-law matrix (empty: none)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64));
+  bsrmv->add_option("--size-gb", bo.matrix_gb, "bytes of block values + indices per stencil matrix, in GB")
+      ->check(CLI::Range(0.001, 64.0))
+      ->capture_default_str();
+  bsrmv->add_option("--reps", bo.reps, "timed repetitions (median reported)")->check(CLI::Range(3, 100000))->capture_default_str();
+  bsrmv->add_option("--warmup", bo.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
+  bsrmv->add_option("--jacobian", bo.jacobians, "Jacobian file from 'blockres run --write-jacobian' (repeatable)")
+      ->check(CLI::ExistingFile);
+  bsrmv->add_flag("--tune", bo.tune, "time every compiled kernel configuration per block size first");
 
   try {
     app.parse(argc, argv);
@@ -101,8 +123,8 @@ int main(int argc, char** argv)
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11 only says "a subcommand is required" for an unknown one; name it.
-    if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run")
-      fail(fmt::format("unknown subcommand '{}' (expected: run; see 'blockres --help')", argv[1]));
+    if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" && std::string_view(argv[1]) != "bench")
+      fail(fmt::format("unknown subcommand '{}' (expected: run or bench; see 'blockres --help')", argv[1]));
     fail(fmt::format("{} (see 'blockres --help')", e.what()));
   }
 
@@ -113,8 +135,13 @@ int main(int argc, char** argv)
       blockres::RunConfig cfg = blockres::load_deck(deck, overrides);
       log_line(fmt::format("blockres {} (git {}): deck {}", blockres::version_string(), blockres::git_commit(), deck));
       auto exec = choose_backend(backend);
-      const auto outcome = blockres::run_simulation(cfg, exec, cfg.output.directory, command_line, log_line, verbose);
+      const auto outcome =
+          blockres::run_simulation(cfg, exec, {cfg.output.directory, command_line, verbose, jacobian_path}, log_line);
       log_line(fmt::format("results written to {}", outcome.result_file.string()));
+    }
+    if (bsrmv->parsed()) {
+      bo.command_line = command_line;
+      return blockres::run_bsrmv_bench(bo, log_line);
     }
   } catch (const blockres::InputError& e) {
     fail(e.what());

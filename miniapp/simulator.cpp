@@ -45,6 +45,8 @@ class NewtonSolver {
   {
   }
 
+  const BsrMatrix& jacobian() const { return J_; }
+
   NewtonResult solve(Vector& x, const Vector& x0, double dt)
   {
     const auto& nc = cfg_.newton;
@@ -120,10 +122,29 @@ std::string well_summary(const physics::OilWaterModel& model, const std::vector<
 
 }  // namespace
 
-RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const std::filesystem::path& output_dir,
-                          const std::string& command_line, const std::function<void(const std::string&)>& log,
-                          bool verbose)
+void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A)
 {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    auto f = h5::File::create(tmp);
+    h5::Id g = h5::create_group(f.id(), "jacobian");
+    h5::write_attribute(g, "block_size", std::int64_t(A.block_size()));
+    h5::write_attribute(g, "block_rows", std::int64_t(A.nrows()));
+    h5::write_dataset(g, "row_ptr", A.row_ptr().to_host());
+    h5::write_dataset(g, "col_ind", A.col_ind().to_host());
+    h5::write_dataset(g, "values", A.values().to_host());
+    g.reset();
+    f.close();
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
+                          const std::function<void(const std::string&)>& log)
+{
+  const auto& output_dir = options.output_dir;
+  const auto& command_line = options.command_line;
+  const bool verbose = options.verbose;
   const auto t_start = Clock::now();
   RunOutcome out;
   RunStatistics& stats = out.stats;
@@ -210,6 +231,10 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const std::filesys
   }
 
   stats.wall_seconds = seconds_since(t_start);
+  if (!options.jacobian_path.empty()) {
+    write_jacobian(options.jacobian_path, newton.jacobian());
+    log(fmt::format("Jacobian of the last Newton iteration written to {}", options.jacobian_path.string()));
+  }
   writer.commit(stats);
   out.result_file = writer.final_path();
   log(fmt::format("done: {} steps, {} cuts, {} Newton iterations, {} linear iterations ({:.1f} per Newton)", stats.steps,

@@ -22,11 +22,20 @@ struct RunOutcome {
   std::filesystem::path result_file;
 };
 
+struct RunOptions {
+  std::filesystem::path output_dir = "output";
+  std::string command_line;
+  bool verbose = false;                  // one log line per Newton iteration
+  std::filesystem::path jacobian_path;   // when set: the last assembled Jacobian, as HDF5 /jacobian
+};
+
 // Runs the configured simulation on `exec` and writes the result file atomically to
-// <output_dir>/<cfg.output.name>.h5. `log` receives every line of the run log; `verbose`
-// adds one line per Newton iteration.
-RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const std::filesystem::path& output_dir,
-                          const std::string& command_line, const std::function<void(const std::string&)>& log,
-                          bool verbose = false);
+// <output_dir>/<cfg.output.name>.h5. `log` receives every line of the run log.
+RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
+                          const std::function<void(const std::string&)>& log);
+
+// Writes A (host copy) to `path` atomically: group /jacobian with attributes block_size,
+// block_rows and datasets row_ptr, col_ind, values (row-major blocks).
+void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A);
 
 }  // namespace blockres

@@ -38,7 +38,7 @@ inline RunResult run_deck(const std::string& deck, const std::vector<std::string
 {
   const RunConfig cfg = load_deck(deck, overrides);
   const auto dir = fresh_dir(cfg.output.name);
-  const auto out = run_simulation(cfg, exec, dir, "test", [&](const std::string& line) {
+  const auto out = run_simulation(cfg, exec, {dir, "test", false, {}}, [&](const std::string& line) {
     if (verbose) std::printf("%s\n", line.c_str());
   });
   RunResult r{read_results(out.result_file), out.stats, out.stats.wall_seconds};

@@ -1,5 +1,6 @@
 // CPU reference kernels against hand-computed values.
 #include "kernels/blas1.hpp"
+#include "kernels/bsr_to_csr.hpp"
 #include "kernels/block_diag.hpp"
 #include "kernels/bsrmv.hpp"
 
@@ -84,4 +85,40 @@ TEST(BlockDiagCpu, InvertAndApplyHand)
   std::vector<double> x{2, 8, 3, 5}, y(4);
   kernels::cpu::block_diag_apply(2, 2, inv.data(), x.data(), y.data());
   EXPECT_EQ(y, (std::vector<double>{1, 2, 5, 3}));
+}
+
+TEST(BalanceRows, SplitsLongRowsKeepsEmptyOnes)
+{
+  // Rows of 0, 7, 2 and 5 blocks, at most 3 blocks per segment.
+  const std::vector<index_t> row_ptr{0, 0, 7, 9, 14};
+  const auto b = kernels::balance_rows(row_ptr.data(), 4, 3);
+  EXPECT_EQ(b.row_ptr, (std::vector<index_t>{0, 0, 3, 6, 7, 9, 12, 14}));
+  EXPECT_EQ(b.seg_ptr, (std::vector<index_t>{0, 1, 4, 5, 7}));
+}
+
+TEST(SegmentReduce, SumsSegmentsWithAlphaBeta)
+{
+  // Two rows of bs 2: row 0 has segments {0, 1}, row 1 has segment {2}.
+  const std::vector<index_t> seg{0, 2, 3};
+  const std::vector<double> partial{1, 2, 10, 20, 5, 7};
+  std::vector<double> y{1, 1, 2, 2};
+  kernels::cpu::segment_reduce(2, 2, seg.data(), partial.data(), 2.0, 0.5, y.data());
+  EXPECT_EQ(y, (std::vector<double>{22.5, 44.5, 11, 15}));
+  std::vector<double> z(4, std::numeric_limits<double>::quiet_NaN());
+  kernels::cpu::segment_reduce(2, 2, seg.data(), partial.data(), 1.0, 0.0, z.data());
+  EXPECT_EQ(z, (std::vector<double>{11, 22, 5, 7}));
+}
+
+TEST(BsrToCsr, HandExampleWithAnEmptyRow)
+{
+  // Block rows: 0 -> blocks (col 1); 1 -> empty; 2 -> blocks (col 0), (col 1). bs = 2.
+  std::vector<index_t> row_ptr{0, 1, 1, 3}, col{1, 0, 1};
+  std::vector<double> val{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  BsrView<const double> A{3, 2, 2, row_ptr.data(), col.data(), val.data()};
+  std::vector<index_t> rp(7), cc(12);
+  std::vector<double> cv(12);
+  kernels::cpu::bsr_to_csr(A, rp.data(), cc.data(), cv.data());
+  EXPECT_EQ(rp, (std::vector<index_t>{0, 2, 4, 4, 4, 8, 12}));
+  EXPECT_EQ(cc, (std::vector<index_t>{2, 3, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_EQ(cv, (std::vector<double>{1, 2, 3, 4, 5, 6, 9, 10, 7, 8, 11, 12}));
 }

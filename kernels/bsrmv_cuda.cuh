@@ -1,0 +1,239 @@
+// KSPARSE-style BSR SpMV kernels y = alpha*A*x + beta*y for row-major bs x bs blocks
+// (CUDA templates; instantiated per block size in bsrmv_cuda_*.cu, dispatched in bsrmv_cuda.cu).
+//
+// Storage: block k of A holds a[k*bs*bs + i*bs + c] (row i, column c). The blocks of one block
+// row are contiguous, so a block row is one contiguous stream of values: every kernel reads it
+// with consecutive lanes on consecutive addresses. Values are read once (streaming loads,
+// evict-first); x and the column indices go through the read-only path (reused).
+#pragma once
+
+#include "kernels/bsrmv.hpp"
+#include "kernels/bsrmv_space.hpp"
+#include "kernels/cuda_check.cuh"
+
+#include <utility>
+#include <vector>
+
+namespace blockres::kernels::cuda_bsrmv {
+
+template <int BS, int EPT, int U>
+__global__ void __launch_bounds__(256)
+    medium_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
+                  double* __restrict__ y, int row_split)
+{
+  constexpr int W = group_width(BS), CPL = (BS + W - 1) / W, GW = 32 / W, BB = BS * BS;
+  const int lane = threadIdx.x & 31;
+  const int grp = (threadIdx.x >> 5) * GW + lane / W;
+  const int cl = lane % W;
+  const int groups = (blockDim.x >> 5) * GW;
+  const int rows = (BS + row_split - 1) / row_split;
+  const int i_begin = blockIdx.y * rows;
+  const int i_end = min(BS, i_begin + rows);
+
+  int row_off[EPT];
+  bool row_ok[EPT];
+#pragma unroll
+  for (int j = 0; j < EPT; ++j) {
+    const int i = i_begin + grp + j * groups;
+    row_ok[j] = i < i_end;
+    row_off[j] = i * BS;
+  }
+  bool col_ok[CPL];
+#pragma unroll
+  for (int q = 0; q < CPL; ++q) col_ok[q] = cl + q * W < BS;
+
+  for (index_t r = blockIdx.x; r < A.nrows; r += gridDim.x) {
+    const index_t kb = __ldg(A.row_ptr + r), ke = __ldg(A.row_ptr + r + 1);
+    double acc[EPT];
+#pragma unroll
+    for (int j = 0; j < EPT; ++j) acc[j] = 0.0;
+    for (index_t k = kb; k < ke; k += U) {
+      double xv[U][CPL], v[U][EPT][CPL];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const index_t kk = k + u;
+        const bool ok = kk < ke;
+        const index_t col = ok ? __ldg(A.col_ind + kk) : 0;
+        const double* blk = A.values + size64_t(kk) * BB + cl;
+#pragma unroll
+        for (int q = 0; q < CPL; ++q)
+          xv[u][q] = (ok && col_ok[q]) ? __ldg(x + size64_t(col) * BS + cl + q * W) : 0.0;
+#pragma unroll
+        for (int j = 0; j < EPT; ++j)
+#pragma unroll
+          for (int q = 0; q < CPL; ++q)
+            v[u][j][q] = (ok && row_ok[j] && col_ok[q]) ? __ldcs(blk + row_off[j] + q * W) : 0.0;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < EPT; ++j)
+#pragma unroll
+          for (int q = 0; q < CPL; ++q) acc[j] = fma(v[u][j][q], xv[u][q], acc[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < EPT; ++j) {
+      double s = acc[j];
+#pragma unroll
+      for (int off = W / 2; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+      if (cl == 0 && row_ok[j]) {
+        double* out = y + size64_t(r) * BS + i_begin + grp + j * groups;
+        *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
+      }
+    }
+  }
+}
+
+// ---- small: a truncated warp holds M = floor(32/bs^2) whole blocks ---------------------------
+// Lane t = slot*bs^2 + i*bs + c keeps element (i, c) of block slot of every step, so it needs a
+// single accumulator; the row sums come from shuffles over c and over the slots.
+template <int BS>
+__device__ __forceinline__ double small_reduce(double v)
+{
+  constexpr int BB = BS * BS, M = 32 / BB;
+  if constexpr (is_pow2(BS)) {
+#pragma unroll
+    for (int off = BS / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  } else {
+    double s = v;
+#pragma unroll
+    for (int d = 1; d < BS; ++d) s += __shfl_down_sync(0xffffffffu, v, d);
+    v = s;  // valid at c == 0
+  }
+  if constexpr (is_pow2(M) && is_pow2(BB)) {
+#pragma unroll
+    for (int off = M / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off * BB);
+  } else {
+    double s = v;
+#pragma unroll
+    for (int d = 1; d < M; ++d) s += __shfl_down_sync(0xffffffffu, v, d * BB);
+    v = s;  // valid at slot == 0
+  }
+  return v;
+}
+
+// U block rows in flight per warp; each warp owns rows_per_warp consecutive block rows.
+template <int BS, int U>
+__global__ void __launch_bounds__(256)
+    small_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
+                 double* __restrict__ y, int rows_per_warp)
+{
+  constexpr int BB = BS * BS, M = 32 / BB, T = M * BB;
+  static_assert(M >= 1, "small kernel needs bs*bs <= 32");
+  const int lane = threadIdx.x & 31;
+  const size64_t warp = (size64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const bool active = lane < T;
+  const int slot = lane / BB, e = lane % BB, c = e % BS;
+  const size64_t first = warp * rows_per_warp;
+  if (first >= size64_t(A.nrows)) return;  // whole warp
+  const index_t r_end = static_cast<index_t>(min(size64_t(A.nrows), first + rows_per_warp));
+  for (index_t r = static_cast<index_t>(first); r < r_end; r += U) {
+    index_t kb[U], ke[U];
+    double acc[U];
+    index_t nsteps = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const bool ok = r + u < r_end;
+      kb[u] = ok ? __ldg(A.row_ptr + r + u) : 0;
+      ke[u] = ok ? __ldg(A.row_ptr + r + u + 1) : 0;
+      acc[u] = 0.0;
+      nsteps = max(nsteps, (ke[u] - kb[u] + M - 1) / M);
+    }
+    for (index_t s = 0; s < nsteps; ++s) {
+      double v[U], xv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const index_t k = kb[u] + s * M + slot;
+        const bool ok = active && k < ke[u];
+        v[u] = ok ? __ldcs(A.values + size64_t(k) * BB + e) : 0.0;
+        xv[u] = ok ? __ldg(x + size64_t(__ldg(A.col_ind + k)) * BS + c) : 0.0;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc[u] = fma(v[u], xv[u], acc[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const double s = small_reduce<BS>(acc[u]);
+      if (r + u < r_end && active && slot == 0 && c == 0) {
+        double* out = y + size64_t(r + u) * BS + e / BS;
+        *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
+      }
+    }
+  }
+}
+
+// ---- launchers and the variant registry ---------------------------------------------------------
+using Launcher = void (*)(stream_t, const BsrView<const double>&, double, const double*, double, double*,
+                          const BsrmvConfig&);
+
+struct Variant {
+  int bs;
+  bool small;  // small kernel, else medium/large
+  int ept;     // medium/large: rows per thread
+  int unroll;
+  Launcher launch;
+};
+
+template <int BS, int EPT, int U>
+void launch_medium(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
+                   const BsrmvConfig& cfg)
+{
+  const int split = cfg.kernel == BsrmvKernel::large ? cfg.row_split : 1;
+  const dim3 grid(static_cast<unsigned>(min(A.nrows, index_t(1) << 24)), static_cast<unsigned>(split));
+  medium_kernel<BS, EPT, U><<<grid, cfg.warps * 32, 0, s>>>(A, alpha, x, beta, y, split);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int BS, int U>
+void launch_small(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
+                  const BsrmvConfig& cfg)
+{
+  const size64_t rows_per_block = size64_t(cfg.warps) * cfg.rows_per_warp;
+  const auto grid = static_cast<unsigned>((A.nrows + rows_per_block - 1) / rows_per_block);
+  small_kernel<BS, U><<<grid, cfg.warps * 32, 0, s>>>(A, alpha, x, beta, y, cfg.rows_per_warp);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int BS, int EPT>
+void add_medium_ept(std::vector<Variant>& out)
+{
+  if constexpr (medium_ept_used(BS, EPT)) {
+    out.push_back({BS, false, EPT, 1, &launch_medium<BS, EPT, 1>});
+    out.push_back({BS, false, EPT, 2, &launch_medium<BS, EPT, 2>});
+  }
+}
+
+template <int BS, int... E>
+void add_medium(std::vector<Variant>& out, std::integer_sequence<int, E...>)
+{
+  (add_medium_ept<BS, E + 1>(out), ...);
+}
+
+template <int BS>
+void add_block_size(std::vector<Variant>& out)
+{
+  if constexpr (BS * BS <= 32) {
+    out.push_back({BS, true, 1, 1, &launch_small<BS, 1>});
+    out.push_back({BS, true, 1, 2, &launch_small<BS, 2>});
+    out.push_back({BS, true, 1, 4, &launch_small<BS, 4>});
+  }
+  if constexpr (BS >= 3) add_medium<BS>(out, std::make_integer_sequence<int, 8>{});
+}
+
+template <int... BS>
+void add_block_sizes(std::vector<Variant>& out, std::integer_sequence<int, BS...>)
+{
+  (add_block_size<BS>(out), ...);
+}
+
+// Each bsrmv_cuda_<range>.cu instantiates one range of block sizes.
+void add_variants_1_8(std::vector<Variant>& out);
+void add_variants_9_16(std::vector<Variant>& out);
+void add_variants_17_24(std::vector<Variant>& out);
+void add_variants_25_32(std::vector<Variant>& out);
+void add_variants_33_40(std::vector<Variant>& out);
+void add_variants_41_48(std::vector<Variant>& out);
+void add_variants_49_56(std::vector<Variant>& out);
+void add_variants_57_64(std::vector<Variant>& out);
+
+}  // namespace blockres::kernels::cuda_bsrmv

@@ -1,0 +1,42 @@
+// The BSRMV tuning search space: which configurations exist for a block size (shared by the
+// CUDA instantiations, the dispatch, the tuning table and its fallback rule).
+#pragma once
+
+namespace blockres::kernels::cuda_bsrmv {
+
+constexpr int pow2ceil(int n)
+{
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+constexpr bool is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// medium / large: lane groups of W lanes, ept rows per thread.
+constexpr int group_width(int bs) { return bs >= 32 ? 32 : pow2ceil(bs); }
+
+// Rows per thread for a configuration, 0 when the configuration is not in the search space
+// (too many rows per thread, or idle lane groups with more than one warp).
+constexpr int medium_ept(int bs, int warps, int row_split)
+{
+  const int groups = warps * (32 / group_width(bs));
+  const int rows = (bs + row_split - 1) / row_split;
+  if (groups > rows && warps > 1) return 0;
+  const int ept = (rows + groups - 1) / groups;
+  return ept <= 8 ? ept : 0;
+}
+constexpr int medium_warps[] = {1, 2, 4, 8};
+constexpr int large_min_bs = 24;
+constexpr int large_splits[] = {2, 4};
+constexpr bool medium_ept_used(int bs, int ept)
+{
+  for (int w : medium_warps) {
+    if (medium_ept(bs, w, 1) == ept) return true;
+    if (bs >= large_min_bs)
+      for (int y : large_splits)
+        if (medium_ept(bs, w, y) == ept) return true;
+  }
+  return false;
+}
+
+}  // namespace blockres::kernels::cuda_bsrmv

@@ -1,0 +1,49 @@
+// BSRMV default configuration per GPU model and block size: the table below holds what
+// `blockres bench bsrmv --tune` measured as fastest on the 3D 7-point stencil (paste its
+// output here); block sizes and GPUs not in the table fall back to a rule.
+#include "kernels/bsrmv.hpp"
+#include "kernels/bsrmv_space.hpp"
+
+#include <string_view>
+
+namespace blockres::kernels::cuda {
+
+namespace {
+
+using K = BsrmvKernel;
+
+struct Entry {
+  std::string_view gpu;
+  int bs;
+  BsrmvConfig config;  // kernel, warps, unroll, rows_per_warp, row_split
+};
+
+// clang-format off
+constexpr Entry table[] = {
+  // gpu            bs  kernel     warps unroll rows/warp split
+  {"NVIDIA H200",    2, {K::small,  8,    4,     4,        1}},
+};
+// clang-format on
+
+BsrmvConfig rule(int bs)
+{
+  if (bs * bs <= 32) return {K::small, 8, 2, 2, 1};
+  // Fewest warps that keep at most two rows per thread; large blocks split their rows.
+  const int split = bs >= 48 ? 2 : 1;
+  for (int w : cuda_bsrmv::medium_warps) {
+    const int ept = cuda_bsrmv::medium_ept(bs, w, split);
+    if (ept > 0 && ept <= 2) return {split > 1 ? K::large : K::medium, w, 2, 1, split};
+  }
+  return {split > 1 ? K::large : K::medium, 8, 2, 1, split};
+}
+
+}  // namespace
+
+BsrmvConfig bsrmv_default_config(int bs, std::string_view gpu_name)
+{
+  for (const auto& e : table)
+    if (e.bs == bs && e.gpu == gpu_name) return e.config;
+  return rule(bs);
+}
+
+}  // namespace blockres::kernels::cuda

@@ -1,0 +1,13 @@
+// `blockres bench` in a build without CUDA: a clear error instead of a benchmark.
+#include "miniapp/bench.hpp"
+
+#include <stdexcept>
+
+namespace blockres {
+
+int run_bsrmv_bench(const BsrmvBenchOptions&, const std::function<void(const std::string&)>&)
+{
+  throw std::runtime_error("bench bsrmv needs the CUDA backend, and this blockres was built without CUDA");
+}
+
+}  // namespace blockres
