@@ -30,24 +30,30 @@ void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double*
 }  // namespace cpu
 
 // ---- CUDA -----------------------------------------------------------------------------------
-// Size classes (KSPARSE): `small` (bs <= 5): a warp holds floor(32/bs^2) whole blocks, one
-// element per lane; `medium`: groups of W = min(32, pow2ceil(bs)) lanes stream block rows
-// with coalesced loads, each thread keeping `ept` row accumulators (uneven slices when the
-// groups do not divide bs), reduced by warp shuffles; `large`: the medium kernel with the
-// rows of every block split over `row_split` thread blocks (grid.y).
-enum class BsrmvKernel { small, medium, large };
+// Size classes (KSPARSE):
+//   small  (bs <= 5): a warp holds floor(32/bs^2) whole blocks, one element per lane (K1);
+//   medium: a thread array of bs rows x `groups` thread groups per block row, each thread a
+//           slice of one row (uneven slices when groups do not divide bs), `arrays` thread
+//           arrays (block rows) per thread block; 16-byte loads where aligned (K2);
+//   wide:   lane groups of min(32, pow2ceil(bs)) lanes stream the rows of a block, each thread
+//           keeping several row accumulators, reduced by warp shuffles;
+//   large:  the wide kernel with the rows of every block split over `row_split` thread blocks
+//           (several thread blocks per block, K3).
+enum class BsrmvKernel { small, medium, wide, large };
 std::string_view to_string(BsrmvKernel k);
 
 struct BsrmvConfig {
-  BsrmvKernel kernel = BsrmvKernel::medium;
-  int warps = 4;          // warps per thread block
-  int unroll = 2;         // small: block rows in flight per warp; medium/large: blocks in flight
-  int rows_per_warp = 1;  // small only: consecutive block rows per warp (multiple of unroll)
-  int row_split = 1;      // large only: thread blocks per block (rows of each block split)
+  BsrmvKernel kernel = BsrmvKernel::wide;
+  int warps = 4;          // small/wide/large: warps per thread block
+  int unroll = 2;         // small: block rows in flight per warp; others: blocks in flight
+  int rows_per_warp = 1;  // small: consecutive block rows per warp (multiple of unroll)
+  int row_split = 1;      // large: thread blocks per block (rows of each block split)
+  int groups = 1;         // medium: thread groups per row (Ntg)
+  int arrays = 1;         // medium: thread arrays (block rows) per thread block
   bool operator==(const BsrmvConfig& o) const  // .cu files are C++17: no defaulted ==
   {
     return kernel == o.kernel && warps == o.warps && unroll == o.unroll && rows_per_warp == o.rows_per_warp &&
-           row_split == o.row_split;
+           row_split == o.row_split && groups == o.groups && arrays == o.arrays;
   }
 };
 std::string describe(const BsrmvConfig& c);

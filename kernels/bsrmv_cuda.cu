@@ -36,19 +36,27 @@ const std::vector<Variant>& registry()
 
 const Variant* find_variant(int bs, const BsrmvConfig& c)
 {
-  const bool small = c.kernel == BsrmvKernel::small;
-  int ept = 1;
-  if (!small) {
-    const int split = c.kernel == BsrmvKernel::large ? c.row_split : 1;
-    if (c.kernel == BsrmvKernel::large && (bs < large_min_bs || split < 2)) return nullptr;
-    if (std::find(std::begin(medium_warps), std::end(medium_warps), c.warps) == std::end(medium_warps)) return nullptr;
-    ept = medium_ept(bs, c.warps, split);
-    if (ept == 0) return nullptr;
-  } else if (c.rows_per_warp < 1 || c.rows_per_warp % c.unroll != 0 || c.warps < 1 || c.warps > 8) {
-    return nullptr;
+  int kind = variant_small, param = 1;
+  switch (c.kernel) {
+    case BsrmvKernel::small:
+      if (c.rows_per_warp < 1 || c.rows_per_warp % c.unroll != 0 || c.warps < 1 || c.warps > 8) return nullptr;
+      break;
+    case BsrmvKernel::medium:
+      kind = variant_slice, param = c.groups;
+      if (c.arrays < 1 || c.arrays * bs * c.groups > 256) return nullptr;
+      break;
+    case BsrmvKernel::wide:
+    case BsrmvKernel::large: {
+      const int split = c.kernel == BsrmvKernel::large ? c.row_split : 1;
+      if (c.kernel == BsrmvKernel::large && (bs < large_min_bs || split < 2)) return nullptr;
+      if (std::find(std::begin(medium_warps), std::end(medium_warps), c.warps) == std::end(medium_warps)) return nullptr;
+      kind = variant_wide, param = medium_ept(bs, c.warps, split);
+      if (param == 0) return nullptr;
+      break;
+    }
   }
   for (const auto& v : registry())
-    if (v.bs == bs && v.small == small && v.ept == ept && v.unroll == c.unroll) return &v;
+    if (v.bs == bs && v.kind == kind && v.param == param && v.unroll == c.unroll) return &v;
   return nullptr;
 }
 
@@ -73,15 +81,19 @@ std::vector<BsrmvConfig> bsrmv_configs(int bs)
   auto add = [&](const BsrmvConfig& c) {
     if (find_variant(bs, c)) out.push_back(c);
   };
+  using K = BsrmvKernel;
   if (bs * bs <= 32)
     for (int u : {1, 2, 4})
       for (int w : {4, 8})
-        for (int rpw : {u, 4 * u}) add({BsrmvKernel::small, w, u, rpw, 1});
-  for (int u : {1, 2})
+        for (int rpw : {u, 4 * u}) add({K::small, w, u, rpw, 1, 1, 1});
+  for (int u : {1, 2}) {
+    for (int g : slice_groups)
+      for (int a : slice_arrays) add({K::medium, 1, u, 1, 1, g, a});
     for (int w : medium_warps) {
-      add({BsrmvKernel::medium, w, u, 1, 1});
-      for (int y : large_splits) add({BsrmvKernel::large, w, u, 1, y});
+      add({K::wide, w, u, 1, 1, 1, 1});
+      for (int y : large_splits) add({K::large, w, u, 1, y, 1, 1});
     }
+  }
   return out;
 }
 

@@ -16,9 +16,10 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
+// ---- wide / large: lane groups of W = min(32, pow2ceil(bs)) lanes, EPT rows per thread -----
 template <int BS, int EPT, int U>
 __global__ void __launch_bounds__(256)
-    medium_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
+    wide_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
                   double* __restrict__ y, int row_split)
 {
   constexpr int W = group_width(BS), CPL = (BS + W - 1) / W, GW = 32 / W, BB = BS * BS;
@@ -80,6 +81,78 @@ __global__ void __launch_bounds__(256)
         double* out = y + size64_t(r) * BS + i_begin + grp + j * groups;
         *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
       }
+    }
+  }
+}
+
+// ---- medium: thread array of bs rows x NTG thread groups (KSPARSE K2) ---------------------------
+// Thread (i, g) of a thread array owns columns [c0, c0 + len) of row i of every block of its
+// block row (uneven slices: the first bs % NTG groups take one column more). With NTG = 1 each
+// thread computes a whole scalar row: every lane busy and no reduction. The NTG threads of a
+// row are aligned consecutive lanes, reduced by shuffles restricted to their own mask.
+template <int BS, int NTG, int U>
+__global__ void __launch_bounds__(256)
+    slice_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
+                 double* __restrict__ y)
+{
+  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, TA = BS * NTG, BB = BS * BS;
+  // 16-byte loads when every slice is an even number of columns starting at an even column.
+  constexpr bool VEC = BS % 2 == 0 && REM == 0 && EPT % 2 == 0;
+  const int arrays = blockDim.x / TA;
+  const int ta = threadIdx.x / TA;
+  const int local = threadIdx.x - ta * TA;
+  const int i = local / NTG, g = local % NTG;
+  const int len = (REM == 0 || g < REM) ? EPT : EPT - 1;
+  const int c0 = g * EPT - (REM == 0 ? 0 : max(0, g - REM));
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned gmask = NTG >= 32 ? 0xffffffffu : ((1u << NTG) - 1u) << (lane & ~unsigned(NTG - 1));
+  for (index_t r = index_t(blockIdx.x) * arrays + ta; r < A.nrows; r += index_t(gridDim.x) * arrays) {
+    const index_t kb = __ldg(A.row_ptr + r), ke = __ldg(A.row_ptr + r + 1);
+    double acc0 = 0.0, acc1 = 0.0;  // two chains of dependent FMAs
+    for (index_t k = kb; k < ke; k += U) {
+      double v[U][EPT], xv[U][EPT];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const index_t kk = k + u;
+        const bool ok = kk < ke;
+        const index_t col = ok ? __ldg(A.col_ind + kk) : 0;
+        const double* vp = A.values + size64_t(kk) * BB + i * BS + c0;
+        const double* xp = x + size64_t(col) * BS + c0;
+        if constexpr (VEC) {
+#pragma unroll
+          for (int e = 0; e < EPT / 2; ++e) {
+            const double2 a = ok ? __ldcs(reinterpret_cast<const double2*>(vp) + e) : make_double2(0.0, 0.0);
+            const double2 b = ok ? __ldg(reinterpret_cast<const double2*>(xp) + e) : make_double2(0.0, 0.0);
+            v[u][2 * e] = a.x, v[u][2 * e + 1] = a.y;
+            xv[u][2 * e] = b.x, xv[u][2 * e + 1] = b.y;
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < EPT; ++e) {
+            const bool m = ok && e < len;
+            v[u][e] = m ? __ldcs(vp + e) : 0.0;
+            xv[u][e] = m ? __ldg(xp + e) : 0.0;
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) {
+          if (e % 2 == 0)
+            acc0 = fma(v[u][e], xv[u][e], acc0);
+          else
+            acc1 = fma(v[u][e], xv[u][e], acc1);
+        }
+    }
+    double s = acc0 + acc1;
+    if constexpr (NTG > 1) {
+#pragma unroll
+      for (int off = NTG / 2; off > 0; off /= 2) s += __shfl_xor_sync(gmask, s, off);
+    }
+    if (g == 0) {
+      double* out = y + size64_t(r) * BS + i;
+      *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
     }
   }
 }
@@ -166,21 +239,33 @@ __global__ void __launch_bounds__(256)
 using Launcher = void (*)(stream_t, const BsrView<const double>&, double, const double*, double, double*,
                           const BsrmvConfig&);
 
+enum VariantKind : int { variant_small, variant_wide, variant_slice };
+
 struct Variant {
   int bs;
-  bool small;  // small kernel, else medium/large
-  int ept;     // medium/large: rows per thread
+  int kind;    // VariantKind
+  int param;   // wide/large: rows per thread (ept); medium: thread groups per row; small: 1
   int unroll;
   Launcher launch;
 };
 
 template <int BS, int EPT, int U>
-void launch_medium(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-                   const BsrmvConfig& cfg)
+void launch_wide(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
+                 const BsrmvConfig& cfg)
 {
   const int split = cfg.kernel == BsrmvKernel::large ? cfg.row_split : 1;
   const dim3 grid(static_cast<unsigned>(min(A.nrows, index_t(1) << 24)), static_cast<unsigned>(split));
-  medium_kernel<BS, EPT, U><<<grid, cfg.warps * 32, 0, s>>>(A, alpha, x, beta, y, split);
+  wide_kernel<BS, EPT, U><<<grid, cfg.warps * 32, 0, s>>>(A, alpha, x, beta, y, split);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int BS, int NTG, int U>
+void launch_slice(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
+                  const BsrmvConfig& cfg)
+{
+  const index_t blocks = (A.nrows + cfg.arrays - 1) / cfg.arrays;
+  const auto grid = static_cast<unsigned>(min(blocks, index_t(1) << 30));
+  slice_kernel<BS, NTG, U><<<grid, cfg.arrays * BS * NTG, 0, s>>>(A, alpha, x, beta, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
@@ -195,29 +280,41 @@ void launch_small(stream_t s, const BsrView<const double>& A, double alpha, cons
 }
 
 template <int BS, int EPT>
-void add_medium_ept(std::vector<Variant>& out)
+void add_wide_ept(std::vector<Variant>& out)
 {
   if constexpr (medium_ept_used(BS, EPT)) {
-    out.push_back({BS, false, EPT, 1, &launch_medium<BS, EPT, 1>});
-    out.push_back({BS, false, EPT, 2, &launch_medium<BS, EPT, 2>});
+    out.push_back({BS, variant_wide, EPT, 1, &launch_wide<BS, EPT, 1>});
+    out.push_back({BS, variant_wide, EPT, 2, &launch_wide<BS, EPT, 2>});
   }
 }
 
 template <int BS, int... E>
-void add_medium(std::vector<Variant>& out, std::integer_sequence<int, E...>)
+void add_wide(std::vector<Variant>& out, std::integer_sequence<int, E...>)
 {
-  (add_medium_ept<BS, E + 1>(out), ...);
+  (add_wide_ept<BS, E + 1>(out), ...);
+}
+
+template <int BS, int NTG, int U>
+void add_slice(std::vector<Variant>& out)
+{
+  if constexpr (slice_used(BS, NTG, U)) out.push_back({BS, variant_slice, NTG, U, &launch_slice<BS, NTG, U>});
 }
 
 template <int BS>
 void add_block_size(std::vector<Variant>& out)
 {
   if constexpr (BS * BS <= 32) {
-    out.push_back({BS, true, 1, 1, &launch_small<BS, 1>});
-    out.push_back({BS, true, 1, 2, &launch_small<BS, 2>});
-    out.push_back({BS, true, 1, 4, &launch_small<BS, 4>});
+    out.push_back({BS, variant_small, 1, 1, &launch_small<BS, 1>});
+    out.push_back({BS, variant_small, 1, 2, &launch_small<BS, 2>});
+    out.push_back({BS, variant_small, 1, 4, &launch_small<BS, 4>});
   }
-  if constexpr (BS >= 3) add_medium<BS>(out, std::make_integer_sequence<int, 8>{});
+  if constexpr (BS >= 3) add_wide<BS>(out, std::make_integer_sequence<int, 8>{});
+  add_slice<BS, 1, 1>(out);
+  add_slice<BS, 1, 2>(out);
+  add_slice<BS, 2, 1>(out);
+  add_slice<BS, 2, 2>(out);
+  add_slice<BS, 4, 1>(out);
+  add_slice<BS, 4, 2>(out);
 }
 
 template <int... BS>

@@ -39,4 +39,13 @@ constexpr bool medium_ept_used(int bs, int ept)
   return false;
 }
 
+// medium (row slices): ept = ceil(bs / groups) columns per thread; U blocks in flight.
+constexpr int slice_groups[] = {1, 2, 4};
+constexpr int slice_arrays[] = {1, 2, 4, 8};  // thread blocks of at most 256 threads
+constexpr bool slice_used(int bs, int groups, int unroll)
+{
+  const int ept = (bs + groups - 1) / groups;
+  return groups <= bs && ept * unroll <= 24 && bs * groups <= 256;
+}
+
 }  // namespace blockres::kernels::cuda_bsrmv

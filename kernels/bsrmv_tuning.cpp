@@ -15,26 +15,26 @@ using K = BsrmvKernel;
 struct Entry {
   std::string_view gpu;
   int bs;
-  BsrmvConfig config;  // kernel, warps, unroll, rows_per_warp, row_split
+  BsrmvConfig config;  // kernel, warps, unroll, rows_per_warp, row_split, groups, arrays
 };
 
 // clang-format off
 constexpr Entry table[] = {
-  // gpu            bs  kernel     warps unroll rows/warp split
-  {"NVIDIA H200",    2, {K::small,  8,    4,     4,        1}},
+  // gpu            bs  kernel     warps unroll rows/warp split groups arrays
+  {"NVIDIA H200",    2, {K::small,  4,    4,     16,       1,    1,     1}},
 };
 // clang-format on
 
 BsrmvConfig rule(int bs)
 {
-  if (bs * bs <= 32) return {K::small, 8, 2, 2, 1};
+  if (bs * bs <= 32) return {K::small, 8, 2, 2, 1, 1, 1};
   // Fewest warps that keep at most two rows per thread; large blocks split their rows.
   const int split = bs >= 48 ? 2 : 1;
   for (int w : cuda_bsrmv::medium_warps) {
     const int ept = cuda_bsrmv::medium_ept(bs, w, split);
-    if (ept > 0 && ept <= 2) return {split > 1 ? K::large : K::medium, w, 2, 1, split};
+    if (ept > 0 && ept <= 2) return {split > 1 ? K::large : K::wide, w, 2, 1, split, 1, 1};
   }
-  return {split > 1 ? K::large : K::medium, 8, 2, 1, split};
+  return {split > 1 ? K::large : K::wide, 8, 2, 1, split, 1, 1};
 }
 
 }  // namespace
