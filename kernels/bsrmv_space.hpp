@@ -41,7 +41,7 @@ constexpr bool medium_ept_used(int bs, int ept)
 
 // medium (row slices): ept = ceil(bs / groups) columns per thread; U blocks in flight.
 constexpr int slice_groups[] = {1, 2, 4};
-constexpr int slice_arrays[] = {1, 2, 4, 8};  // thread blocks of at most 256 threads
+constexpr int slice_arrays[] = {1, 2, 4, 8, 16, 32, 64, 128};  // thread blocks of at most 256 threads
 constexpr bool slice_used(int bs, int groups, int unroll)
 {
   const int ept = (bs + groups - 1) / groups;

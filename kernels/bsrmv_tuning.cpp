@@ -20,8 +20,24 @@ struct Entry {
 
 // clang-format off
 constexpr Entry table[] = {
-  // gpu            bs  kernel     warps unroll rows/warp split groups arrays
-  {"NVIDIA H200",    2, {K::small,  4,    4,     16,       1,    1,     1}},
+  // gpu            bs  kernel      warps unroll rows/warp split groups arrays   (% of copy, 7-point)
+  {"NVIDIA H200",    1, {K::medium, 1,    1,     1,        1,    1,     8}},  // 32.2
+  {"NVIDIA H200",    2, {K::medium, 1,    1,     1,        1,    2,     8}},  // 64.6
+  {"NVIDIA H200",    3, {K::medium, 1,    2,     1,        1,    1,     8}},  // 79.3
+  {"NVIDIA H200",    4, {K::medium, 1,    1,     1,        1,    2,     8}},  // 99.5
+  {"NVIDIA H200",    5, {K::medium, 1,    2,     1,        1,    2,     8}},  // 80.0
+  {"NVIDIA H200",    6, {K::medium, 1,    1,     1,        1,    1,     4}},  // 86.3
+  {"NVIDIA H200",    7, {K::medium, 1,    1,     1,        1,    4,     8}},  // 86.2
+  {"NVIDIA H200",    8, {K::medium, 1,    1,     1,        1,    4,     4}},  // 98.8
+  {"NVIDIA H200",   10, {K::medium, 1,    2,     1,        1,    4,     4}},  // 88.6
+  {"NVIDIA H200",   12, {K::medium, 1,    2,     1,        1,    4,     2}},  // 92.4
+  {"NVIDIA H200",   16, {K::wide,   4,    2,     1,        1,    1,     1}},  // 99.3
+  {"NVIDIA H200",   20, {K::medium, 1,    2,     1,        1,    2,     4}},  // 89.3
+  {"NVIDIA H200",   24, {K::medium, 1,    1,     1,        1,    4,     2}},  // 96.1
+  {"NVIDIA H200",   32, {K::large,  4,    2,     1,        4,    1,     1}},  // 100.3
+  {"NVIDIA H200",   40, {K::medium, 1,    2,     1,        1,    4,     1}},  // 90.2
+  {"NVIDIA H200",   48, {K::large,  4,    2,     1,        4,    1,     1}},  // 91.6
+  {"NVIDIA H200",   64, {K::large,  8,    1,     1,        2,    1,     1}},  // 104.5
 };
 // clang-format on
 

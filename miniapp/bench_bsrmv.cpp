@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "kernels/cuda_check.cuh"
@@ -413,6 +414,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       .value("device", e->device_name())
       .value("command_line", o.command_line);
   j.begin_object("configuration")
+      .value("kernel_configs", o.tune ? "best of --tune in this run (7-point stencil)" : "tuning table / rule")
       .value("matrix_gb", o.matrix_gb)
       .value("reps", o.reps)
       .value("warmup", o.warmup)
@@ -423,6 +425,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   bool ok = true;
   const double tol = 1e-12;
 
+  std::map<int, kernels::BsrmvConfig> tuned;  // --tune: the stencil runs use the best found here
   if (o.tune) {
     j.begin_array("tuning");
     log("tuning (7-point stencil): best configuration per block size");
@@ -445,6 +448,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       }
       j.end_array().end_object();
       const auto& c = std::get<0>(*best);
+      tuned[bs] = c;
       const double frac = bytes / (std::get<1>(*best).median_ms * 1e-3) / 1e9 / copy_gbs;
       log(fmt::format("  {{\"{}\", {:2}, {{K::{}, {}, {}, {}, {}, {}, {}}}}},  // {:.1f}% of copy", e->device_name(),
                       bs, kernels::to_string(c.kernel), c.warps, c.unroll, c.rows_per_warp, c.row_split, c.groups,
@@ -469,7 +473,9 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   for (int points : o.stencils)
     for (int bs : o.block_sizes) {
       TestMatrix m{fmt::format("stencil{}", points), bs, stencil_pattern(stencil_side(bs, points, o.matrix_gb), points), {}};
-      record(bench.run(m, {{"", {}}}, true));
+      SpmvOptions opt;
+      if (tuned.count(bs)) opt.config = tuned[bs];
+      record(bench.run(m, {{"", opt}}, true));
     }
   for (int bs : o.powerlaw_block_sizes) {
     const index_t rows = static_cast<index_t>(std::max(1000.0, o.matrix_gb * 0.5e9 / (18.0 * (8.0 * bs * bs + 4))));
