@@ -2,6 +2,7 @@
 #include "miniapp/deck.hpp"
 
 #include "miniapp/h5.hpp"
+#include "miniapp/quote.hpp"
 #include "physics/grid.hpp"
 #include "physics/units.hpp"
 
@@ -32,24 +33,6 @@ constexpr std::string_view kSetPrefix = "--set ";  // source path of nodes that 
 constexpr std::size_t kMaxReportTimes = 1'000'000;
 
 // ---- TOML text ---------------------------------------------------------------------------------
-
-std::string quote(std::string_view s)
-{
-  std::string o = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += fmt::format("\\u{:04X}", int(c));
-        else o += c;
-    }
-  }
-  return o + '"';
-}
 
 // The resolved deck: TOML++'s own formatter (keys sorted, floats printed to round-trip).
 std::string to_toml(const toml::table& t)
@@ -242,7 +225,7 @@ class Section {
     const std::string s = text(n, k);
     if (std::find(options.begin(), options.end(), s) != options.end()) return s;
     std::string list;
-    for (const std::string_view o : options) list += (list.empty() ? "" : ", ") + quote(o);
+    for (const std::string_view o : options) list += (list.empty() ? "" : ", ") + quote_literal(o);
     bad(n, k, options.size() == 1 ? "must be " + list : "must be one of " + list);
   }
 
@@ -316,7 +299,7 @@ toml::table parse_override_value(const std::string& value, const std::string& so
     if (t.size() == 1 && t.contains("v")) return t;
   } catch (const toml::parse_error&) {
   }
-  return toml::parse(std::string_view("v = " + quote(value)), std::string_view(source));  // a bare word
+  return toml::parse(std::string_view("v = " + quote_literal(value)), std::string_view(source));  // a bare word
 }
 
 void apply_override(toml::table& root, const std::string& text)

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "miniapp/quote.hpp"
+
 namespace blockres {
 
 class JsonWriter {
@@ -24,27 +26,9 @@ class JsonWriter {
   JsonWriter& value(std::string_view key, long long v) { return raw(key, fmt::format("{}", v)); }
   JsonWriter& value(std::string_view key, int v) { return raw(key, fmt::format("{}", v)); }
   JsonWriter& value(std::string_view key, bool v) { return raw(key, v ? "true" : "false"); }
-  JsonWriter& value(std::string_view key, std::string_view v) { return raw(key, quote(v)); }
+  JsonWriter& value(std::string_view key, std::string_view v) { return raw(key, quote_literal(v)); }
   JsonWriter& value(std::string_view key, const char* v) { return value(key, std::string_view(v)); }
   const std::string& str() const { return out_; }
-
-  static std::string quote(std::string_view s)
-  {
-    std::string o = "\"";
-    for (const char c : s) {
-      switch (c) {
-        case '"': o += "\\\""; break;
-        case '\\': o += "\\\\"; break;
-        case '\n': o += "\\n"; break;
-        case '\t': o += "\\t"; break;
-        case '\r': o += "\\r"; break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) o += fmt::format("\\u{:04x}", int(c));
-          else o += c;
-      }
-    }
-    return o + '"';
-  }
 
  private:
   JsonWriter& open(std::string_view key, char bracket)
@@ -73,7 +57,7 @@ class JsonWriter {
       first_.back() = false;
       out_ += '\n' + std::string(2 * first_.size(), ' ');
     }
-    if (!key.empty()) out_ += quote(key) + ": ";
+    if (!key.empty()) out_ += quote_literal(key) + ": ";
   }
   std::string out_;
   std::vector<bool> first_;

@@ -3,6 +3,7 @@
 #include "miniapp/bench.hpp"
 #include "miniapp/deck.hpp"
 #include "miniapp/h5.hpp"
+#include "miniapp/quote.hpp"
 #include "miniapp/simulator.hpp"
 #include "miniapp/version.hpp"
 
@@ -28,17 +29,6 @@ void log_line(const std::string& s)
   std::fflush(stdout);
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   std::exit(code);
-}
-
-// A TOML basic string holding `s` (quotes and backslashes escaped).
-std::string toml_string(const std::string& s)
-{
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 blockres::ExecPtr choose_backend(const std::string& choice)
@@ -131,7 +121,7 @@ int main(int argc, char** argv)
   try {
     if (run->parsed()) {
       // --output is applied as an override so the resolved deck in the result records it.
-      if (!output_dir.empty()) overrides.push_back("output.directory=" + toml_string(output_dir));
+      if (!output_dir.empty()) overrides.push_back("output.directory=" + blockres::quote_literal(output_dir));
       blockres::RunConfig cfg = blockres::load_deck(deck, overrides);
       log_line(fmt::format("blockres {} (git {}): deck {}", blockres::version_string(), blockres::git_commit(), deck));
       auto exec = choose_backend(backend);
