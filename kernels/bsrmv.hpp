@@ -35,11 +35,13 @@ void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double*
 //   medium: a thread array of bs rows x `groups` thread groups per block row, each thread a
 //           slice of one row (uneven slices when groups do not divide bs), `arrays` thread
 //           arrays (block rows) per thread block; 16-byte loads where aligned (K2);
+//   staged: the medium layout with each thread block's values and column indices copied to
+//           shared memory first (cp.async, coalesced): for small and odd bs (<= 12);
 //   wide:   lane groups of min(32, pow2ceil(bs)) lanes stream the rows of a block, each thread
 //           keeping several row accumulators, reduced by warp shuffles;
 //   large:  the wide kernel with the rows of every block split over `row_split` thread blocks
 //           (several thread blocks per block, K3).
-enum class BsrmvKernel { small, medium, wide, large };
+enum class BsrmvKernel { small, medium, wide, large, staged };
 std::string_view to_string(BsrmvKernel k);
 
 struct BsrmvConfig {
@@ -48,12 +50,16 @@ struct BsrmvConfig {
   int unroll = 2;         // small: block rows in flight per warp; others: blocks in flight
   int rows_per_warp = 1;  // small: consecutive block rows per warp (multiple of unroll)
   int row_split = 1;      // large: thread blocks per block (rows of each block split)
-  int groups = 1;         // medium: thread groups per row (Ntg)
-  int arrays = 1;         // medium: thread arrays (block rows) per thread block
+  int groups = 1;         // medium/staged: thread groups per row (Ntg)
+  int arrays = 1;         // medium/staged: thread arrays (block rows) per thread block
+  // medium: how a pass of `unroll` blocks treats the row end. false: loads predicated on it
+  // (the compiler may unroll the loop further); true: indices clamped to the last block, so
+  // every pass issues its loads unconditionally, branch-free, and the loop is not re-unrolled.
+  bool clamped = false;
   bool operator==(const BsrmvConfig& o) const  // .cu files are C++17: no defaulted ==
   {
     return kernel == o.kernel && warps == o.warps && unroll == o.unroll && rows_per_warp == o.rows_per_warp &&
-           row_split == o.row_split && groups == o.groups && arrays == o.arrays;
+           row_split == o.row_split && groups == o.groups && arrays == o.arrays && clamped == o.clamped;
   }
 };
 std::string describe(const BsrmvConfig& c);

@@ -13,6 +13,7 @@ std::string_view to_string(BsrmvKernel k)
   switch (k) {
     case BsrmvKernel::small: return "small";
     case BsrmvKernel::medium: return "medium";
+    case BsrmvKernel::staged: return "staged";
     case BsrmvKernel::wide: return "wide";
     case BsrmvKernel::large: return "large";
   }
@@ -25,7 +26,9 @@ std::string describe(const BsrmvConfig& c)
     case BsrmvKernel::small:
       return fmt::format("small(warps={}, unroll={}, rows_per_warp={})", c.warps, c.unroll, c.rows_per_warp);
     case BsrmvKernel::medium:
-      return fmt::format("medium(groups={}, arrays={}, unroll={})", c.groups, c.arrays, c.unroll);
+    case BsrmvKernel::staged:
+      return fmt::format("{}(groups={}, arrays={}, unroll={}{})", to_string(c.kernel), c.groups, c.arrays, c.unroll,
+                         c.clamped ? ", clamped" : "");
     case BsrmvKernel::wide: return fmt::format("wide(warps={}, unroll={})", c.warps, c.unroll);
     case BsrmvKernel::large:
       return fmt::format("large(warps={}, unroll={}, row_split={})", c.warps, c.unroll, c.row_split);

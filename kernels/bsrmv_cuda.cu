@@ -42,7 +42,8 @@ const Variant* find_variant(int bs, const BsrmvConfig& c)
       if (c.rows_per_warp < 1 || c.rows_per_warp % c.unroll != 0 || c.warps < 1 || c.warps > 8) return nullptr;
       break;
     case BsrmvKernel::medium:
-      kind = variant_slice, param = c.groups;
+    case BsrmvKernel::staged:
+      kind = c.kernel == BsrmvKernel::medium ? variant_slice : variant_staged, param = c.groups;
       if (c.arrays < 1 || c.arrays * bs * c.groups > 256) return nullptr;
       break;
     case BsrmvKernel::wide:
@@ -56,7 +57,7 @@ const Variant* find_variant(int bs, const BsrmvConfig& c)
     }
   }
   for (const auto& v : registry())
-    if (v.bs == bs && v.kind == kind && v.param == param && v.unroll == c.unroll) return &v;
+    if (v.bs == bs && v.kind == kind && v.param == param && v.unroll == c.unroll && v.clamped == c.clamped) return &v;
   return nullptr;
 }
 
@@ -86,9 +87,16 @@ std::vector<BsrmvConfig> bsrmv_configs(int bs)
     for (int u : {1, 2, 4})
       for (int w : {4, 8})
         for (int rpw : {u, 4 * u}) add({K::small, w, u, rpw, 1, 1, 1});
-  for (int u : {1, 2}) {
+  for (int u : slice_unrolls)
     for (int g : slice_groups)
-      for (int a : slice_arrays) add({K::medium, 1, u, 1, 1, g, a});
+      for (int a : slice_arrays) add({K::medium, 1, u, 1, 1, g, a, false});
+  for (int u : slice_clamped_unrolls)
+    for (int g : slice_groups)
+      for (int a : slice_arrays) add({K::medium, 1, u, 1, 1, g, a, true});
+  for (int u : staged_unrolls)
+    for (int g : staged_groups)
+      for (int a : slice_arrays) add({K::staged, 1, u, 1, 1, g, a});
+  for (int u : {1, 2}) {
     for (int w : medium_warps) {
       add({K::wide, w, u, 1, 1, 1, 1});
       for (int y : large_splits) add({K::large, w, u, 1, y, 1, 1});

@@ -42,10 +42,21 @@ constexpr bool medium_ept_used(int bs, int ept)
 // medium (row slices): ept = ceil(bs / groups) columns per thread; U blocks in flight.
 constexpr int slice_groups[] = {1, 2, 4};
 constexpr int slice_arrays[] = {1, 2, 4, 8, 16, 32, 64, 128};  // thread blocks of at most 256 threads
+constexpr int slice_unrolls[] = {1, 2};             // predicated row tail
+constexpr int slice_clamped_unrolls[] = {1, 2, 4, 8};  // clamped row tail
 constexpr bool slice_used(int bs, int groups, int unroll)
 {
   const int ept = (bs + groups - 1) / groups;
   return groups <= bs && ept * unroll <= 24 && bs * groups <= 256;
+}
+
+// staged (medium layout, values through shared memory): small block sizes only.
+constexpr int staged_max_bs = 12;
+constexpr int staged_groups[] = {1, 2};
+constexpr int staged_unrolls[] = {1, 2, 4};
+constexpr bool staged_used(int bs, int groups, int unroll)
+{
+  return bs <= staged_max_bs && groups <= bs && ((bs + groups - 1) / groups) * unroll <= 24 && bs * groups <= 256;
 }
 
 }  // namespace blockres::kernels::cuda_bsrmv

@@ -450,9 +450,9 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       const auto& c = std::get<0>(*best);
       tuned[bs] = c;
       const double frac = bytes / (std::get<1>(*best).median_ms * 1e-3) / 1e9 / copy_gbs;
-      log(fmt::format("  {{\"{}\", {:2}, {{K::{}, {}, {}, {}, {}, {}, {}}}}},  // {:.1f}% of copy", e->device_name(),
+      log(fmt::format("  {{\"{}\", {:2}, {{K::{}, {}, {}, {}, {}, {}, {}{}}}}},  // {:.1f}% of copy", e->device_name(),
                       bs, kernels::to_string(c.kernel), c.warps, c.unroll, c.rows_per_warp, c.row_split, c.groups,
-                      c.arrays, 100 * frac));
+                      c.arrays, c.clamped ? ", true" : "", 100 * frac));
     }
     j.end_array();
   }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -73,6 +74,12 @@ TEST(BsrmvGpu, EveryBlockSizeEveryConfigurationBalancedOrNot)
     const std::vector<kernels::BsrmvConfig> configs;
 #endif
     ASSERT_FALSE(configs.empty()) << "bs " << bs;
+#if BLOCKRES_HAVE_CUDA
+    // The fallback rule for GPUs without a tuning table must name a compiled configuration.
+    const auto fallback = kernels::cuda::bsrmv_default_config(bs, "a GPU not in the table");
+    EXPECT_NE(std::find(configs.begin(), configs.end(), fallback), configs.end())
+        << "bs " << bs << " rule gives " << kernels::describe(fallback);
+#endif
     for (const auto& cfg : configs) {
       for (auto bal : {SpmvBalance::off, SpmvBalance::on}) {
         SpmvOptions opt;
