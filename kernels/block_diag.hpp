@@ -48,6 +48,22 @@ BLOCKRES_HD int gauss_jordan_invert_inplace(int n, double* a)
 // (index into col_ind/values). info[r] as gauss_jordan_invert_inplace; the return value is
 // the number of blocks that failed (their inv entries are undefined).
 // block_diag_apply: y = D^{-1} x with D^{-1} stored as nrows row-major bs x bs blocks.
+// scatter_blocks (block-Jacobi extraction): for listed blocks e = 0..n-1 and 0 <= i, j < bs,
+//   dst[dst_off[e] + i*ld[e] + j] = values[src[e]*bs*bs + i*bs + j]
+// (copies BSR blocks into dense matrices with leading dimension ld[e]; other entries of dst are
+// left alone). count_nonzero: the number of entries of info that are not 0.
+namespace cpu {
+void scatter_blocks(index_t n, int bs, const index_t* src, const size64_t* dst_off, const int* ld, const double* values,
+                    double* dst);
+index_t count_nonzero(index_t n, const int* info);
+}  // namespace cpu
+namespace cuda {
+void scatter_blocks(stream_t s, index_t n, int bs, const index_t* src, const size64_t* dst_off, const int* ld,
+                    const double* values, double* dst);
+// Needs a device workspace of one index_t; synchronises to return the count.
+index_t count_nonzero(stream_t s, index_t n, const int* info, index_t* workspace);
+}  // namespace cuda
+
 namespace cpu {
 index_t invert_diagonal_blocks(const BsrView<const double>& A, const index_t* diag_pos, double* inv, int* info);
 void block_diag_apply(index_t nrows, int bs, const double* inv, const double* x, double* y);

@@ -5,6 +5,23 @@
 
 namespace blockres::kernels::cpu {
 
+void scatter_blocks(index_t n, int bs, const index_t* src, const size64_t* dst_off, const int* ld, const double* values,
+                    double* dst)
+{
+  const size64_t bb = size64_t(bs) * bs;
+#pragma omp parallel for schedule(static) if (n > 4096)
+  for (index_t e = 0; e < n; ++e)
+    for (int i = 0; i < bs; ++i)
+      for (int j = 0; j < bs; ++j) dst[dst_off[e] + size64_t(i) * ld[e] + j] = values[size64_t(src[e]) * bb + i * bs + j];
+}
+
+index_t count_nonzero(index_t n, const int* info)
+{
+  index_t c = 0;
+  for (index_t e = 0; e < n; ++e) c += info[e] != 0;
+  return c;
+}
+
 index_t invert_diagonal_blocks(const BsrView<const double>& A, const index_t* diag_pos, double* inv, int* info)
 {
   const int bs = A.bs;

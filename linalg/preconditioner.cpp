@@ -1,6 +1,9 @@
-// Block-Jacobi setup/apply dispatch and the preconditioner factory.
+// Block-Jacobi on the batched dense kernels (natural or agglomerated blocks), and the
+// preconditioner factory.
 #include "linalg/preconditioner.hpp"
 
+#include "kernels/batched_gh.hpp"
+#include "kernels/batched_lu.hpp"
 #include "kernels/block_diag.hpp"
 
 #include <algorithm>
@@ -10,51 +13,200 @@
 
 namespace blockres {
 
+std::string_view to_string(BlockFactorization f)
+{
+  switch (f) {
+    case BlockFactorization::gauss_jordan: return "gauss_jordan";
+    case BlockFactorization::gauss_huard: return "gauss_huard";
+    case BlockFactorization::gauss_huard_t: return "gauss_huard_t";
+    case BlockFactorization::lu: return "lu";
+  }
+  return "?";
+}
+
+int max_block_rows(BlockFactorization f)
+{
+  return f == BlockFactorization::lu ? 512 : kernels::batched_gh_max_size;
+}
+
+BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOptions opt)
+    : exec_(std::move(exec)), opt_(opt)
+{
+  if (opt_.max_block_size < 0 || opt_.max_block_size > max_block_rows(opt_.factorization))
+    throw std::invalid_argument(fmt::format("block-Jacobi: max_block_size {} is not in 0..{} for {}",
+                                            opt_.max_block_size, max_block_rows(opt_.factorization),
+                                            to_string(opt_.factorization)));
+}
+
+std::string BlockJacobiPreconditioner::name() const
+{
+  return fmt::format("block_jacobi({}, {})", to_string(opt_.factorization),
+                     natural_ ? std::string("natural blocks") : fmt::format("blocks up to {}", opt_.max_block_size));
+}
+
+std::vector<index_t> BlockJacobiPreconditioner::block_offsets() const
+{
+  if (!natural_) return row_off_.to_host();
+  std::vector<index_t> off(static_cast<std::size_t>(layout_.count) + 1);
+  for (index_t b = 0; b <= layout_.count; ++b) off[b] = b * bs_;
+  return off;
+}
+
+void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
+{
+  const int bs = A.block_size();
+  const index_t nrows = A.nrows();
+  if (bs > max_block_rows(opt_.factorization))
+    throw std::invalid_argument(fmt::format("block-Jacobi: block size {} is larger than {} allows ({}); use lu", bs,
+                                            to_string(opt_.factorization), max_block_rows(opt_.factorization)));
+  const size64_t bb = size64_t(bs) * bs;
+  natural_ = opt_.max_block_size <= bs;
+  std::vector<index_t> src, row_off;
+  std::vector<size64_t> dst_off, mat_off;
+  std::vector<int> ld;
+  if (natural_) {  // uniform layout: block r is A_rr
+    layout_ = {nrows, nullptr, nullptr, bs, bs};
+    src = A.diag_pos().to_host();
+    dst_off.resize(nrows);
+    ld.assign(nrows, bs);
+    for (index_t r = 0; r < nrows; ++r) dst_off[r] = r * bb;
+    factors_ = Array<double>(exec_, nrows * bb);
+  } else {
+    const auto rp = A.row_ptr().to_host();
+    const auto ci = A.col_ind().to_host();
+    const index_t per_block = opt_.max_block_size / bs;  // block rows per Jacobi block, >= 2
+    row_off.push_back(0);
+    mat_off.push_back(0);
+    int largest = 0;
+    for (index_t g0 = 0; g0 < nrows;) {
+      index_t g1 = g0 + 1;
+      while (g1 < nrows && g1 - g0 < per_block &&
+             std::any_of(ci.begin() + rp[g1], ci.begin() + rp[g1 + 1], [&](index_t c) { return c >= g0 && c < g1; }))
+        ++g1;
+      const int n = (g1 - g0) * bs;
+      largest = std::max(largest, n);
+      for (index_t r = g0; r < g1; ++r)
+        for (index_t k = rp[r]; k < rp[r + 1]; ++k)
+          if (ci[k] >= g0 && ci[k] < g1) {
+            src.push_back(k);
+            dst_off.push_back(mat_off.back() + size64_t(r - g0) * bs * n + size64_t(ci[k] - g0) * bs);
+            ld.push_back(n);
+          }
+      row_off.push_back(g1 * bs);
+      mat_off.push_back(mat_off.back() + size64_t(n) * n);
+      g0 = g1;
+    }
+    row_off_ = Array<index_t>(exec_, std::span<const index_t>(row_off));
+    mat_off_ = Array<size64_t>(exec_, std::span<const size64_t>(mat_off));
+    layout_ = {index_t(row_off.size() - 1), row_off_.data(), mat_off_.data(), 0, largest};
+    factors_ = Array<double>(exec_, mat_off.back());
+  }
+  src_ = Array<index_t>(exec_, std::span<const index_t>(src));
+  dst_off_ = Array<size64_t>(exec_, std::span<const size64_t>(dst_off));
+  ld_ = Array<int>(exec_, std::span<const int>(ld));
+  piv_ = Array<index_t>(exec_, size64_t(nrows) * bs);
+  info_ = Array<int>(exec_, std::max<index_t>(layout_.count, 1));
+  counter_ = Array<index_t>(exec_, 1);
+  row_ptr_key_ = A.row_ptr().data();
+  nrows_ = nrows;
+  nnzb_ = A.nnzb();
+  bs_ = bs;
+}
+
 SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
 {
   if (A.diag_pos().empty())
     throw std::invalid_argument("block-Jacobi needs a square matrix with every diagonal block in the pattern");
-  if (nrows_ != A.nrows() || bs_ != A.block_size()) {  // symbolic part: once per structure
-    nrows_ = A.nrows();
-    bs_ = A.block_size();
-    inverse_ = Array<double>(exec_, size64_t(nrows_) * bs_ * bs_);
-    info_ = Array<int>(exec_, nrows_);
-    counter_ = Array<index_t>(exec_, 1);
-  }
+  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+    symbolic(A);
+  if (layout_.count == 0) return {};
+  const auto n_src = static_cast<index_t>(src_.size());
+  const kernels::GhStorage storage = opt_.factorization == BlockFactorization::gauss_huard_t
+                                         ? kernels::GhStorage::transposed
+                                         : kernels::GhStorage::standard;
   index_t failed = 0;
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
-    failed = kernels::cuda::invert_diagonal_blocks(exec_->stream(), A.view(), A.diag_pos().data(), inverse_.data(),
-                                                   info_.data(), counter_.data());
+    const auto s = exec_->stream();
+    if (!natural_) fill(factors_, 0.0);
+    kernels::cuda::scatter_blocks(s, n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
+                                  factors_.data());
+    switch (opt_.factorization) {
+      case BlockFactorization::gauss_jordan:
+        kernels::cuda::gauss_jordan_invert(s, layout_, factors_.data(), info_.data());
+        break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cuda::gauss_huard_factor(s, layout_, factors_.data(), piv_.data(), info_.data(), storage);
+        break;
+      case BlockFactorization::lu: kernels::cuda::lu_factor(s, layout_, factors_.data(), piv_.data(), info_.data()); break;
+    }
+    failed = kernels::cuda::count_nonzero(s, layout_.count, info_.data(), counter_.data());
 #endif
   } else {
-    failed = kernels::cpu::invert_diagonal_blocks(A.view(), A.diag_pos().data(), inverse_.data(), info_.data());
+    if (!natural_) fill(factors_, 0.0);
+    kernels::cpu::scatter_blocks(n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
+                                 factors_.data());
+    switch (opt_.factorization) {
+      case BlockFactorization::gauss_jordan: kernels::cpu::gauss_jordan_invert(layout_, factors_.data(), info_.data()); break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cpu::gauss_huard_factor(layout_, factors_.data(), piv_.data(), info_.data(), storage);
+        break;
+      case BlockFactorization::lu: kernels::cpu::lu_factor(layout_, factors_.data(), piv_.data(), info_.data()); break;
+    }
+    failed = kernels::cpu::count_nonzero(layout_.count, info_.data());
   }
   if (failed == 0) return {};
   const auto info = info_.to_host();
   const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
-  return {false, fmt::format("block-Jacobi: {} singular diagonal block(s), first at block row {} (pivot {})", failed,
-                             first, info[first])};
+  index_t first_row = static_cast<index_t>(first);
+  if (!natural_) first_row = row_off_.to_host()[first] / bs_;
+  return {false, fmt::format("block-Jacobi ({}): {} singular Jacobi block(s), the first at block row {} (pivot {})",
+                             to_string(opt_.factorization), failed, first_row, info[first])};
 }
 
 void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
     throw std::invalid_argument("block-Jacobi apply: vector sizes do not match the setup matrix");
+  if (layout_.count == 0) return;
+  const kernels::GhStorage storage = opt_.factorization == BlockFactorization::gauss_huard_t
+                                         ? kernels::GhStorage::transposed
+                                         : kernels::GhStorage::standard;
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
-    kernels::cuda::block_diag_apply(exec_->stream(), nrows_, bs_, inverse_.data(), r.data(), z.data());
+    const auto s = exec_->stream();
+    switch (opt_.factorization) {
+      case BlockFactorization::gauss_jordan:
+        kernels::cuda::block_diag_gemv(s, layout_, factors_.data(), r.data(), z.data());
+        break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cuda::gauss_huard_solve(s, layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());
+        break;
+      case BlockFactorization::lu: kernels::cuda::lu_solve(s, layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
+    }
 #endif
   } else {
-    kernels::cpu::block_diag_apply(nrows_, bs_, inverse_.data(), r.data(), z.data());
+    switch (opt_.factorization) {
+      case BlockFactorization::gauss_jordan: kernels::cpu::block_diag_gemv(layout_, factors_.data(), r.data(), z.data()); break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cpu::gauss_huard_solve(layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());
+        break;
+      case BlockFactorization::lu: kernels::cpu::lu_solve(layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
+    }
   }
 }
 
-std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec)
+std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
+                                                    const PreconditionerOptions& opt)
 {
   switch (type) {
     case PreconditionerType::none: return std::make_unique<IdentityPreconditioner>();
-    case PreconditionerType::block_jacobi: return std::make_unique<BlockJacobiPreconditioner>(std::move(exec));
+    case PreconditionerType::block_jacobi:
+      return std::make_unique<BlockJacobiPreconditioner>(std::move(exec), opt.block_jacobi);
   }
   throw std::invalid_argument("unknown preconditioner type");
 }

@@ -3,10 +3,13 @@
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
+#include "kernels/batched.hpp"
 #include "linalg/vector_ops.hpp"
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace blockres {
 
@@ -32,24 +35,69 @@ class IdentityPreconditioner final : public Preconditioner {
   std::string name() const override { return "none"; }
 };
 
-// M = blockdiag(A_rr): each diagonal block inverted by Gauss–Jordan with partial pivoting.
+// How block-Jacobi factors its blocks (kernels/batched_gh.hpp, kernels/batched_lu.hpp):
+//   gauss_jordan   explicit inverse (BGJE), applied as a block-diagonal matrix-vector product;
+//   gauss_huard    Gauss–Huard factors as decomposed (BGH), applied by a combined triangular solve;
+//   gauss_huard_t  the same with the upper factor stored transposed (BGHT, coalesced application);
+//   lu             LU with partial pivoting and triangular solves (blocks up to 512).
+// The Gauss variants take blocks up to 32 rows.
+enum class BlockFactorization { gauss_jordan, gauss_huard, gauss_huard_t, lu };
+std::string_view to_string(BlockFactorization f);
+int max_block_rows(BlockFactorization f);  // 32 or 512
+
+struct BlockJacobiOptions {
+  BlockFactorization factorization = BlockFactorization::gauss_jordan;
+  // Scalar rows per Jacobi block. <= the BSR block size: the natural blocks A_rr. Larger:
+  // consecutive block rows are agglomerated while the block stays within this size and each
+  // added row is coupled to the block (has an entry in one of its columns).
+  int max_block_size = 0;
+};
+
+// M = blockdiag(D_g) over the Jacobi blocks D_g. The symbolic part (grouping, extraction map,
+// storage) runs once per matrix structure; the numeric part (extract, factor) on every setup.
+// A block whose factorisation fails (info != 0, kernels/batched.hpp) fails the setup with a
+// message naming it; nothing is applied silently.
 class BlockJacobiPreconditioner final : public Preconditioner {
  public:
-  explicit BlockJacobiPreconditioner(ExecPtr exec) : exec_(std::move(exec)) {}
+  explicit BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOptions opt = {});
   SetupStatus setup(const BsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
-  std::string name() const override { return "block_jacobi"; }
+  std::string name() const override;
+
+  index_t num_blocks() const { return layout_.count; }
+  int largest_block() const { return layout_.max_size; }
+  // First scalar row of every Jacobi block and one past the last (num_blocks() + 1 entries).
+  std::vector<index_t> block_offsets() const;
 
  private:
+  void symbolic(const BsrMatrix& A);
+
   ExecPtr exec_;
+  BlockJacobiOptions opt_;
+  // Structure key of the last symbolic setup.
+  const index_t* row_ptr_key_ = nullptr;
   index_t nrows_ = 0;
+  index_t nnzb_ = -1;
   int bs_ = 0;
-  Array<double> inverse_;
+  bool natural_ = true;
+  kernels::BatchLayout layout_;
+  Array<index_t> row_off_;
+  Array<size64_t> mat_off_;
+  Array<index_t> src_;        // extraction map: BSR block position ...
+  Array<size64_t> dst_off_;   // ... to the offset of its (0, 0) entry in factors_
+  Array<int> ld_;             // ... with that Jacobi block's leading dimension
+  Array<double> factors_;
+  Array<index_t> piv_;
   Array<int> info_;
   Array<index_t> counter_;
 };
 
+struct PreconditionerOptions {
+  BlockJacobiOptions block_jacobi;
+};
+
 enum class PreconditionerType { none, block_jacobi };
-std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec);
+std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
+                                                    const PreconditionerOptions& opt = {});
 
 }  // namespace blockres

@@ -30,6 +30,7 @@ struct NewtonConfig {
 struct LinearConfig {
   KrylovConfig krylov;
   PreconditionerType preconditioner = PreconditionerType::block_jacobi;
+  PreconditionerOptions preconditioner_options;
 };
 
 struct OutputConfig {

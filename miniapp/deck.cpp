@@ -716,10 +716,18 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
   linear.krylov.restart = l.integer("restart", 30, at_least(1));
   Section p = l.sub("preconditioner", false);
-  p.only({"type"});
+  p.only({"type", "factorization", "max_block_size"});
   linear.preconditioner = p.choice("type", "block_jacobi", {"block_jacobi", "none"}) == "none"
                               ? PreconditionerType::none
                               : PreconditionerType::block_jacobi;
+  auto& bj = linear.preconditioner_options.block_jacobi;
+  const std::string f =
+      p.choice("factorization", "gauss_jordan", {"gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
+  bj.factorization = f == "lu"              ? BlockFactorization::lu
+                     : f == "gauss_huard"   ? BlockFactorization::gauss_huard
+                     : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
+                                            : BlockFactorization::gauss_jordan;
+  bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
 }
 
 OutputConfig read_output(Section o, const std::string& deck_path)

@@ -40,7 +40,7 @@ class NewtonSolver {
         R_(exec, J_.scalar_rows()),
         dx_(exec, J_.scalar_rows()),
         krylov_(exec, cfg.linear.krylov),
-        precond_(make_preconditioner(cfg.linear.preconditioner, exec)),
+        precond_(make_preconditioner(cfg.linear.preconditioner, exec, cfg.linear.preconditioner_options)),
         trace_(std::move(trace))
   {
   }
