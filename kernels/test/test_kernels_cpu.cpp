@@ -53,38 +53,20 @@ TEST(BsrmvCpu, EmptyRowsGiveBetaTimesY)
   EXPECT_EQ(y, (std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3}));
 }
 
-TEST(GaussJordan, InverseNeedingPivoting)
+TEST(BlockDiagCpu, ScatterBlocksIntoDenseMatricesAndCountFailures)
 {
-  // Zero leading entry forces a row interchange. A^{-1} computed by hand.
-  double a[9] = {0, 1, 2, 1, 0, 3, 4, -3, 8};
-  ASSERT_EQ(kernels::gauss_jordan_invert_inplace(3, a), 0);
-  const double inv[9] = {-4.5, 7, -1.5, -2, 4, -1, 1.5, -2, 0.5};
-  for (int e = 0; e < 9; ++e) EXPECT_NEAR(a[e], inv[e], 1e-13) << e;
-}
-
-TEST(GaussJordan, ReportsSingularAndNaNBlocks)
-{
-  double s[4] = {1, 2, 2, 4};
-  EXPECT_EQ(kernels::gauss_jordan_invert_inplace(2, s), 2);  // second pivot is zero
-  double z[1] = {0.0};
-  EXPECT_EQ(kernels::gauss_jordan_invert_inplace(1, z), 1);
-  double n[4] = {std::numeric_limits<double>::quiet_NaN(), 0, 0, 1};
-  EXPECT_NE(kernels::gauss_jordan_invert_inplace(2, n), 0);
-}
-
-TEST(BlockDiagCpu, InvertAndApplyHand)
-{
-  // Two block rows, bs 2; diagonal blocks [2 0; 0 4] and [0 1; 1 0]; an off-diagonal block.
-  std::vector<index_t> row_ptr{0, 2, 3}, col{0, 1, 1}, diag{0, 2};
-  std::vector<double> val{2, 0, 0, 4, 9, 9, 9, 9, 0, 1, 1, 0};
-  BsrView<const double> A{2, 2, 2, row_ptr.data(), col.data(), val.data()};
-  std::vector<double> inv(8);
-  std::vector<int> info(2, -7);
-  EXPECT_EQ(kernels::cpu::invert_diagonal_blocks(A, diag.data(), inv.data(), info.data()), 0);
-  EXPECT_EQ(info, (std::vector<int>{0, 0}));
-  std::vector<double> x{2, 8, 3, 5}, y(4);
-  kernels::cpu::block_diag_apply(2, 2, inv.data(), x.data(), y.data());
-  EXPECT_EQ(y, (std::vector<double>{1, 2, 5, 3}));
+  // Two listed blocks (bs 2) of a 3-block value array, scattered into a 4x4 dense matrix
+  // (ld 4) at (0,0) and (2,2); entries not listed stay untouched.
+  const std::vector<double> val{1, 2, 3, 4, 9, 9, 9, 9, 5, 6, 7, 8};
+  const std::vector<index_t> src{0, 2};
+  const std::vector<size64_t> off{0, 2 * 4 + 2};
+  const std::vector<int> ld{4, 4};
+  std::vector<double> dst(16, -1.0);
+  kernels::cpu::scatter_blocks(2, 2, src.data(), off.data(), ld.data(), val.data(), dst.data());
+  EXPECT_EQ(dst, (std::vector<double>{1, 2, -1, -1, 3, 4, -1, -1, -1, -1, 5, 6, -1, -1, 7, 8}));
+  const std::vector<int> info{0, 3, 0, -1, 0};
+  EXPECT_EQ(kernels::cpu::count_nonzero(5, info.data()), 2);
+  EXPECT_EQ(kernels::cpu::count_nonzero(0, info.data()), 0);
 }
 
 TEST(BalanceRows, SplitsLongRowsKeepsEmptyOnes)
