@@ -23,4 +23,21 @@ struct BsrmvBenchOptions {
 // Returns the process exit code (0 when every result verified against the CPU reference).
 int run_bsrmv_bench(const BsrmvBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
+struct BatchedBenchOptions {
+  // Gauss–Huard, Gauss–Jordan and LU for sizes <= 32; LU only above (up to 512).
+  std::vector<int> sizes{1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,  17,  18,  19,
+                         20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 48, 64, 128, 256, 512};
+  double batch_gb = 2.0;           // cap on the bytes of one batch of blocks (8 n^2 per block)
+  long long max_blocks = 1048576;  // cap on the blocks of one batch
+  int reps = 25;
+  int warmup = 5;
+  std::string json_path = "bench_batched.json";
+  std::string command_line;
+};
+
+// Batched dense kernels (kernels/batched_gh.hpp, kernels/batched_lu.hpp) against cuBLAS's
+// getrfBatched / getrsBatched / matinvBatched. Returns the process exit code (0 when every
+// factorisation reported info 0 and every residual is <= 100 n eps).
+int run_batched_bench(const BatchedBenchOptions& opt, const std::function<void(const std::string&)>& log);
+
 }  // namespace blockres

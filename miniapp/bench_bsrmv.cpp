@@ -7,6 +7,7 @@
 #include "kernels/bsrmv.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
+#include "miniapp/bench_common.hpp"
 #include "miniapp/h5.hpp"
 #include "miniapp/json.hpp"
 #include "miniapp/version.hpp"
@@ -20,7 +21,6 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -31,7 +31,11 @@ namespace blockres {
 
 namespace {
 
-constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+using benchutil::mix;
+using benchutil::nan_v;
+using benchutil::random_values;
+using benchutil::Timing;
+using benchutil::time_on_stream;
 
 #define BLOCKRES_CUSPARSE_CHECK(call)                                                                   \
   do {                                                                                                  \
@@ -41,64 +45,7 @@ constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
                                            __FILE__, __LINE__));                                        \
   } while (0)
 
-// ---- timing -------------------------------------------------------------------------------------
-struct Timing {
-  double median_ms = nan_v, min_ms = nan_v, max_ms = nan_v;
-};
-
-template <class F>
-Timing time_on_stream(cudaStream_t s, int warmup, int reps, F&& launch)
-{
-  for (int i = 0; i < warmup; ++i) launch();
-  cudaEvent_t a, b;
-  BLOCKRES_CUDA_CHECK(cudaEventCreate(&a));
-  BLOCKRES_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    BLOCKRES_CUDA_CHECK(cudaEventRecord(a, s));
-    launch();
-    BLOCKRES_CUDA_CHECK(cudaEventRecord(b, s));
-    BLOCKRES_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    BLOCKRES_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
-}
-
-// Device-to-device copy, bytes read + written per second.
-double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t)
-{
-  Array<double> a(e, bytes / 8), b(e, bytes / 8);
-  fill(a, 1.0);
-  auto s = e->stream();
-  t = time_on_stream(s, warmup, reps, [&] {
-    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
-  });
-  return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
-}
-
 // ---- matrices -----------------------------------------------------------------------------------
-std::uint64_t mix(std::uint64_t z)
-{
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-double unit(std::uint64_t seed, std::uint64_t i) { return double(mix(seed * 0x100000001b3ULL + i) >> 11) * 0x1.0p-52 - 1.0; }
-
-std::vector<double> random_values(size64_t n, std::uint64_t seed)
-{
-  std::vector<double> v(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(static)
-  for (size64_t i = 0; i < n; ++i) v[i] = unit(seed, i);
-  return v;
-}
-
 BsrPattern stencil_pattern(int n, int points)
 {
   BsrPattern p;
@@ -351,9 +298,7 @@ TestMatrix read_jacobian(const std::string& path)
 
 void write_measurement(JsonWriter& j, const Measurement& r, double copy_gbs)
 {
-  auto timing = [&](std::string_view key, const Timing& t) {
-    j.begin_object(key).value("median_ms", t.median_ms).value("min_ms", t.min_ms).value("max_ms", t.max_ms).end_object();
-  };
+  auto timing = [&](std::string_view key, const Timing& t) { benchutil::write_timing(j, key, t); };
   const double gbs = r.bytes / (r.ours.median_ms * 1e-3) / 1e9;
   j.begin_object()
       .value("matrix", r.matrix)
@@ -402,7 +347,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   log(fmt::format("blockres {} (git {}): bench bsrmv on {} ({} SMs, {} MB L2)", version_string(), git_commit(),
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
   Timing copy_t;
-  const double copy_gbs = copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
+  const double copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
   log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, o.reps));
 
   Bench bench(e, o);
@@ -492,13 +437,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   j.end_array().value("all_verified", ok).end_object();
 
   // Atomic: the report appears complete or not at all.
-  const std::string tmp = o.json_path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << j.str() << '\n';
-    if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
-  }
-  std::filesystem::rename(tmp, o.json_path);
+  benchutil::write_file_atomically(o.json_path, j.str());
   log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
   return ok ? 0 : 1;
 }

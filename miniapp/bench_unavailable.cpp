@@ -10,4 +10,9 @@ int run_bsrmv_bench(const BsrmvBenchOptions&, const std::function<void(const std
   throw std::runtime_error("bench bsrmv needs the CUDA backend, and this blockres was built without CUDA");
 }
 
+int run_batched_bench(const BatchedBenchOptions&, const std::function<void(const std::string&)>&)
+{
+  throw std::runtime_error("bench batched needs the CUDA backend, and this blockres was built without CUDA");
+}
+
 }  // namespace blockres

@@ -103,6 +103,27 @@ int main(int argc, char** argv)
       ->check(CLI::ExistingFile);
   bsrmv->add_flag("--tune", bo.tune, "time every compiled kernel configuration per block size first");
 
+  blockres::BatchedBenchOptions bb;
+  auto* batched = bench->add_subcommand(
+      "batched", "batched Gauss-Huard, Gauss-Jordan and LU against cuBLAS getrf/getrs/matinvBatched");
+  batched->add_option("--json", bb.json_path, "report file (JSON)")->capture_default_str();
+  batched
+      ->add_option("--sizes", bb.sizes,
+                   "block sizes (1..512; Gauss-Huard, Gauss-Jordan and LU up to 32, LU only above; default 1..32, "
+                   "48, 64, 128, 256, 512)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 512));
+  batched->add_option("--batch-gb", bb.batch_gb, "cap on the bytes of the blocks of one batch, in GB")
+      ->check(CLI::Range(0.0001, 32.0))
+      ->capture_default_str();
+  batched->add_option("--max-blocks", bb.max_blocks, "cap on the blocks of one batch")
+      ->check(CLI::Range(1LL, 1LL << 28))
+      ->capture_default_str();
+  batched->add_option("--reps", bb.reps, "timed repetitions (median reported)")
+      ->check(CLI::Range(3, 100000))
+      ->capture_default_str();
+  batched->add_option("--warmup", bb.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -132,6 +153,10 @@ int main(int argc, char** argv)
     if (bsrmv->parsed()) {
       bo.command_line = command_line;
       return blockres::run_bsrmv_bench(bo, log_line);
+    }
+    if (batched->parsed()) {
+      bb.command_line = command_line;
+      return blockres::run_batched_bench(bb, log_line);
     }
   } catch (const blockres::InputError& e) {
     fail(e.what());

@@ -1,0 +1,60 @@
+// Shared pieces of the `blockres bench` reports (see bench_common.hpp).
+#include "miniapp/bench_common.hpp"
+
+#include "linalg/array.hpp"
+#include "linalg/vector_ops.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace blockres::benchutil {
+
+double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t)
+{
+  Array<double> a(e, bytes / 8), b(e, bytes / 8);
+  fill(a, 1.0);
+  auto s = e->stream();
+  t = time_on_stream(s, warmup, reps, [&] {
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
+}
+
+std::uint64_t mix(std::uint64_t z)
+{
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double unit(std::uint64_t seed, std::uint64_t i) { return double(mix(seed * 0x100000001b3ULL + i) >> 11) * 0x1.0p-52 - 1.0; }
+
+std::vector<double> random_values(size64_t n, std::uint64_t seed)
+{
+  std::vector<double> v(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (size64_t i = 0; i < n; ++i) v[i] = unit(seed, i);
+  return v;
+}
+
+void write_timing(JsonWriter& j, std::string_view key, const Timing& t)
+{
+  j.begin_object(key).value("median_ms", t.median_ms).value("min_ms", t.min_ms).value("max_ms", t.max_ms).end_object();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text)
+{
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << text << '\n';
+    if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace blockres::benchutil
