@@ -182,8 +182,6 @@ inline void fill_batch(Batch& B, Kind kind)
 enum class Singular { zero_column, zero_row, duplicate_rows_exact, duplicate_rows };
 
 // Overwrites block b (a random well-conditioned block first) and returns the expected info.
-// duplicate_rows (at random positions) leaves a pivot of rounding size; measured on 3e5 random
-// blocks its |pivot| stayed below 0.77 of the singularity threshold, so it is detected.
 inline int make_singular(Singular s, int n, double* a)
 {
   fill_block(Kind::well_conditioned, n, a);
@@ -208,9 +206,14 @@ inline int make_singular(Singular s, int n, double* a)
       return 2;
     }
     case Singular::duplicate_rows: {
+      // Rows i < j both equal to +-2 e_c, and column c zero in the rows above i: no earlier step
+      // picks column c, step i picks it with an exact power-of-two pivot, and row j then
+      // eliminates to exactly zero at step j, whatever the operation order (GH and GJE alike).
       if (n < 2) return 0;
-      const int i = uniform_int(0, n - 2), j = uniform_int(i + 1, n - 1);
-      for (int c = 0; c < n; ++c) a[j * n + c] = a[i * n + c];
+      const int i = uniform_int(0, n - 2), j = uniform_int(i + 1, n - 1), c = uniform_int(0, n - 1);
+      const double v = uniform() < 0 ? -2.0 : 2.0;
+      for (int l = 0; l < i; ++l) a[l * n + c] = 0.0;
+      for (int q = 0; q < n; ++q) a[i * n + q] = a[j * n + q] = q == c ? v : 0.0;
       return j + 1;
     }
   }
