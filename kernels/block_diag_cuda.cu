@@ -21,6 +21,18 @@ __global__ void scatter_kernel(index_t n, int bs, const index_t* __restrict__ sr
   }
 }
 
+__global__ void extract_diagonal_kernel(index_t nrows, int bs, const index_t* __restrict__ diag_pos,
+                                        const double* __restrict__ values, double* __restrict__ d)
+{
+  const size64_t bb = size64_t(bs) * bs;
+  for (size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; t < size64_t(nrows) * bs;
+       t += size64_t(gridDim.x) * blockDim.x) {
+    const size64_t r = t / bs;
+    const int i = static_cast<int>(t - r * bs);
+    d[t] = values[size64_t(diag_pos[r]) * bb + i * (bs + 1)];
+  }
+}
+
 __global__ void count_nonzero_kernel(index_t n, const int* __restrict__ info, index_t* __restrict__ count)
 {
   index_t c = 0;
@@ -37,6 +49,14 @@ void scatter_blocks(stream_t s, index_t n, int bs, const index_t* src, const siz
   if (n <= 0) return;
   scatter_kernel<<<cuda_detail::grid_for(size64_t(n) * bs * bs), cuda_detail::default_block, 0, s>>>(
       n, bs, src, dst_off, ld, values, dst);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void extract_diagonal(stream_t s, index_t nrows, int bs, const index_t* diag_pos, const double* values, double* d)
+{
+  if (nrows <= 0) return;
+  extract_diagonal_kernel<<<cuda_detail::grid_for(size64_t(nrows) * bs), cuda_detail::default_block, 0, s>>>(
+      nrows, bs, diag_pos, values, d);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

@@ -41,14 +41,17 @@ BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOp
 std::string BlockJacobiPreconditioner::name() const
 {
   return fmt::format("block_jacobi({}, {})", to_string(opt_.factorization),
-                     natural_ ? std::string("natural blocks") : fmt::format("blocks up to {}", opt_.max_block_size));
+                     mode_ == Mode::scalar    ? std::string("scalar")
+                     : mode_ == Mode::natural ? std::string("natural blocks")
+                                              : fmt::format("blocks up to {}", opt_.max_block_size));
 }
 
 std::vector<index_t> BlockJacobiPreconditioner::block_offsets() const
 {
-  if (!natural_) return row_off_.to_host();
+  if (mode_ == Mode::agglomerated) return row_off_.to_host();
+  const int n = mode_ == Mode::scalar ? 1 : bs_;
   std::vector<index_t> off(static_cast<std::size_t>(layout_.count) + 1);
-  for (index_t b = 0; b <= layout_.count; ++b) off[b] = b * bs_;
+  for (index_t b = 0; b <= layout_.count; ++b) off[b] = b * n;
   return off;
 }
 
@@ -56,15 +59,18 @@ void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
 {
   const int bs = A.block_size();
   const index_t nrows = A.nrows();
-  if (bs > max_block_rows(opt_.factorization))
+  if (opt_.max_block_size != 1 && bs > max_block_rows(opt_.factorization))
     throw std::invalid_argument(fmt::format("block-Jacobi: block size {} is larger than {} allows ({}); use lu", bs,
                                             to_string(opt_.factorization), max_block_rows(opt_.factorization)));
   const size64_t bb = size64_t(bs) * bs;
-  natural_ = opt_.max_block_size <= bs;
+  mode_ = opt_.max_block_size == 1 ? Mode::scalar : opt_.max_block_size <= bs ? Mode::natural : Mode::agglomerated;
   std::vector<index_t> src, row_off;
   std::vector<size64_t> dst_off, mat_off;
   std::vector<int> ld;
-  if (natural_) {  // uniform layout: block r is A_rr
+  if (mode_ == Mode::scalar) {  // uniform layout of 1x1 blocks: the diagonal entries
+    layout_ = {index_t(size64_t(nrows) * bs), nullptr, nullptr, 1, 1};
+    factors_ = Array<double>(exec_, size64_t(nrows) * bs);
+  } else if (mode_ == Mode::natural) {  // uniform layout: block r is A_rr
     layout_ = {nrows, nullptr, nullptr, bs, bs};
     src = A.diag_pos().to_host();
     dst_off.resize(nrows);
@@ -128,9 +134,13 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
-    if (!natural_) fill(factors_, 0.0);
-    kernels::cuda::scatter_blocks(s, n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
-                                  factors_.data());
+    if (mode_ == Mode::scalar) {
+      kernels::cuda::extract_diagonal(s, nrows_, bs_, A.diag_pos().data(), A.values().data(), factors_.data());
+    } else {
+      if (mode_ == Mode::agglomerated) fill(factors_, 0.0);
+      kernels::cuda::scatter_blocks(s, n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
+                                    factors_.data());
+    }
     switch (opt_.factorization) {
       case BlockFactorization::gauss_jordan:
         kernels::cuda::gauss_jordan_invert(s, layout_, factors_.data(), info_.data());
@@ -144,9 +154,13 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
     failed = kernels::cuda::count_nonzero(s, layout_.count, info_.data(), counter_.data());
 #endif
   } else {
-    if (!natural_) fill(factors_, 0.0);
-    kernels::cpu::scatter_blocks(n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
-                                 factors_.data());
+    if (mode_ == Mode::scalar) {
+      kernels::cpu::extract_diagonal(nrows_, bs_, A.diag_pos().data(), A.values().data(), factors_.data());
+    } else {
+      if (mode_ == Mode::agglomerated) fill(factors_, 0.0);
+      kernels::cpu::scatter_blocks(n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
+                                   factors_.data());
+    }
     switch (opt_.factorization) {
       case BlockFactorization::gauss_jordan: kernels::cpu::gauss_jordan_invert(layout_, factors_.data(), info_.data()); break;
       case BlockFactorization::gauss_huard:
@@ -160,8 +174,9 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
   if (failed == 0) return {};
   const auto info = info_.to_host();
   const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
-  index_t first_row = static_cast<index_t>(first);
-  if (!natural_) first_row = row_off_.to_host()[first] / bs_;
+  index_t first_row = static_cast<index_t>(first);  // natural blocks: block b is block row b
+  if (mode_ == Mode::scalar) first_row = static_cast<index_t>(first / bs_);
+  if (mode_ == Mode::agglomerated) first_row = row_off_.to_host()[first] / bs_;
   return {false, fmt::format("block-Jacobi ({}): {} singular Jacobi block(s), the first at block row {} (pivot {})",
                              to_string(opt_.factorization), failed, first_row, info[first])};
 }

@@ -47,9 +47,10 @@ int max_block_rows(BlockFactorization f);  // 32 or 512
 
 struct BlockJacobiOptions {
   BlockFactorization factorization = BlockFactorization::gauss_jordan;
-  // Scalar rows per Jacobi block. <= the BSR block size: the natural blocks A_rr. Larger:
-  // consecutive block rows are agglomerated while the block stays within this size and each
-  // added row is coupled to the block (has an entry in one of its columns).
+  // Scalar rows per Jacobi block. 1: point (scalar) Jacobi on the diagonal entries. 0 or up to
+  // the BSR block size: the natural blocks A_rr. Larger: consecutive block rows are
+  // agglomerated while the block stays within this size and each added row is coupled to the
+  // block (has an entry in one of its columns).
   int max_block_size = 0;
 };
 
@@ -79,7 +80,7 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
   int bs_ = 0;
-  bool natural_ = true;
+  enum class Mode { scalar, natural, agglomerated } mode_ = Mode::natural;
   kernels::BatchLayout layout_;
   Array<index_t> row_off_;
   Array<size64_t> mat_off_;

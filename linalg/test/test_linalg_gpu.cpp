@@ -123,7 +123,7 @@ TEST(BlockJacobiGpu, EveryFactorizationAndBlockSizeMatchesCpu)
     const std::vector<double> poison(hr.size(), nan_v);
     for (auto f : {BlockFactorization::gauss_jordan, BlockFactorization::gauss_huard,
                    BlockFactorization::gauss_huard_t, BlockFactorization::lu})
-      for (int maxb : {0, 7, 16, 32, 64, 200}) {
+      for (int maxb : {0, 1, 7, 16, 32, 64, 200}) {
         if (maxb > max_block_rows(f)) continue;
         const std::string what = "bs " + std::to_string(bs) + " " + std::string(to_string(f)) + " max " +
                                  std::to_string(maxb);
