@@ -12,8 +12,10 @@
 //     Columns beyond n are identity padding: they are never pivot candidates before step n and
 //     steps >= n leave the real columns untouched, so one kernel serves every n <= W. The step
 //     loop is fully unrolled (static register indices) and stops after the largest n of the warp.
-//   solve: lane j holds y(j) and the factor entries it needs, L(k, j) and U(j, k) for k > j, all
-//     loaded up front (independent of the computation); step k is a group sum + one broadcast.
+//   solve: lane j holds y(j); step k is a group sum of L(k, j) y(j) + one broadcast. For W <= 8 the
+//     factor entries a lane needs, L(k, j) and U(j, k) for k > j, are all loaded up front
+//     (independent of the computation) and the steps fully unrolled; for W >= 16 the steps are a
+//     run-time loop that loads each step's two entries (fewer registers, more warps per SM).
 //     BGHT reads U(j, k) from row n-1-k of the stored block, so every load is coalesced.
 //   gemv: lane j loads column j of the inverse and x(j); the W partial row sums are reduced with
 //     a transposing butterfly (W - 1 shuffles per lane), which leaves row j's sum in lane j.
@@ -94,6 +96,25 @@ __device__ __forceinline__ int group_argmax(double key, int lane)
   return __ffs(static_cast<int>(ballot)) - 1;
 }
 
+// The solve's step loop is fully unrolled up to this width and a run-time loop above it (see the
+// solve kernel).
+constexpr int max_unrolled_solve_width = 8;
+
+// Thread blocks per SM the factor and invert kernels ask the compiler to fit (__launch_bounds__
+// minimum, i.e. a register cap of 65536 / (128 * value)). These kernels are latency bound (on the
+// H200 at n = 32: 16 warps per SM, 0.6 eligible warps per scheduler, IPC 1.7), so occupancy is
+// what pays: W = 32 factor 5 (96 registers, 36 bytes spilled; 128 unconstrained), W = 16 factor
+// and invert 8 (64 registers; 70 / 58 unconstrained); 3-20% faster for n = 9..32 on the H200.
+// The W = 32 inversion keeps its unconstrained ~160 registers (a cap of 128 spills 568 bytes).
+// The small widths get caps above their unconstrained use.
+template <int W, bool Invert>
+constexpr int min_blocks_per_sm()
+{
+  if constexpr (W == 32) return Invert ? 3 : 5;
+  else if constexpr (W == 16) return 8;
+  else return 10;
+}
+
 __device__ __forceinline__ double pivot_key(double v) { return isnan(v) ? HUGE_VAL : fabs(v); }
 
 __device__ __forceinline__ bool bad_pivot(double p, double tol) { return !(fabs(p) > tol) || !isfinite(p); }
@@ -108,7 +129,8 @@ struct PivotList {
 };
 
 // The block this lane's group works on, its size (0 for groups past the end and for blocks
-// larger than W, which `oversize` flags) and where its matrix and vector entries start.
+// larger than W or than the layout's max_size, which `oversize` flags) and where its matrix and
+// vector entries start.
 template <int W>
 struct GroupBlock {
   size64_t b;
@@ -124,7 +146,7 @@ struct GroupBlock {
     b = (size64_t(blockIdx.x) * threads_per_block + threadIdx.x) / W;
     live = b < L.count;
     n_true = live ? L.size(index_t(b)) : 0;
-    oversize = n_true > W || n_true < 0;
+    oversize = n_true > W || n_true > L.max_size || n_true < 0;
     n = oversize ? 0 : n_true;
     mat = n > 0 ? L.mat(index_t(b)) : 0;
     row = live && n_true > 0 ? L.row(index_t(b)) : 0;
@@ -150,7 +172,7 @@ __device__ __forceinline__ double load_columns(const double* blk, int n, int c, 
 
 // ---- Gauss–Huard decomposition: in place, implicit column pivoting ---------------------------
 template <int W, bool Transposed>
-__global__ void __launch_bounds__(threads_per_block)
+__global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>())
     gh_factor_kernel(BatchLayout L, double* __restrict__ a, index_t* __restrict__ perm, int* __restrict__ info)
 {
   const int lane = threadIdx.x & 31;
@@ -222,28 +244,45 @@ __global__ void __launch_bounds__(threads_per_block)
   const int n = g.n;
   const double* blk = f + g.mat;
 
-  // lo[k] = L(k, j) and up[k] = U(j, k) for j < k < n, else 0: all loads issued before the
-  // dependent chain starts.
-  double lo[W], up[W];
-#pragma unroll
-  for (int k = 0; k < W; ++k) {
-    const bool in = j < k && k < n;
-    lo[k] = in ? blk[k * n + j] : 0.0;
-    up[k] = in ? (Transposed ? blk[(n - 1 - k) * n + (n - 1 - j)] : blk[j * n + k]) : 0.0;
-  }
   double y = 0.0, rdiag = 1.0;
   if (j < n) {
     y = bvec[g.row + j];
     rdiag = 1.0 / blk[j * n + j];
   }
   const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+  if constexpr (W <= max_unrolled_solve_width) {
+    // lo[k] = L(k, j) and up[k] = U(j, k) for j < k < n, else 0: all loads issued before the
+    // dependent chain starts.
+    double lo[W], up[W];
 #pragma unroll
-  for (int k = 0; k < W; ++k) {
-    if (k >= steps) break;
-    const double s = group_sum<W>(lo[k] * y);
-    if (j == k) y = (y - s) * rdiag;
-    const double yk = group_bcast<W>(y, k);
-    if (j < k) y = fma(-up[k], yk, y);
+    for (int k = 0; k < W; ++k) {
+      const bool in = j < k && k < n;
+      lo[k] = in ? blk[k * n + j] : 0.0;
+      up[k] = in ? (Transposed ? blk[(n - 1 - k) * n + (n - 1 - j)] : blk[j * n + k]) : 0.0;
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      if (k >= steps) break;
+      const double s = group_sum<W>(lo[k] * y);
+      if (j == k) y = (y - s) * rdiag;
+      const double yk = group_bcast<W>(y, k);
+      if (j < k) y = fma(-up[k], yk, y);
+    }
+  } else {
+    // Run-time step loop, the factor entries of step k loaded in the step (four steps unrolled so
+    // their loads are in flight together). Preloading all 2 W entries, as above, takes ~150
+    // registers at W = 32 and leaves too few warps per SM to hide the latency of the dependent
+    // step chain; this loop takes 32 (measured on the H200: 1.3-2x faster for n = 9..32).
+#pragma unroll 4
+    for (int k = 0; k < steps; ++k) {
+      const bool in = j < k && k < n;
+      const double lo = in ? blk[k * n + j] : 0.0;
+      const double up = in ? (Transposed ? blk[(n - 1 - k) * n + (n - 1 - j)] : blk[j * n + k]) : 0.0;
+      const double s = group_sum<W>(lo * y);
+      if (j == k) y = (y - s) * rdiag;
+      const double yk = group_bcast<W>(y, k);
+      if (j < k) y = fma(-up, yk, y);
+    }
   }
   if (j < n) {
     const unsigned p = static_cast<unsigned>(perm[g.row + j]);
@@ -255,7 +294,7 @@ __global__ void __launch_bounds__(threads_per_block)
 
 // ---- Gauss–Jordan inversion: in place, implicit column pivoting ------------------------------
 template <int W>
-__global__ void __launch_bounds__(threads_per_block)
+__global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>())
     gj_invert_kernel(BatchLayout L, double* __restrict__ a, int* __restrict__ info)
 {
   const int lane = threadIdx.x & 31;

@@ -269,43 +269,58 @@ TEST(BatchedGhGpu, NonFiniteAndZeroBlocksReported)
 TEST(BatchedGhGpu, BlockLargerThanMaxSizeIsFlaggedNotTouched)
 {
   // The kernels cannot throw: a block larger than the declared max_size gets info -1, NaN
-  // outputs, and its matrix is left alone; the other blocks are unaffected.
+  // outputs, and its matrix is left alone; the other blocks are unaffected. Block 1 is larger
+  // than max_size: beyond the lane group (12 > 8, 33 > 32) or within it (14 > 12 with 16 lanes,
+  // 20 > 17 with 32 lanes; the run-time loop kernels of the solve).
   auto gpu = Executor::create_cuda(0);
-  Batch B = make_batch({3, 12, 5, 8, 2}, false);
-  fill_batch(B, Kind::well_conditioned);
-  const auto b = rhs(B);
-  for (GhStorage s : both_storages) {
+  struct Case {
+    int max_size;
+    std::vector<int> sizes;
+  };
+  for (const Case& cs : {Case{8, {3, 12, 5, 8, 2}}, Case{12, {3, 14, 5, 12, 2}}, Case{17, {3, 20, 16, 17, 2}},
+                         Case{32, {3, 33, 31, 32, 2}}}) {
+    Batch B = make_batch(cs.sizes, false);
+    fill_batch(B, Kind::well_conditioned);
+    const auto b = rhs(B);
+    const int big = B.sizes[1];
+    const std::string what = "max_size " + std::to_string(cs.max_size);
+    for (GhStorage s : both_storages) {
+      DeviceBatch D(gpu, B);
+      D.layout.max_size = cs.max_size;
+      Array<index_t> perm = upload(gpu, std::vector<index_t>(B.rows(), 0));
+      Array<int> info = upload(gpu, std::vector<int>(B.count(), 99));
+      Array<double> db = upload(gpu, b);
+      Array<double> x = upload(gpu, std::vector<double>(b.size(), 0.0));
+      kg::gauss_huard_factor(gpu->stream(), D.layout, D.values.data(), perm.data(), info.data(), s);
+      kg::gauss_huard_solve(gpu->stream(), D.layout, D.values.data(), perm.data(), s, db.data(), x.data());
+      const auto hinfo = info.to_host();
+      const auto hx = x.to_host();
+      const auto hv = D.values.to_host();
+      EXPECT_EQ(hinfo, (std::vector<int>{0, -1, 0, 0, 0})) << what;
+      for (int i = 0; i < big; ++i) EXPECT_TRUE(std::isnan(hx[B.row_off[1] + i])) << what;
+      for (int e = 0; e < big * big; ++e) ASSERT_EQ(hv[B.mat_off[1] + e], B.values[B.mat_off[1] + e]) << what;
+      for (index_t k : {0, 2, 3, 4})
+        EXPECT_LE(backward_error(B.sizes[k], B.block(k), hx.data() + B.row_off[k], b.data() + B.row_off[k]),
+                  stable_bound(B.sizes[k]))
+            << what << " block " << k;
+    }
     DeviceBatch D(gpu, B);
-    D.layout.max_size = 8;
-    Array<index_t> perm = upload(gpu, std::vector<index_t>(B.rows(), 0));
+    D.layout.max_size = cs.max_size;
     Array<int> info = upload(gpu, std::vector<int>(B.count(), 99));
     Array<double> db = upload(gpu, b);
-    Array<double> x = upload(gpu, std::vector<double>(b.size(), 0.0));
-    kg::gauss_huard_factor(gpu->stream(), D.layout, D.values.data(), perm.data(), info.data(), s);
-    kg::gauss_huard_solve(gpu->stream(), D.layout, D.values.data(), perm.data(), s, db.data(), x.data());
-    const auto hinfo = info.to_host();
-    const auto hx = x.to_host();
+    Array<double> y = upload(gpu, std::vector<double>(b.size(), 0.0));
+    kg::gauss_jordan_invert(gpu->stream(), D.layout, D.values.data(), info.data());
+    kg::block_diag_gemv(gpu->stream(), D.layout, D.values.data(), db.data(), y.data());
+    EXPECT_EQ(info.to_host(), (std::vector<int>{0, -1, 0, 0, 0})) << what;
+    const auto hy = y.to_host();
     const auto hv = D.values.to_host();
-    EXPECT_EQ(hinfo, (std::vector<int>{0, -1, 0, 0, 0}));
-    for (int i = 0; i < 12; ++i) EXPECT_TRUE(std::isnan(hx[B.row_off[1] + i]));
-    for (int e = 0; e < 144; ++e) ASSERT_EQ(hv[B.mat_off[1] + e], B.values[B.mat_off[1] + e]);
+    for (int i = 0; i < big; ++i) EXPECT_TRUE(std::isnan(hy[B.row_off[1] + i])) << what;
+    for (int e = 0; e < big * big; ++e) ASSERT_EQ(hv[B.mat_off[1] + e], B.values[B.mat_off[1] + e]) << what;
     for (index_t k : {0, 2, 3, 4})
-      EXPECT_LE(backward_error(B.sizes[k], B.block(k), hx.data() + B.row_off[k], b.data() + B.row_off[k]),
-                stable_bound(B.sizes[k]));
+      EXPECT_LE(backward_error(B.sizes[k], B.block(k), hy.data() + B.row_off[k], b.data() + B.row_off[k]),
+                stable_bound(B.sizes[k]))
+          << what << " block " << k;
   }
-  DeviceBatch D(gpu, B);
-  D.layout.max_size = 8;
-  Array<int> info = upload(gpu, std::vector<int>(B.count(), 99));
-  Array<double> db = upload(gpu, b);
-  Array<double> y = upload(gpu, std::vector<double>(b.size(), 0.0));
-  kg::gauss_jordan_invert(gpu->stream(), D.layout, D.values.data(), info.data());
-  kg::block_diag_gemv(gpu->stream(), D.layout, D.values.data(), db.data(), y.data());
-  EXPECT_EQ(info.to_host(), (std::vector<int>{0, -1, 0, 0, 0}));
-  const auto hy = y.to_host();
-  for (int i = 0; i < 12; ++i) EXPECT_TRUE(std::isnan(hy[B.row_off[1] + i]));
-  for (index_t k : {0, 2, 3, 4})
-    EXPECT_LE(backward_error(B.sizes[k], B.block(k), hy.data() + B.row_off[k], b.data() + B.row_off[k]),
-              stable_bound(B.sizes[k]));
 }
 
 TEST(BatchedGhGpu, InvalidArgumentsThrowBeforeLaunchAndEmptyBatchesAreNoOps)
