@@ -31,13 +31,21 @@ struct BatchedBenchOptions {
   long long max_blocks = 1048576;  // cap on the blocks of one batch
   int reps = 25;
   int warmup = 5;
+  // Block-Jacobi section: HDF5 files written by `blockres run --write-jacobian` (none: skipped).
+  std::vector<std::string> jacobians;
+  // Which sections run (`--only kernels` / `--only block-jacobi`; default both).
+  bool kernels_section = true;
+  bool block_jacobi_section = true;
   std::string json_path = "bench_batched.json";
   std::string command_line;
 };
 
-// Batched dense kernels (kernels/batched_gh.hpp, kernels/batched_lu.hpp) against cuBLAS's
-// getrfBatched / getrsBatched / matinvBatched. Returns the process exit code (0 when every
-// factorisation reported info 0 and every residual is <= 100 n eps).
+// Two sections. Kernels: the batched dense kernels (kernels/batched_gh.hpp,
+// kernels/batched_lu.hpp) against cuBLAS's getrfBatched / getrsBatched / matinvBatched.
+// Block-Jacobi: BlockJacobiPreconditioner setup, apply and BiCGSTAB iterations (none, scalar,
+// natural and agglomerated blocks, every factorisation) on the `jacobians`. Returns the process
+// exit code (0 when every factorisation reported info 0, every residual is <= 100 n eps and
+// every block-Jacobi row verified; see bench_block_jacobi.cpp).
 int run_batched_bench(const BatchedBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
 }  // namespace blockres

@@ -3,6 +3,7 @@
 // kernels/batched_lu.hpp (LU factor/solve) against cuBLAS's getrfBatched / getrsBatched /
 // matinvBatched on the same blocks in the same run; bandwidth relative to a device-to-device copy
 // measured in the same run; every result checked on the host (info arrays and backward errors).
+// The block-Jacobi section on simulator Jacobians lives in bench_block_jacobi.cpp.
 #include "miniapp/bench.hpp"
 
 #include "kernels/batched.hpp"
@@ -461,24 +462,26 @@ void write_row(JsonWriter& j, const Row& r, double copy_gbs)
 int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
   if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench batched needs a CUDA device");
+  if (!o.kernels_section && o.jacobians.empty())
+    throw std::runtime_error("bench batched --only block-jacobi needs --jacobian FILE (write one with 'blockres run "
+                             "deck.toml --write-jacobian J.h5')");
   std::vector<int> sizes = o.sizes;
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   for (int n : sizes)
     if (n < 1 || n > kernels::batched_lu_max_size)
       throw std::runtime_error(fmt::format("bench batched: block size {} outside 1..{}", n, kernels::batched_lu_max_size));
+  // Read before anything is timed: a bad file fails now, not after the kernel section.
+  const bool block_jacobi = o.block_jacobi_section && !o.jacobians.empty();
+  std::vector<benchutil::TestMatrix> jacobians;
+  if (block_jacobi)
+    for (const auto& path : o.jacobians) jacobians.push_back(benchutil::read_jacobian(path));
 
   auto e = Executor::create_cuda(0);
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   log(fmt::format("blockres {} (git {}): bench batched on {} ({} SMs, {} MB L2)", version_string(), git_commit(),
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
-  Timing copy_t;
-  const double copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
-  log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, o.reps));
-
-  const size64_t scrub_bytes = std::max<size64_t>(size64_t(4) * prop.l2CacheSize, size64_t(64) << 20);
-  BatchedBench bench(e, o, scrub_bytes);
 
   JsonWriter j;
   j.begin_object()
@@ -488,40 +491,61 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
       .value("device", e->device_name())
       .value("command_line", o.command_line);
   j.begin_object("configuration");
-  j.begin_array("sizes");
-  for (int n : sizes) j.value({}, n);
-  j.end_array()
-      .value("batch_gb", o.batch_gb)
-      .value("max_blocks", o.max_blocks)
-      .value("reps", o.reps)
-      .value("warmup", o.warmup)
-      .value("scrub_bytes", static_cast<long long>(scrub_bytes))
-      .value("matrices", matrix_text)
-      .value("byte_model", byte_model_text)
-      .value("flop_model", flop_model_text)
-      .value("timing", timing_text)
-      .value("cublas", cublas_text)
-      .value("residual", residual_text)
-      .value("speedup", "median time of the baseline / median time of the variant: factor vs cublas_getrf, solve and "
-                        "block_diag_gemv vs cublas_getrs, gje_invert vs cublas_matinv")
-      .end_object();
-  j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
-
-  log("byte model: " + std::string(byte_model_text));
-  log("speedup: cuBLAS median / ours (factor vs getrfBatched, solve and gemv vs getrsBatched, invert vs "
-      "matinvBatched); residual: max ||A x - b|| / (||A|| ||x||), inf-norms, limit 100 n eps");
-  log(fmt::format("{:>3} {:>8} {:<16} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>8} {:>9}", "n", "blocks", "variant",
-                  "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "residual"));
-  bool ok = true;
-  j.begin_array("results");
-  for (int n : sizes) {
-    for (const auto& r : bench.run(n)) {
-      ok = ok && r.verified();
-      log(row_text(r, copy_gbs));
-      write_row(j, r, copy_gbs);
-    }
+  j.begin_array("sections");
+  if (o.kernels_section) j.value({}, "kernels");
+  if (block_jacobi) j.value({}, "block_jacobi");
+  j.end_array().value("reps", o.reps).value("warmup", o.warmup);
+  const size64_t scrub_bytes = std::max<size64_t>(size64_t(4) * prop.l2CacheSize, size64_t(64) << 20);
+  if (o.kernels_section) {
+    j.begin_array("sizes");
+    for (int n : sizes) j.value({}, n);
+    j.end_array()
+        .value("batch_gb", o.batch_gb)
+        .value("max_blocks", o.max_blocks)
+        .value("scrub_bytes", static_cast<long long>(scrub_bytes))
+        .value("matrices", matrix_text)
+        .value("byte_model", byte_model_text)
+        .value("flop_model", flop_model_text)
+        .value("timing", timing_text)
+        .value("cublas", cublas_text)
+        .value("residual", residual_text)
+        .value("speedup", "median time of the baseline / median time of the variant: factor vs cublas_getrf, solve "
+                          "and block_diag_gemv vs cublas_getrs, gje_invert vs cublas_matinv");
   }
-  j.end_array().value("all_verified", ok).end_object();
+  if (block_jacobi) benchutil::write_block_jacobi_configuration(j, o);
+  j.end_object();
+
+  bool ok = true;
+  // ---- section 1: the batched kernels against cuBLAS ("results")
+  if (o.kernels_section) {
+    Timing copy_t;
+    const double copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
+    log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, o.reps));
+    j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
+    BatchedBench bench(e, o, scrub_bytes);
+
+    log("byte model: " + std::string(byte_model_text));
+    log("speedup: cuBLAS median / ours (factor vs getrfBatched, solve and gemv vs getrsBatched, invert vs "
+        "matinvBatched); residual: max ||A x - b|| / (||A|| ||x||), inf-norms, limit 100 n eps");
+    log(fmt::format("{:>3} {:>8} {:<16} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>8} {:>9}", "n", "blocks", "variant",
+                    "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "residual"));
+    j.begin_array("results");
+    for (int n : sizes) {
+      for (const auto& r : bench.run(n)) {
+        ok = ok && r.verified();
+        log(row_text(r, copy_gbs));
+        write_row(j, r, copy_gbs);
+      }
+    }
+    j.end_array();
+  }
+  // ---- section 2: block-Jacobi on simulator Jacobians ("block_jacobi")
+  if (block_jacobi)
+    ok = benchutil::run_block_jacobi_section(e, o, jacobians, j, log) && ok;
+  else if (o.block_jacobi_section)
+    log("block-Jacobi section skipped: no --jacobian file (write one with 'blockres run deck.toml --write-jacobian "
+        "J.h5')");
+  j.value("all_verified", ok).end_object();
   benchutil::write_file_atomically(o.json_path, j.str());
   log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
   return ok ? 0 : 1;

@@ -8,7 +8,6 @@
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench_common.hpp"
-#include "miniapp/h5.hpp"
 #include "miniapp/json.hpp"
 #include "miniapp/version.hpp"
 
@@ -20,7 +19,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -34,6 +32,8 @@ namespace {
 using benchutil::mix;
 using benchutil::nan_v;
 using benchutil::random_values;
+using benchutil::read_jacobian;
+using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
 
@@ -95,13 +95,6 @@ BsrPattern powerlaw_pattern(index_t nrows, index_t ncols, index_t long_len, std:
   }
   return p;
 }
-
-struct TestMatrix {
-  std::string name;
-  int bs = 1;
-  BsrPattern pattern;
-  std::vector<double> values;  // empty: random values are generated
-};
 
 // Bytes the SpMV must move: block values, column indices, row pointers, x once, y once.
 double byte_model(const BsrPattern& p, int bs)
@@ -276,24 +269,6 @@ int stencil_side(int bs, int points, double gb)
 {
   const double per_row = points * (8.0 * bs * bs + 4.0);
   return std::max(4, static_cast<int>(std::cbrt(gb * 1e9 / per_row)));
-}
-
-TestMatrix read_jacobian(const std::string& path)
-{
-  const auto f = h5::File::open_read(path);
-  h5::Id g = h5::open_group(f.id(), "jacobian");
-  TestMatrix m;
-  m.name = std::filesystem::path(path).stem().string();
-  m.bs = static_cast<int>(h5::read_int_attribute(g, "block_size"));
-  m.pattern.nrows = static_cast<index_t>(h5::read_int_attribute(g, "block_rows"));
-  m.pattern.ncols = m.pattern.nrows;
-  for (auto v : h5::read_ints(g, "row_ptr")) m.pattern.row_ptr.push_back(static_cast<index_t>(v));
-  for (auto v : h5::read_ints(g, "col_ind")) m.pattern.col_ind.push_back(static_cast<index_t>(v));
-  m.values = h5::read_doubles(g, "values").values;
-  m.pattern.validate();
-  if (m.values.size() != std::size_t(m.pattern.nnzb()) * m.bs * m.bs)
-    throw std::runtime_error(fmt::format("{}: /jacobian/values has the wrong size", path));
-  return m;
 }
 
 void write_measurement(JsonWriter& j, const Measurement& r, double copy_gbs)

@@ -3,6 +3,7 @@
 
 #include "linalg/array.hpp"
 #include "linalg/vector_ops.hpp"
+#include "miniapp/h5.hpp"
 
 #include <fmt/format.h>
 
@@ -39,6 +40,24 @@ std::vector<double> random_values(size64_t n, std::uint64_t seed)
 #pragma omp parallel for schedule(static)
   for (size64_t i = 0; i < n; ++i) v[i] = unit(seed, i);
   return v;
+}
+
+TestMatrix read_jacobian(const std::string& path)
+{
+  const auto f = h5::File::open_read(path);
+  h5::Id g = h5::open_group(f.id(), "jacobian");
+  TestMatrix m;
+  m.name = std::filesystem::path(path).stem().string();
+  m.bs = static_cast<int>(h5::read_int_attribute(g, "block_size"));
+  m.pattern.nrows = static_cast<index_t>(h5::read_int_attribute(g, "block_rows"));
+  m.pattern.ncols = m.pattern.nrows;
+  for (auto v : h5::read_ints(g, "row_ptr")) m.pattern.row_ptr.push_back(static_cast<index_t>(v));
+  for (auto v : h5::read_ints(g, "col_ind")) m.pattern.col_ind.push_back(static_cast<index_t>(v));
+  m.values = h5::read_doubles(g, "values").values;
+  m.pattern.validate();
+  if (m.values.size() != std::size_t(m.pattern.nnzb()) * m.bs * m.bs)
+    throw std::runtime_error(fmt::format("{}: /jacobian/values has the wrong size", path));
+  return m;
 }
 
 void write_timing(JsonWriter& j, std::string_view key, const Timing& t)

@@ -1,20 +1,24 @@
 // Shared pieces of the `blockres bench` reports (CUDA builds only): event timing on a stream,
 // the device-to-device copy bandwidth every report is measured against, reproducible random
-// values, and the report's JSON timing object / atomic file write.
+// values, Jacobian files, the report's JSON timing object / atomic file write, and the entry
+// points of report sections that live in their own files.
 #pragma once
 
 #include "kernels/common.hpp"
+#include "linalg/bsr_matrix.hpp"
 #include "linalg/executor.hpp"
+#include "miniapp/bench.hpp"
 #include "miniapp/json.hpp"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <utility>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda_check.cuh"
@@ -73,11 +77,34 @@ double unit(std::uint64_t seed, std::uint64_t i);
 // n values unit(seed, 0..n-1), filled in parallel.
 std::vector<double> random_values(size64_t n, std::uint64_t seed);
 
+// A benchmark matrix on the host: BSR pattern and, for matrices read from files, the values.
+struct TestMatrix {
+  std::string name;
+  int bs = 1;
+  BsrPattern pattern;
+  std::vector<double> values;  // empty: random values are generated
+};
+
+// A Jacobian written by `blockres run --write-jacobian` (group /jacobian: attributes block_size
+// and block_rows, datasets row_ptr, col_ind, values); named after the file's stem. Throws when
+// the file is not such a Jacobian.
+TestMatrix read_jacobian(const std::string& path);
+
 // {"median_ms": ..., "min_ms": ..., "max_ms": ...} under `key`.
 void write_timing(JsonWriter& j, std::string_view key, const Timing& t);
 
 // Writes text + '\n' to path + ".tmp" and renames it to path, so the report appears complete or
 // not at all. Throws std::runtime_error when the file cannot be written.
 void write_file_atomically(const std::string& path, const std::string& text);
+
+using Log = std::function<void(const std::string&)>;
+
+// ---- the block-Jacobi section of `bench batched` (bench_block_jacobi.cpp) ---------------------
+// Its entry under the report's "configuration" object: what is measured and how ("block_jacobi").
+void write_block_jacobi_configuration(JsonWriter& j, const BatchedBenchOptions& o);
+// Every preconditioner configuration on every Jacobian (jacobians[i] read from o.jacobians[i]):
+// logs the table and writes the report's "block_jacobi" array. Returns true when every row verified.
+bool run_block_jacobi_section(const ExecPtr& e, const BatchedBenchOptions& o, const std::vector<TestMatrix>& jacobians,
+                              JsonWriter& j, const Log& log);
 
 }  // namespace blockres::benchutil

@@ -105,7 +105,9 @@ int main(int argc, char** argv)
 
   blockres::BatchedBenchOptions bb;
   auto* batched = bench->add_subcommand(
-      "batched", "batched Gauss-Huard, Gauss-Jordan and LU against cuBLAS getrf/getrs/matinvBatched");
+      "batched",
+      "batched Gauss-Huard, Gauss-Jordan and LU against cuBLAS getrf/getrs/matinvBatched; block-Jacobi preconditioner "
+      "setup, apply and BiCGSTAB iterations on simulator Jacobians");
   batched->add_option("--json", bb.json_path, "report file (JSON)")->capture_default_str();
   batched
       ->add_option("--sizes", bb.sizes,
@@ -123,6 +125,17 @@ int main(int argc, char** argv)
       ->check(CLI::Range(3, 100000))
       ->capture_default_str();
   batched->add_option("--warmup", bb.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
+  batched
+      ->add_option("--jacobian", bb.jacobians,
+                   "Jacobian file from 'blockres run DECK --write-jacobian FILE' for the block-Jacobi section "
+                   "(repeatable; none: the section is skipped)")
+      ->check(CLI::ExistingFile);
+  std::string batched_only;
+  batched
+      ->add_option("--only", batched_only,
+                   "run one section: 'kernels' (batched kernels vs cuBLAS, --sizes) or 'block-jacobi' (scalar, "
+                   "natural and agglomerated block-Jacobi on the --jacobian files); default both")
+      ->check(CLI::IsMember({"kernels", "block-jacobi"}));
 
   try {
     app.parse(argc, argv);
@@ -156,6 +169,8 @@ int main(int argc, char** argv)
     }
     if (batched->parsed()) {
       bb.command_line = command_line;
+      bb.kernels_section = batched_only != "block-jacobi";
+      bb.block_jacobi_section = batched_only != "kernels";
       return blockres::run_batched_bench(bb, log_line);
     }
   } catch (const blockres::InputError& e) {

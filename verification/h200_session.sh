@@ -3,7 +3,9 @@
 # `gpu` label included) and time the shipped decks on both backends. Logs go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
 #   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
-# Usage there: verification/h200_session.sh [tests|decks|all]   (default: all)
+# Usage there: verification/h200_session.sh [tests|decks|all|bench]   (default: all; bench is not
+# part of all: `bench batched` over every size plus its block-Jacobi section on the Jacobians of
+# both shipped quarter five-spot decks, ~2.5 min)
 set -uo pipefail
 OUT=${OUT:-/tmp/blockres-out}
 mkdir -p "$OUT"
@@ -34,4 +36,17 @@ if [[ $what == all || $what == decks ]]; then
       echo "    $(grep -E '^time:' "$log") | $(tail -1 "$log")"
     done
   done
+fi
+
+if [[ $what == bench ]]; then
+  jac=/tmp/blockres-jacobians
+  mkdir -p $jac
+  args=()
+  for deck in quarter_five_spot quarter_five_spot_60x60x20; do
+    $B/miniapp/blockres run inputs/$deck.toml --output /tmp/blockres-runs/jac --write-jacobian $jac/$deck.h5 \
+      > "$OUT/${deck}_jacobian.log" 2>&1 || { tail -5 "$OUT/${deck}_jacobian.log"; exit 1; }
+    args+=(--jacobian $jac/$deck.h5)
+  done
+  $B/miniapp/blockres bench batched "${args[@]}" --json "$OUT/bench_batched.json" > "$OUT/bench_batched.txt" 2>&1
+  echo "bench batched: exit $?"
 fi
