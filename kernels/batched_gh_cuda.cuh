@@ -8,7 +8,9 @@
 // convergent; a group without a block or with n < W simply carries padding).
 //   factor / invert: lane c holds column c of its block in registers, v[i] = A(i, c), loaded with
 //     lane c reading a[i*n + c] (coalesced); the pivot search of step k is an arg-max over the
-//     group (shuffle max + ballot), pivot rows/columns are broadcast with __shfl_sync(width W).
+//     group (shuffle max + ballot), pivot rows/columns are broadcast with __shfl_sync(width W);
+//     at W = 32 the arg-max uses integer warp reductions and the pivot row/column go through a
+//     small shared-memory buffer per warp instead (exchange_in_shared).
 //     Columns beyond n are identity padding: they are never pivot candidates before step n and
 //     steps >= n leave the real columns untouched, so one kernel serves every n <= W. The step
 //     loop is fully unrolled (static register indices) and stops after the largest n of the warp.
@@ -96,6 +98,77 @@ __device__ __forceinline__ int group_argmax(double key, int lane)
   return __ffs(static_cast<int>(ballot)) - 1;
 }
 
+// Exact arg-max of a non-negative double key over a whole warp with two integer reductions
+// instead of log2(32) dependent shuffle rounds: the bit patterns of non-negative doubles order
+// like their values, so the largest key has the largest (high word, low word) pair. `key < 0`
+// (a non-candidate) maps to 0, below every candidate. Ties: lowest lane, as group_argmax.
+__device__ __forceinline__ int warp_argmax_bits(double key)
+{
+  const unsigned long long bits =
+      key < 0.0 ? 0ull : static_cast<unsigned long long>(__double_as_longlong(key)) + 1ull;
+  const unsigned hi = static_cast<unsigned>(bits >> 32), lo = static_cast<unsigned>(bits);
+  const unsigned mhi = __reduce_max_sync(full_mask, hi);
+  const unsigned mlo = __reduce_max_sync(full_mask, hi == mhi ? lo : 0u);
+  return __ffs(static_cast<int>(__ballot_sync(full_mask, hi == mhi && lo == mlo))) - 1;
+}
+
+template <int W>
+__device__ __forceinline__ int pivot_argmax(double key, int lane)
+{
+  if constexpr (W == 32) return warp_argmax_bits(key);
+  else return group_argmax<W>(key, lane);
+}
+
+// The W = 32 factor and invert exchange the pivot row and column through shared memory (one
+// store, then every lane reads the values as broadcast double2 loads) instead of one shuffle pair
+// per value, and find the pivot with pivot_argmax's integer reductions. At n = 32 the shuffle
+// version issues ~8000 instructions per block and waits mostly on shuffle results (ncu on the
+// H200: short-scoreboard stalls first). Measured on the H200 for n = 17..32 (with the inversion's
+// cap below): BGH factor 1% slower at 17, 3-11% faster at 20..32; BGHT factor 3-16% and inversion
+// 15-19% faster. At W = 16 the exchange was 3-4% slower for n = 9..12 (1-5% faster at 16), so the
+// smaller widths keep the shuffles.
+template <int W>
+constexpr bool exchange_in_shared = W == 32;
+
+// Shared-memory exchange buffers of the lane groups of one thread block: row[g] gets the row-k
+// entries of the columns chosen so far, in step order; col[g] the pivot column.
+template <int W>
+struct Exchange {
+  static constexpr int groups = threads_per_block / W;
+  alignas(16) double row[groups][W];
+  alignas(16) double col[groups][W];
+};
+
+// sum_{j<k} m[j] * v[j], m in shared memory, 16-byte aligned (k static after unrolling): double2
+// broadcast loads, two accumulators to halve the dependent FMA chain.
+template <int W>
+__device__ __forceinline__ double shared_dot(const double* m, const double (&v)[W], int k)
+{
+  double s0 = 0.0, s1 = 0.0;
+#pragma unroll
+  for (int j = 0; j < W; j += 2) {
+    if (j + 1 < k) {
+      const double2 mm = *reinterpret_cast<const double2*>(m + j);
+      s0 = fma(mm.x, v[j], s0);
+      s1 = fma(mm.y, v[j + 1], s1);
+    } else if (j < k) {
+      s0 = fma(m[j], v[j], s0);
+    }
+  }
+  return s0 + s1;
+}
+
+// m[i] = v[i] for i < k (static k): double2 stores.
+template <int W>
+__device__ __forceinline__ void shared_store(double* m, const double (&v)[W], int k)
+{
+#pragma unroll
+  for (int i = 0; i < W; i += 2) {
+    if (i + 1 < k) *reinterpret_cast<double2*>(m + i) = make_double2(v[i], v[i + 1]);
+    else if (i < k) m[i] = v[i];
+  }
+}
+
 // The solve's step loop is fully unrolled up to this width and a run-time loop above it (see the
 // solve kernel).
 constexpr int max_unrolled_solve_width = 8;
@@ -103,14 +176,15 @@ constexpr int max_unrolled_solve_width = 8;
 // Thread blocks per SM the factor and invert kernels ask the compiler to fit (__launch_bounds__
 // minimum, i.e. a register cap of 65536 / (128 * value)). These kernels are latency bound (on the
 // H200 at n = 32: 16 warps per SM, 0.6 eligible warps per scheduler, IPC 1.7), so occupancy is
-// what pays: W = 32 factor 5 (96 registers, 36 bytes spilled; 128 unconstrained), W = 16 factor
-// and invert 8 (64 registers; 70 / 58 unconstrained); 3-20% faster for n = 9..32 on the H200.
-// The W = 32 inversion keeps its unconstrained ~160 registers (a cap of 128 spills 568 bytes).
-// The small widths get caps above their unconstrained use.
+// what pays: W = 32 factor 5 (96 registers, no spill with the shared-memory exchange; 128
+// unconstrained), W = 16 factor and invert 8 (64 registers; 70 / 58 unconstrained); 3-20% faster
+// for n = 9..32 on the H200. W = 32 inversion 4 (128 registers, ~500 bytes spilled; 164
+// unconstrained): 1-4% faster than 3 for n = 17..32. The small widths get caps above their
+// unconstrained use.
 template <int W, bool Invert>
 constexpr int min_blocks_per_sm()
 {
-  if constexpr (W == 32) return Invert ? 3 : 5;
+  if constexpr (W == 32) return Invert ? 4 : 5;
   else if constexpr (W == 16) return 8;
   else return 10;
 }
@@ -185,22 +259,32 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
   const double tol = n * DBL_EPSILON * load_columns<W>(blk, n, c, v);
   const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
 
-  PivotList<W> piv;  // piv[k]: column chosen at step k
+  PivotList<W> piv;  // piv[k]: column chosen at step k (shuffle exchange only)
   int my_step = -1;  // step at which this lane's column was chosen
   int fail = 0;
+  constexpr bool shared_x = exchange_in_shared<W>;
+  __shared__ Exchange<W> xs;
+  double* xrow = xs.row[threadIdx.x / W];
+  double* xcol = xs.col[threadIdx.x / W];
 #pragma unroll
   for (int k = 0; k < W; ++k) {
     if (k >= steps) break;
     // Row elimination: row k against the (already transformed) rows above; the multipliers
     // A(k, p_j) sit, untouched, in the lanes chosen earlier.
-    double r = v[k];
+    double r;
+    if constexpr (shared_x) {
+      if (my_step >= 0) xrow[my_step] = v[k];
+      __syncwarp();
+      r = v[k] - shared_dot<W>(xrow, v, k);
+    } else {
+      r = v[k];
 #pragma unroll
-    for (int j = 0; j < k; ++j) r = fma(-group_bcast<W>(v[k], piv[j]), v[j], r);
+      for (int j = 0; j < k; ++j) r = fma(-group_bcast<W>(v[k], piv[j]), v[j], r);
+    }
     if (my_step < 0) v[k] = r;
-
     const bool candidate = my_step < 0 && (c < n || k >= n);
-    const int p = group_argmax<W>(candidate ? pivot_key(v[k]) : -1.0, lane);
-    piv.set(k, p);
+    const int p = pivot_argmax<W>(candidate ? pivot_key(v[k]) : -1.0, lane);
+    if constexpr (!shared_x) piv.set(k, p);
     if (c == p) my_step = k;
     const double pv = group_bcast<W>(v[k], p);
     if (k < n && fail == 0 && bad_pivot(pv, tol)) fail = k + 1;
@@ -208,10 +292,27 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
     // Diagonalisation of row k, then column elimination of the rows above.
     const bool open = my_step < 0;
     if (open) v[k] *= 1.0 / pv;
+    if constexpr (shared_x) {
+      if (c == p) shared_store<W>(xcol, v, k);
+      __syncwarp();
 #pragma unroll
-    for (int i = 0; i < k; ++i) {
-      const double f = group_bcast<W>(v[i], p);
-      if (open) v[i] = fma(-f, v[k], v[i]);
+      for (int i = 0; i < k; i += 2) {
+        if (i + 1 < k) {
+          const double2 f = *reinterpret_cast<const double2*>(xcol + i);
+          if (open) {
+            v[i] = fma(-f.x, v[k], v[i]);
+            v[i + 1] = fma(-f.y, v[k], v[i + 1]);
+          }
+        } else if (open) {
+          v[i] = fma(-xcol[i], v[k], v[i]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < k; ++i) {
+        const double f = group_bcast<W>(v[i], p);
+        if (open) v[i] = fma(-f, v[k], v[i]);
+      }
     }
   }
 
@@ -310,11 +411,13 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>(
   PivotList<W> piv;
   int my_step = -1;
   int fail = 0;
+  __shared__ Exchange<W> xs;
+  double* xcol = xs.col[threadIdx.x / W];
 #pragma unroll
   for (int k = 0; k < W; ++k) {
     if (k >= steps) break;
     const bool candidate = my_step < 0 && (c < n || k >= n);
-    const int p = group_argmax<W>(candidate ? pivot_key(v[k]) : -1.0, lane);
+    const int p = pivot_argmax<W>(candidate ? pivot_key(v[k]) : -1.0, lane);
     piv.set(k, p);
     if (c == p) my_step = k;
     const double pv = group_bcast<W>(v[k], p);
@@ -326,10 +429,24 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>(
     }
     // Every other column (chosen before or not) loses its row-k entry.
     const double fk = v[k];
+    if constexpr (exchange_in_shared<W>) {
+      if (c == p) shared_store<W>(xcol, v, W);
+      __syncwarp();
 #pragma unroll
-    for (int i = 0; i < W; ++i) {
-      const double vp = group_bcast<W>(v[i], p);
-      if (c != p) v[i] = fma(-fk, vp, i == k ? 0.0 : v[i]);
+      for (int i = 0; i < W; i += 2) {
+        const double2 vp = *reinterpret_cast<const double2*>(xcol + i);
+        if (c != p) {
+          v[i] = fma(-fk, vp.x, i == k ? 0.0 : v[i]);
+          v[i + 1] = fma(-fk, vp.y, i + 1 == k ? 0.0 : v[i + 1]);
+        }
+      }
+      __syncwarp();  // the next step's pivot lane overwrites xcol
+    } else {
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const double vp = group_bcast<W>(v[i], p);
+        if (c != p) v[i] = fma(-fk, vp, i == k ? 0.0 : v[i]);
+      }
     }
   }
 
