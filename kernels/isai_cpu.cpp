@@ -1,0 +1,225 @@
+// ISAI pattern analysis S(|T|^k) (host) and the CPU references of the generation and of the
+// triangle SpMV (the oracles for the CUDA versions in isai_cuda.cu).
+#include "kernels/isai.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace blockres::kernels {
+
+namespace {
+
+// The largest column handled by one warp (kernel 1 of the CUDA generation); longer columns go to
+// the block-per-column kernel with its system in global scratch.
+constexpr index_t short_col_max = 32;
+
+bool in_triangle(Triangle tri, index_t row, index_t col)
+{
+  return tri == Triangle::unit_lower ? col <= row : col >= row;
+}
+
+// Rejects what the pattern analysis and the kernels rely on: rows with sorted, unique, in-range
+// columns and a diagonal entry.
+void check_lu_pattern(index_t n, const index_t* row_ptr, const index_t* col)
+{
+  if (n < 0) throw std::invalid_argument("isai_pattern: negative dimension n = " + std::to_string(n));
+  if (n > 0 && (row_ptr == nullptr || col == nullptr))
+    throw std::invalid_argument("isai_pattern: null row_ptr or col array");
+  if (n == 0) return;
+  if (row_ptr[0] != 0) throw std::invalid_argument("isai_pattern: row_ptr[0] must be 0");
+  for (index_t i = 0; i < n; ++i) {
+    const std::string row = "isai_pattern: row " + std::to_string(i);
+    if (row_ptr[i + 1] < row_ptr[i]) throw std::invalid_argument(row + ": row_ptr decreases");
+    bool diag = false;
+    for (index_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+      if (col[p] < 0 || col[p] >= n)
+        throw std::invalid_argument(row + ": column " + std::to_string(col[p]) + " out of range [0, " +
+                                    std::to_string(n) + ")");
+      if (p > row_ptr[i] && col[p] <= col[p - 1])
+        throw std::invalid_argument(row + ": columns not sorted or not unique (" + std::to_string(col[p - 1]) +
+                                    " then " + std::to_string(col[p]) + ")");
+      diag = diag || col[p] == i;
+    }
+    if (!diag) throw std::invalid_argument(row + " has no diagonal entry");
+  }
+}
+
+}  // namespace
+
+IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, const index_t* lu_col, int power)
+{
+  if (power < 1) throw std::invalid_argument("isai_pattern: power must be >= 1, got " + std::to_string(power));
+  check_lu_pattern(n, lu_row_ptr, lu_col);
+
+  IsaiPattern p;
+  p.tri = tri;
+  p.power = power;
+  p.n = n;
+  p.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  p.col_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  p.long_scratch_off.assign(1, 0);
+  if (n == 0) return p;
+
+  // Rows of S: with the diagonal in T's pattern, (i, c) is in S(|T|^k) iff c is reached from i in
+  // at most k steps along T's off-diagonal entries (i -> c for every (i, c) of T, c != i): a
+  // breadth-first search of depth k from each row, independent per row. Each thread keeps the
+  // rows of its contiguous range in a local buffer; the buffers are concatenated afterwards.
+  const int max_threads = omp_get_max_threads();
+  std::vector<std::vector<index_t>> chunk_cols(static_cast<std::size_t>(max_threads));
+  std::vector<index_t> chunk_begin(static_cast<std::size_t>(max_threads) + 1, n);
+#pragma omp parallel
+  {
+    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const index_t r0 = static_cast<index_t>(size64_t(n) * t / nt);
+    const index_t r1 = static_cast<index_t>(size64_t(n) * (t + 1) / nt);
+    chunk_begin[static_cast<std::size_t>(t)] = r0;
+    std::vector<index_t>& out = chunk_cols[static_cast<std::size_t>(t)];
+    std::vector<index_t> seen(static_cast<std::size_t>(n), -1);  // last row that reached a column
+    std::vector<index_t> frontier, next;
+    for (index_t i = r0; i < r1; ++i) {
+      const std::size_t row_start = out.size();
+      seen[static_cast<std::size_t>(i)] = i;
+      out.push_back(i);
+      frontier.assign(1, i);
+      for (int step = 0; step < power && !frontier.empty(); ++step) {
+        next.clear();
+        for (index_t r : frontier)
+          for (index_t q = lu_row_ptr[r]; q < lu_row_ptr[r + 1]; ++q) {
+            const index_t c = lu_col[q];
+            if (c == r || !in_triangle(tri, r, c) || seen[static_cast<std::size_t>(c)] == i) continue;
+            seen[static_cast<std::size_t>(c)] = i;
+            next.push_back(c);
+            out.push_back(c);
+          }
+        frontier.swap(next);
+      }
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(row_start), out.end());
+      p.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(out.size() - row_start);
+    }
+  }
+
+  // Row counts -> offsets (64-bit first: csr_pos and M's row pointers are 32-bit indices).
+  size64_t nnz = 0;
+  for (index_t i = 0; i < n; ++i) {
+    nnz += p.row_ptr[static_cast<std::size_t>(i) + 1];
+    if (nnz > std::numeric_limits<index_t>::max())
+      throw std::invalid_argument("isai_pattern: pattern with power " + std::to_string(power) +
+                                  " has more than 2^31-1 entries");
+    p.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(nnz);
+  }
+  p.col.resize(static_cast<std::size_t>(nnz));
+  for (int t = 0; t < max_threads; ++t) {
+    const auto& c = chunk_cols[static_cast<std::size_t>(t)];
+    if (!c.empty()) std::copy(c.begin(), c.end(), p.col.begin() + p.row_ptr[chunk_begin[static_cast<std::size_t>(t)]]);
+  }
+
+  // CSC view by a counting sort over the rows in increasing order, so each column's rows come out
+  // sorted; csr_pos remembers where each entry sits in the CSR arrays (and in M's values).
+  for (index_t e = 0; e < index_t(nnz); ++e) ++p.col_ptr[static_cast<std::size_t>(p.col[e]) + 1];
+  for (index_t j = 0; j < n; ++j) p.col_ptr[j + 1] += p.col_ptr[j];
+  p.row_ind.resize(static_cast<std::size_t>(nnz));
+  p.csr_pos.resize(static_cast<std::size_t>(nnz));
+  std::vector<index_t> fill(p.col_ptr.begin(), p.col_ptr.end() - 1);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e) {
+      const index_t dst = fill[static_cast<std::size_t>(p.col[e])]++;
+      p.row_ind[dst] = i;
+      p.csr_pos[dst] = e;
+    }
+
+  // Split the columns by the kernel that generates them; long columns get m x m doubles of scratch.
+  for (index_t j = 0; j < n; ++j) {
+    const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
+    if (m <= short_col_max) {
+      p.short_cols.push_back(j);
+    } else {
+      p.long_cols.push_back(j);
+      p.long_scratch_off.push_back(p.long_scratch_off.back() + size64_t(m) * m);
+    }
+  }
+  return p;
+}
+
+namespace cpu {
+
+void isai_generate(const IsaiPattern& p, CsrView<const double> LU, double* m_val)
+{
+  if (LU.n != p.n)
+    throw std::invalid_argument("cpu::isai_generate: LU has " + std::to_string(LU.n) + " rows, the pattern " +
+                                std::to_string(p.n));
+  const bool lower = p.tri == Triangle::unit_lower;
+  const index_t n = p.n;
+#pragma omp parallel
+  {
+    std::vector<double> A;  // T(J, J), row-major m x m
+    std::vector<double> x;  // right-hand side e_j(J), overwritten by the solution
+#pragma omp for schedule(dynamic, 64)
+    for (index_t j = 0; j < n; ++j) {
+      const index_t base = p.col_ptr[j];
+      const index_t m = p.col_ptr[j + 1] - base;
+      const index_t* J = p.row_ind.data() + base;
+      A.assign(static_cast<std::size_t>(m) * m, 0.0);
+      // Row a of the system: merge LU's sorted row J[a] with the sorted J, keeping the entries of
+      // T's triangle (the unit diagonal of L is implied, whatever LU's diagonal holds).
+      for (index_t a = 0; a < m; ++a) {
+        const index_t r = J[a];
+        double* row = A.data() + size64_t(a) * m;
+        index_t q = LU.row_ptr[r];
+        const index_t q_end = LU.row_ptr[r + 1];
+        for (index_t b = 0; b < m && q < q_end;) {
+          if (LU.col[q] < J[b]) {
+            ++q;
+          } else if (LU.col[q] > J[b]) {
+            ++b;
+          } else {
+            if (in_triangle(p.tri, r, J[b])) row[b] = LU.val[q];
+            ++q, ++b;
+          }
+        }
+        if (lower) row[a] = 1.0;
+      }
+      // Column-oriented substitution: x_s = r_s / T_ss, then r_t -= T_ts x_s for the rows t still
+      // to come (below s for L, where J[0] = j; above s for U, where J[m-1] = j).
+      x.assign(static_cast<std::size_t>(m), 0.0);
+      if (lower) {
+        x[0] = 1.0;
+        for (index_t s = 0; s < m; ++s) {
+          const double xs = x[s] / A[size64_t(s) * m + s];
+          x[s] = xs;
+          for (index_t t = s + 1; t < m; ++t) x[t] -= A[size64_t(t) * m + s] * xs;
+        }
+      } else {
+        x[m - 1] = 1.0;
+        for (index_t s = m - 1; s >= 0; --s) {
+          const double xs = x[s] / A[size64_t(s) * m + s];
+          x[s] = xs;
+          for (index_t t = 0; t < s; ++t) x[t] -= A[size64_t(t) * m + s] * xs;
+        }
+      }
+      for (index_t a = 0; a < m; ++a) m_val[p.csr_pos[base + a]] = x[a];
+    }
+  }
+}
+
+void triangle_spmv(Triangle tri, CsrView<const double> LU, const double* x, double* y)
+{
+  // x and y must not alias: y_i is written while other rows still read x_i.
+  const bool lower = tri == Triangle::unit_lower;
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < LU.n; ++i) {
+    double sum = 0.0;
+    for (index_t q = LU.row_ptr[i]; q < LU.row_ptr[i + 1]; ++q) {
+      const index_t c = LU.col[q];
+      if (lower ? c < i : c >= i) sum += LU.val[q] * x[c];
+    }
+    y[i] = lower ? x[i] + sum : sum;
+  }
+}
+
+}  // namespace cpu
+
+}  // namespace blockres::kernels
