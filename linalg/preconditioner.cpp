@@ -2,6 +2,8 @@
 // preconditioner factory.
 #include "linalg/preconditioner.hpp"
 
+#include "linalg/ilu_preconditioner.hpp"
+
 #include "kernels/batched_gh.hpp"
 #include "kernels/batched_lu.hpp"
 #include "kernels/block_diag.hpp"
@@ -222,6 +224,7 @@ std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, Exe
     case PreconditionerType::none: return std::make_unique<IdentityPreconditioner>();
     case PreconditionerType::block_jacobi:
       return std::make_unique<BlockJacobiPreconditioner>(std::move(exec), opt.block_jacobi);
+    case PreconditionerType::ilu0: return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
   }
   throw std::invalid_argument("unknown preconditioner type");
 }

@@ -93,11 +93,26 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   Array<index_t> counter_;
 };
 
+// ILU(0) (linalg/ilu_preconditioner.hpp): how its triangular factors are applied.
+enum class TriangularSolve { exact, isai };
+std::string_view to_string(TriangularSolve t);
+
+struct Ilu0Options {
+  TriangularSolve trisolve = TriangularSolve::exact;
+  int isai_power = 1;  // pattern S(|L|^k), S(|U|^k), k = 1..max_isai_power
+  // Fixed-point sweeps per triangular factor after the ISAI product (isai only):
+  //   x <- x + M (b - T x), which moves x toward the exact solve T^{-1} b.
+  int sweeps = 0;
+};
+constexpr int max_isai_power = 3;
+constexpr int max_isai_sweeps = 16;
+
 struct PreconditionerOptions {
   BlockJacobiOptions block_jacobi;
+  Ilu0Options ilu0;
 };
 
-enum class PreconditionerType { none, block_jacobi };
+enum class PreconditionerType { none, block_jacobi, ilu0 };
 std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
                                                     const PreconditionerOptions& opt = {});
 

@@ -716,18 +716,40 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
   linear.krylov.restart = l.integer("restart", 30, at_least(1));
   Section p = l.sub("preconditioner", false);
-  p.only({"type", "factorization", "max_block_size"});
-  linear.preconditioner = p.choice("type", "block_jacobi", {"block_jacobi", "none"}) == "none"
-                              ? PreconditionerType::none
-                              : PreconditionerType::block_jacobi;
-  auto& bj = linear.preconditioner_options.block_jacobi;
-  const std::string f =
-      p.choice("factorization", "gauss_jordan", {"gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
-  bj.factorization = f == "lu"              ? BlockFactorization::lu
-                     : f == "gauss_huard"   ? BlockFactorization::gauss_huard
-                     : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
-                                            : BlockFactorization::gauss_jordan;
-  bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
+  p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "sweeps"});
+  const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "ilu0", "none"});
+  linear.preconditioner = type == "none"   ? PreconditionerType::none
+                          : type == "ilu0" ? PreconditionerType::ilu0
+                                           : PreconditionerType::block_jacobi;
+  // Keys of another type are an inconsistency, not something to ignore silently. Only the keys
+  // of the chosen type are read (and get their defaults in the resolved deck).
+  auto only_for = [&](std::initializer_list<const char*> keys, bool applies, std::string_view what) {
+    for (const char* k : keys)
+      if (const toml::node* n = p.table().get(k); !applies && n)  // from the file or --set
+        p.bad(*n, k, fmt::format("only applies to {}", what));
+  };
+  only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
+  only_for({"trisolve", "isai_power", "sweeps"}, type == "ilu0", "type = \"ilu0\"");
+  if (type == "block_jacobi") {
+    auto& bj = linear.preconditioner_options.block_jacobi;
+    const std::string f =
+        p.choice("factorization", "gauss_jordan", {"gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
+    bj.factorization = f == "lu"              ? BlockFactorization::lu
+                       : f == "gauss_huard"   ? BlockFactorization::gauss_huard
+                       : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
+                                              : BlockFactorization::gauss_jordan;
+    bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
+  }
+  if (type == "ilu0") {
+    auto& ilu = linear.preconditioner_options.ilu0;
+    ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
+                                                                              : TriangularSolve::exact;
+    only_for({"isai_power", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
+    if (ilu.trisolve == TriangularSolve::isai) {
+      ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));
+      ilu.sweeps = p.integer("sweeps", 0, between(0, max_isai_sweeps));
+    }
+  }
 }
 
 OutputConfig read_output(Section o, const std::string& deck_path)

@@ -573,6 +573,39 @@ TEST_F(DeckTest, OutOfRange)
                     "solver.linear.tolerance", "tolerance");
 }
 
+// ILU(0) keys: read for type = "ilu0" only; keys of another preconditioner type, or ISAI keys
+// with exact triangular solves, are errors naming the key and its line, never ignored.
+TEST_F(DeckTest, Ilu0Preconditioner)
+{
+  const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
+  const RunConfig c =
+      load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nisai_power = 2\nsweeps = 3")));
+  EXPECT_EQ(c.linear.preconditioner, PreconditionerType::ilu0);
+  EXPECT_EQ(c.linear.preconditioner_options.ilu0.trisolve, TriangularSolve::isai);
+  EXPECT_EQ(c.linear.preconditioner_options.ilu0.isai_power, 2);
+  EXPECT_EQ(c.linear.preconditioner_options.ilu0.sweeps, 3);
+  const RunConfig e = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"")));
+  EXPECT_EQ(e.linear.preconditioner_options.ilu0.trisolve, TriangularSolve::exact);
+  // The resolved deck of an ILU(0) run loads to the same configuration.
+  const RunConfig r = load_deck(write(c.resolved_toml, "resolved.toml"));
+  EXPECT_EQ(r.linear.preconditioner, PreconditionerType::ilu0);
+  EXPECT_EQ(r.linear.preconditioner_options.ilu0.isai_power, 2);
+  EXPECT_EQ(r.linear.preconditioner_options.ilu0.sweeps, 3);
+
+  const std::string k = "solver.linear.preconditioner.";
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nisai_power = 4", k + "isai_power",
+                    "isai_power");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nsweeps = -1", k + "sweeps",
+                    "sweeps");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"ilut\"", k + "trisolve", "trisolve");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nsweeps = 2", k + "sweeps", "sweeps");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nmax_block_size = 16", k + "max_block_size",
+                    "max_block_size");
+  expect_edit_error("dt_initial = 0.5", pre + "trisolve = \"isai\"", k + "trisolve", "trisolve");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"none\"\nfactorization = \"lu\"", k + "factorization",
+                    "factorization");
+}
+
 TEST_F(DeckTest, LognormalCellOutOfRange)
 {
   // exp(0.5 + 0.1 g) > 1 in every cell: the first cell is named.

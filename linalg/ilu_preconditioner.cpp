@@ -1,0 +1,203 @@
+// ILU(0) preconditioner: exact or ISAI triangular solves (see ilu_preconditioner.hpp).
+#include "linalg/ilu_preconditioner.hpp"
+
+#include "kernels/bsr_to_csr.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blockres {
+
+namespace kc = kernels::cpu;
+#if BLOCKRES_HAVE_CUDA
+namespace kg = kernels::cuda;
+#endif
+
+std::string_view to_string(TriangularSolve t) { return t == TriangularSolve::isai ? "isai" : "exact"; }
+
+// ISAI of one factor: the pattern, its device copy, and M as a bs = 1 BSR matrix (so it is
+// applied by the project's SpMV).
+struct Ilu0Preconditioner::Isai {
+  kernels::IsaiPattern pattern;
+  Array<index_t> col_ptr, row_ind, csr_pos, short_cols, long_cols;
+  Array<size64_t> long_scratch_off;
+  Array<double> scratch;
+  std::unique_ptr<BsrMatrix> M;
+
+  Isai(const ExecPtr& exec, kernels::Triangle tri, index_t n, const std::vector<index_t>& row_ptr,
+       const std::vector<index_t>& col, int power)
+      : pattern(kernels::isai_pattern(tri, n, row_ptr.data(), col.data(), power))
+  {
+    auto up = [&](const auto& v) {
+      using T = typename std::decay_t<decltype(v)>::value_type;
+      return Array<T>(exec, std::span<const T>(v));
+    };
+    col_ptr = up(pattern.col_ptr);
+    row_ind = up(pattern.row_ind);
+    csr_pos = up(pattern.csr_pos);
+    short_cols = up(pattern.short_cols);
+    long_cols = up(pattern.long_cols);
+    long_scratch_off = up(pattern.long_scratch_off);
+    scratch = Array<double>(exec, pattern.scratch_doubles());
+    BsrPattern p;
+    p.nrows = p.ncols = n;
+    p.row_ptr = pattern.row_ptr;
+    p.col_ind = pattern.col;
+    M = std::make_unique<BsrMatrix>(exec, 1, p);
+  }
+
+  void generate(const Executor& exec, kernels::CsrView<const double> LU)
+  {
+    if (exec.is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      const kg::IsaiDevicePattern d{&pattern,         col_ptr.data(),   row_ind.data(),
+                                    csr_pos.data(),   short_cols.data(), long_cols.data(),
+                                    long_scratch_off.data()};
+      kg::isai_generate(exec.stream(), d, LU, M->values().data(), scratch.data());
+#endif
+    } else {
+      kc::isai_generate(pattern, LU, M->values().data());
+    }
+  }
+};
+
+Ilu0Preconditioner::Ilu0Preconditioner(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt)
+{
+  if (opt_.isai_power < 1 || opt_.isai_power > max_isai_power)
+    throw std::invalid_argument(fmt::format("ILU(0): isai_power {} is not in 1..{}", opt_.isai_power, max_isai_power));
+  if (opt_.sweeps < 0 || opt_.sweeps > max_isai_sweeps)
+    throw std::invalid_argument(fmt::format("ILU(0): sweeps {} is not in 0..{}", opt_.sweeps, max_isai_sweeps));
+}
+
+Ilu0Preconditioner::~Ilu0Preconditioner() = default;
+
+std::string Ilu0Preconditioner::name() const
+{
+  if (opt_.trisolve == TriangularSolve::exact) return "ilu0(exact triangular solves)";
+  return opt_.sweeps > 0 ? fmt::format("ilu0(isai({}), {} sweeps)", opt_.isai_power, opt_.sweeps)
+                         : fmt::format("ilu0(isai({}))", opt_.isai_power);
+}
+
+size64_t Ilu0Preconditioner::isai_nnz() const
+{
+  return isai_lower_ ? size64_t(isai_lower_->pattern.nnz()) + isai_upper_->pattern.nnz() : 0;
+}
+
+kernels::CsrView<const double> Ilu0Preconditioner::lu_view() const
+{
+  return {n_, lu_row_ptr_.data(), lu_col_.data(), lu_val_.data()};
+}
+
+void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
+{
+  if (A.nrows() != A.ncols()) throw std::invalid_argument("ILU(0) needs a square matrix");
+  const size64_t n = A.scalar_rows();
+  const size64_t nnz = size64_t(A.nnzb()) * A.block_size() * A.block_size();
+  if (nnz > 0x7fffffff) throw std::invalid_argument("ILU(0): the scalar view has more than 2^31 entries");
+  n_ = static_cast<index_t>(n);
+  lu_row_ptr_ = Array<index_t>(exec_, n + 1);
+  lu_col_ = Array<index_t>(exec_, nnz);
+  lu_val_ = Array<double>(exec_, nnz);
+  // The pattern once, through the same expansion the numeric setup uses.
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kg::bsr_to_csr(exec_->stream(), A.view(), lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
+#endif
+  } else {
+    kc::bsr_to_csr(A.view(), lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
+  }
+  const auto row_ptr = lu_row_ptr_.to_host();
+  const auto col = lu_col_.to_host();
+  sched_ = kernels::ilu_schedule(n_, row_ptr.data(), col.data());
+  diag_ = Array<index_t>(exec_, std::span<const index_t>(sched_.diag));
+  lower_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.lower_rows));
+  upper_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.upper_rows));
+  info_ = Array<int>(exec_, 1);
+  isai_lower_.reset();
+  isai_upper_.reset();
+  if (opt_.trisolve == TriangularSolve::isai) {
+    isai_lower_ = std::make_unique<Isai>(exec_, kernels::Triangle::unit_lower, n_, row_ptr, col, opt_.isai_power);
+    isai_upper_ = std::make_unique<Isai>(exec_, kernels::Triangle::upper, n_, row_ptr, col, opt_.isai_power);
+  }
+  t_ = Vector(exec_, n);
+  w_ = Vector(exec_, n);
+  row_ptr_key_ = A.row_ptr().data();
+  nrows_ = A.nrows();
+  nnzb_ = A.nnzb();
+  bs_ = A.block_size();
+}
+
+SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
+{
+  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+    symbolic(A);
+  if (n_ == 0) return {};
+  int bad = 0;
+  kernels::CsrView<double> LU{n_, lu_row_ptr_.data(), lu_col_.data(), lu_val_.data()};
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    const auto s = exec_->stream();
+    kg::bsr_to_csr(s, A.view(), lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
+    const kg::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+    kg::ilu0_factor(s, d, LU, info_.data());
+    bad = info_.to_host()[0];
+#endif
+  } else {
+    kc::bsr_to_csr(A.view(), lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
+    bad = kc::ilu0_factor(sched_, LU);
+  }
+  if (bad != 0) {
+    const index_t row = bad - 1;
+    return {false, fmt::format("ILU(0): zero or non-finite pivot at block row {} (component {})", row / bs_,
+                               row % bs_)};
+  }
+  if (isai_lower_) {
+    isai_lower_->generate(*exec_, lu_view());
+    isai_upper_->generate(*exec_, lu_view());
+  }
+  return {};
+}
+
+// x = T^{-1} b for one factor T: exact solve, or the ISAI product plus sweeps. x != b.
+void Ilu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b, Vector& x) const
+{
+  const bool lower = tri == kernels::Triangle::unit_lower;
+  if (opt_.trisolve == TriangularSolve::exact) {
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      const kg::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+      if (lower) kg::ilu0_lower_solve(exec_->stream(), d, lu_view(), b.data(), x.data());
+      else kg::ilu0_upper_solve(exec_->stream(), d, lu_view(), b.data(), x.data());
+#endif
+    } else {
+      if (lower) kc::ilu0_lower_solve(sched_, lu_view(), b.data(), x.data());
+      else kc::ilu0_upper_solve(sched_, lu_view(), b.data(), x.data());
+    }
+    return;
+  }
+  const BsrMatrix& M = *(lower ? isai_lower_ : isai_upper_)->M;
+  M.apply(1.0, b, 0.0, x);
+  for (int s = 0; s < opt_.sweeps; ++s) {  // x += M (b - T x)
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      kg::triangle_spmv(exec_->stream(), tri, lu_view(), x.data(), w_.data());
+#endif
+    } else {
+      kc::triangle_spmv(tri, lu_view(), x.data(), w_.data());
+    }
+    axpby(1.0, b, -1.0, w_);
+    M.apply(1.0, w_, 1.0, x);
+  }
+}
+
+void Ilu0Preconditioner::apply(const Vector& r, Vector& z) const
+{
+  if (r.size() != size64_t(n_) || z.size() != r.size())
+    throw std::invalid_argument("ILU(0) apply: vector sizes do not match the setup matrix");
+  if (n_ == 0) return;
+  triangular_apply(kernels::Triangle::unit_lower, r, t_);
+  triangular_apply(kernels::Triangle::upper, t_, z);
+}
+
+}  // namespace blockres
