@@ -136,19 +136,33 @@ const IluSchedule& checked_host(const IluDeviceSchedule& sched, index_t n, const
 
 }  // namespace
 
+namespace {
+
+// Calls launch(first, count) for every non-empty level of `level_ptr`: one kernel per level, the
+// level's rows at rows[first .. first + count).
+template <class Launch>
+void for_each_level(const std::vector<index_t>& level_ptr, Launch&& launch)
+{
+  for (std::size_t l = 0; l + 1 < level_ptr.size(); ++l) {
+    const index_t first = level_ptr[l], count = level_ptr[l + 1] - first;
+    if (count == 0) continue;
+    launch(first, count);
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
 void ilu0_factor(stream_t s, const IluDeviceSchedule& sched, CsrView<double> A, int* info)
 {
   const IluSchedule& h = checked_host(sched, A.n, "ilu0_factor");
   if (info == nullptr) throw std::invalid_argument("ilu0_factor: null info");
   info_init_kernel<<<1, 1, 0, s>>>(info);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  for (index_t l = 0; l < h.lower_levels(); ++l) {
-    const index_t first = h.lower_level_ptr[l], count = h.lower_level_ptr[l + 1] - first;
-    if (count == 0) continue;
+  for_each_level(h.lower_level_ptr, [&](index_t first, index_t count) {
     factor_level_kernel<<<grid_for_rows(count), block_threads, 0, s>>>(sched.lower_rows + first, count, A.row_ptr,
                                                                         A.col, sched.diag, A.val, info);
-    BLOCKRES_CUDA_CHECK_LAUNCH();
-  }
+  });
   info_final_kernel<<<1, 1, 0, s>>>(info);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
@@ -157,26 +171,20 @@ void ilu0_lower_solve(stream_t s, const IluDeviceSchedule& sched, CsrView<const 
                       double* x)
 {
   const IluSchedule& h = checked_host(sched, LU.n, "ilu0_lower_solve");
-  for (index_t l = 0; l < h.lower_levels(); ++l) {
-    const index_t first = h.lower_level_ptr[l], count = h.lower_level_ptr[l + 1] - first;
-    if (count == 0) continue;
+  for_each_level(h.lower_level_ptr, [&](index_t first, index_t count) {
     lower_level_kernel<<<grid_for_rows(count), block_threads, 0, s>>>(sched.lower_rows + first, count, LU.row_ptr,
                                                                        LU.col, sched.diag, LU.val, b, x);
-    BLOCKRES_CUDA_CHECK_LAUNCH();
-  }
+  });
 }
 
 void ilu0_upper_solve(stream_t s, const IluDeviceSchedule& sched, CsrView<const double> LU, const double* b,
                       double* x)
 {
   const IluSchedule& h = checked_host(sched, LU.n, "ilu0_upper_solve");
-  for (index_t l = 0; l < h.upper_levels(); ++l) {
-    const index_t first = h.upper_level_ptr[l], count = h.upper_level_ptr[l + 1] - first;
-    if (count == 0) continue;
+  for_each_level(h.upper_level_ptr, [&](index_t first, index_t count) {
     upper_level_kernel<<<grid_for_rows(count), block_threads, 0, s>>>(sched.upper_rows + first, count, LU.row_ptr,
                                                                        LU.col, sched.diag, LU.val, b, x);
-    BLOCKRES_CUDA_CHECK_LAUNCH();
-  }
+  });
 }
 
 }  // namespace blockres::kernels::cuda
