@@ -15,8 +15,9 @@
 // CUDA generation: one kernel per factor; a warp per column of at most 32 pattern entries (lane t
 // gathers row J[t] of T(J, J) into shared memory, the triangular solve runs with one broadcast per
 // step, and each lane writes its entry of m into M's CSR values); columns with more than 32
-// entries are done by a second kernel, one thread block per column with the system staged in
-// global scratch memory (IsaiPattern::scratch_doubles), so no column is rejected.
+// entries are done by a second kernel, thread blocks striding over those columns with the system
+// staged in global scratch memory (IsaiPattern::scratch_doubles: one max_long_m^2 slice per
+// resident thread block, at most isai_long_blocks of them), so no column is rejected.
 #pragma once
 
 #include "kernels/ilu.hpp"
@@ -26,6 +27,10 @@
 namespace blockres::kernels {
 
 enum class Triangle { unit_lower, upper };
+
+// Thread blocks of the CUDA long-column kernel (each reuses its scratch slice for every column
+// it takes): enough to fill an H200 (132 SMs) several times over.
+constexpr index_t isai_long_blocks = 1024;
 
 // Host pattern analysis (host arrays of LU's pattern). Throws std::invalid_argument when
 // power < 1 or LU's pattern is not square/sorted with a diagonal in every row.
@@ -38,8 +43,10 @@ struct IsaiPattern {
                                                     //   each (row_ind, column) entry in col / M's values
   std::vector<index_t> short_cols;                  // columns with <= 32 entries
   std::vector<index_t> long_cols;                   // columns with > 32 entries
-  std::vector<size64_t> long_scratch_off;           // long_cols.size() + 1: offsets of their m x m systems
-  size64_t scratch_doubles() const { return long_scratch_off.empty() ? 0 : long_scratch_off.back(); }
+  index_t max_long_m = 0;                           // entries of the longest long column (0: none)
+  // Device scratch of the CUDA generation: a max_long_m^2 slice per thread block of the long
+  // kernel, which runs min(long columns, isai_long_blocks) blocks (bounded, whatever the matrix).
+  size64_t scratch_doubles() const;
   index_t nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
 };
 IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, const index_t* lu_col, int power);
@@ -60,7 +67,6 @@ struct IsaiDevicePattern {
   const index_t* csr_pos = nullptr;
   const index_t* short_cols = nullptr;
   const index_t* long_cols = nullptr;
-  const size64_t* long_scratch_off = nullptr;
 };
 // Asynchronous on `s`; `scratch` holds host->scratch_doubles() doubles (may be null when 0).
 void isai_generate(stream_t s, const IsaiDevicePattern& p, CsrView<const double> LU, double* m_val, double* scratch);

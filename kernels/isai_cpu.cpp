@@ -61,7 +61,6 @@ IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, con
   p.n = n;
   p.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
   p.col_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
-  p.long_scratch_off.assign(1, 0);
   if (n == 0) return p;
 
   // Rows of S: with the diagonal in T's pattern, (i, c) is in S(|T|^k) iff c is reached from i in
@@ -131,17 +130,23 @@ IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, con
       p.csr_pos[dst] = e;
     }
 
-  // Split the columns by the kernel that generates them; long columns get m x m doubles of scratch.
+  // Split the columns by the kernel that generates them.
   for (index_t j = 0; j < n; ++j) {
     const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
     if (m <= short_col_max) {
       p.short_cols.push_back(j);
     } else {
       p.long_cols.push_back(j);
-      p.long_scratch_off.push_back(p.long_scratch_off.back() + size64_t(m) * m);
+      p.max_long_m = std::max(p.max_long_m, m);
     }
   }
   return p;
+}
+
+size64_t IsaiPattern::scratch_doubles() const
+{
+  const size64_t blocks = std::min<size64_t>(static_cast<size64_t>(long_cols.size()), isai_long_blocks);
+  return blocks * max_long_m * max_long_m;
 }
 
 namespace cpu {

@@ -6,9 +6,10 @@
 //    with the sorted J from the diagonal outward (leftwards for L, rightwards for U), so the walk
 //    stops as soon as J is exhausted; then the warp solves T(J, J) m = e_j(J) column by column,
 //    one __shfl_sync broadcast of the pivot's right-hand side per step, and lane t writes m_t.
-//  - long columns (m > 32): one thread block per column, T(J, J) staged column-major in the
-//    caller's global scratch at long_scratch_off, the right-hand side kept in M's own value slots
-//    (each row's slot is only touched by the thread owning that row), one __syncthreads per step.
+//  - long columns (m > 32): min(long columns, isai_long_blocks) thread blocks stride over them,
+//    each staging T(J, J) column-major in its own max_long_m^2 slice of the caller's global
+//    scratch, the right-hand side kept in M's own value slots (each row's slot is only touched by
+//    the thread owning that row), one __syncthreads per step.
 #include "kernels/cuda_check.cuh"
 #include "kernels/isai.hpp"
 #include "kernels/launch.cuh"
@@ -146,56 +147,61 @@ __device__ __forceinline__ index_t first_owned(index_t tid, index_t lo, index_t 
   return tid >= lo ? tid : tid + (lo - tid + nt - 1) / nt * nt;
 }
 
-// Kernel 2: one block per long column (m > 32), T(J, J) column-major in global scratch
-// (T(t, b) at A[b * m + t], so in a step the threads read consecutive addresses).
+// Kernel 2: thread blocks striding over the long columns (m > 32), T(J, J) column-major in the
+// block's scratch slice (T(t, b) at A[b * m + t], so in a step the threads read consecutive
+// addresses).
 template <Triangle TRI>
 __global__ void __launch_bounds__(long_threads)
-    isai_long_kernel(const index_t* __restrict__ long_cols, const size64_t* __restrict__ scratch_off,
+    isai_long_kernel(index_t nlong, const index_t* __restrict__ long_cols, size64_t slice,
                      const index_t* __restrict__ col_ptr, const index_t* __restrict__ row_ind,
                      const index_t* __restrict__ csr_pos, Factors f, double* __restrict__ m_val,
                      double* __restrict__ scratch)
 {
   __shared__ double xs_buf[2];  // x_s of the current step, double-buffered (one sync per step)
-  const index_t j = long_cols[blockIdx.x];
-  const index_t base = col_ptr[j];
-  const index_t m = col_ptr[j + 1] - base;
-  const index_t* J = row_ind + base;
-  const index_t* P = csr_pos + base;
-  double* A = scratch + scratch_off[blockIdx.x];
+  double* A = scratch + slice * blockIdx.x;
   const index_t tid = threadIdx.x, nt = blockDim.x;
-  const index_t diag = TRI == Triangle::unit_lower ? 0 : m - 1;  // position of j in J
+  for (index_t c = blockIdx.x; c < nlong; c += gridDim.x) {
+    const index_t j = long_cols[c];
+    const index_t base = col_ptr[j];
+    const index_t m = col_ptr[j + 1] - base;
+    const index_t* J = row_ind + base;
+    const index_t* P = csr_pos + base;
+    const index_t diag = TRI == Triangle::unit_lower ? 0 : m - 1;  // position of j in J
 
-  // Thread tid owns rows tid, tid + nt, ...: it gathers them and keeps their right-hand sides
-  // (initially e_j(J)) in M's value slots, which no other thread touches.
-  for (index_t t = tid; t < m; t += nt) {
-    gather_row<TRI>(f, J, m, t, A + t, m);
-    m_val[P[t]] = t == diag ? 1.0 : 0.0;
-  }
-  __syncthreads();
-
-  if (TRI == Triangle::unit_lower) {
-    for (index_t s = 0; s < m; ++s) {
-      if (tid == s % nt) {
-        const double xs = m_val[P[s]] / A[size64_t(s) * m + s];
-        m_val[P[s]] = xs;
-        xs_buf[s & 1] = xs;
-      }
-      __syncthreads();
-      const double xs = xs_buf[s & 1];
-      const double* As = A + size64_t(s) * m;
-      for (index_t t = first_owned(tid, s + 1, nt); t < m; t += nt) m_val[P[t]] -= As[t] * xs;
+    // Thread tid owns rows tid, tid + nt, ...: it gathers them and keeps their right-hand sides
+    // (initially e_j(J)) in M's value slots, which no other thread touches. The barrier also
+    // orders this column's writes to A after the previous column's last reads.
+    __syncthreads();
+    for (index_t t = tid; t < m; t += nt) {
+      gather_row<TRI>(f, J, m, t, A + t, m);
+      m_val[P[t]] = t == diag ? 1.0 : 0.0;
     }
-  } else {
-    for (index_t s = m - 1; s >= 0; --s) {
-      if (tid == s % nt) {
-        const double xs = m_val[P[s]] / A[size64_t(s) * m + s];
-        m_val[P[s]] = xs;
-        xs_buf[s & 1] = xs;
+    __syncthreads();
+
+    if (TRI == Triangle::unit_lower) {
+      for (index_t s = 0; s < m; ++s) {
+        if (tid == s % nt) {
+          const double xs = m_val[P[s]] / A[size64_t(s) * m + s];
+          m_val[P[s]] = xs;
+          xs_buf[s & 1] = xs;
+        }
+        __syncthreads();
+        const double xs = xs_buf[s & 1];
+        const double* As = A + size64_t(s) * m;
+        for (index_t t = first_owned(tid, s + 1, nt); t < m; t += nt) m_val[P[t]] -= As[t] * xs;
       }
-      __syncthreads();
-      const double xs = xs_buf[s & 1];
-      const double* As = A + size64_t(s) * m;
-      for (index_t t = tid; t < s; t += nt) m_val[P[t]] -= As[t] * xs;
+    } else {
+      for (index_t s = m - 1; s >= 0; --s) {
+        if (tid == s % nt) {
+          const double xs = m_val[P[s]] / A[size64_t(s) * m + s];
+          m_val[P[s]] = xs;
+          xs_buf[s & 1] = xs;
+        }
+        __syncthreads();
+        const double xs = xs_buf[s & 1];
+        const double* As = A + size64_t(s) * m;
+        for (index_t t = tid; t < s; t += nt) m_val[P[t]] -= As[t] * xs;
+      }
     }
   }
 }
@@ -234,11 +240,12 @@ void generate(stream_t s, const IsaiDevicePattern& p, Factors f, double* m_val, 
   if (nlong > 0) {
     // A thread per row up to long_threads: whole warps covering the longest column, so that the
     // per-step barrier is not paid by idle warps when every long column is only a little over 32.
-    index_t max_m = 0;
-    for (index_t j : h.long_cols) max_m = std::max(max_m, h.col_ptr[j + 1] - h.col_ptr[j]);
+    const index_t max_m = h.max_long_m;
     const int threads = static_cast<int>(std::min<index_t>(long_threads, (max_m + 31) / 32 * 32));
-    isai_long_kernel<TRI><<<static_cast<unsigned>(nlong), threads, 0, s>>>(
-        p.long_cols, p.long_scratch_off, p.col_ptr, p.row_ind, p.csr_pos, f, m_val, scratch);
+    const size64_t blocks = std::min<size64_t>(nlong, isai_long_blocks);
+    isai_long_kernel<TRI><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
+        static_cast<index_t>(nlong), p.long_cols, size64_t(max_m) * max_m, p.col_ptr, p.row_ind, p.csr_pos, f, m_val,
+        scratch);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   }
 }

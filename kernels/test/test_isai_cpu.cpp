@@ -67,7 +67,7 @@ void check_pattern_views(const IsaiPattern& p, const std::string& what)
   for (index_t e = 0; e < nnz; ++e)
     ASSERT_EQ(hits[e], 1) << what << ": CSR entry " << e << " seen " << hits[e] << " times";
 
-  // Every column in exactly one list, in increasing order; long columns with m * m scratch.
+  // Every column in exactly one list, in increasing order; long columns with one max_long_m^2 scratch slice per resident block.
   std::vector<index_t> all(p.short_cols);
   all.insert(all.end(), p.long_cols.begin(), p.long_cols.end());
   std::sort(all.begin(), all.end());
@@ -76,14 +76,15 @@ void check_pattern_views(const IsaiPattern& p, const std::string& what)
   ASSERT_EQ(all, expect) << what;
   ASSERT_TRUE(std::is_sorted(p.short_cols.begin(), p.short_cols.end())) << what;
   for (index_t j : p.short_cols) ASSERT_LE(p.col_ptr[j + 1] - p.col_ptr[j], 32) << what;
-  ASSERT_EQ(p.long_scratch_off.size(), p.long_cols.size() + 1) << what;
-  ASSERT_EQ(p.long_scratch_off[0], 0) << what;
-  for (std::size_t c = 0; c < p.long_cols.size(); ++c) {
-    const size64_t m = p.col_ptr[p.long_cols[c] + 1] - p.col_ptr[p.long_cols[c]];
+  index_t max_m = 0;
+  for (index_t j : p.long_cols) {
+    const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
     ASSERT_GT(m, 32) << what;
-    ASSERT_EQ(p.long_scratch_off[c + 1] - p.long_scratch_off[c], m * m) << what;
+    max_m = std::max(max_m, m);
   }
-  ASSERT_EQ(p.scratch_doubles(), p.long_scratch_off.back()) << what;
+  ASSERT_EQ(p.max_long_m, max_m) << what;
+  const size64_t blocks = std::min<size64_t>(static_cast<size64_t>(p.long_cols.size()), kernels::isai_long_blocks);
+  ASSERT_EQ(p.scratch_doubles(), blocks * max_m * max_m) << what;
 }
 
 // Checks that `f` throws std::invalid_argument whose message contains `needle`.

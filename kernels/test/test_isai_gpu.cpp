@@ -49,15 +49,12 @@ struct DeviceCsr {
 // A pattern's device arrays and the view that points at them.
 struct DevicePattern {
   Array<index_t> col_ptr, row_ind, csr_pos, short_cols, long_cols;
-  Array<size64_t> long_scratch_off;
   kg::IsaiDevicePattern view;
   DevicePattern(const ExecPtr& gpu, const IsaiPattern& p)
       : col_ptr(upload(gpu, p.col_ptr)), row_ind(upload(gpu, p.row_ind)), csr_pos(upload(gpu, p.csr_pos)),
-        short_cols(upload(gpu, p.short_cols)), long_cols(upload(gpu, p.long_cols)),
-        long_scratch_off(upload(gpu, p.long_scratch_off))
+        short_cols(upload(gpu, p.short_cols)), long_cols(upload(gpu, p.long_cols))
   {
-    view = {&p, col_ptr.data(), row_ind.data(), csr_pos.data(), short_cols.data(), long_cols.data(),
-            long_scratch_off.data()};
+    view = {&p, col_ptr.data(), row_ind.data(), csr_pos.data(), short_cols.data(), long_cols.data()};
   }
 };
 
@@ -85,6 +82,8 @@ std::vector<std::tuple<std::string, Csr, bool>> gpu_matrices()
   }
   out.emplace_back("band 40 n=1001", band_lu(1001, 40), true);
   out.emplace_back("band 40 n=7", band_lu(7, 40), false);
+  // More long columns than the long kernel's thread blocks: the blocks reuse their scratch slices.
+  out.emplace_back("band 40 n=3001", band_lu(3001, 40), true);
   out.emplace_back("wide stencil n=1001", random_lu(1001, 4, 20), false);
   return out;
 }
@@ -103,6 +102,9 @@ TEST(IsaiGpu, GenerateMatchesCpu)
         if (mixed) {
           ASSERT_FALSE(p.short_cols.empty()) << what;
           ASSERT_FALSE(p.long_cols.empty()) << what;
+        }
+        if (label == "band 40 n=3001") {
+          ASSERT_GT(p.long_cols.size(), std::size_t(kernels::isai_long_blocks)) << what;
         }
         const auto ref = cpu_generate(A, p);
 
