@@ -43,4 +43,25 @@ double dot(size64_t n, const double* x, const double* y)
   return sum;
 }
 
+void dots(size64_t n, int k, const double* const* xs, const double* y, double* out)
+{
+  double acc[max_fused_vectors] = {};
+#pragma omp parallel for schedule(static) reduction(+ : acc[:k]) if (n > omp_threshold)
+  for (size64_t i = 0; i < n; ++i) {
+    const double yi = y[i];
+    for (int j = 0; j < k; ++j) acc[j] += xs[j][i] * yi;
+  }
+  for (int j = 0; j < k; ++j) out[j] = acc[j];
+}
+
+void multi_axpby(size64_t n, int k, const double* a, const double* const* xs, double b, double* y)
+{
+#pragma omp parallel for schedule(static) if (n > omp_threshold)
+  for (size64_t i = 0; i < n; ++i) {
+    double v = b == 0.0 ? 0.0 : b * y[i];
+    for (int j = 0; j < k; ++j) v += a[j] * xs[j][i];
+    y[i] = v;
+  }
+}
+
 }  // namespace blockres::kernels::cpu

@@ -1,7 +1,9 @@
-// CUDA vector kernels: grid-stride elementwise updates and a deterministic two-pass dot.
+// CUDA vector kernels: grid-stride elementwise updates, deterministic two-pass dot and fused multi-dot.
 #include "kernels/blas1.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/launch.cuh"
+
+#include <stdexcept>
 
 namespace blockres::kernels::cuda {
 
@@ -51,6 +53,69 @@ __global__ void sum_partials_kernel(int np, const double* __restrict__ partial, 
   if (threadIdx.x == 0) *out = v;
 }
 
+// The fused forms take up to max_fused_vectors vectors by value. Loops over them run to the
+// compile-time bound, guarded by the (block-uniform) runtime count, so the accumulators stay
+// in registers.
+struct FusedVectors {
+  const double* x[max_fused_vectors];
+  double a[max_fused_vectors];
+};
+
+// dots, pass 1: one read of y[i] serves all k products. partial[j * gridDim.x + b] holds block
+// b's sum for vector j, so pass 2 reads each vector's partials contiguously.
+__global__ void dots_partial_kernel(size64_t n, int k, FusedVectors v, const double* __restrict__ y,
+                                    double* __restrict__ partial)
+{
+  double acc[max_fused_vectors];
+#pragma unroll
+  for (int j = 0; j < max_fused_vectors; ++j) acc[j] = 0.0;
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    const double yi = y[i];
+#pragma unroll
+    for (int j = 0; j < max_fused_vectors; ++j)
+      if (j < k) acc[j] += v.x[j][i] * yi;
+  }
+#pragma unroll
+  for (int j = 0; j < max_fused_vectors; ++j)
+    if (j < k) {  // uniform over the block: every thread reaches block_sum's barriers
+      const double sum = block_sum(acc[j]);
+      if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
+    }
+}
+
+// dots, pass 2: block j sums vector j's np partials in a fixed order.
+__global__ void dots_sum_kernel(int np, const double* __restrict__ partial, double* __restrict__ out)
+{
+  const double* p = partial + size64_t(blockIdx.x) * np;
+  double v = 0.0;
+  for (int i = threadIdx.x; i < np; i += blockDim.x) v += p[i];
+  v = block_sum(v);
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
+template <bool ReadY>
+__global__ void multi_axpby_kernel(size64_t n, int k, FusedVectors v, double b, double* __restrict__ y)
+{
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    double sum = ReadY ? b * y[i] : 0.0;
+#pragma unroll
+    for (int j = 0; j < max_fused_vectors; ++j)
+      if (j < k) sum += v.a[j] * v.x[j][i];
+    y[i] = sum;
+  }
+}
+
+FusedVectors fused(int k, const double* a, const double* const* xs)
+{
+  if (k < 0 || k > max_fused_vectors) throw std::invalid_argument("fused vector kernel: k must be in 0..16");
+  FusedVectors v{};
+  for (int j = 0; j < k; ++j) {
+    v.x[j] = xs[j];
+    v.a[j] = a ? a[j] : 0.0;
+  }
+  return v;
+}
+
 }  // namespace
 
 void fill(stream_t s, size64_t n, double value, double* x)
@@ -92,6 +157,36 @@ double dot(stream_t s, size64_t n, const double* x, const double* y, double* wor
   BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(&result, workspace + dot_max_blocks, sizeof(double), cudaMemcpyDeviceToHost, s));
   BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
   return result;
+}
+
+void dots(stream_t s, size64_t n, int k, const double* const* xs, const double* y, double* out, double* workspace)
+{
+  const FusedVectors v = fused(k, nullptr, xs);
+  if (k == 0) return;
+  if (n <= 0) {
+    for (int j = 0; j < k; ++j) out[j] = 0.0;
+    return;
+  }
+  // The grid depends only on n, so every result is bitwise reproducible.
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dots_max_blocks);
+  double* results = workspace + size64_t(k) * nb;
+  dots_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, k, v, y, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  dots_sum_kernel<<<k, 512, 0, s>>>(static_cast<int>(nb), workspace, results);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(out, results, sizeof(double) * k, cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void multi_axpby(stream_t s, size64_t n, int k, const double* a, const double* const* xs, double b, double* y)
+{
+  const FusedVectors v = fused(k, a, xs);
+  if (n <= 0) return;
+  if (b == 0.0)
+    multi_axpby_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, v, b, y);
+  else
+    multi_axpby_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, v, b, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace blockres::kernels::cuda

@@ -1,4 +1,4 @@
-// Krylov solvers (BiCGSTAB, restarted GMRES with CGS2), right-preconditioned, on either backend.
+// Krylov solvers (BiCGSTAB, restarted GMRES with CGS2, IDR(s)), right-preconditioned, on either backend.
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
@@ -11,14 +11,23 @@
 
 namespace blockres {
 
-enum class KrylovMethod { bicgstab, gmres };
+enum class KrylovMethod { bicgstab, gmres, idr };
+std::string_view to_string(KrylovMethod m);
 
+constexpr int max_idr_s = 16;
+
+// What one iteration is, for `max_iterations` and SolveStatus::iterations:
+//   bicgstab  one full BiCGSTAB step (two preconditioned SpMVs);
+//   gmres     one Arnoldi step (one preconditioned SpMV);
+//   idr       one preconditioned SpMV: an IDR(s) cycle of s inner steps plus the step that
+//             computes omega is s + 1 iterations, so the counts compare with GMRES.
 struct KrylovConfig {
   KrylovMethod method = KrylovMethod::bicgstab;
   double rel_tol = 1e-6;      // stop when ||b - A x|| <= max(rel_tol * ||b - A x0||, abs_tol)
   double abs_tol = 0.0;
   int max_iterations = 500;
   int restart = 30;           // GMRES(m)
+  int idr_s = 4;              // IDR(s): dimension of the shadow space, 1..max_idr_s
 };
 
 enum class SolveReason { converged, max_iterations, breakdown, not_finite };
@@ -44,12 +53,15 @@ class KrylovSolver {
  private:
   SolveStatus bicgstab(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
   SolveStatus gmres(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
+  SolveStatus idr(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
   void ensure_workspace(size64_t n, int nvec);
+  void ensure_shadow_space(size64_t n, int s);
   double true_residual(const BsrMatrix& A, const Vector& b, const Vector& x, Vector& r);
 
   ExecPtr exec_;
   KrylovConfig config_;
   std::vector<Vector> work_;
+  std::vector<Vector> shadow_;  // IDR(s): the s orthonormal columns of P, kept while n and s stay
 };
 
 }  // namespace blockres

@@ -3,6 +3,7 @@
 
 #include "kernels/blas1.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -58,5 +59,42 @@ double dot(const Vector& x, const Vector& y)
 }
 
 double norm2(const Vector& x) { return std::sqrt(dot(x, x)); }
+
+static_assert(kernels::cuda::dots_workspace_doubles(kernels::max_fused_vectors) <=
+                  static_cast<size64_t>(Executor::reduction_workspace_doubles),
+              "the executor's reduction workspace is too small for kernels::cuda::dots");
+
+// Both fused forms work in chunks of at most kernels::max_fused_vectors vectors.
+void dots(const Vector* const* xs, int k, const Vector& y, double* out)
+{
+  for (int j0 = 0; j0 < k; j0 += kernels::max_fused_vectors) {
+    const int m = std::min(k - j0, kernels::max_fused_vectors);
+    const double* p[kernels::max_fused_vectors];
+    for (int j = 0; j < m; ++j) {
+      check_same(*xs[j0 + j], y, "dots");
+      p[j] = xs[j0 + j]->data();
+    }
+    BLOCKRES_DISPATCH(y.exec(), kernels::cpu::dots(y.size(), m, p, y.data(), out + j0),
+                      kernels::cuda::dots(y.exec().stream(), y.size(), m, p, y.data(), out + j0,
+                                          y.exec().reduction_workspace()));
+  }
+}
+
+void multi_axpby(const Vector* const* xs, const double* a, int k, double b, Vector& y)
+{
+  if (k == 0 && b == 1.0) return;
+  for (int j0 = 0; j0 == 0 || j0 < k; j0 += kernels::max_fused_vectors) {  // k == 0: y = b y
+    const int m = std::min(k - j0, kernels::max_fused_vectors);
+    const double* p[kernels::max_fused_vectors];
+    for (int j = 0; j < m; ++j) {
+      check_same(*xs[j0 + j], y, "multi_axpby");
+      if (xs[j0 + j] == &y) throw std::invalid_argument("multi_axpby: y must not be one of the summed vectors");
+      p[j] = xs[j0 + j]->data();
+    }
+    const double bj = j0 == 0 ? b : 1.0;  // later chunks add to the partial sum
+    BLOCKRES_DISPATCH(y.exec(), kernels::cpu::multi_axpby(y.size(), m, a + j0, p, bj, y.data()),
+                      kernels::cuda::multi_axpby(y.exec().stream(), y.size(), m, a + j0, p, bj, y.data()));
+  }
+}
 
 }  // namespace blockres
