@@ -21,7 +21,6 @@ std::string_view to_string(TriangularSolve t) { return t == TriangularSolve::isa
 struct Ilu0Preconditioner::Isai {
   kernels::IsaiPattern pattern;
   Array<index_t> col_ptr, row_ind, csr_pos, short_cols, long_cols;
-  Array<size64_t> long_scratch_off;
   Array<double> scratch;
   std::unique_ptr<BsrMatrix> M;
 
@@ -38,7 +37,6 @@ struct Ilu0Preconditioner::Isai {
     csr_pos = up(pattern.csr_pos);
     short_cols = up(pattern.short_cols);
     long_cols = up(pattern.long_cols);
-    long_scratch_off = up(pattern.long_scratch_off);
     scratch = Array<double>(exec, pattern.scratch_doubles());
     BsrPattern p;
     p.nrows = p.ncols = n;
@@ -51,9 +49,8 @@ struct Ilu0Preconditioner::Isai {
   {
     if (exec.is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
-      const kg::IsaiDevicePattern d{&pattern,         col_ptr.data(),   row_ind.data(),
-                                    csr_pos.data(),   short_cols.data(), long_cols.data(),
-                                    long_scratch_off.data()};
+      const kg::IsaiDevicePattern d{&pattern,       col_ptr.data(),    row_ind.data(),
+                                    csr_pos.data(), short_cols.data(), long_cols.data()};
       kg::isai_generate(exec.stream(), d, LU, M->values().data(), scratch.data());
 #endif
     } else {
@@ -75,13 +72,40 @@ Ilu0Preconditioner::~Ilu0Preconditioner() = default;
 std::string Ilu0Preconditioner::name() const
 {
   if (opt_.trisolve == TriangularSolve::exact) return "ilu0(exact triangular solves)";
-  return opt_.sweeps > 0 ? fmt::format("ilu0(isai({}), {} sweeps)", opt_.isai_power, opt_.sweeps)
-                         : fmt::format("ilu0(isai({}))", opt_.isai_power);
+  const std::string isai = fmt::format("isai({}, {} view)", opt_.isai_power, to_string(opt_.view));
+  return opt_.sweeps > 0 ? fmt::format("ilu0({}, {} sweeps)", isai, opt_.sweeps) : fmt::format("ilu0({})", isai);
 }
 
 size64_t Ilu0Preconditioner::isai_nnz() const
 {
-  return isai_lower_ ? size64_t(isai_lower_->pattern.nnz()) + isai_upper_->pattern.nnz() : 0;
+  if (isai_lower_) return size64_t(isai_lower_->pattern.nnz()) + isai_upper_->pattern.nnz();
+  if (block_lower_) return (size64_t(block_lower_->M().nnzb()) + block_upper_->M().nnzb()) * bs_ * bs_;
+  return 0;
+}
+
+const BsrMatrix* Ilu0Preconditioner::isai_matrix(kernels::Triangle tri) const
+{
+  const bool lower = tri == kernels::Triangle::unit_lower;
+  if (isai_lower_) return (lower ? isai_lower_ : isai_upper_)->M.get();
+  if (block_lower_) return &(lower ? block_lower_ : block_upper_)->M();
+  return nullptr;
+}
+
+void Ilu0Preconditioner::regenerate_isai()
+{
+  if (n_ == 0) return;
+  if (isai_lower_) {
+    isai_lower_->generate(*exec_, lu_view());
+    isai_upper_->generate(*exec_, lu_view());
+  }
+  if (block_lower_) {
+    // The factors in the block storage of the scalar expansion. L's unit diagonal and the
+    // triangles of the diagonal blocks are taken by the kinds, so both read the same values.
+    const kernels::BlockValuesView<const double> LU{nrows_, bs_, block_row_ptr_.data(), block_col_.data(),
+                                                    lu_val_.data(), kernels::BlockStorage::scalar_rows};
+    block_lower_->generate(LU, false);
+    block_upper_->generate(LU, false);
+  }
 }
 
 kernels::CsrView<const double> Ilu0Preconditioner::lu_view() const
@@ -116,9 +140,20 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   info_ = Array<int>(exec_, 1);
   isai_lower_.reset();
   isai_upper_.reset();
-  if (opt_.trisolve == TriangularSolve::isai) {
+  block_lower_.reset();
+  block_upper_.reset();
+  if (opt_.trisolve == TriangularSolve::isai && opt_.view == IsaiView::scalar) {
     isai_lower_ = std::make_unique<Isai>(exec_, kernels::Triangle::unit_lower, n_, row_ptr, col, opt_.isai_power);
     isai_upper_ = std::make_unique<Isai>(exec_, kernels::Triangle::upper, n_, row_ptr, col, opt_.isai_power);
+  } else if (opt_.trisolve == TriangularSolve::isai) {
+    const auto brow = A.row_ptr().to_host();
+    const auto bcol = A.col_ind().to_host();
+    block_row_ptr_ = Array<index_t>(exec_, std::span<const index_t>(brow));
+    block_col_ = Array<index_t>(exec_, std::span<const index_t>(bcol));
+    block_lower_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::unit_lower, A.nrows(), A.block_size(),
+                                                brow, bcol, opt_.isai_power);
+    block_upper_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::upper, A.nrows(), A.block_size(), brow,
+                                                bcol, opt_.isai_power);
   }
   t_ = Vector(exec_, n);
   w_ = Vector(exec_, n);
@@ -152,10 +187,9 @@ SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
     return {false, fmt::format("ILU(0): zero or non-finite pivot at block row {} (component {})", row / bs_,
                                row % bs_)};
   }
-  if (isai_lower_) {
-    isai_lower_->generate(*exec_, lu_view());
-    isai_upper_->generate(*exec_, lu_view());
-  }
+  // Only the setup above has to synchronise: the ILU(0) pivots are checked, so every triangular
+  // system of the ISAI has a nonzero diagonal (L's is 1, U's are the checked pivots).
+  regenerate_isai();
   return {};
 }
 
@@ -176,7 +210,7 @@ void Ilu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b
     }
     return;
   }
-  const BsrMatrix& M = *(lower ? isai_lower_ : isai_upper_)->M;
+  const BsrMatrix& M = *isai_matrix(tri);
   M.apply(1.0, b, 0.0, x);
   for (int s = 0; s < opt_.sweeps; ++s) {  // x += M (b - T x)
     if (exec_->is_cuda()) {

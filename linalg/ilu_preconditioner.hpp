@@ -5,6 +5,7 @@
 
 #include "kernels/ilu.hpp"
 #include "kernels/isai.hpp"
+#include "linalg/isai_preconditioner.hpp"
 #include "linalg/preconditioner.hpp"
 
 #include <memory>
@@ -32,6 +33,13 @@ class Ilu0Preconditioner final : public Preconditioner {
   size64_t isai_nnz() const;
   index_t lower_levels() const { return sched_.lower_levels(); }
   index_t upper_levels() const { return sched_.upper_levels(); }
+  // After setup: the factors (L strictly lower with unit diagonal implied, U diagonal and upper)
+  // in the scalar CSR expansion of A, and the ISAI M of one factor (nullptr for exact solves).
+  kernels::CsrView<const double> factors() const { return lu_view(); }
+  const BsrMatrix* isai_matrix(kernels::Triangle tri) const;
+  // Runs the ISAI generation of both factors again from the current factors (asynchronous on
+  // CUDA), without the expansion and factorisation: for timing it apart from the ILU(0) setup.
+  void regenerate_isai();
 
  private:
   void symbolic(const BsrMatrix& A);
@@ -50,8 +58,10 @@ class Ilu0Preconditioner final : public Preconditioner {
   kernels::IluSchedule sched_;
   Array<index_t> diag_, lower_rows_, upper_rows_;
   Array<int> info_;
-  struct Isai;  // ISAI matrices of both factors (trisolve = isai)
+  struct Isai;  // ISAI matrices of both factors (trisolve = isai, scalar view)
   std::unique_ptr<Isai> isai_lower_, isai_upper_;
+  Array<index_t> block_row_ptr_, block_col_;                // block view: A's block pattern
+  std::unique_ptr<IsaiMatrix> block_lower_, block_upper_;  //   and the ISAI matrices
   mutable Vector t_, w_;
 };
 

@@ -225,6 +225,7 @@ std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, Exe
     case PreconditionerType::block_jacobi:
       return std::make_unique<BlockJacobiPreconditioner>(std::move(exec), opt.block_jacobi);
     case PreconditionerType::ilu0: return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
+    case PreconditionerType::isai: return std::make_unique<IsaiPreconditioner>(std::move(exec), opt.isai);
   }
   throw std::invalid_argument("unknown preconditioner type");
 }

@@ -97,22 +97,38 @@ class BlockJacobiPreconditioner final : public Preconditioner {
 enum class TriangularSolve { exact, isai };
 std::string_view to_string(TriangularSolve t);
 
+// How an ISAI is generated and stored (kernels/isai.hpp, kernels/isai_block.hpp). Both give the
+// same M (the ISAI pattern of a BSR matrix is the scalar expansion of its block pattern):
+//   scalar  one small system per scalar column, M stored as CSR (a bs = 1 BSR matrix);
+//   block   one system with bs right-hand sides per block column, M stored as BSR with A's
+//           block size (applied by the BSR SpMV).
+enum class IsaiView { scalar, block };
+std::string_view to_string(IsaiView v);
+
 struct Ilu0Options {
   TriangularSolve trisolve = TriangularSolve::exact;
   int isai_power = 1;  // pattern S(|L|^k), S(|U|^k), k = 1..max_isai_power
   // Fixed-point sweeps per triangular factor after the ISAI product (isai only):
   //   x <- x + M (b - T x), which moves x toward the exact solve T^{-1} b.
   int sweeps = 0;
+  IsaiView view = IsaiView::scalar;  // isai only
 };
 constexpr int max_isai_power = 3;
 constexpr int max_isai_sweeps = 16;
 
+// General ISAI of A itself (linalg/isai_preconditioner.hpp): M ~ A^{-1} on the pattern S(|A|^k).
+struct IsaiOptions {
+  int power = 1;  // 1..max_isai_power
+  IsaiView view = IsaiView::block;
+};
+
 struct PreconditionerOptions {
   BlockJacobiOptions block_jacobi;
   Ilu0Options ilu0;
+  IsaiOptions isai;
 };
 
-enum class PreconditionerType { none, block_jacobi, ilu0 };
+enum class PreconditionerType { none, block_jacobi, ilu0, isai };
 std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
                                                     const PreconditionerOptions& opt = {});
 

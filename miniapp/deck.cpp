@@ -709,17 +709,23 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   newton.growth_factor = n.number("growth_factor", 2.0, at_least(1));
 
   Section l = s.sub("linear", false);
-  l.only({"method", "tolerance", "max_iterations", "restart", "preconditioner"});
-  linear.krylov.method = l.choice("method", "bicgstab", {"bicgstab", "gmres"}) == "gmres" ? KrylovMethod::gmres
-                                                                                           : KrylovMethod::bicgstab;
+  l.only({"method", "tolerance", "max_iterations", "restart", "idr_s", "preconditioner"});
+  const std::string method = l.choice("method", "bicgstab", {"bicgstab", "gmres", "idr"});
+  linear.krylov.method = method == "gmres" ? KrylovMethod::gmres
+                         : method == "idr" ? KrylovMethod::idr
+                                           : KrylovMethod::bicgstab;
   linear.krylov.rel_tol = l.number("tolerance", 1e-4, between(0, 1, true, true));
   linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
   linear.krylov.restart = l.integer("restart", 30, at_least(1));
+  if (const toml::node* n = l.table().get("idr_s"); n && method != "idr")
+    l.bad(*n, "idr_s", "only applies to method = \"idr\"");
+  if (method == "idr") linear.krylov.idr_s = l.integer("idr_s", 4, between(1, max_idr_s));
   Section p = l.sub("preconditioner", false);
-  p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "sweeps"});
-  const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "ilu0", "none"});
+  p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "isai_view", "sweeps"});
+  const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "ilu0", "isai", "none"});
   linear.preconditioner = type == "none"   ? PreconditionerType::none
                           : type == "ilu0" ? PreconditionerType::ilu0
+                          : type == "isai" ? PreconditionerType::isai
                                            : PreconditionerType::block_jacobi;
   // Keys of another type are an inconsistency, not something to ignore silently. Only the keys
   // of the chosen type are read (and get their defaults in the resolved deck).
@@ -728,8 +734,13 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
       if (const toml::node* n = p.table().get(k); !applies && n)  // from the file or --set
         p.bad(*n, k, fmt::format("only applies to {}", what));
   };
+  auto view = [&](IsaiView dflt) {
+    const std::string v = p.choice("isai_view", std::string(to_string(dflt)), {"scalar", "block"});
+    return v == "block" ? IsaiView::block : IsaiView::scalar;
+  };
   only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
-  only_for({"trisolve", "isai_power", "sweeps"}, type == "ilu0", "type = \"ilu0\"");
+  only_for({"trisolve", "sweeps"}, type == "ilu0", "type = \"ilu0\"");
+  only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
   if (type == "block_jacobi") {
     auto& bj = linear.preconditioner_options.block_jacobi;
     const std::string f =
@@ -744,11 +755,17 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
     auto& ilu = linear.preconditioner_options.ilu0;
     ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
                                                                               : TriangularSolve::exact;
-    only_for({"isai_power", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
+    only_for({"isai_power", "isai_view", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
     if (ilu.trisolve == TriangularSolve::isai) {
       ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));
+      ilu.view = view(Ilu0Options{}.view);
       ilu.sweeps = p.integer("sweeps", 0, between(0, max_isai_sweeps));
     }
+  }
+  if (type == "isai") {
+    auto& isai = linear.preconditioner_options.isai;
+    isai.power = p.integer("isai_power", 1, between(1, max_isai_power));
+    isai.view = view(IsaiOptions{}.view);
   }
 }
 

@@ -48,7 +48,9 @@ test::TestMatrix block_diagonal(index_t n, int bs)
 
 const std::vector<Ilu0Options> all_variants = {
     {TriangularSolve::exact, 1, 0}, {TriangularSolve::isai, 1, 0}, {TriangularSolve::isai, 2, 0},
-    {TriangularSolve::isai, 3, 0},  {TriangularSolve::isai, 1, 2}};
+    {TriangularSolve::isai, 3, 0},  {TriangularSolve::isai, 1, 2},
+    {TriangularSolve::isai, 1, 0, IsaiView::block}, {TriangularSolve::isai, 2, 0, IsaiView::block},
+    {TriangularSolve::isai, 3, 0, IsaiView::block}, {TriangularSolve::isai, 1, 2, IsaiView::block}};
 
 }  // namespace
 
@@ -157,4 +159,29 @@ TEST(Ilu0Preconditioner, OptionsAreChecked)
   ASSERT_TRUE(M.setup(A).ok);
   Vector r(e, 9), z(e, 9);
   EXPECT_THROW(M.apply(r, z), std::invalid_argument);
+}
+
+// The block view solves one system with bs right-hand sides per block column instead of one per
+// scalar column, and stores M as BSR; the ISAI matrix, hence the application, is the same.
+TEST(Ilu0Preconditioner, BlockViewAppliesLikeScalarView)
+{
+  auto e = Executor::create_cpu();
+  for (int bs : {1, 2, 3, 5})
+    for (int k = 1; k <= max_isai_power; ++k)
+      for (int sweeps : {0, 2}) {
+        auto A = upload(e, test::convection_diffusion(7, 6, 5, bs, 1.5));
+        Ilu0Preconditioner S(e, {TriangularSolve::isai, k, sweeps, IsaiView::scalar});
+        Ilu0Preconditioner B(e, {TriangularSolve::isai, k, sweeps, IsaiView::block});
+        ASSERT_TRUE(S.setup(A).ok);
+        ASSERT_TRUE(B.setup(A).ok);
+        Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), zs(e, A.scalar_rows()),
+            zb(e, A.scalar_rows());
+        fill(zb, std::nan(""));
+        S.apply(r, zs);
+        B.apply(r, zb);
+        EXPECT_LE(test::max_rel_diff(zb.to_host(), zs.to_host()), 1e-12) << B.name() << " bs " << bs;
+        EXPECT_EQ(B.isai_matrix(kernels::Triangle::upper)->block_size(), bs);
+        // The block view also stores the zero halves of the diagonal blocks.
+        EXPECT_GE(B.isai_nnz(), S.isai_nnz());
+      }
 }

@@ -25,7 +25,9 @@ BsrMatrix upload(const ExecPtr& e, const test::TestMatrix& m)
 
 const std::vector<Ilu0Options> all_variants = {
     {TriangularSolve::exact, 1, 0}, {TriangularSolve::isai, 1, 0}, {TriangularSolve::isai, 2, 0},
-    {TriangularSolve::isai, 3, 0},  {TriangularSolve::isai, 1, 3}};
+    {TriangularSolve::isai, 3, 0},  {TriangularSolve::isai, 1, 3},
+    {TriangularSolve::isai, 1, 0, IsaiView::block}, {TriangularSolve::isai, 2, 0, IsaiView::block},
+    {TriangularSolve::isai, 3, 0, IsaiView::block}, {TriangularSolve::isai, 1, 3, IsaiView::block}};
 
 }  // namespace
 

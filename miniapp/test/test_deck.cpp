@@ -606,6 +606,44 @@ TEST_F(DeckTest, Ilu0Preconditioner)
                     "factorization");
 }
 
+// ISAI view of the ILU(0) factors, the general ISAI (type = "isai") and IDR(s): values, defaults,
+// the resolved deck, and keys that do not apply are errors naming the key.
+TEST_F(DeckTest, IsaiPreconditionerAndIdr)
+{
+  const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
+  const RunConfig c = load_deck(
+      write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nisai_view = \"block\"")));
+  EXPECT_EQ(c.linear.preconditioner_options.ilu0.view, IsaiView::block);
+  const RunConfig d =
+      load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"")));
+  EXPECT_EQ(d.linear.preconditioner_options.ilu0.view, IsaiView::scalar);
+  const RunConfig g = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"isai\"\nisai_power = 2")));
+  EXPECT_EQ(g.linear.preconditioner, PreconditionerType::isai);
+  EXPECT_EQ(g.linear.preconditioner_options.isai.power, 2);
+  EXPECT_EQ(g.linear.preconditioner_options.isai.view, IsaiView::block);
+  const RunConfig r = load_deck(write(g.resolved_toml, "resolved.toml"));
+  EXPECT_EQ(r.linear.preconditioner, PreconditionerType::isai);
+  EXPECT_EQ(r.linear.preconditioner_options.isai.power, 2);
+
+  const std::string lin = "dt_initial = 0.5\n[solver.linear]\n";
+  const RunConfig i = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"idr\"\nidr_s = 6")));
+  EXPECT_EQ(i.linear.krylov.method, KrylovMethod::idr);
+  EXPECT_EQ(i.linear.krylov.idr_s, 6);
+  const RunConfig i4 = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"idr\"")));
+  EXPECT_EQ(i4.linear.krylov.idr_s, 4);
+
+  const std::string k = "solver.linear.preconditioner.";
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"isai\"\nisai_power = 0", k + "isai_power", "isai_power");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"isai\"\nisai_view = \"row\"", k + "isai_view", "isai_view");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"isai\"\nsweeps = 1", k + "sweeps", "sweeps");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"isai\"\ntrisolve = \"isai\"", k + "trisolve", "trisolve");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nisai_view = \"block\"", k + "isai_view",
+                    "isai_view");
+  expect_edit_error("dt_initial = 0.5", pre + "isai_power = 1", k + "isai_power", "isai_power");
+  expect_edit_error("dt_initial = 0.5", lin + "idr_s = 4", "solver.linear.idr_s", "idr_s");
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"idr\"\nidr_s = 0", "solver.linear.idr_s", "idr_s");
+}
+
 TEST_F(DeckTest, LognormalCellOutOfRange)
 {
   // exp(0.5 + 0.1 g) > 1 in every cell: the first cell is named.
@@ -713,7 +751,7 @@ TEST_F(DeckTest, OverrideErrors)
   EXPECT_EQ(set_error("wells.INJ.rat=1").rfind("--set wells.INJ.rat=1: wells[0].rat (well 'INJ'): unknown key", 0),
             0u);
   EXPECT_EQ(set_error("solver.linear.method=cg"),
-            "--set solver.linear.method=cg: solver.linear.method: must be one of \"bicgstab\", \"gmres\" "
+            "--set solver.linear.method=cg: solver.linear.method: must be one of \"bicgstab\", \"gmres\", \"idr\" "
             "(got 'cg')");
   EXPECT_EQ(set_error("fluid.relperm=5"), "--set fluid.relperm=5: fluid.relperm: must be a table (got 5)");
   // A consistent deck made inconsistent by --set: reported at the deck's line that no longer fits.
