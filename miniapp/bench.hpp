@@ -48,4 +48,27 @@ struct BatchedBenchOptions {
 // every block-Jacobi row verified; see bench_block_jacobi.cpp).
 int run_batched_bench(const BatchedBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
+struct IsaiBenchOptions {
+  std::vector<int> block_sizes{1, 2, 4, 8};  // 7-point stencil matrices, one per block size
+  double matrix_gb = 0.5;                    // cap on block values + column indices of each stencil matrix
+  int max_side = 120;                        // cap on the stencil grid side (120^3 = 1.73M cells)
+  std::vector<int> powers{1, 2, 3};          // ISAI(k) of the ILU(0) factors
+  std::vector<int> general_powers{1};        // general ISAI(k) of A
+  std::vector<std::string> jacobians;        // HDF5 files written by `blockres run --write-jacobian`
+  std::vector<std::string> methods{"gmres", "idr"};
+  double rel_tol = 1e-6;
+  int max_iterations = 3000;
+  bool solve_section = true;
+  int reps = 10;
+  int warmup = 3;
+  std::string json_path = "bench_isai.json";
+  std::string command_line;
+};
+
+// ILU(0) with exact or ISAI triangular solves, general ISAI and block-Jacobi: setup, generation
+// and application against cuSPARSE (csrilu02, bsrilu02, SpSV, bsrsv2) in the same run, and time
+// to solution of GMRES / IDR(4) (bench_isai.cpp). Returns the process exit code (0 when every
+// result verified).
+int run_isai_bench(const IsaiBenchOptions& opt, const std::function<void(const std::string&)>& log);
+
 }  // namespace blockres

@@ -33,44 +33,12 @@ using benchutil::mix;
 using benchutil::nan_v;
 using benchutil::random_values;
 using benchutil::read_jacobian;
+using benchutil::stencil_pattern;
 using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
 
-#define BLOCKRES_CUSPARSE_CHECK(call)                                                                   \
-  do {                                                                                                  \
-    const cusparseStatus_t st_ = (call);                                                                \
-    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                                 \
-      throw std::runtime_error(fmt::format("cuSPARSE error '{}' in {} at {}:{}", cusparseGetErrorString(st_), #call, \
-                                           __FILE__, __LINE__));                                        \
-  } while (0)
-
 // ---- matrices -----------------------------------------------------------------------------------
-BsrPattern stencil_pattern(int n, int points)
-{
-  BsrPattern p;
-  p.nrows = p.ncols = n * n * n;
-  p.row_ptr.reserve(std::size_t(p.nrows) + 1);
-  p.row_ptr.push_back(0);
-  p.col_ind.reserve(std::size_t(p.nrows) * points);
-  const int reach = points == 27 ? 1 : 0;
-  for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        for (int dk = -1; dk <= 1; ++dk)
-          for (int dj = -1; dj <= 1; ++dj)
-            for (int di = -1; di <= 1; ++di) {
-              const int dist = std::abs(di) + std::abs(dj) + std::abs(dk);
-              if (reach == 0 && dist > 1) continue;
-              const int a = i + di, b = j + dj, c = k + dk;
-              if (a < 0 || b < 0 || c < 0 || a >= n || b >= n || c >= n) continue;
-              p.col_ind.push_back(a + n * (b + n * c));
-            }
-        p.row_ptr.push_back(static_cast<index_t>(p.col_ind.size()));
-      }
-  return p;
-}
-
 // Most rows 1..8 blocks; one row in a thousand `long_factor` times the mean of the short ones.
 BsrPattern powerlaw_pattern(index_t nrows, index_t ncols, index_t long_len, std::uint64_t seed)
 {

@@ -24,6 +24,31 @@ double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
   return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
 }
 
+BsrPattern stencil_pattern(int n, int points)
+{
+  BsrPattern p;
+  p.nrows = p.ncols = n * n * n;
+  p.row_ptr.reserve(std::size_t(p.nrows) + 1);
+  p.row_ptr.push_back(0);
+  p.col_ind.reserve(std::size_t(p.nrows) * points);
+  const int reach = points == 27 ? 1 : 0;
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        for (int dk = -1; dk <= 1; ++dk)
+          for (int dj = -1; dj <= 1; ++dj)
+            for (int di = -1; di <= 1; ++di) {
+              const int dist = std::abs(di) + std::abs(dj) + std::abs(dk);
+              if (reach == 0 && dist > 1) continue;
+              const int a = i + di, b = j + dj, c = k + dk;
+              if (a < 0 || b < 0 || c < 0 || a >= n || b >= n || c >= n) continue;
+              p.col_ind.push_back(a + n * (b + n * c));
+            }
+        p.row_ptr.push_back(static_cast<index_t>(p.col_ind.size()));
+      }
+  return p;
+}
+
 std::uint64_t mix(std::uint64_t z)
 {
   z += 0x9e3779b97f4a7c15ULL;

@@ -11,10 +11,13 @@
 #include "miniapp/json.hpp"
 
 #include <cuda_runtime.h>
+#include <cusparse.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -24,6 +27,15 @@
 #include "kernels/cuda_check.cuh"
 
 namespace blockres::benchutil {
+
+#define BLOCKRES_CUSPARSE_CHECK(call)                                                                   \
+  do {                                                                                                  \
+    const cusparseStatus_t st_ = (call);                                                                \
+    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                                 \
+      throw std::runtime_error(fmt::format("cuSPARSE error '{}' in {} at {}:{}", cusparseGetErrorString(st_), #call, \
+                                           __FILE__, __LINE__));                                        \
+  } while (0)
+
 
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 
@@ -84,6 +96,10 @@ struct TestMatrix {
   BsrPattern pattern;
   std::vector<double> values;  // empty: random values are generated
 };
+
+// Block pattern of a 7-point (points = 7) or 27-point (points = 27) stencil on an n x n x n grid,
+// cells numbered x fastest; every block row has its diagonal block, columns sorted.
+BsrPattern stencil_pattern(int n, int points);
 
 // A Jacobian written by `blockres run --write-jacobian` (group /jacobian: attributes block_size
 // and block_rows, datasets row_ptr, col_ind, values); named after the file's stem. Throws when

@@ -15,4 +15,9 @@ int run_batched_bench(const BatchedBenchOptions&, const std::function<void(const
   throw std::runtime_error("bench batched needs the CUDA backend, and this blockres was built without CUDA");
 }
 
+int run_isai_bench(const IsaiBenchOptions&, const std::function<void(const std::string&)>&)
+{
+  throw std::runtime_error("bench isai needs the CUDA backend, and this blockres was built without CUDA");
+}
+
 }  // namespace blockres

@@ -137,6 +137,42 @@ int main(int argc, char** argv)
                    "natural and agglomerated block-Jacobi on the --jacobian files); default both")
       ->check(CLI::IsMember({"kernels", "block-jacobi"}));
 
+  blockres::IsaiBenchOptions bi;
+  auto* isai = bench->add_subcommand(
+      "isai",
+      "ILU(0) with exact vs ISAI triangular solves (scalar and block view), general ISAI and block-Jacobi: setup, "
+      "generation, application against cuSPARSE csrilu02/bsrilu02/SpSV/bsrsv2, and GMRES/IDR(4) time to solution on "
+      "7-point block stencils and simulator Jacobians");
+  isai->add_option("--json", bi.json_path, "report file (JSON)")->capture_default_str();
+  isai->add_option("--bs", bi.block_sizes, "block sizes of the 7-point stencil matrices (1..16)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 16));
+  isai->add_option("--size-gb", bi.matrix_gb, "bytes of block values + indices per stencil matrix, in GB")
+      ->check(CLI::Range(0.0001, 16.0))
+      ->capture_default_str();
+  isai->add_option("--max-side", bi.max_side, "largest stencil grid side")->check(CLI::Range(4, 1000))->capture_default_str();
+  isai->add_option("--powers", bi.powers, "ISAI powers k of the ILU(0) factors (1..3)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, blockres::max_isai_power));
+  isai->add_option("--general-powers", bi.general_powers, "powers k of the general ISAI of A (1..3)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, blockres::max_isai_power));
+  isai->add_option("--methods", bi.methods, "Krylov methods of the solve section (gmres, idr, bicgstab)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gmres", "idr", "bicgstab"}));
+  isai->add_option("--tol", bi.rel_tol, "relative residual of the solve section")
+      ->check(CLI::Range(1e-14, 0.5))
+      ->capture_default_str();
+  isai->add_option("--max-iterations", bi.max_iterations, "iteration limit of the solve section")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  bool isai_no_solve = false;
+  isai->add_flag("--no-solve", isai_no_solve, "skip the time-to-solution section");
+  isai->add_option("--reps", bi.reps, "timed repetitions (median reported)")->check(CLI::Range(3, 100000))->capture_default_str();
+  isai->add_option("--warmup", bi.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000))->capture_default_str();
+  isai->add_option("--jacobian", bi.jacobians, "Jacobian file from 'blockres run --write-jacobian' (repeatable)")
+      ->check(CLI::ExistingFile);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -172,6 +208,11 @@ int main(int argc, char** argv)
       bb.kernels_section = batched_only != "block-jacobi";
       bb.block_jacobi_section = batched_only != "kernels";
       return blockres::run_batched_bench(bb, log_line);
+    }
+    if (isai->parsed()) {
+      bi.command_line = command_line;
+      bi.solve_section = !isai_no_solve;
+      return blockres::run_isai_bench(bi, log_line);
     }
   } catch (const blockres::InputError& e) {
     fail(e.what());

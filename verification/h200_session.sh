@@ -3,9 +3,10 @@
 # `gpu` label included) and time the shipped decks on both backends. Logs go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
 #   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
-# Usage there: verification/h200_session.sh [tests|decks|all|bench]   (default: all; bench is not
-# part of all: `bench batched` over every size plus its block-Jacobi section on the Jacobians of
-# both shipped quarter five-spot decks, ~2.5 min)
+# Usage there: verification/h200_session.sh [tests|decks|all|bench|isai]   (default: all; bench and
+# isai are not part of all. bench: `bench batched` over every size plus its block-Jacobi section on
+# the Jacobians of both shipped quarter five-spot decks, ~2.5 min. isai: `bench isai` on the 7-point
+# stencils bs 1/2/4/8 and the same Jacobians.)
 set -uo pipefail
 OUT=${OUT:-/tmp/blockres-out}
 mkdir -p "$OUT"
@@ -38,7 +39,7 @@ if [[ $what == all || $what == decks ]]; then
   done
 fi
 
-if [[ $what == bench ]]; then
+if [[ $what == bench || $what == isai ]]; then
   jac=/tmp/blockres-jacobians
   mkdir -p $jac
   args=()
@@ -47,6 +48,11 @@ if [[ $what == bench ]]; then
       > "$OUT/${deck}_jacobian.log" 2>&1 || { tail -5 "$OUT/${deck}_jacobian.log"; exit 1; }
     args+=(--jacobian $jac/$deck.h5)
   done
-  $B/miniapp/blockres bench batched "${args[@]}" --json "$OUT/bench_batched.json" > "$OUT/bench_batched.txt" 2>&1
-  echo "bench batched: exit $?"
+  if [[ $what == bench ]]; then
+    $B/miniapp/blockres bench batched "${args[@]}" --json "$OUT/bench_batched.json" > "$OUT/bench_batched.txt" 2>&1
+    echo "bench batched: exit $?"
+  else
+    $B/miniapp/blockres bench isai "${args[@]}" --json "$OUT/bench_isai.json" > "$OUT/bench_isai.txt" 2>&1
+    echo "bench isai: exit $?"
+  fi
 fi

@@ -1,0 +1,591 @@
+// `blockres bench isai`: ILU(0) with exact triangular solves against ILU(0) with ISAI triangular
+// factors (scalar and block view, k = 1..3), the general ISAI of A, and block-Jacobi, on 3D
+// 7-point block matrices and on simulator Jacobians; cuSPARSE csrilu02 / bsrilu02 / SpSV / bsrsv2
+// measured in the same run as the baselines. Two sections:
+//  - kernels: ILU(0) setup, ISAI generation (overhead as % of the ILU(0) setup), preconditioner
+//    application (speedup of the ISAI products over the exact solves), every result checked
+//    against cuSPARSE's or the CPU reference;
+//  - solve: time to solution (numeric setup + Krylov solve) of GMRES(30) and IDR(4) with each
+//    preconditioner, the residual recomputed.
+#include "miniapp/bench.hpp"
+
+#include "kernels/bsr_to_csr.hpp"
+#include "kernels/isai.hpp"
+#include "kernels/isai_block.hpp"
+#include "linalg/ilu_preconditioner.hpp"
+#include "linalg/isai_preconditioner.hpp"
+#include "linalg/krylov.hpp"
+#include "linalg/vector_ops.hpp"
+#include "miniapp/bench_common.hpp"
+#include "miniapp/bench_ilu_cusparse.hpp"
+#include "miniapp/json.hpp"
+#include "miniapp/version.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blockres {
+
+namespace {
+
+using benchutil::nan_v;
+using benchutil::TestMatrix;
+using benchutil::Timing;
+using benchutil::time_on_stream;
+
+constexpr std::uint64_t value_seed = 2026;
+constexpr std::uint64_t rhs_seed = 4242;
+constexpr double convection = 0.5;      // x-direction coupling -(1 +- convection): nonsymmetric
+constexpr double ilu_tol = 1e-10;       // our factors / solves against cuSPARSE's (normwise relative)
+constexpr double isai_tol = 1e-11;      // GPU ISAI values against the CPU reference (normwise relative)
+constexpr double residual_slack = 10;   // a converged solve fails when its true residual > 10 rel_tol
+
+constexpr const char* matrix_text =
+    "stencil7 bs B: 3D 7-point stencil on an s x s x s grid (cells x fastest) with B x B blocks, s = min(max_side, "
+    "cbrt(size_gb / (7 (8 B^2 + 4)))); a nonsymmetric convection-diffusion-like matrix: the block to the x-1 (x+1) "
+    "neighbour is -(1 + 0.5) I (-(1 - 0.5) I), to the y and z neighbours -I, each plus 0.05 |coefficient| R with R "
+    "uniform in [-1, 1) (seed 2026); the diagonal block is d I + 0.1 R' (R' zero on the diagonal), d = 6 (1 + 0.05 "
+    "B) + 0.1 B + 0.05, so every row is diagonally dominant by at least 0.05. Jacobians: files written by 'blockres "
+    "run DECK --write-jacobian FILE', values as stored.";
+constexpr const char* timing_text =
+    "CUDA events on the executor's stream, median / min / max of --reps calls after --warmup untimed ones, no L2 "
+    "scrub. ilu0 setup (ours): Ilu0Preconditioner::setup with exact solves after its first (symbolic) call: BSR -> "
+    "CSR expansion, level-scheduled factorisation, one device->host copy of the pivot status. csrilu02 / bsrilu02: "
+    "the numeric factorisation alone (analysis done once, the values restored before each call outside the "
+    "events). isai generation: Ilu0Preconditioner::regenerate_isai (both factors' M from the current factors, no "
+    "synchronisation inside); overhead = generation / ilu0 setup (ours). general isai setup: "
+    "IsaiPreconditioner::setup (scalar view: plus the BSR -> CSR expansion; one device->host copy of the status). "
+    "apply: Preconditioner::apply (z = M^{-1} r); cuSPARSE: SpSV (CSR) or bsrsv2 (BSR) with L then U on "
+    "cuSPARSE's own factors (analysis once). first_ms: the first setup (symbolic + numeric) on the host clock.";
+constexpr const char* byte_text =
+    "apply bytes: for each of M_L and M_U one SpMV: values (8 B) and column indices (4 B) of every stored entry (CSR) "
+    "or block (8 B^2 + 4 per block, BSR), row pointers, x read and y written (16 B per scalar row); fraction = "
+    "bytes / time / copy bandwidth of this run.";
+constexpr const char* solve_text =
+    "A x = b, b uniform in [-1, 1) (seed 4242), x0 = 0, right preconditioning, stop at ||b - A x||_2 <= rel_tol "
+    "||b||_2 (confirmed by an explicit residual) or max_iterations; GMRES(30) (classical Gram-Schmidt with "
+    "re-orthogonalisation) and IDR(4). time_ms = numeric setup (one call after the symbolic one; the first call is "
+    "reported as first_ms) + one solve (the Krylov workspace allocated before, by a 2-iteration solve). iterations: "
+    "preconditioned matrix-vector products.";
+constexpr const char* verification_text =
+    "kernels: our ILU(0) factors against csrilu02's, and our exact application against SpSV's on the same "
+    "right-hand side, normwise relative difference <= 1e-10 (bsrilu02 / bsrsv2 reported for information); every "
+    "ISAI matrix generated on the GPU against its CPU reference (kernels::cpu::isai_generate or "
+    "isai_block_generate on the same factors / values), normwise relative difference <= 1e-11. solve: a row fails "
+    "when it reports convergence while the recomputed relative residual exceeds 10 rel_tol, or when its "
+    "preconditioner setup succeeded and the solve met NaN/Inf on a stencil matrix.";
+
+// ---- matrices -----------------------------------------------------------------------------------
+int stencil_side(int bs, double gb, int max_side)
+{
+  const double per_row = 7 * (8.0 * bs * bs + 4.0);
+  return std::clamp(static_cast<int>(std::cbrt(gb * 1e9 / per_row)), 4, max_side);
+}
+
+std::vector<double> convection_diffusion_values(const BsrPattern& p, int bs)
+{
+  const size64_t bb = size64_t(bs) * bs;
+  std::vector<double> v(static_cast<std::size_t>(p.nnzb() * bb));
+  const double d = 6.0 * (1.0 + 0.05 * bs) + 0.1 * bs + 0.05;
+#pragma omp parallel for schedule(static)
+  for (index_t r = 0; r < p.nrows; ++r)
+    for (index_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
+      const index_t c = p.col_ind[q];
+      double* blk = v.data() + size64_t(q) * bb;
+      for (size64_t e = 0; e < bb; ++e) {
+        const int a = static_cast<int>(e / bs), b = static_cast<int>(e % bs);
+        const double u = benchutil::unit(value_seed, static_cast<std::uint64_t>(size64_t(q) * bb + e));
+        if (c == r) {
+          blk[e] = a == b ? d : 0.1 * u;
+        } else {
+          const double coef = c == r - 1 ? -(1 + convection) : c == r + 1 ? -(1 - convection) : -1.0;
+          blk[e] = (a == b ? coef : 0.0) + 0.05 * std::abs(coef) * u;
+        }
+      }
+    }
+  return v;
+}
+
+double rel_diff(const std::vector<double>& a, const std::vector<double>& b)
+{
+  if (a.size() != b.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::abs(a[i] - b[i]);
+    num = std::isnan(d) ? INFINITY : std::max(num, d);
+    den = std::max(den, std::abs(b[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
+// ---- kernels section rows -------------------------------------------------------------------------
+struct KernelRow {
+  std::string matrix, op, variant;  // op: ilu0_setup, isai_generate, isai_setup, apply
+  int power = 0;
+  std::string view;
+  size64_t nnz = 0;                  // stored entries of the ISAI matrices (0: n/a)
+  double first_ms = nan_v;
+  Timing t;
+  double bytes = nan_v;
+  double ratio = nan_v;              // see ratio_of
+  std::string ratio_of;
+  double error = nan_v, tolerance = nan_v;  // verification (nan: informational only)
+  bool verified() const { return std::isnan(tolerance) || error <= tolerance; }
+};
+
+std::string ms(double v) { return std::isfinite(v) ? fmt::format("{:9.4f}", v) : fmt::format("{:>9}", "--"); }
+
+std::string kernel_row_text(const KernelRow& r, double copy_gbs)
+{
+  const double frac = std::isfinite(r.bytes) ? r.bytes / (r.t.median_ms * 1e-3) / 1e9 / copy_gbs : nan_v;
+  std::string s = fmt::format("{:<14} {:<14} {:<26} {} {} {} {} {:>6} {:>8} {:<22} {:>9}", r.matrix, r.op, r.variant,
+                              ms(r.first_ms), ms(r.t.median_ms), ms(r.t.min_ms), ms(r.t.max_ms),
+                              std::isfinite(frac) ? fmt::format("{:.0f}%", 100 * frac) : "--",
+                              std::isfinite(r.ratio) ? fmt::format("{:.2f}", r.ratio) : "--", r.ratio_of,
+                              std::isfinite(r.error) ? fmt::format("{:.1e}", r.error) : "--");
+  return r.verified() ? s : s + "  VERIFICATION FAILED";
+}
+
+void write_kernel_row(JsonWriter& j, const KernelRow& r, double copy_gbs)
+{
+  j.begin_object()
+      .value("matrix", r.matrix)
+      .value("op", r.op)
+      .value("variant", r.variant)
+      .value("power", r.power)
+      .value("view", r.view)
+      .value("isai_nnz", static_cast<long long>(r.nnz))
+      .value("first_ms", r.first_ms);
+  benchutil::write_timing(j, "time", r.t);
+  j.value("bytes", r.bytes)
+      .value("fraction_of_copy_bandwidth",
+              std::isfinite(r.bytes) ? r.bytes / (r.t.median_ms * 1e-3) / 1e9 / copy_gbs : nan_v)
+      .value("ratio", r.ratio)
+      .value("ratio_of", r.ratio_of)
+      .value("error", r.error)
+      .value("tolerance", r.tolerance)
+      .value("verified", r.verified())
+      .end_object();
+}
+
+// Bytes of one SpMV with M (see byte_text).
+double spmv_bytes(const BsrMatrix& M)
+{
+  const int bs = M.block_size();
+  return double(M.nnzb()) * (8.0 * bs * bs + 4.0) + 4.0 * (M.nrows() + 1) + 16.0 * double(M.scalar_rows());
+}
+
+// ---- one matrix on the device -------------------------------------------------------------------------
+class Problem {
+ public:
+  Problem(const ExecPtr& e, const TestMatrix& m, bool stencil, const IsaiBenchOptions& o)
+      : e_(e), m_(m), o_(o), stencil_(stencil), A_(e, m.bs, m.pattern), b_(e, A_.scalar_rows()), x_(e, A_.scalar_rows()),
+        z_(e, A_.scalar_rows()), z2_(e, A_.scalar_rows()), t_(e, A_.scalar_rows()), r_(e, A_.scalar_rows())
+  {
+    A_.values().copy_from_host(m.values);
+    b_.copy_from_host(benchutil::random_values(A_.scalar_rows(), rhs_seed));
+    b_norm_ = norm2(b_);
+  }
+
+  const BsrMatrix& A() const { return A_; }
+
+  // The kernels section for this matrix; returns its rows.
+  std::vector<KernelRow> kernels(double copy_gbs, const benchutil::Log& log)
+  {
+    std::vector<KernelRow> rows;
+    const auto s = e_->stream();
+    const int W = o_.warmup, R = o_.reps;
+    auto row = [&](std::string op, std::string variant) {
+      KernelRow k;
+      k.matrix = m_.name, k.op = std::move(op), k.variant = std::move(variant);
+      return k;
+    };
+    auto first_setup = [&](Preconditioner& P, double& ms_out) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const SetupStatus st = P.setup(A_);
+      e_->synchronize();
+      ms_out = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!st.ok) throw std::runtime_error(fmt::format("{}: {} setup failed: {}", m_.name, P.name(), st.message));
+    };
+
+    // ILU(0) with exact solves: setup, apply; cuSPARSE factor + solves.
+    Ilu0Preconditioner exact(e_, {});
+    KernelRow setup = row("ilu0_setup", "ours");
+    first_setup(exact, setup.first_ms);
+    setup.t = time_on_stream(s, W, R, [&] { (void)exact.setup(A_); });
+    const double ilu_ms = setup.t.median_ms;
+    const auto lu = exact.factors();
+    std::vector<double> lu_host(static_cast<std::size_t>(exact.factor_nnz()));
+    BLOCKRES_CUDA_CHECK(cudaMemcpy(lu_host.data(), lu.val, lu_host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    std::vector<index_t> lu_row_ptr(static_cast<std::size_t>(lu.n) + 1), lu_col(lu_host.size());
+    BLOCKRES_CUDA_CHECK(
+        cudaMemcpy(lu_row_ptr.data(), lu.row_ptr, lu_row_ptr.size() * sizeof(index_t), cudaMemcpyDeviceToHost));
+    BLOCKRES_CUDA_CHECK(cudaMemcpy(lu_col.data(), lu.col, lu_col.size() * sizeof(index_t), cudaMemcpyDeviceToHost));
+
+    KernelRow apply_exact = row("apply", "ilu0 exact (ours)");
+    apply_exact.t = time_on_stream(s, W, R, [&] { exact.apply(b_, z_); });
+    const double exact_ms = apply_exact.t.median_ms;
+    const std::vector<double> z_exact = z_.to_host();
+
+    double spsv_ms = nan_v;
+    for (bool block : {false, true}) {
+      if (block && m_.bs == 1) continue;
+      benchutil::CusparseIlu cus(A_, block);
+      const char* fname = block ? "bsrilu02" : "csrilu02";
+      KernelRow f = row("ilu0_setup", fname);
+      f.t = time_on_stream(s, W, R, [&] { cus.factor(); }, [&] { cus.load_values(); });
+      if (const int zp = cus.zero_pivot(); zp >= 0)
+        log(fmt::format("  note: {} reports a zero pivot at row {}", fname, zp));
+      f.ratio = f.t.median_ms / ilu_ms, f.ratio_of = "cusparse / ours";
+      f.error = rel_diff(lu_host, cus.factors_as_csr());
+      f.tolerance = block ? nan_v : ilu_tol;
+      rows.push_back(f);
+      KernelRow a = row("apply", block ? "bsrsv2 L+U" : "SpSV L+U (CSR)");
+      a.t = time_on_stream(s, W, R, [&] { cus.solve(b_, t_, z2_); });
+      a.ratio = a.t.median_ms / exact_ms, a.ratio_of = "cusparse / ours exact";
+      a.error = rel_diff(z_exact, z2_.to_host());
+      a.tolerance = block ? nan_v : ilu_tol;
+      if (!block) spsv_ms = a.t.median_ms;
+      rows.push_back(a);
+    }
+    rows.insert(rows.begin(), setup);
+    rows.push_back(apply_exact);
+
+    // ILU(0) + ISAI(k), both views: generation and application.
+    const auto brow = A_.row_ptr().to_host();
+    const auto bcol = A_.col_ind().to_host();
+    for (int k : o_.powers)
+      for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {
+        Ilu0Options opt;
+        opt.trisolve = TriangularSolve::isai, opt.isai_power = k, opt.view = view;
+        Ilu0Preconditioner P(e_, opt);
+        const std::string v = fmt::format("ilu0+isai({}) {}", k, to_string(view));
+        KernelRow g = row("isai_generate", v);
+        g.power = k, g.view = std::string(to_string(view));
+        first_setup(P, g.first_ms);
+        g.nnz = P.isai_nnz();
+        g.t = time_on_stream(s, W, R, [&] { P.regenerate_isai(); });
+        g.ratio = g.t.median_ms / ilu_ms, g.ratio_of = "generation / ilu0 setup";
+        g.error = 0, g.tolerance = isai_tol;
+        for (kernels::Triangle tri : {kernels::Triangle::unit_lower, kernels::Triangle::upper}) {
+          const std::vector<double> got = P.isai_matrix(tri)->values().to_host();
+          std::vector<double> ref(got.size());
+          if (view == IsaiView::scalar) {
+            const auto p = kernels::isai_pattern(tri, lu.n, lu_row_ptr.data(), lu_col.data(), k);
+            kernels::cpu::isai_generate(p, {lu.n, lu_row_ptr.data(), lu_col.data(), lu_host.data()}, ref.data());
+          } else {
+            const auto kind = tri == kernels::Triangle::unit_lower ? kernels::IsaiKind::unit_lower : kernels::IsaiKind::upper;
+            const auto p = kernels::isai_block_pattern(kind, A_.nrows(), m_.bs, brow.data(), bcol.data(), k);
+            (void)kernels::cpu::isai_block_generate(
+                p, {A_.nrows(), m_.bs, brow.data(), bcol.data(), lu_host.data(), kernels::BlockStorage::scalar_rows},
+                ref.data());
+          }
+          g.error = std::max(g.error, rel_diff(got, ref));
+        }
+        rows.push_back(g);
+        KernelRow a = row("apply", v);
+        a.power = k, a.view = g.view, a.nnz = g.nnz;
+        a.t = time_on_stream(s, W, R, [&] { P.apply(b_, z_); });
+        a.bytes = spmv_bytes(*P.isai_matrix(kernels::Triangle::unit_lower)) +
+                  spmv_bytes(*P.isai_matrix(kernels::Triangle::upper));
+        a.ratio = exact_ms / a.t.median_ms, a.ratio_of = "ours exact / this";
+        rows.push_back(a);
+        if (std::isfinite(spsv_ms)) {
+          KernelRow c = a;
+          c.op = "apply_vs_cusparse";
+          c.ratio = spsv_ms / a.t.median_ms, c.ratio_of = "SpSV L+U / this";
+          c.bytes = nan_v;
+          rows.push_back(c);
+        }
+      }
+
+    // General ISAI of A.
+    const auto a_host = A_.values().to_host();
+    for (int k : o_.general_powers)
+      for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {
+        IsaiPreconditioner P(e_, {k, view});
+        const std::string v = fmt::format("isai({}) {}", k, to_string(view));
+        KernelRow g = row("isai_setup", v);
+        g.power = k, g.view = std::string(to_string(view));
+        first_setup(P, g.first_ms);
+        g.nnz = size64_t(P.isai()->M().nnzb()) * P.isai()->M().block_size() * P.isai()->M().block_size();
+        g.t = time_on_stream(s, W, R, [&] { (void)P.setup(A_); });
+        g.ratio = g.t.median_ms / ilu_ms, g.ratio_of = "setup / ilu0 setup";
+        const std::vector<double> got = P.isai()->M().values().to_host();
+        std::vector<double> ref(got.size());
+        if (view == IsaiView::block) {
+          const auto p = kernels::isai_block_pattern(kernels::IsaiKind::general, A_.nrows(), m_.bs, brow.data(), bcol.data(), k);
+          (void)kernels::cpu::isai_block_generate(
+              p, {A_.nrows(), m_.bs, brow.data(), bcol.data(), a_host.data(), kernels::BlockStorage::bsr}, ref.data());
+        } else {
+          const index_t n = static_cast<index_t>(A_.scalar_rows());
+          std::vector<index_t> crp(static_cast<std::size_t>(n) + 1), cc(a_host.size());
+          std::vector<double> cv(a_host.size());
+          kernels::cpu::bsr_to_csr({A_.nrows(), A_.ncols(), m_.bs, brow.data(), bcol.data(), a_host.data()}, crp.data(),
+                                   cc.data(), cv.data());
+          const auto p = kernels::isai_block_pattern(kernels::IsaiKind::general, n, 1, crp.data(), cc.data(), k);
+          (void)kernels::cpu::isai_block_generate(p, {n, 1, crp.data(), cc.data(), cv.data(), kernels::BlockStorage::bsr},
+                                                  ref.data());
+        }
+        g.error = rel_diff(got, ref), g.tolerance = isai_tol;
+        rows.push_back(g);
+        KernelRow a = row("apply", v);
+        a.power = k, a.view = g.view, a.nnz = g.nnz;
+        a.t = time_on_stream(s, W, R, [&] { P.apply(b_, z_); });
+        a.bytes = spmv_bytes(P.isai()->M());
+        a.ratio = exact_ms / a.t.median_ms, a.ratio_of = "ours exact / this";
+        rows.push_back(a);
+      }
+
+    // The matrix itself, for scale.
+    KernelRow a = row("apply", "spmv A (reference)");
+    a.t = time_on_stream(s, W, R, [&] { A_.apply(1.0, b_, 0.0, z_); });
+    a.bytes = spmv_bytes(A_);
+    rows.push_back(a);
+    (void)copy_gbs;
+    return rows;
+  }
+
+  // One time-to-solution row.
+  struct SolveRow {
+    std::string matrix, method, preconditioner;
+    bool setup_ok = true;
+    std::string message;
+    double first_ms = nan_v, setup_ms = nan_v, solve_ms = nan_v;
+    SolveStatus status;
+    double rel_residual = nan_v;
+    bool stencil = false;
+    double total_ms() const { return setup_ms + solve_ms; }
+    bool verified(double rel_tol) const
+    {
+      if (!setup_ok) return true;
+      if (status.reason == SolveReason::not_finite && stencil) return false;
+      return !status.converged || rel_residual <= residual_slack * rel_tol;
+    }
+  };
+
+  SolveRow solve(KrylovMethod method, const std::string& method_name, PreconditionerType type,
+                 const PreconditionerOptions& popt)
+  {
+    SolveRow r;
+    r.matrix = m_.name, r.method = method_name, r.stencil = stencil_;
+    KrylovConfig kc;
+    kc.method = method, kc.rel_tol = o_.rel_tol, kc.max_iterations = o_.max_iterations, kc.restart = 30;
+    if (method == KrylovMethod::idr) kc.idr_s = 4;
+    KrylovSolver solver(e_, kc);
+    {  // workspace allocation outside the timing
+      KrylovConfig warm = kc;
+      warm.max_iterations = 2;
+      KrylovSolver w(e_, warm);
+      IdentityPreconditioner id;
+      fill(x_, 0.0);
+      (void)w.solve(A_, id, b_, x_);
+    }
+    auto P = make_preconditioner(type, e_, popt);
+    r.preconditioner = P->name();
+    const auto s = e_->stream();
+    const auto t0 = std::chrono::steady_clock::now();
+    SetupStatus st = P->setup(A_);
+    e_->synchronize();
+    r.first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (st.ok) r.setup_ms = time_on_stream(s, 0, 1, [&] { st = P->setup(A_); }).median_ms;
+    if (!st.ok) {
+      r.setup_ok = false, r.message = st.message;
+      return r;
+    }
+    fill(x_, 0.0);
+    r.solve_ms = time_on_stream(s, 0, 1, [&] { r.status = solver.solve(A_, *P, b_, x_); }).median_ms;
+    copy(b_, r_);
+    spmv(A_, -1.0, x_, 1.0, r_);
+    const double rn = norm2(r_);
+    r.rel_residual = b_norm_ > 0 ? rn / b_norm_ : rn;
+    return r;
+  }
+
+ private:
+  ExecPtr e_;
+  const TestMatrix& m_;
+  const IsaiBenchOptions& o_;
+  bool stencil_;
+  BsrMatrix A_;
+  Vector b_, x_, z_, z2_, t_, r_;
+  double b_norm_ = 0;
+};
+
+const char* reason_key(SolveReason r)
+{
+  switch (r) {
+    case SolveReason::converged: return "converged";
+    case SolveReason::max_iterations: return "max_iterations";
+    case SolveReason::breakdown: return "breakdown";
+    case SolveReason::not_finite: return "not_finite";
+  }
+  return "?";
+}
+
+// The preconditioners of the solve section (label, type, options).
+std::vector<std::pair<PreconditionerType, PreconditionerOptions>> solve_preconditioners(const IsaiBenchOptions& o)
+{
+  std::vector<std::pair<PreconditionerType, PreconditionerOptions>> out;
+  out.push_back({PreconditionerType::block_jacobi, {}});
+  out.push_back({PreconditionerType::ilu0, {}});
+  for (IsaiView view : {IsaiView::scalar, IsaiView::block})
+    for (int k : o.powers) {
+      if (view == IsaiView::scalar && k != o.powers.front()) continue;  // same M as the block view
+      PreconditionerOptions p;
+      p.ilu0.trisolve = TriangularSolve::isai, p.ilu0.isai_power = k, p.ilu0.view = view;
+      out.push_back({PreconditionerType::ilu0, p});
+    }
+  for (int k : o.general_powers) {
+    PreconditionerOptions p;
+    p.isai = {k, IsaiView::block};
+    out.push_back({PreconditionerType::isai, p});
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std::string&)>& log)
+{
+  if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench isai needs a CUDA device");
+  for (int k : o.powers)
+    if (k < 1 || k > max_isai_power) throw std::runtime_error(fmt::format("bench isai: power {} outside 1..{}", k, max_isai_power));
+  for (int k : o.general_powers)
+    if (k < 1 || k > max_isai_power)
+      throw std::runtime_error(fmt::format("bench isai: general power {} outside 1..{}", k, max_isai_power));
+  std::vector<std::pair<KrylovMethod, std::string>> methods;
+  for (const auto& m : o.methods) {
+    if (m == "gmres") methods.push_back({KrylovMethod::gmres, "gmres(30)"});
+    else if (m == "idr") methods.push_back({KrylovMethod::idr, "idr(4)"});
+    else if (m == "bicgstab") methods.push_back({KrylovMethod::bicgstab, "bicgstab"});
+    else throw std::runtime_error(fmt::format("bench isai: unknown method '{}' (gmres, idr, bicgstab)", m));
+  }
+  // Matrices first: a bad file fails before anything is timed.
+  std::vector<TestMatrix> matrices;
+  for (int bs : o.block_sizes) {
+    const int side = stencil_side(bs, o.matrix_gb, o.max_side);
+    TestMatrix m{fmt::format("stencil7_bs{}", bs), bs, benchutil::stencil_pattern(side, 7), {}};
+    m.values = convection_diffusion_values(m.pattern, bs);
+    matrices.push_back(std::move(m));
+  }
+  for (const auto& path : o.jacobians) matrices.push_back(benchutil::read_jacobian(path));
+
+  auto e = Executor::create_cuda(0);
+  log(fmt::format("blockres {} (git {}): bench isai on {}", version_string(), git_commit(), e->device_name()));
+  JsonWriter j;
+  j.begin_object()
+      .value("benchmark", "isai")
+      .value("blockres_version", version_string())
+      .value("git_commit", git_commit())
+      .value("device", e->device_name())
+      .value("command_line", o.command_line);
+  j.begin_object("configuration").value("reps", o.reps).value("warmup", o.warmup);
+  j.begin_array("powers");
+  for (int k : o.powers) j.value({}, k);
+  j.end_array().begin_array("general_powers");
+  for (int k : o.general_powers) j.value({}, k);
+  j.end_array()
+      .value("rel_tol", o.rel_tol)
+      .value("max_iterations", o.max_iterations)
+      .value("matrices", matrix_text)
+      .value("timing", timing_text)
+      .value("bytes", byte_text)
+      .value("solve", solve_text)
+      .value("verification", verification_text)
+      .end_object();
+
+  Timing copy_t;
+  const double copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
+  log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, o.reps));
+  j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
+
+  bool ok = true;
+  j.begin_array("matrices");
+  for (const auto& m : matrices) {
+    j.begin_object()
+        .value("name", m.name)
+        .value("block_size", m.bs)
+        .value("block_rows", static_cast<long long>(m.pattern.nrows))
+        .value("nonzero_blocks", static_cast<long long>(m.pattern.nnzb()))
+        .end_object();
+  }
+  j.end_array();
+
+  const std::string kheader = fmt::format("{:<14} {:<14} {:<26} {:>9} {:>9} {:>9} {:>9} {:>6} {:>8} {:<22} {:>9}",
+                                          "matrix", "op", "variant", "first_ms", "median_ms", "min_ms", "max_ms",
+                                          "%copy", "ratio", "ratio of", "error");
+  const std::string sheader = fmt::format("{:<14} {:<10} {:<34} {:>9} {:>9} {:>10} {:>10} {:>6} {:>9}  {}", "matrix",
+                                          "method", "preconditioner", "first_ms", "setup_ms", "solve_ms", "total_ms",
+                                          "iters", "rel_resid", "status");
+  j.begin_array("kernels");
+  const std::size_t nstencil = o.block_sizes.size();
+  for (std::size_t i = 0; i < matrices.size(); ++i) {
+    const auto& m = matrices[i];
+    log(fmt::format("{}: {} block rows of {}x{}, {} blocks", m.name, m.pattern.nrows, m.bs, m.bs, m.pattern.nnzb()));
+    Problem p(e, m, i < nstencil, o);
+    log(kheader);
+    for (const auto& r : p.kernels(copy_gbs, log)) {
+      ok = ok && r.verified();
+      log(kernel_row_text(r, copy_gbs));
+      write_kernel_row(j, r, copy_gbs);
+    }
+  }
+  j.end_array();
+
+  j.begin_array("solve");
+  if (o.solve_section) {
+    for (std::size_t i = 0; i < matrices.size(); ++i) {
+      const auto& m = matrices[i];
+      Problem p(e, m, i < nstencil, o);
+      log(fmt::format("{}: time to solution, stop at ||b - A x|| <= {:.0e} ||b|| or {} iterations", m.name, o.rel_tol,
+                      o.max_iterations));
+      log(sheader);
+      for (const auto& [method, mname] : methods)
+        for (const auto& [type, popt] : solve_preconditioners(o)) {
+          const auto r = p.solve(method, mname, type, popt);
+          const bool v = r.verified(o.rel_tol);
+          ok = ok && v;
+          std::string text = fmt::format("{:<14} {:<10} {:<34} {} {} {:>10} {:>10} ", r.matrix, r.method,
+                                         r.preconditioner, ms(r.first_ms), ms(r.setup_ms),
+                                         r.setup_ok ? fmt::format("{:.2f}", r.solve_ms) : "--",
+                                         r.setup_ok ? fmt::format("{:.2f}", r.total_ms()) : "--");
+          text += r.setup_ok ? fmt::format("{:>6} {:>9.2e}  {}", r.status.iterations, r.rel_residual,
+                                           to_string(r.status.reason))
+                             : "SETUP FAILED: " + r.message;
+          log(v ? text : text + "  VERIFICATION FAILED");
+          j.begin_object()
+              .value("matrix", r.matrix)
+              .value("method", r.method)
+              .value("preconditioner", r.preconditioner)
+              .value("setup_ok", r.setup_ok)
+              .value("setup_message", r.message)
+              .value("first_setup_ms", r.first_ms)
+              .value("setup_ms", r.setup_ms)
+              .value("solve_ms", r.solve_ms)
+              .value("time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v)
+              .value("iterations", r.setup_ok ? double(r.status.iterations) : nan_v)
+              .value("converged", r.status.converged)
+              .value("reason", r.setup_ok ? reason_key(r.status.reason) : "setup_failed")
+              .value("relative_residual", r.rel_residual)
+              .value("verified", v)
+              .end_object();
+        }
+    }
+  }
+  j.end_array();
+  j.value("all_verified", ok).end_object();
+  benchutil::write_file_atomically(o.json_path, j.str());
+  log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
+  return ok ? 0 : 1;
+}
+
+}  // namespace blockres
