@@ -12,7 +12,8 @@
 // M is stored in CSR (the pattern's rows) so it is applied as an SpMV; the CSC view of the same
 // pattern (col_ptr, row_ind, csr_pos) drives the generation.
 //
-// CUDA generation: one kernel per factor; a warp per column of at most 32 pattern entries (lane t
+// CUDA generation: one kernel per factor and column-length bucket; a group of W = 4, 8, 16 or 32
+// lanes per column of at most W pattern entries, 32 / W columns per warp (lane t of a group
 // gathers row J[t] of T(J, J) into shared memory, the triangular solve runs with one broadcast per
 // step, and each lane writes its entry of m into M's CSR values); columns with more than 32
 // entries are done by a second kernel, thread blocks striding over those columns with the system
@@ -41,7 +42,10 @@ struct IsaiPattern {
   std::vector<index_t> row_ptr, col;                // S by rows (CSR of M), columns sorted
   std::vector<index_t> col_ptr, row_ind, csr_pos;   // S by columns, rows sorted; csr_pos: index of
                                                     //   each (row_ind, column) entry in col / M's values
-  std::vector<index_t> short_cols;                  // columns with <= 32 entries
+  std::vector<index_t> short_cols;                  // columns with <= 32 entries, by lane-group width:
+  std::vector<index_t> short_bucket_ptr;            //   short_cols[short_bucket_ptr[b] .. [b+1]) have
+                                                    //   m <= 4 << b entries (and more than half of it
+                                                    //   for b > 0), in increasing order; 5 entries
   std::vector<index_t> long_cols;                   // columns with > 32 entries
   index_t max_long_m = 0;                           // entries of the longest long column (0: none)
   // Device scratch of the CUDA generation: a max_long_m^2 slice per thread block of the long

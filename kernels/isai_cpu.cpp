@@ -61,6 +61,7 @@ IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, con
   p.n = n;
   p.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
   p.col_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  p.short_bucket_ptr.assign(5, 0);
   if (n == 0) return p;
 
   // Rows of S: with the diagonal in T's pattern, (i, c) is in S(|T|^k) iff c is reached from i in
@@ -130,15 +131,22 @@ IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, con
       p.csr_pos[dst] = e;
     }
 
-  // Split the columns by the kernel that generates them.
+  // Split the columns by the kernel that generates them; short columns by the lane-group width
+  // W = 4, 8, 16, 32 of their launch (the smallest W >= m).
+  std::vector<index_t> bucket[4];
   for (index_t j = 0; j < n; ++j) {
     const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
     if (m <= short_col_max) {
-      p.short_cols.push_back(j);
+      bucket[m <= 4 ? 0 : m <= 8 ? 1 : m <= 16 ? 2 : 3].push_back(j);
     } else {
       p.long_cols.push_back(j);
       p.max_long_m = std::max(p.max_long_m, m);
     }
+  }
+  p.short_bucket_ptr.assign(1, 0);
+  for (const auto& b : bucket) {
+    p.short_cols.insert(p.short_cols.end(), b.begin(), b.end());
+    p.short_bucket_ptr.push_back(static_cast<index_t>(p.short_cols.size()));
   }
   return p;
 }

@@ -1,8 +1,9 @@
 // CUDA ISAI generation (Anzt et al., batched ISAI, section III) and the triangle SpMV.
 //
 // Generation of one factor's M is two kernels over disjoint column sets, so no column is skipped:
-//  - short columns (m <= 32 pattern entries): one warp per column, several warps per block. Lane t
-//    gathers row J[t] of T(J, J) into the warp's shared m x m tile by merging LU's sorted row J[t]
+//  - short columns (m <= 32 pattern entries): a group of W = 4, 8, 16 or 32 lanes per column
+//    (the smallest W >= m, one launch per W), 32 / W columns per warp. Lane t of a group
+//    gathers row J[t] of T(J, J) into the group's shared m x m tile by merging LU's sorted row J[t]
 //    with the sorted J from the diagonal outward (leftwards for L, rightwards for U), so the walk
 //    stops as soon as J is exhausted; then the warp solves T(J, J) m = e_j(J) column by column,
 //    one __shfl_sync broadcast of the pivot's right-hand side per step, and lane t writes m_t.
@@ -17,15 +18,14 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace blockres::kernels::cuda {
 
 namespace {
 
 constexpr unsigned full_mask = 0xffffffffu;
-constexpr int short_warps = 4;        // warps (columns) per block of the short-column kernel
-constexpr int tile_stride = 33;       // row stride of the shared tiles: lanes reading T(t, s) for
-                                      //   consecutive t hit distinct banks (32 would conflict)
+constexpr int short_warps = 4;        // warps per block of the short-column kernel
 constexpr int long_threads = 256;     // most threads per long column (fewer when all are shorter)
 constexpr int spmv_threads = 256;     // 8 rows (warps) per block of the triangle SpMV
 
@@ -90,55 +90,67 @@ __device__ __forceinline__ void gather_row(const Factors& f, const index_t* J, i
   }
 }
 
-// Kernel 1: one warp per short column (m <= 32).
-template <Triangle TRI>
+// Kernel 1: short columns (m <= W), a group of W lanes per column, 32 / W columns per warp.
+template <Triangle TRI, int W>
 __global__ void __launch_bounds__(32 * short_warps)
     isai_short_kernel(index_t nshort, const index_t* __restrict__ short_cols, const index_t* __restrict__ col_ptr,
                       const index_t* __restrict__ row_ind, const index_t* __restrict__ csr_pos, Factors f,
                       double* __restrict__ m_val)
 {
-  __shared__ double tile[short_warps][32 * tile_stride];  // T(J, J), row t at t * tile_stride
-  __shared__ index_t rows[short_warps][32];                // J
+  constexpr int G = 32 / W;      // columns per warp
+  constexpr int ld = W + 1;      // row stride of a group's tile (odd: conflict-free column reads)
+  __shared__ double tile[short_warps][G * W * ld];  // G tiles T(J, J), row t at t * ld (sized by W:
+                                                   //   narrow groups leave room for more blocks per SM)
+  __shared__ index_t rows[short_warps][32];                // G index sets J
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const size64_t c = size64_t(blockIdx.x) * short_warps + warp;
-  if (c >= nshort) return;  // uniform over the warp
-  const index_t j = short_cols[c];
-  const index_t base = col_ptr[j];
-  const int m = static_cast<int>(col_ptr[j + 1] - base);
-  double* T = tile[warp];
-  index_t* J = rows[warp];
+  const int g = lane / W, t = lane % W;
+  const size64_t first = (size64_t(blockIdx.x) * short_warps + warp) * G;
+  if (first >= nshort) return;  // uniform over the warp
+  const size64_t c = first + g;
+  // A group past the end of the list (last warp only) has m = 0: it joins the shuffles, writes nothing.
+  const index_t j = c < nshort ? short_cols[c] : 0;
+  const index_t base = c < nshort ? col_ptr[j] : 0;
+  const int m = c < nshort ? static_cast<int>(col_ptr[j + 1] - base) : 0;
+  double* T = tile[warp] + g * W * ld;
+  index_t* J = rows[warp] + g * W;
 
   index_t pos = 0;
-  if (lane < m) {
-    J[lane] = row_ind[base + lane];
-    pos = csr_pos[base + lane];
+  if (t < m) {
+    J[t] = row_ind[base + t];
+    pos = csr_pos[base + t];
   }
   __syncwarp();
-  // Lane t gathers row t (column b at T[t * stride + b]).
-  if (lane < m) gather_row<TRI>(f, J, m, lane, T + lane * tile_stride, 1);
+  // Lane t gathers row t (column b at T[t * ld + b]).
+  if (t < m) gather_row<TRI>(f, J, m, t, T + t * ld, 1);
   __syncwarp();
 
   // Column-oriented substitution with the right-hand side in registers: at step s every lane
-  // receives r_s by shuffle and forms x_s = r_s / T_ss itself (T_ss is a shared-memory
-  // broadcast); the rows still to come subtract T_ts x_s. Lanes >= m only take part in the
-  // shuffles. J[0] = j for L (e_j(J) = e_0), J[m-1] = j for U.
+  // receives its group's r_s by shuffle and forms x_s = r_s / T_ss itself (T_ss is a
+  // shared-memory broadcast); the rows still to come subtract T_ts x_s. The steps run to the
+  // warp's largest m (every lane takes part in every shuffle); a group whose m is smaller skips
+  // them (s >= m: nothing read, nothing updated). J[0] = j for L (e_j(J) = e_0), J[m-1] = j for U.
+  const int steps = __reduce_max_sync(full_mask, m);
   double rhs = 0.0, x = 0.0;
   if (TRI == Triangle::unit_lower) {
-    rhs = lane == 0 ? 1.0 : 0.0;
-    for (int s = 0; s < m; ++s) {
-      const double xs = __shfl_sync(full_mask, rhs, s) / T[s * tile_stride + s];
-      if (lane == s) x = xs;
-      if (lane > s && lane < m) rhs -= T[lane * tile_stride + s] * xs;
+    rhs = t == 0 && m > 0 ? 1.0 : 0.0;
+    for (int s = 0; s < steps; ++s) {
+      const double rs = __shfl_sync(full_mask, rhs, s, W);
+      if (s >= m) continue;
+      const double xs = rs / T[s * ld + s];
+      if (t == s) x = xs;
+      if (t > s && t < m) rhs -= T[t * ld + s] * xs;
     }
   } else {
-    rhs = lane == m - 1 ? 1.0 : 0.0;
-    for (int s = m - 1; s >= 0; --s) {
-      const double xs = __shfl_sync(full_mask, rhs, s) / T[s * tile_stride + s];
-      if (lane == s) x = xs;
-      if (lane < s) rhs -= T[lane * tile_stride + s] * xs;
+    rhs = t == m - 1 ? 1.0 : 0.0;
+    for (int s = steps - 1; s >= 0; --s) {
+      const double rs = __shfl_sync(full_mask, rhs, s, W);
+      if (s >= m) continue;
+      const double xs = rs / T[s * ld + s];
+      if (t == s) x = xs;
+      if (t < s) rhs -= T[t * ld + s] * xs;
     }
   }
-  if (lane < m) m_val[pos] = x;
+  if (t < m) m_val[pos] = x;
 }
 
 // Smallest t >= lo with t == tid (mod nt): the first row above lo owned by thread tid.
@@ -229,14 +241,23 @@ template <Triangle TRI>
 void generate(stream_t s, const IsaiDevicePattern& p, Factors f, double* m_val, double* scratch)
 {
   const IsaiPattern& h = *p.host;
-  const size64_t nshort = static_cast<size64_t>(h.short_cols.size());
   const size64_t nlong = static_cast<size64_t>(h.long_cols.size());
-  if (nshort > 0) {
-    const unsigned grid = static_cast<unsigned>((nshort + short_warps - 1) / short_warps);
-    isai_short_kernel<TRI><<<grid, 32 * short_warps, 0, s>>>(static_cast<index_t>(nshort), p.short_cols, p.col_ptr,
-                                                              p.row_ind, p.csr_pos, f, m_val);
+  // One launch per lane-group width (kernels/isai.hpp: short_bucket_ptr).
+  auto launch_short = [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    const int b = W == 4 ? 0 : W == 8 ? 1 : W == 16 ? 2 : 3;
+    const index_t begin = h.short_bucket_ptr[b], count = h.short_bucket_ptr[b + 1] - begin;
+    if (count == 0) return;
+    const size64_t per_block = size64_t(short_warps) * (32 / W);
+    const unsigned grid = static_cast<unsigned>((count + per_block - 1) / per_block);
+    isai_short_kernel<TRI, W><<<grid, 32 * short_warps, 0, s>>>(count, p.short_cols + begin, p.col_ptr, p.row_ind,
+                                                                 p.csr_pos, f, m_val);
     BLOCKRES_CUDA_CHECK_LAUNCH();
-  }
+  };
+  launch_short(std::integral_constant<int, 4>{});
+  launch_short(std::integral_constant<int, 8>{});
+  launch_short(std::integral_constant<int, 16>{});
+  launch_short(std::integral_constant<int, 32>{});
   if (nlong > 0) {
     // A thread per row up to long_threads: whole warps covering the longest column, so that the
     // per-step barrier is not paid by idle warps when every long column is only a little over 32.

@@ -74,8 +74,22 @@ void check_pattern_views(const IsaiPattern& p, const std::string& what)
   std::vector<index_t> expect(static_cast<std::size_t>(n));
   std::iota(expect.begin(), expect.end(), 0);
   ASSERT_EQ(all, expect) << what;
-  ASSERT_TRUE(std::is_sorted(p.short_cols.begin(), p.short_cols.end())) << what;
-  for (index_t j : p.short_cols) ASSERT_LE(p.col_ptr[j + 1] - p.col_ptr[j], 32) << what;
+  // Short columns by lane-group width W = 4 << b: sorted within a bucket, m <= W, m > W / 2 above
+  // the first bucket (each column in the narrowest group that holds it).
+  ASSERT_EQ(p.short_bucket_ptr.size(), 5u) << what;
+  ASSERT_EQ(p.short_bucket_ptr.front(), 0) << what;
+  ASSERT_EQ(p.short_bucket_ptr.back(), index_t(p.short_cols.size())) << what;
+  for (int b = 0; b < 4; ++b) {
+    const auto first = p.short_cols.begin() + p.short_bucket_ptr[b], last = p.short_cols.begin() + p.short_bucket_ptr[b + 1];
+    ASSERT_TRUE(std::is_sorted(first, last)) << what << " bucket " << b;
+    for (auto it = first; it != last; ++it) {
+      const index_t m = p.col_ptr[*it + 1] - p.col_ptr[*it];
+      ASSERT_LE(m, 4 << b) << what;
+      if (b > 0) {
+        ASSERT_GT(m, 2 << b) << what;
+      }
+    }
+  }
   index_t max_m = 0;
   for (index_t j : p.long_cols) {
     const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
