@@ -49,6 +49,9 @@ class KrylovSolver {
   // explicitly computed residual, never only the recurrence.
   SolveStatus solve(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
   const KrylovConfig& config() const { return config_; }
+  // New settings for later solves; the workspace (and IDR's shadow space while n and s stay)
+  // is kept.
+  void set_config(const KrylovConfig& config) { config_ = config; }
 
  private:
   SolveStatus bicgstab(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
