@@ -68,6 +68,7 @@ struct IsaiBlockPattern {
   std::vector<index_t> short_cols;                 // block columns with m = entries * bs <= 32
   std::vector<index_t> long_cols;                  // the others (m > 32)
   index_t max_long_m = 0;                          // largest m of the long columns (0: none)
+  index_t max_short_m = 0;                         // largest m of the short columns (0: none)
   index_t nnzb() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
 };
 IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const index_t* row_ptr,

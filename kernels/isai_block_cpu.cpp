@@ -192,6 +192,7 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
     const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * bs;
     if (m <= short_col_max) {
       p.short_cols.push_back(j);
+      p.max_short_m = std::max(p.max_short_m, m);
     } else {
       p.long_cols.push_back(j);
       p.max_long_m = std::max(p.max_long_m, m);

@@ -2,17 +2,22 @@
 // section III): per block column j, T(J, J) X = E_j with bs right-hand sides, X into M's blocks.
 //
 // Two kernels over disjoint sets of block columns, so no column is rejected:
-//  - short columns (m = |J| bs <= 32): one warp per column, up to 4 warps per thread block. Lane t
-//    owns scalar row t = (block J[t / bs], row t % bs): it gathers that row of T(J, J) into the
-//    warp's shared 32 x 33 tile (merging block row J[t / bs]'s sorted block columns with the
-//    sorted J, bs values per matching block, the kind's triangle filter applied) and keeps its
-//    row of the right-hand sides in a shared 32 x bs array (column-major: lane t at c * 32 + t,
-//    conflict-free). Substitution: at step s every lane reads x_s = R(s, :) (broadcast) and the
-//    rows still to come subtract T(t, s) x_s; a row is divided by its pivot in place by its own
-//    lane right after its last update; one __syncwarp per step. general: Gaussian elimination
-//    with implicit partial pivoting (the pivot lane is the warp argmax of |T(t, s)| over the rows
-//    not yet pivoted, by integer reductions of its bit pattern, lowest lane on ties), then back
-//    substitution over the steps in reverse.
+//  - short columns (m = |J| bs <= 32): a group of W lanes per column, 32 / W columns per warp,
+//    up to 4 warps per thread block; W is the smallest of 4, 8, 16, 32 holding the pattern's
+//    largest short m (IsaiBlockPattern::max_short_m), one template instance per W, so small
+//    systems (bs 1, 2 with k = 1) do not leave most of a warp idle. Lane t of a group owns scalar
+//    row t = (block J[t / bs], row t % bs): it gathers that row of T(J, J) into the group's
+//    W x (W + 1) part of the warp's shared 32 x 33 tile (merging block row J[t / bs]'s sorted
+//    block columns with the sorted J, bs values per matching block, the kind's triangle filter
+//    applied) and keeps its row of the right-hand sides in the warp's shared 32 x bs array
+//    (column-major: warp lane l at c * 32 + l, conflict-free). Substitution: at step s every lane
+//    reads x_s = R(s, :) (broadcast within its group) and the rows still to come subtract
+//    T(t, s) x_s; a row is divided by its pivot in place by its own lane right after its last
+//    update; one __syncwarp per step, the steps running to the warp's largest m with per-group
+//    guards. general: Gaussian elimination with implicit partial pivoting (the pivot lane is the
+//    group argmax of |T(t, s)| over the rows not yet pivoted, by integer comparisons of its bit
+//    pattern, lowest row on ties: warp reductions for W = 32, a butterfly inside the group
+//    otherwise), then back substitution over the steps in reverse.
 //    Dynamic shared memory per warp: (32 * 33 + 32 bs) doubles + 64 ints, with as many warps per
 //    block (1..4) as fit in 48 KB (bs <= 32 here).
 //  - long columns (m > 32): one thread block per column (whole warps, at most 256 threads), a
@@ -149,35 +154,69 @@ __device__ __forceinline__ int warp_argmax(unsigned long long key)
   return __ffs(static_cast<int>(__ballot_sync(full_mask, hi == mhi && lo == mlo))) - 1;
 }
 
-// ---- Kernel 1: one warp per short block column (m <= 32) -------------------------------------
+// The lowest group-local row holding the largest key within each aligned group of W < 32 lanes: a
+// butterfly over the group (xor offsets < W stay inside it), all 32 lanes taking part. The order
+// (key descending, row ascending) is total, so every lane of a group ends with the same row.
+template <int W>
+__device__ __forceinline__ int group_argmax(unsigned long long key, int t)
+{
+#pragma unroll
+  for (int off = W / 2; off > 0; off >>= 1) {
+    const unsigned long long k2 = __shfl_xor_sync(full_mask, key, off);
+    const int t2 = __shfl_xor_sync(full_mask, t, off);
+    if (k2 > key || (k2 == key && t2 < t)) key = k2, t = t2;
+  }
+  return t;
+}
 
-template <IsaiKind KIND>
+// ---- Kernel 1: short block columns (m <= 32), 32 / W per warp ------------------------------
+
+// Group g = lane / W of a warp solves short column (warp's first + g) with lane t = lane % W
+// owning its scalar row t (m <= W: W is at least the largest m of the short columns). Group g's
+// tile is T(t, u) at (g W + t)(W + 1) + u inside the warp's 32 x 33 tile (so lane l's row starts
+// at l (W + 1): an odd stride over the warp, conflict-free like W = 32), its right-hand sides
+// are R's lanes g W .. g W + W - 1, its J and piv the same slots of the warp's int arrays. The
+// step loops run to the warp's largest m (uniform, so every shuffle and __syncwarp has all 32
+// lanes), a group's work guarded by s < its m; groups past the end of the column list have m = 0
+// and write nothing. W = 32: one column per warp, exactly the former kernel.
+template <IsaiKind KIND, int W>
 __global__ void __launch_bounds__(32 * short_max_warps)
     isai_block_short_kernel(index_t nshort, const index_t* __restrict__ short_cols,
                             const index_t* __restrict__ col_ptr, const index_t* __restrict__ row_ind,
                             const index_t* __restrict__ bsr_pos, Values v, double* __restrict__ m_val, int* info)
 {
+  static_assert(W == 4 || W == 8 || W == 16 || W == 32, "group width");
+  constexpr int G = 32 / W;   // columns per warp
+  constexpr int ld = W + 1;   // group tile row stride (W = 32: tile_stride)
   extern __shared__ double smem[];
   const int warps = static_cast<int>(blockDim.x >> 5), warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = static_cast<int>(threadIdx.x & 31);
-  const size64_t col = size64_t(blockIdx.x) * warps + warp;
-  if (col >= nshort) return;  // uniform over the warp
+  const int gbase = lane / W * W, t = lane - gbase;  // group's first lane, own row in the group
+  const size64_t first_col = (size64_t(blockIdx.x) * warps + warp) * G;
+  if (first_col >= nshort) return;  // uniform over the warp
+  const size64_t col = first_col + lane / W;
+  const bool active = col < nshort;
   const int bs = v.bs;
-  double* T = smem + size64_t(warp) * (tile_doubles + 32 * bs + 32);  // T(t, u) at t * tile_stride + u
-  double* R = T + tile_doubles;                                       // R(t, c) at c * 32 + t
-  index_t* J = reinterpret_cast<index_t*>(R + 32 * bs);               // block rows of the column
-  index_t* piv = J + 32;                                              // general: pivot row of step s
+  double* Tw = smem + size64_t(warp) * (tile_doubles + 32 * bs + 32);
+  double* R = Tw + tile_doubles + gbase;                        // R(t, c) at c * 32 + t
+  index_t* J = reinterpret_cast<index_t*>(Tw + tile_doubles + 32 * bs) + gbase;  // block rows
+  index_t* piv = J + 32;                                        // general: pivot row of step s
+  double* T = Tw + gbase * ld;                                  // T(t, u) at t * ld + u
 
-  const index_t j = short_cols[col];
-  const index_t base = col_ptr[j];
-  const index_t nb = col_ptr[j + 1] - base;
+  index_t j = 0, base = 0, nb = 0;  // inactive groups: an empty column
+  if (active) {
+    j = short_cols[col];
+    base = col_ptr[j];
+    nb = col_ptr[j + 1] - base;
+  }
   const int m = static_cast<int>(nb * bs);
-  if (lane < nb) J[lane] = row_ind[base + lane];
+  const int m_warp = W == 32 ? m : static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(m)));
+  if (t < nb) J[t] = row_ind[base + t];
   __syncwarp();
-  if (lane < m) {
-    gather_row<KIND>(v, J, nb, lane, T + lane * tile_stride, 1);
-    const bool diag_block = J[lane / bs] == j;
-    for (int c = 0; c < bs; ++c) R[c * 32 + lane] = diag_block && lane % bs == c ? 1.0 : 0.0;
+  if (t < m) {
+    gather_row<KIND>(v, J, nb, t, T + t * ld, 1);
+    const bool diag_block = J[t / bs] == j;
+    for (int c = 0; c < bs; ++c) R[c * 32 + t] = diag_block && t % bs == c ? 1.0 : 0.0;
   }
   bool bad = false;
 
@@ -185,60 +224,69 @@ __global__ void __launch_bounds__(32 * short_max_warps)
   // update, so at step s every lane reads x_s = R(s, :) (R(p_s, :) for general) directly.
   if (KIND == IsaiKind::general) {
     // my_step: the step at which this lane's row became the pivot (-1: not yet; INT_MAX for the
-    // lanes >= m, which never take part).
-    int my_step = lane < m ? -1 : INT_MAX;
-    double* row = T + lane * tile_stride;
-    for (int s = 0; s < m; ++s) {
+    // rows >= m, which never take part). A row with my_step < 0 implies s < m.
+    int my_step = t < m ? -1 : INT_MAX;
+    double* row = T + t * ld;
+    for (int s = 0; s < m_warp; ++s) {
       __syncwarp();  // rows updated in step s - 1 (and the gather) are visible
-      const int p = warp_argmax(pivot_key(my_step < 0, my_step < 0 ? row[s] : 0.0));
-      const double* prow = T + p * tile_stride;
-      const double d = prow[s];
-      bad = bad || bad_pivot(d);
-      if (lane == p) my_step = s;
-      if (lane == 0) piv[s] = p;
-      if (my_step < 0) {
-        const double l = row[s] * (1.0 / d);
-        for (int u = s + 1; u < m; ++u) row[u] -= l * prow[u];
-        for (int c = 0; c < bs; ++c) R[c * 32 + lane] -= l * R[c * 32 + p];
+      const unsigned long long key = pivot_key(my_step < 0, my_step < 0 ? row[s] : 0.0);
+      int p;
+      if constexpr (W == 32) p = warp_argmax(key);
+      else p = group_argmax<W>(key, t);
+      if (s < m) {
+        const double* prow = T + p * ld;
+        const double d = prow[s];
+        bad = bad || bad_pivot(d);
+        if (t == p) my_step = s;
+        if (t == 0) piv[s] = p;
+        if (my_step < 0) {
+          const double l = row[s] * (1.0 / d);
+          for (int u = s + 1; u < m; ++u) row[u] -= l * prow[u];
+          for (int c = 0; c < bs; ++c) R[c * 32 + t] -= l * R[c * 32 + p];
+        }
       }
     }
-    if (my_step == m - 1) scale_row(R + lane, 32, bs, 1.0 / row[m - 1]);
-    for (int s = m - 1; s > 0; --s) {
+    if (my_step == m - 1) scale_row(R + t, 32, bs, 1.0 / row[m - 1]);  // never for m = 0 (INT_MAX)
+    for (int s = m_warp - 1; s > 0; --s) {
       __syncwarp();
-      const int p = piv[s];
-      if (my_step < s) {
-        const double l = row[s];
-        for (int c = 0; c < bs; ++c) R[c * 32 + lane] -= l * R[c * 32 + p];
-        if (my_step == s - 1) scale_row(R + lane, 32, bs, 1.0 / row[s - 1]);
+      if (s < m) {
+        const int p = piv[s];
+        if (my_step < s) {
+          const double l = row[s];
+          for (int c = 0; c < bs; ++c) R[c * 32 + t] -= l * R[c * 32 + p];
+          if (my_step == s - 1) scale_row(R + t, 32, bs, 1.0 / row[s - 1]);
+        }
       }
     }
   } else {
     // Forward from J[0] = j for unit_lower, backward from the last block for upper.
-    const bool lower = KIND == IsaiKind::unit_lower;
-    if (lane == (lower ? 0 : m - 1)) scale_row(R + lane, 32, bs, 1.0 / T[lane * tile_stride + lane]);
-    for (int k = 0; k < m; ++k) {
+    constexpr bool lower = KIND == IsaiKind::unit_lower;
+    if (lower ? m > 0 && t == 0 : t == m - 1) scale_row(R + t, 32, bs, 1.0 / T[t * ld + t]);
+    for (int k = 0; k < m_warp; ++k) {
       __syncwarp();
-      const int s = lower ? k : m - 1 - k;
-      const double d = T[s * tile_stride + s];
-      bad = bad || bad_pivot(d);
-      if (lower ? lane > s && lane < m : lane < s) {
-        const double l = T[lane * tile_stride + s];
-        for (int c = 0; c < bs; ++c) R[c * 32 + lane] -= l * R[c * 32 + s];
-        if (lane == (lower ? s + 1 : s - 1)) scale_row(R + lane, 32, bs, 1.0 / T[lane * tile_stride + lane]);
+      if (k < m) {
+        const int s = lower ? k : m - 1 - k;
+        const double d = T[s * ld + s];
+        bad = bad || bad_pivot(d);
+        if (lower ? t > s && t < m : t < s) {
+          const double l = T[t * ld + s];
+          for (int c = 0; c < bs; ++c) R[c * 32 + t] -= l * R[c * 32 + s];
+          if (t == (lower ? s + 1 : s - 1)) scale_row(R + t, 32, bs, 1.0 / T[t * ld + t]);
+        }
       }
     }
-    if (lane < m) piv[lane] = lane;
+    if (t < m) piv[t] = t;
   }
   __syncwarp();
 
-  // X(s, :) = R(p_s, :) into block (J[s / bs], j), consecutive lanes on consecutive entries of
-  // M's row-major blocks.
+  // X(s, :) = R(p_s, :) into block (J[s / bs], j), consecutive lanes of a group on consecutive
+  // entries of M's row-major blocks.
   const int bs2 = bs * bs;
-  for (int e = lane; e < m * bs; e += 32) {
+  for (int e = t; e < m * bs; e += W) {
     const int b = e / bs2, rc = e - b * bs2;
     m_val[size64_t(bsr_pos[base + b]) * bs2 + rc] = R[(rc % bs) * 32 + piv[b * bs + rc / bs]];
   }
-  if (bad && lane == 0) record_failure(info, j + 1);
+  if (bad && t == 0) record_failure(info, j + 1);
 }
 
 // ---- Kernel 2: one thread block per long block column (m > 32) -------------------------------
@@ -391,6 +439,14 @@ LongGrid long_grid(const IsaiBlockPattern& p)
   return g;
 }
 
+// Lanes per short column: the smallest of 4, 8, 16, 32 that holds the largest short m (32 when
+// the pattern does not know it, max_short_m = 0).
+int short_group_width(const IsaiBlockPattern& h)
+{
+  const index_t m = h.max_short_m;
+  return m <= 0 ? 32 : m <= 4 ? 4 : m <= 8 ? 8 : m <= 16 ? 16 : 32;
+}
+
 template <IsaiKind KIND>
 void generate(stream_t s, const IsaiBlockDevicePattern& p, const Values& v, double* m_val, double* scratch, int* info)
 {
@@ -400,9 +456,20 @@ void generate(stream_t s, const IsaiBlockDevicePattern& p, const Values& v, doub
   if (nshort > 0) {
     const size64_t warp_bytes = (tile_doubles + 32 * size64_t(h.bs) + 32) * sizeof(double);
     const int warps = static_cast<int>(std::clamp<size64_t>(short_smem_budget / warp_bytes, 1, short_max_warps));
-    const unsigned grid = static_cast<unsigned>((nshort + warps - 1) / warps);
-    isai_block_short_kernel<KIND><<<grid, 32 * warps, static_cast<std::size_t>(warps * warp_bytes), s>>>(
-        static_cast<index_t>(nshort), p.short_cols, p.col_ptr, p.row_ind, p.bsr_pos, v, m_val, info);
+    const int w = short_group_width(h);
+    const size64_t cols_per_block = size64_t(warps) * (32 / w);
+    const unsigned grid = static_cast<unsigned>((nshort + cols_per_block - 1) / cols_per_block);
+    const std::size_t bytes = static_cast<std::size_t>(warps * warp_bytes);
+    const auto launch = [&](auto kernel) {
+      kernel<<<grid, 32 * warps, bytes, s>>>(static_cast<index_t>(nshort), p.short_cols, p.col_ptr, p.row_ind,
+                                            p.bsr_pos, v, m_val, info);
+    };
+    switch (w) {
+      case 4: launch(isai_block_short_kernel<KIND, 4>); break;
+      case 8: launch(isai_block_short_kernel<KIND, 8>); break;
+      case 16: launch(isai_block_short_kernel<KIND, 16>); break;
+      default: launch(isai_block_short_kernel<KIND, 32>); break;
+    }
     BLOCKRES_CUDA_CHECK_LAUNCH();
   }
   if (nlong > 0) {

@@ -83,8 +83,13 @@ void check_pattern_views(const IsaiBlockPattern& p, const std::string& what)
   ASSERT_EQ(all, expect) << what;
   ASSERT_TRUE(std::is_sorted(p.short_cols.begin(), p.short_cols.end())) << what;
   ASSERT_TRUE(std::is_sorted(p.long_cols.begin(), p.long_cols.end())) << what;
-  index_t max_m = 0;
-  for (index_t j : p.short_cols) ASSERT_LE((p.col_ptr[j + 1] - p.col_ptr[j]) * p.bs, 32) << what;
+  index_t max_m = 0, max_short = 0;
+  for (index_t j : p.short_cols) {
+    const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * p.bs;
+    ASSERT_LE(m, 32) << what;
+    max_short = std::max(max_short, m);
+  }
+  ASSERT_EQ(p.max_short_m, max_short) << what;
   for (index_t j : p.long_cols) {
     const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * p.bs;
     ASSERT_GT(m, 32) << what;
@@ -178,6 +183,7 @@ TEST(IsaiBlockPatternCpu, EmptyMatrix)
     const IsaiBlockPattern p = isai_block_pattern(kind, 0, 4, row_ptr, nullptr, 2);
     EXPECT_EQ(p.nnzb(), 0);
     EXPECT_EQ(p.max_long_m, 0);
+    EXPECT_EQ(p.max_short_m, 0);
     EXPECT_TRUE(p.short_cols.empty() && p.long_cols.empty());
     check_pattern_views(p, "n=0");
     EXPECT_EQ(kc::isai_block_generate(p, {0, 4, row_ptr, nullptr, nullptr, BlockStorage::bsr}, nullptr), 0);

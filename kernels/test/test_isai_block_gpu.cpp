@@ -4,7 +4,11 @@
 // (short columns of m = 32 with 1..4 warps per block) and a stencil with more long columns
 // than the long kernel has blocks (scratch slices reused); NaN-poisoned M (every value must be
 // written), info poisoned and checked; pivoting through zero diagonals, singular systems (info
-// equal to the CPU's), regeneration into the same arrays, argument checks. Label `gpu`.
+// equal to the CPU's), regeneration into the same arrays, argument checks. Short columns packed
+// 32 / W per warp: every kind with W = 4, 8, 16 (tridiagonal, block-diagonal and stencil patterns
+// with bs 1..4, column counts that leave the last warp partly filled, columns of different m in
+// one warp) and 32, checked to be covered; pivoting, pivot ties (Hadamard blocks, W = 4..32) and
+// singular columns with small W. Label `gpu`.
 #include "kernels/isai_block.hpp"
 #include "kernels/test/isai_block_test_util.hpp"
 #include "linalg/array.hpp"
@@ -12,7 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <limits>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -69,6 +75,14 @@ struct DevicePattern {
   }
 };
 
+// Lanes per short column of the CUDA short kernel (isai_block_cuda.cu: short_group_width): the
+// smallest of 4, 8, 16, 32 holding the largest short m; 32 / W columns per warp.
+int short_width(const IsaiBlockPattern& p)
+{
+  const index_t m = p.max_short_m;
+  return m <= 0 ? 32 : m <= 4 ? 4 : m <= 8 ? 8 : m <= 16 ? 16 : 32;
+}
+
 IsaiBlockPattern pattern_of(const BlockPattern& P, IsaiKind kind, int bs, int k)
 {
   return isai_block_pattern(kind, P.nb, bs, P.row_ptr.data(), P.col.data(), k);
@@ -111,6 +125,12 @@ std::vector<Case> gpu_cases()
     out.push_back({"random+hubs 301", random_pattern(301, 1, 5, 97, 20), bs, 2, bs == 2});
   }
   out.push_back({"random+hubs 1001 (k=1 mixed)", random_pattern(1001, 1, 3, 199, 40), 1, 1, true});
+  // Small systems, several columns per warp (W = 4, 8, 16; 37 and 101 columns: last warp partly
+  // filled; the end columns shorter than the others).
+  for (int bs : {1, 2, 3, 4}) {
+    out.push_back({"tridiagonal 37", band_pattern(37, 1), bs, 2, false});
+    out.push_back({"block diagonal 101 (small)", band_pattern(101, 0), bs, 1, false});
+  }
   for (int bs : {12, 16}) out.push_back({"stencil 7x5x3", stencil_pattern(7, 5, 3), bs, 2, false});
   for (int bs : {14, 16, 32}) out.push_back({"block diagonal 101", band_pattern(101, 0), bs, 1, false});
   out.push_back({"bidiagonal 33 (m = 32)", band_pattern(33, 1), 16, 1, false});
@@ -122,6 +142,7 @@ std::vector<Case> gpu_cases()
 
 TEST(IsaiBlockGpu, GenerateMatchesCpu)
 {
+  std::set<std::pair<int, int>> packed;  // (kind, W) run with the last warp partly filled (W < 32)
   for (const Case& c : gpu_cases()) {
     const BlockMatrix A = dominant_values(c.P, c.bs);
     const DeviceMatrix dA(A);
@@ -138,13 +159,16 @@ TEST(IsaiBlockGpu, GenerateMatchesCpu)
           EXPECT_LT(kg::isai_block_scratch_doubles(p), size64_t(p.long_cols.size()) * p.max_long_m * p.max_long_m)
               << what;
         }
+        const int w = short_width(p);
+        if (!p.short_cols.empty() && (w == 32 || p.short_cols.size() % (32 / w) != 0))
+          packed.insert({static_cast<int>(kind), w});
         const Result ref = cpu_generate(p, A);
         ASSERT_EQ(ref.info, 0) << what;
         const DevicePattern dp(p);
         for (BlockStorage s : both_storages) {
           const std::string where = what + " " + to_string(s) + " (" + std::to_string(p.short_cols.size()) +
-                                    " short, " + std::to_string(p.long_cols.size()) + " long columns, max long m " +
-                                    std::to_string(p.max_long_m) + ")";
+                                    " short, W " + std::to_string(w) + ", " + std::to_string(p.long_cols.size()) +
+                                    " long columns, max long m " + std::to_string(p.max_long_m) + ")";
           const Result g = gpu_generate(p, dp, dA.view(s));
           EXPECT_EQ(g.info, 0) << where;
           ASSERT_EQ(count_non_finite(g.m), 0u) << where << ": values left unwritten (or not finite)";
@@ -152,6 +176,9 @@ TEST(IsaiBlockGpu, GenerateMatchesCpu)
         }
       }
   }
+  for (IsaiKind kind : all_kinds)
+    for (int w : {4, 8, 16, 32})
+      EXPECT_TRUE(packed.count({static_cast<int>(kind), w})) << to_string(kind) << " W=" << w << " not covered";
 }
 
 TEST(IsaiBlockGpu, GeneralPivotsThroughZeroDiagonals)
@@ -159,9 +186,11 @@ TEST(IsaiBlockGpu, GeneralPivotsThroughZeroDiagonals)
   const std::pair<std::string, BlockPattern> patterns[] = {
       {"stencil 9x7x5", stencil_pattern(9, 7, 5)},
       {"random+hubs 301", random_pattern(301, 1, 5, 97, 20)},
+      {"tridiagonal 37", band_pattern(37, 1)},        // W = 8, 16 (bs 2..5, k = 1, 2)
+      {"block diagonal 101", band_pattern(101, 0)},  // W = 4 (bs 2..4), 8, 16
   };
   for (const auto& [label, P] : patterns)
-    for (int bs : {2, 3, 5, 8})
+    for (int bs : {2, 3, 4, 5, 8})
       for (int k = 1; k <= 2; ++k) {
         const std::string what = label + " bs=" + std::to_string(bs) + " k=" + std::to_string(k);
         const BlockMatrix A = shifted_dominant_values(P, bs);
@@ -180,35 +209,80 @@ TEST(IsaiBlockGpu, GeneralPivotsThroughZeroDiagonals)
       }
 }
 
+TEST(IsaiBlockGpu, GeneralPivotTiesOnHadamardBlocks)
+{
+  // Block-diagonal A whose blocks are Sylvester-Hadamard matrices with random row signs: every
+  // elimination step of general has several candidates of equal |entry|, which every lane of a
+  // group must resolve to the same (lowest) row; W = bs = 4, 8, 16, 32, 37 columns (last warp
+  // partly filled). All kinds (the triangles have unit or +-1 diagonals: nonsingular).
+  const BlockPattern P = band_pattern(37, 0);
+  for (int bs : {4, 8, 16, 32}) {
+    BlockMatrix A{P, bs, {}};
+    A.bsr.assign(static_cast<std::size_t>(A.nnzb()) * bs * bs, 0.0);
+    for (index_t q = 0; q < A.nnzb(); ++q)
+      for (int a = 0; a < bs; ++a) {
+        const double sign = uniform(0, 1) < 0.5 ? -1.0 : 1.0;
+        for (int c = 0; c < bs; ++c) A.at(q, a, c) = (std::popcount(static_cast<unsigned>(a & c)) % 2 ? -sign : sign);
+      }
+    const DeviceMatrix dA(A);
+    for (IsaiKind kind : all_kinds) {
+      const std::string what = "bs=" + std::to_string(bs) + " " + to_string(kind);
+      const IsaiBlockPattern p = pattern_of(P, kind, bs, 1);
+      ASSERT_EQ(short_width(p), bs) << what;
+      const DevicePattern dp(p);
+      const Result ref = cpu_generate(p, A);
+      ASSERT_EQ(ref.info, 0) << what;
+      for (BlockStorage s : both_storages) {
+        const Result g = gpu_generate(p, dp, dA.view(s));
+        EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
+        ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
+        EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
+        EXPECT_LE(max_pattern_residual(A, kind, p, g.m), 1e-12) << what << " " << to_string(s);
+      }
+    }
+  }
+}
+
 TEST(IsaiBlockGpu, SingularSystemsGiveTheCpuInfo)
 {
   // general: a zero block row (in short columns only, or in a hub's long ones too); upper: a zero
   // diagonal entry. The info is the smallest failing block column + 1, as on the CPU.
-  const BlockPattern P = random_pattern(301, 1, 5, 97, 20);
-  for (int bs : {1, 2, 5})
-    for (index_t r : {0, 30, 48, 150, 300}) {
-      const std::string what = "bs=" + std::to_string(bs) + " row " + std::to_string(r);
-      BlockMatrix A = dominant_values(P, bs);
-      for (index_t q = P.row_ptr[r]; q < P.row_ptr[r + 1]; ++q)
-        if (P.col[q] == r) A.at(q, bs - 1, bs - 1) = 0.0;
-      for (IsaiKind kind : {IsaiKind::general, IsaiKind::upper}) {
-        BlockMatrix Z = A;
-        if (kind == IsaiKind::general)
-          for (index_t q = P.row_ptr[r]; q < P.row_ptr[r + 1]; ++q)
-            for (int a = 0; a < bs; ++a)
-              for (int c = 0; c < bs; ++c) Z.at(q, a, c) = 0.0;
-        for (int k = 1; k <= 2; ++k) {
-          const IsaiBlockPattern p = pattern_of(P, kind, bs, k);
-          const DevicePattern dp(p);
-          const DeviceMatrix dZ(Z);
-          const int ref = cpu_generate(p, Z).info;
-          ASSERT_GT(ref, 0) << what;
-          for (BlockStorage s : both_storages)
-            EXPECT_EQ(gpu_generate(p, dp, dZ.view(s)).info, ref)
-                << what << " " << to_string(kind) << " k=" << k << " " << to_string(s);
+  // The stencil's short columns run packed (W = 4..16 for bs 1, 2).
+  struct SingularCase {
+    std::string label;
+    BlockPattern P;
+    std::vector<int> block_sizes;
+    std::vector<index_t> rows;
+  };
+  const SingularCase cases[] = {
+      {"random+hubs 301", random_pattern(301, 1, 5, 97, 20), {1, 2, 5}, {0, 30, 48, 150, 300}},
+      {"stencil 9x7x5", stencil_pattern(9, 7, 5), {1, 2}, {0, 157, 314}},
+  };
+  for (const auto& [label, P, block_sizes, rows] : cases)
+    for (int bs : block_sizes)
+      for (index_t r : rows) {
+        const std::string what = label + " bs=" + std::to_string(bs) + " row " + std::to_string(r);
+        BlockMatrix A = dominant_values(P, bs);
+        for (index_t q = P.row_ptr[r]; q < P.row_ptr[r + 1]; ++q)
+          if (P.col[q] == r) A.at(q, bs - 1, bs - 1) = 0.0;
+        for (IsaiKind kind : {IsaiKind::general, IsaiKind::upper}) {
+          BlockMatrix Z = A;
+          if (kind == IsaiKind::general)
+            for (index_t q = P.row_ptr[r]; q < P.row_ptr[r + 1]; ++q)
+              for (int a = 0; a < bs; ++a)
+                for (int c = 0; c < bs; ++c) Z.at(q, a, c) = 0.0;
+          for (int k = 1; k <= 2; ++k) {
+            const IsaiBlockPattern p = pattern_of(P, kind, bs, k);
+            const DevicePattern dp(p);
+            const DeviceMatrix dZ(Z);
+            const int ref = cpu_generate(p, Z).info;
+            ASSERT_GT(ref, 0) << what;
+            for (BlockStorage s : both_storages)
+              EXPECT_EQ(gpu_generate(p, dp, dZ.view(s)).info, ref)
+                  << what << " " << to_string(kind) << " k=" << k << " " << to_string(s);
+          }
         }
       }
-    }
 }
 
 TEST(IsaiBlockGpu, RegenerationIntoTheSameArrays)
