@@ -1,5 +1,5 @@
 # ISAI of the ILU(0) factors (issue 5): sources and tests.
-target_sources(blockres_kernels PRIVATE ${CMAKE_CURRENT_LIST_DIR}/isai_cpu.cpp)
+target_sources(blockres_kernels PRIVATE ${CMAKE_CURRENT_LIST_DIR}/isai_cpu.cpp ${CMAKE_CURRENT_LIST_DIR}/pattern_power.cpp)
 if(BLOCKRES_HAVE_CUDA)
   target_sources(blockres_kernels PRIVATE ${CMAKE_CURRENT_LIST_DIR}/isai_cuda.cu)
 endif()

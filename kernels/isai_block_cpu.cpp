@@ -16,6 +16,8 @@
 // still written.
 #include "kernels/isai_block.hpp"
 
+#include "kernels/pattern_power.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -32,11 +34,6 @@ namespace {
 
 // Largest system (m = block rows * bs scalar rows) of the warp-per-column CUDA kernel.
 constexpr index_t short_col_max = 32;
-
-bool in_kind(IsaiKind kind, index_t row, index_t col)
-{
-  return kind == IsaiKind::unit_lower ? col <= row : kind == IsaiKind::upper ? col >= row : true;
-}
 
 // What the analysis and the kernels rely on: block rows with sorted, unique, in-range block
 // columns and a diagonal block; scalar indices (nrows * bs) that fit in index_t.
@@ -115,76 +112,19 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   p.col_ptr.assign(static_cast<std::size_t>(nrows) + 1, 0);
   if (nrows == 0) return p;
 
-  // Block rows of S_b: (R, C) is in S(|T_b|^k) iff C is reached from R in at most k steps along
-  // T_b's off-diagonal blocks (the diagonal block is in T_b): a breadth-first search of depth k
-  // per block row, independent per row; each thread keeps its contiguous range of rows in a
-  // local buffer, concatenated afterwards (as isai_pattern).
-  const int max_threads = omp_get_max_threads();
-  std::vector<std::vector<index_t>> chunk_cols(static_cast<std::size_t>(max_threads));
-  std::vector<index_t> chunk_begin(static_cast<std::size_t>(max_threads) + 1, nrows);
-#pragma omp parallel
-  {
-    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const index_t r0 = static_cast<index_t>(size64_t(nrows) * t / nt);
-    const index_t r1 = static_cast<index_t>(size64_t(nrows) * (t + 1) / nt);
-    chunk_begin[static_cast<std::size_t>(t)] = r0;
-    std::vector<index_t>& out = chunk_cols[static_cast<std::size_t>(t)];
-    std::vector<index_t> seen(static_cast<std::size_t>(nrows), -1);  // last row that reached a column
-    std::vector<index_t> frontier, next;
-    for (index_t i = r0; i < r1; ++i) {
-      const std::size_t row_start = out.size();
-      seen[static_cast<std::size_t>(i)] = i;
-      out.push_back(i);
-      frontier.assign(1, i);
-      for (int step = 0; step < power && !frontier.empty(); ++step) {
-        next.clear();
-        for (index_t r : frontier)
-          for (index_t q = row_ptr[r]; q < row_ptr[r + 1]; ++q) {
-            const index_t c = col_ind[q];
-            if (c == r || !in_kind(kind, r, c) || seen[static_cast<std::size_t>(c)] == i) continue;
-            seen[static_cast<std::size_t>(c)] = i;
-            next.push_back(c);
-            out.push_back(c);
-          }
-        frontier.swap(next);
-      }
-      std::sort(out.begin() + static_cast<std::ptrdiff_t>(row_start), out.end());
-      p.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(out.size() - row_start);
-    }
-  }
-
-  // Row counts -> offsets, in 64 bits first: bsr_pos and M's row pointers are 32-bit, and M's
-  // nnzb * bs * bs values are addressed by 64-bit offsets.
-  size64_t nnzb = 0;
+  // nnzb bounded so that bsr_pos and M's row pointers fit in 32 bits and M's nnzb bs^2 values in
+  // 64-bit offsets.
   const size64_t max_blocks = std::min<size64_t>(std::numeric_limits<index_t>::max(),
                                                  std::numeric_limits<size64_t>::max() / (size64_t(bs) * bs));
-  for (index_t i = 0; i < nrows; ++i) {
-    nnzb += p.row_ptr[static_cast<std::size_t>(i) + 1];
-    if (nnzb > max_blocks)
-      throw std::invalid_argument("isai_block_pattern: pattern with power " + std::to_string(power) +
-                                  " has more than " + std::to_string(max_blocks) + " blocks");
-    p.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(nnzb);
-  }
-  p.col.resize(static_cast<std::size_t>(nnzb));
-  for (int t = 0; t < max_threads; ++t) {
-    const auto& c = chunk_cols[static_cast<std::size_t>(t)];
-    if (!c.empty())
-      std::copy(c.begin(), c.end(), p.col.begin() + p.row_ptr[chunk_begin[static_cast<std::size_t>(t)]]);
-  }
-
-  // CSC view by a counting sort over the block rows in increasing order (each column's rows come
-  // out sorted); bsr_pos remembers each block's position in M's BSR arrays.
-  for (index_t e = 0; e < index_t(nnzb); ++e) ++p.col_ptr[static_cast<std::size_t>(p.col[e]) + 1];
-  for (index_t j = 0; j < nrows; ++j) p.col_ptr[j + 1] += p.col_ptr[j];
-  p.row_ind.resize(static_cast<std::size_t>(nnzb));
-  p.bsr_pos.resize(static_cast<std::size_t>(nnzb));
-  std::vector<index_t> fill(p.col_ptr.begin(), p.col_ptr.end() - 1);
-  for (index_t i = 0; i < nrows; ++i)
-    for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e) {
-      const index_t dst = fill[static_cast<std::size_t>(p.col[e])]++;
-      p.row_ind[dst] = i;
-      p.bsr_pos[dst] = e;
-    }
+  const PatternPart part = kind == IsaiKind::unit_lower ? PatternPart::lower
+                           : kind == IsaiKind::upper    ? PatternPart::upper
+                                                        : PatternPart::all;
+  PatternPower s = pattern_power(nrows, row_ptr, col_ind, part, power, max_blocks, "isai_block_pattern");
+  p.row_ptr = std::move(s.row_ptr);
+  p.col = std::move(s.col);
+  p.col_ptr = std::move(s.col_ptr);
+  p.row_ind = std::move(s.row_ind);
+  p.bsr_pos = std::move(s.pos);
 
   // Split the block columns by the CUDA kernel that generates them (m fits in index_t: at most
   // nrows * bs scalar rows, checked above).

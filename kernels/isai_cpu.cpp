@@ -2,7 +2,7 @@
 // triangle SpMV (the oracles for the CUDA versions in isai_cuda.cu).
 #include "kernels/isai.hpp"
 
-#include <omp.h>
+#include "kernels/pattern_power.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -64,72 +64,13 @@ IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, con
   p.short_bucket_ptr.assign(5, 0);
   if (n == 0) return p;
 
-  // Rows of S: with the diagonal in T's pattern, (i, c) is in S(|T|^k) iff c is reached from i in
-  // at most k steps along T's off-diagonal entries (i -> c for every (i, c) of T, c != i): a
-  // breadth-first search of depth k from each row, independent per row. Each thread keeps the
-  // rows of its contiguous range in a local buffer; the buffers are concatenated afterwards.
-  const int max_threads = omp_get_max_threads();
-  std::vector<std::vector<index_t>> chunk_cols(static_cast<std::size_t>(max_threads));
-  std::vector<index_t> chunk_begin(static_cast<std::size_t>(max_threads) + 1, n);
-#pragma omp parallel
-  {
-    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const index_t r0 = static_cast<index_t>(size64_t(n) * t / nt);
-    const index_t r1 = static_cast<index_t>(size64_t(n) * (t + 1) / nt);
-    chunk_begin[static_cast<std::size_t>(t)] = r0;
-    std::vector<index_t>& out = chunk_cols[static_cast<std::size_t>(t)];
-    std::vector<index_t> seen(static_cast<std::size_t>(n), -1);  // last row that reached a column
-    std::vector<index_t> frontier, next;
-    for (index_t i = r0; i < r1; ++i) {
-      const std::size_t row_start = out.size();
-      seen[static_cast<std::size_t>(i)] = i;
-      out.push_back(i);
-      frontier.assign(1, i);
-      for (int step = 0; step < power && !frontier.empty(); ++step) {
-        next.clear();
-        for (index_t r : frontier)
-          for (index_t q = lu_row_ptr[r]; q < lu_row_ptr[r + 1]; ++q) {
-            const index_t c = lu_col[q];
-            if (c == r || !in_triangle(tri, r, c) || seen[static_cast<std::size_t>(c)] == i) continue;
-            seen[static_cast<std::size_t>(c)] = i;
-            next.push_back(c);
-            out.push_back(c);
-          }
-        frontier.swap(next);
-      }
-      std::sort(out.begin() + static_cast<std::ptrdiff_t>(row_start), out.end());
-      p.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(out.size() - row_start);
-    }
-  }
-
-  // Row counts -> offsets (64-bit first: csr_pos and M's row pointers are 32-bit indices).
-  size64_t nnz = 0;
-  for (index_t i = 0; i < n; ++i) {
-    nnz += p.row_ptr[static_cast<std::size_t>(i) + 1];
-    if (nnz > std::numeric_limits<index_t>::max())
-      throw std::invalid_argument("isai_pattern: pattern with power " + std::to_string(power) +
-                                  " has more than 2^31-1 entries");
-    p.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(nnz);
-  }
-  p.col.resize(static_cast<std::size_t>(nnz));
-  for (int t = 0; t < max_threads; ++t) {
-    const auto& c = chunk_cols[static_cast<std::size_t>(t)];
-    if (!c.empty()) std::copy(c.begin(), c.end(), p.col.begin() + p.row_ptr[chunk_begin[static_cast<std::size_t>(t)]]);
-  }
-
-  // CSC view by a counting sort over the rows in increasing order, so each column's rows come out
-  // sorted; csr_pos remembers where each entry sits in the CSR arrays (and in M's values).
-  for (index_t e = 0; e < index_t(nnz); ++e) ++p.col_ptr[static_cast<std::size_t>(p.col[e]) + 1];
-  for (index_t j = 0; j < n; ++j) p.col_ptr[j + 1] += p.col_ptr[j];
-  p.row_ind.resize(static_cast<std::size_t>(nnz));
-  p.csr_pos.resize(static_cast<std::size_t>(nnz));
-  std::vector<index_t> fill(p.col_ptr.begin(), p.col_ptr.end() - 1);
-  for (index_t i = 0; i < n; ++i)
-    for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e) {
-      const index_t dst = fill[static_cast<std::size_t>(p.col[e])]++;
-      p.row_ind[dst] = i;
-      p.csr_pos[dst] = e;
-    }
+  PatternPower s = pattern_power(n, lu_row_ptr, lu_col, tri == Triangle::unit_lower ? PatternPart::lower : PatternPart::upper,
+                                 power, std::numeric_limits<index_t>::max(), "isai_pattern");
+  p.row_ptr = std::move(s.row_ptr);
+  p.col = std::move(s.col);
+  p.col_ptr = std::move(s.col_ptr);
+  p.row_ind = std::move(s.row_ind);
+  p.csr_pos = std::move(s.pos);
 
   // Split the columns by the kernel that generates them; short columns by the lane-group width
   // W = 4, 8, 16, 32 of their launch (the smallest W >= m).
