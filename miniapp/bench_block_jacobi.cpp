@@ -192,20 +192,6 @@ class Problem {
 };
 
 // ---- report -------------------------------------------------------------------------------------
-// The report's "reason" (the terminal shows to_string(reason)).
-const char* reason_key(SolveReason r)
-{
-  switch (r) {
-    case SolveReason::converged: return "converged";
-    case SolveReason::max_iterations: return "max_iterations";
-    case SolveReason::breakdown: return "breakdown";
-    case SolveReason::not_finite: return "not_finite";
-  }
-  return "?";
-}
-
-std::string ms(double v) { return std::isfinite(v) ? fmt::format("{:9.4f}", v) : fmt::format("{:>9}", "--"); }
-
 std::string row_text(const Row& r)
 {
   const bool bj = !r.config.identity;

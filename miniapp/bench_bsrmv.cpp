@@ -34,6 +34,7 @@ using benchutil::nan_v;
 using benchutil::random_values;
 using benchutil::read_jacobian;
 using benchutil::stencil_pattern;
+using benchutil::stencil_side;
 using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
@@ -232,12 +233,6 @@ class Bench {
   cusparseHandle_t handle_ = nullptr;
   cusparseMatDescr_t descr_ = nullptr;
 };
-
-int stencil_side(int bs, int points, double gb)
-{
-  const double per_row = points * (8.0 * bs * bs + 4.0);
-  return std::max(4, static_cast<int>(std::cbrt(gb * 1e9 / per_row)));
-}
 
 void write_measurement(JsonWriter& j, const Measurement& r, double copy_gbs)
 {

@@ -7,6 +7,7 @@
 #include "kernels/common.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/executor.hpp"
+#include "linalg/krylov.hpp"
 #include "miniapp/bench.hpp"
 #include "miniapp/json.hpp"
 
@@ -100,6 +101,14 @@ struct TestMatrix {
 // Block pattern of a 7-point (points = 7) or 27-point (points = 27) stencil on an n x n x n grid,
 // cells numbered x fastest; every block row has its diagonal block, columns sorted.
 BsrPattern stencil_pattern(int n, int points);
+// Side of the cube whose stencil matrix holds about `gb` GB of block values and column indices
+// (at least 4).
+int stencil_side(int bs, int points, double gb);
+
+// The report's "reason" of a Krylov solve (the terminal shows to_string(reason)).
+const char* reason_key(SolveReason r);
+// A time in ms for the terminal tables, 9 wide ("--" when not measured).
+std::string ms(double v);
 
 // A Jacobian written by `blockres run --write-jacobian` (group /jacobian: attributes block_size
 // and block_rows, datasets row_ptr, col_ind, values); named after the file's stem. Throws when

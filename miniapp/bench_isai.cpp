@@ -36,7 +36,9 @@ namespace blockres {
 
 namespace {
 
+using benchutil::ms;
 using benchutil::nan_v;
+using benchutil::reason_key;
 using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
@@ -85,12 +87,6 @@ constexpr const char* verification_text =
     "preconditioner setup succeeded and the solve met NaN/Inf on a stencil matrix.";
 
 // ---- matrices -----------------------------------------------------------------------------------
-int stencil_side(int bs, double gb, int max_side)
-{
-  const double per_row = 7 * (8.0 * bs * bs + 4.0);
-  return std::clamp(static_cast<int>(std::cbrt(gb * 1e9 / per_row)), 4, max_side);
-}
-
 std::vector<double> convection_diffusion_values(const BsrPattern& p, int bs)
 {
   const size64_t bb = size64_t(bs) * bs;
@@ -141,8 +137,6 @@ struct KernelRow {
   double error = nan_v, tolerance = nan_v;  // verification (nan: informational only)
   bool verified() const { return std::isnan(tolerance) || error <= tolerance; }
 };
-
-std::string ms(double v) { return std::isfinite(v) ? fmt::format("{:9.4f}", v) : fmt::format("{:>9}", "--"); }
 
 std::string kernel_row_text(const KernelRow& r, double copy_gbs)
 {
@@ -199,7 +193,7 @@ class Problem {
   const BsrMatrix& A() const { return A_; }
 
   // The kernels section for this matrix; returns its rows.
-  std::vector<KernelRow> kernels(double copy_gbs, const benchutil::Log& log)
+  std::vector<KernelRow> kernels(const benchutil::Log& log)
   {
     std::vector<KernelRow> rows;
     const auto s = e_->stream();
@@ -351,7 +345,6 @@ class Problem {
     a.t = time_on_stream(s, W, R, [&] { A_.apply(1.0, b_, 0.0, z_); });
     a.bytes = spmv_bytes(A_);
     rows.push_back(a);
-    (void)copy_gbs;
     return rows;
   }
 
@@ -424,17 +417,6 @@ class Problem {
   double b_norm_ = 0;
 };
 
-const char* reason_key(SolveReason r)
-{
-  switch (r) {
-    case SolveReason::converged: return "converged";
-    case SolveReason::max_iterations: return "max_iterations";
-    case SolveReason::breakdown: return "breakdown";
-    case SolveReason::not_finite: return "not_finite";
-  }
-  return "?";
-}
-
 // The preconditioners of the solve section (label, type, options).
 std::vector<std::pair<PreconditionerType, PreconditionerOptions>> solve_preconditioners(const IsaiBenchOptions& o)
 {
@@ -476,7 +458,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   // Matrices first: a bad file fails before anything is timed.
   std::vector<TestMatrix> matrices;
   for (int bs : o.block_sizes) {
-    const int side = stencil_side(bs, o.matrix_gb, o.max_side);
+    const int side = std::min(o.max_side, benchutil::stencil_side(bs, 7, o.matrix_gb));
     TestMatrix m{fmt::format("stencil7_bs{}", bs), bs, benchutil::stencil_pattern(side, 7), {}};
     m.values = convection_diffusion_values(m.pattern, bs);
     matrices.push_back(std::move(m));
@@ -537,7 +519,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
     log(fmt::format("{}: {} block rows of {}x{}, {} blocks", m.name, m.pattern.nrows, m.bs, m.bs, m.pattern.nnzb()));
     Problem p(e, m, i < nstencil, o);
     log(kheader);
-    for (const auto& r : p.kernels(copy_gbs, log)) {
+    for (const auto& r : p.kernels(log)) {
       ok = ok && r.verified();
       log(kernel_row_text(r, copy_gbs));
       write_kernel_row(j, r, copy_gbs);
