@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kernels/isai_block.hpp"
+#include "kernels/test/isai_test_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,20 +25,13 @@ using kernels::BlockValuesView;
 using kernels::IsaiBlockPattern;
 using kernels::IsaiKind;
 
-// Fresh seed per run, printed so that a failure can be replayed with BLOCKRES_TEST_SEED=<seed>.
-inline std::mt19937_64& rng()
-{
-  static std::mt19937_64 gen = [] {
-    unsigned long long seed = std::random_device{}();
-    if (const char* s = std::getenv("BLOCKRES_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-    std::printf("block ISAI test seed %llu (replay with BLOCKRES_TEST_SEED)\n", seed);
-    return std::mt19937_64{seed};
-  }();
-  return gen;
-}
-
-inline double uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng()); }
-inline index_t uniform_index(index_t lo, index_t hi) { return std::uniform_int_distribution<index_t>(lo, hi)(rng()); }
+// The random source (one printed, replayable seed per run), uniform draws and dense boolean
+// pattern powers of the scalar-view ISAI tests.
+using test_isai::BoolMatrix;
+using test_isai::bool_power;
+using test_isai::rng;
+using test_isai::uniform;
+using test_isai::uniform_index;
 
 constexpr IsaiKind all_kinds[] = {IsaiKind::unit_lower, IsaiKind::upper, IsaiKind::general};
 constexpr BlockStorage both_storages[] = {BlockStorage::bsr, BlockStorage::scalar_rows};
@@ -204,7 +198,6 @@ inline BlockMatrix shifted_dominant_values(BlockPattern P, int bs)
 
 // ---- Pattern references ------------------------------------------------------------------------
 
-using BoolMatrix = std::vector<char>;  // nb x nb, row-major
 
 // T_b: the blocks of P in the kind's triangle.
 inline BoolMatrix dense_kind_pattern(const BlockPattern& P, IsaiKind kind)
@@ -215,22 +208,6 @@ inline BoolMatrix dense_kind_pattern(const BlockPattern& P, IsaiKind kind)
     for (index_t q = P.row_ptr[r]; q < P.row_ptr[r + 1]; ++q)
       if (in_kind(kind, r, P.col[q])) B[r * n + P.col[q]] = 1;
   return B;
-}
-
-// B^k by repeated dense boolean products.
-inline BoolMatrix bool_power(const BoolMatrix& B, index_t nb, int k)
-{
-  const std::size_t n = static_cast<std::size_t>(nb);
-  BoolMatrix R = B;
-  for (int step = 1; step < k; ++step) {
-    BoolMatrix Q(n * n, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t l = 0; l < n; ++l)
-        if (R[i * n + l])
-          for (std::size_t j = 0; j < n; ++j) Q[i * n + j] |= B[l * n + j];
-    R = std::move(Q);
-  }
-  return R;
 }
 
 inline BoolMatrix dense_of(const IsaiBlockPattern& p)

@@ -85,6 +85,14 @@ struct TestMatrix {
   int bs;
 };
 
+// The matrix on executor e.
+inline BsrMatrix upload(const ExecPtr& e, const TestMatrix& m)
+{
+  BsrMatrix A(e, m.bs, m.pattern);
+  A.values().copy_from_host(m.values);
+  return A;
+}
+
 inline TestMatrix convection_diffusion(int nx, int ny, int nz, int bs, double peclet)
 {
   TestMatrix m;

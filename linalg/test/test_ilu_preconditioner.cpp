@@ -15,15 +15,9 @@
 #include <stdexcept>
 
 using namespace blockres;
+using test::upload;
 
 namespace {
-
-BsrMatrix upload(const ExecPtr& e, const test::TestMatrix& m)
-{
-  BsrMatrix A(e, m.bs, m.pattern);
-  A.values().copy_from_host(m.values);
-  return A;
-}
 
 // ||A z - r|| / ||r||.
 double residual_ratio(const BsrMatrix& A, const Vector& z, const Vector& r)

@@ -13,15 +13,9 @@
 #include <limits>
 
 using namespace blockres;
+using test::upload;
 
 namespace {
-
-BsrMatrix upload(const ExecPtr& e, const test::TestMatrix& m)
-{
-  BsrMatrix A(e, m.bs, m.pattern);
-  A.values().copy_from_host(m.values);
-  return A;
-}
 
 const std::vector<Ilu0Options> all_variants = {
     {TriangularSolve::exact, 1, 0}, {TriangularSolve::isai, 1, 0}, {TriangularSolve::isai, 2, 0},

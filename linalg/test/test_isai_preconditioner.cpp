@@ -13,15 +13,9 @@
 #include <stdexcept>
 
 using namespace blockres;
+using test::upload;
 
 namespace {
-
-BsrMatrix upload(const ExecPtr& e, const test::TestMatrix& m)
-{
-  BsrMatrix A(e, m.bs, m.pattern);
-  A.values().copy_from_host(m.values);
-  return A;
-}
 
 test::TestMatrix block_diagonal(index_t n, int bs)
 {

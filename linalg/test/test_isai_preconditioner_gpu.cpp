@@ -14,17 +14,7 @@
 #include <limits>
 
 using namespace blockres;
-
-namespace {
-
-BsrMatrix upload(const ExecPtr& e, const test::TestMatrix& m)
-{
-  BsrMatrix A(e, m.bs, m.pattern);
-  A.values().copy_from_host(m.values);
-  return A;
-}
-
-}  // namespace
+using test::upload;
 
 TEST(IsaiPreconditionerGpu, ApplicationMatchesCpu)
 {
