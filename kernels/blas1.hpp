@@ -14,6 +14,17 @@ namespace blockres::kernels {
 //   multi_axpby: y[i] = b*y[i] + sum_j a[j]*xs[j][i] (b == 0: y is not read; y must not be one of xs)
 // The fused forms take 0 <= k <= max_fused_vectors vectors; xs and a are host arrays (of
 // device pointers on the CUDA side), passed to the kernels by value.
+//
+// Fused Krylov updates: one pass over the vectors, the reductions returned to the host.
+//   axpby_norm2:     y[i] = a*x[i] + b*y[i]; returns sum_i y[i]^2          (BiCGSTAB's s = r - alpha v)
+//   cg_update:       x[i] += alpha*p[i]; r[i] -= alpha*q[i]; returns sum_i r[i]^2
+//   bicgstab_update: x[i] += alpha*ph[i] + omega*sh[i]; r[i] = s[i] - omega*t[i];
+//                    out[0] = sum_i r[i]^2, out[1] = sum_i rh[i]*r[i]
+//                    (s may be r itself, sh may be s and ph may be any vector other than x, r:
+//                    each element is read before it is written)
+// Dense products with a column-major n x k block V (leading dimension n), for Gram–Schmidt:
+//   gemv_t: h[j] = sum_i V[i + j n] * w[i], j < k     (h in the executor's memory)
+//   gemv_n: y[i] = a * sum_j V[i + j n] * h[j] + b * y[i]   (h in the executor's memory; b == 0: y not read)
 constexpr int max_fused_vectors = 16;
 
 namespace cpu {
@@ -23,6 +34,12 @@ void axpbypcz(size64_t n, double a, const double* x, double b, const double* y, 
 double dot(size64_t n, const double* x, const double* y);
 void dots(size64_t n, int k, const double* const* xs, const double* y, double* out);
 void multi_axpby(size64_t n, int k, const double* a, const double* const* xs, double b, double* y);
+double axpby_norm2(size64_t n, double a, const double* x, double b, double* y);
+double cg_update(size64_t n, double alpha, const double* p, const double* q, double* x, double* r);
+void bicgstab_update(size64_t n, double alpha, const double* ph, double omega, const double* sh, const double* s,
+                     const double* t, const double* rh, double* x, double* r, double* out);
+void gemv_t(size64_t n, int k, const double* V, const double* w, double* h);
+void gemv_n(size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
 }  // namespace cpu
 
 namespace cuda {
@@ -39,8 +56,26 @@ void fill(stream_t s, size64_t n, double value, double* x);
 void axpby(stream_t s, size64_t n, double a, const double* x, double b, double* y);
 void axpbypcz(stream_t s, size64_t n, double a, const double* x, double b, const double* y, double c, double* z);
 double dot(stream_t s, size64_t n, const double* x, const double* y, double* workspace);
+// The same sum written to `result` (device memory, outside the workspace), without synchronising.
+void dot_to_device(stream_t s, size64_t n, const double* x, const double* y, double* result, double* workspace);
 void dots(stream_t s, size64_t n, int k, const double* const* xs, const double* y, double* out, double* workspace);
 void multi_axpby(stream_t s, size64_t n, int k, const double* a, const double* const* xs, double b, double* y);
+// The fused Krylov updates use the dot workspace (dot_workspace_doubles(), or 2x that for
+// bicgstab_update) and synchronise the stream to return their reductions.
+double axpby_norm2(stream_t s, size64_t n, double a, const double* x, double b, double* y, double* workspace);
+double cg_update(stream_t s, size64_t n, double alpha, const double* p, const double* q, double* x, double* r,
+                 double* workspace);
+void bicgstab_update(stream_t s, size64_t n, double alpha, const double* ph, double omega, const double* sh,
+                     const double* s_, const double* t, const double* rh, double* x, double* r, double* out,
+                     double* workspace);
+// cuBLAS GEMV (cublasDgemv_64) on the handle's stream; asynchronous. k >= 1.
+void gemv_t(blas_handle_t h, size64_t n, int k, const double* V, const double* w, double* out);
+void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const double* hv, double b, double* y);
+// Own one-pass kernels for the same products with 1 <= k <= 32 columns (measured against cuBLAS by
+// `blockres bench solver`); gemv_t_own needs dots_workspace_doubles(k) doubles of workspace and
+// does not synchronise.
+void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace);
+void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -1,6 +1,8 @@
 // CPU reference of the vector kernels (OpenMP where the loop is long enough to pay).
 #include "kernels/blas1.hpp"
 
+#include <algorithm>
+
 namespace blockres::kernels::cpu {
 
 namespace {
@@ -61,6 +63,68 @@ void multi_axpby(size64_t n, int k, const double* a, const double* const* xs, do
     double v = b == 0.0 ? 0.0 : b * y[i];
     for (int j = 0; j < k; ++j) v += a[j] * xs[j][i];
     y[i] = v;
+  }
+}
+
+double axpby_norm2(size64_t n, double a, const double* x, double b, double* y)
+{
+  double sum = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : sum) if (n > omp_threshold)
+  for (size64_t i = 0; i < n; ++i) {
+    const double v = a * x[i] + b * y[i];
+    y[i] = v;
+    sum += v * v;
+  }
+  return sum;
+}
+
+double cg_update(size64_t n, double alpha, const double* p, const double* q, double* x, double* r)
+{
+  double sum = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : sum) if (n > omp_threshold)
+  for (size64_t i = 0; i < n; ++i) {
+    x[i] += alpha * p[i];
+    const double v = r[i] - alpha * q[i];
+    r[i] = v;
+    sum += v * v;
+  }
+  return sum;
+}
+
+void bicgstab_update(size64_t n, double alpha, const double* ph, double omega, const double* sh, const double* s,
+                     const double* t, const double* rh, double* x, double* r, double* out)
+{
+  double rr = 0.0, rhr = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : rr, rhr) if (n > omp_threshold)
+  for (size64_t i = 0; i < n; ++i) {
+    const double si = s[i], shi = sh[i];
+    x[i] += alpha * ph[i] + omega * shi;
+    const double v = si - omega * t[i];
+    r[i] = v;
+    rr += v * v;
+    rhr += rh[i] * v;
+  }
+  out[0] = rr;
+  out[1] = rhr;
+}
+
+void gemv_t(size64_t n, int k, const double* V, const double* w, double* h)
+{
+  for (int j0 = 0; j0 < k; j0 += max_fused_vectors) {
+    const int m = std::min(k - j0, max_fused_vectors);
+    const double* cols[max_fused_vectors];
+    for (int j = 0; j < m; ++j) cols[j] = V + (j0 + j) * n;
+    dots(n, m, cols, w, h + j0);
+  }
+}
+
+void gemv_n(size64_t n, int k, double a, const double* V, const double* h, double b, double* y)
+{
+#pragma omp parallel for schedule(static) if (n > omp_threshold)
+  for (size64_t i = 0; i < n; ++i) {
+    double v = 0.0;
+    for (int j = 0; j < k; ++j) v += V[i + j * n] * h[j];
+    y[i] = b == 0.0 ? a * v : a * v + b * y[i];
   }
 }
 

@@ -3,6 +3,8 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/launch.cuh"
 
+#include <cublas_v2.h>
+
 #include <stdexcept>
 
 namespace blockres::kernels::cuda {
@@ -105,6 +107,139 @@ __global__ void multi_axpby_kernel(size64_t n, int k, FusedVectors v, double b, 
   }
 }
 
+// Fused Krylov updates: Op::apply(i) updates element i and returns its K reduction terms;
+// block b's partial sums go to partial[j * gridDim.x + b] as in dots, summed by dots_sum_kernel.
+template <int K, class Op>
+__global__ void fused_update_kernel(size64_t n, Op op, double* __restrict__ partial)
+{
+  double acc[K] = {};
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    double t[K];
+    op.apply(i, t);
+#pragma unroll
+    for (int j = 0; j < K; ++j) acc[j] += t[j];
+  }
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const double sum = block_sum(acc[j]);
+    if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
+  }
+}
+
+struct AxpbyNorm2 {
+  double a, b;
+  const double* __restrict__ x;
+  double* __restrict__ y;
+  __device__ void apply(size64_t i, double* t) const
+  {
+    const double v = a * x[i] + b * y[i];
+    y[i] = v;
+    t[0] = v * v;
+  }
+};
+
+struct CgUpdate {
+  double alpha;
+  const double* __restrict__ p;
+  const double* __restrict__ q;
+  double* __restrict__ x;
+  double* __restrict__ r;
+  __device__ void apply(size64_t i, double* t) const
+  {
+    x[i] += alpha * p[i];
+    const double v = r[i] - alpha * q[i];
+    r[i] = v;
+    t[0] = v * v;
+  }
+};
+
+// s and sh may alias r (no __restrict__ on those three): each element is read before it is written.
+struct BicgstabUpdate {
+  double alpha, omega;
+  const double* __restrict__ ph;
+  const double* sh;
+  const double* s;
+  const double* __restrict__ t;
+  const double* __restrict__ rh;
+  double* __restrict__ x;
+  double* r;
+  __device__ void apply(size64_t i, double* out) const
+  {
+    const double si = s[i], shi = sh[i];
+    x[i] += alpha * ph[i] + omega * shi;
+    const double v = si - omega * t[i];
+    r[i] = v;
+    out[0] = v * v;
+    out[1] = rh[i] * v;
+  }
+};
+
+// Launches the fused update and returns its K sums to `out` (host); synchronises the stream.
+// The grid depends only on n, so the sums are bitwise reproducible.
+template <int K, class Op>
+void fused_update(stream_t s, size64_t n, const Op& op, double* out, double* workspace)
+{
+  if (n <= 0) {
+    for (int j = 0; j < K; ++j) out[j] = 0.0;
+    return;
+  }
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dots_max_blocks);
+  double* results = workspace + size64_t(K) * nb;
+  fused_update_kernel<K><<<nb, cuda_detail::default_block, 0, s>>>(n, op, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  dots_sum_kernel<<<K, 512, 0, s>>>(static_cast<int>(nb), workspace, results);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(out, results, sizeof(double) * K, cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+// Own tall-skinny GEMVs (the alternative to cuBLAS, KrylovConfig::cublas_gemv = false): columns
+// j < k <= gemv_max_cols of V, one pass over the rows. gemv_t: each thread accumulates its rows'
+// k products in registers; the block partials go to partial[j * gridDim.x + b] for dots_sum_kernel.
+constexpr int gemv_max_cols = 32;
+
+__global__ void gemv_t_partial_kernel(size64_t n, int k, const double* __restrict__ V, const double* __restrict__ w,
+                                      double* __restrict__ partial)
+{
+  double acc[gemv_max_cols];
+#pragma unroll
+  for (int j = 0; j < gemv_max_cols; ++j) acc[j] = 0.0;
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    const double wi = w[i];
+#pragma unroll
+    for (int j = 0; j < gemv_max_cols; ++j)
+      if (j < k) acc[j] += V[i + j * n] * wi;
+  }
+#pragma unroll
+  for (int j = 0; j < gemv_max_cols; ++j)
+    if (j < k) {  // uniform over the block
+      const double sum = block_sum(acc[j]);
+      if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
+    }
+}
+
+template <bool ReadY>
+__global__ void gemv_n_kernel(size64_t n, int k, double a, const double* __restrict__ V, const double* __restrict__ h,
+                              double b, double* __restrict__ y)
+{
+  __shared__ double hs[gemv_max_cols];
+  if (threadIdx.x < k) hs[threadIdx.x] = h[threadIdx.x];
+  __syncthreads();
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    double v = 0.0;
+#pragma unroll
+    for (int j = 0; j < gemv_max_cols; ++j)
+      if (j < k) v += V[i + j * n] * hs[j];
+    y[i] = ReadY ? a * v + b * y[i] : a * v;
+  }
+}
+
+void check_cublas(cublasStatus_t st, const char* what)
+{
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusString(st));
+}
+
 FusedVectors fused(int k, const double* a, const double* const* xs)
 {
   if (k < 0 || k > max_fused_vectors) throw std::invalid_argument("fused vector kernel: k must be in 0..16");
@@ -159,6 +294,19 @@ double dot(stream_t s, size64_t n, const double* x, const double* y, double* wor
   return result;
 }
 
+void dot_to_device(stream_t s, size64_t n, const double* x, const double* y, double* result, double* workspace)
+{
+  if (n <= 0) {
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(double), s));
+    return;
+  }
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dot_max_blocks);
+  dot_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, x, y, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  sum_partials_kernel<<<1, 1024, 0, s>>>(static_cast<int>(nb), workspace, result);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
 void dots(stream_t s, size64_t n, int k, const double* const* xs, const double* y, double* out, double* workspace)
 {
   const FusedVectors v = fused(k, nullptr, xs);
@@ -186,6 +334,64 @@ void multi_axpby(stream_t s, size64_t n, int k, const double* a, const double* c
     multi_axpby_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, v, b, y);
   else
     multi_axpby_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, v, b, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+double axpby_norm2(stream_t s, size64_t n, double a, const double* x, double b, double* y, double* workspace)
+{
+  double out = 0.0;
+  fused_update<1>(s, n, AxpbyNorm2{a, b, x, y}, &out, workspace);
+  return out;
+}
+
+double cg_update(stream_t s, size64_t n, double alpha, const double* p, const double* q, double* x, double* r,
+                 double* workspace)
+{
+  double out = 0.0;
+  fused_update<1>(s, n, CgUpdate{alpha, p, q, x, r}, &out, workspace);
+  return out;
+}
+
+void bicgstab_update(stream_t s, size64_t n, double alpha, const double* ph, double omega, const double* sh,
+                     const double* s_, const double* t, const double* rh, double* x, double* r, double* out,
+                     double* workspace)
+{
+  fused_update<2>(s, n, BicgstabUpdate{alpha, omega, ph, sh, s_, t, rh, x, r}, out, workspace);
+}
+
+void gemv_t(blas_handle_t h, size64_t n, int k, const double* V, const double* w, double* out)
+{
+  const double one = 1.0, zero = 0.0;
+  check_cublas(cublasDgemv_64(h, CUBLAS_OP_T, n, k, &one, V, n, w, 1, &zero, out, 1), "cublasDgemv (V^T w)");
+}
+
+void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const double* hv, double b, double* y)
+{
+  check_cublas(cublasDgemv_64(h, CUBLAS_OP_N, n, k, &a, V, n, hv, 1, &b, y, 1), "cublasDgemv (V h)");
+}
+
+void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace)
+{
+  if (k < 1 || k > gemv_max_cols) throw std::invalid_argument("gemv_t_own: k must be in 1..32");
+  if (n <= 0) {
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(double) * k, s));
+    return;
+  }
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dots_max_blocks);
+  gemv_t_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, k, V, w, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  dots_sum_kernel<<<k, 512, 0, s>>>(static_cast<int>(nb), workspace, out);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y)
+{
+  if (k < 1 || k > gemv_max_cols) throw std::invalid_argument("gemv_n_own: k must be in 1..32");
+  if (n <= 0) return;
+  if (b == 0.0)
+    gemv_n_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, a, V, h, b, y);
+  else
+    gemv_n_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, a, V, h, b, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

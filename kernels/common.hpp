@@ -13,10 +13,12 @@
 // Host headers stay free of CUDA: a stream is an opaque pointer (this is exactly
 // CUDA's own definition of cudaStream_t, so the two convert without casts).
 struct CUstream_st;
+struct cublasContext;  // likewise cublasHandle_t
 
 namespace blockres {
 
 using stream_t = CUstream_st*;
+using blas_handle_t = cublasContext*;
 using index_t = std::int32_t;  // block row / block column indices
 using size64_t = std::int64_t; // offsets into value arrays (blocks * bs * bs may pass 2^31)
 

@@ -23,10 +23,27 @@ class Array {
   {
     copy_from_host(host);
   }
+  // A non-owning view of n elements at `data` in exec's memory (e.g. one column of a
+  // MultiVector); the owner must outlive it.
+  static Array view(ExecPtr exec, T* data, size64_t n)
+  {
+    Array a;
+    a.exec_ = std::move(exec);
+    a.data_ = data;
+    a.size_ = n;
+    a.owner_ = false;
+    return a;
+  }
   ~Array() { release(); }
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
-  Array(Array&& o) noexcept : exec_(std::move(o.exec_)), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  Array(Array&& o) noexcept
+      : exec_(std::move(o.exec_)),
+        data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        owner_(std::exchange(o.owner_, true))
+  {
+  }
   Array& operator=(Array&& o) noexcept
   {
     if (this != &o) {
@@ -34,6 +51,7 @@ class Array {
       exec_ = std::move(o.exec_);
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
+      owner_ = std::exchange(o.owner_, true);
     }
     return *this;
   }
@@ -66,13 +84,14 @@ class Array {
  private:
   void release() noexcept
   {
-    if (data_) exec_->deallocate(data_);
+    if (data_ && owner_) exec_->deallocate(data_);
     data_ = nullptr;
     size_ = 0;
   }
   ExecPtr exec_;
   T* data_ = nullptr;
   size64_t size_ = 0;
+  bool owner_ = true;
 };
 
 }  // namespace blockres

@@ -11,6 +11,8 @@
 
 #if BLOCKRES_HAVE_CUDA
 #include "kernels/cuda_check.cuh"
+
+#include <cublas_v2.h>
 #endif
 
 namespace blockres {
@@ -64,6 +66,12 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   cudaStream_t s = nullptr;
   BLOCKRES_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   e->stream_ = s;
+  cublasHandle_t h = nullptr;
+  if (const cublasStatus_t st = cublasCreate(&h); st != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("cublasCreate failed: {}", cublasGetStatusString(st)));
+  e->blas_ = h;
+  if (const cublasStatus_t st = cublasSetStream(h, s); st != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("cublasSetStream failed: {}", cublasGetStatusString(st)));
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
   return e;
 #else
@@ -75,6 +83,7 @@ Executor::~Executor()
 {
   deallocate(workspace_);
 #if BLOCKRES_HAVE_CUDA
+  if (blas_) cublasDestroy(blas_);
   if (stream_) cudaStreamDestroy(stream_);
 #endif
 }

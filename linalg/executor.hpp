@@ -34,6 +34,8 @@ class Executor {
   // "cpu (N OpenMP threads)" or the CUDA device's name.
   const std::string& device_name() const { return device_name_; }
   stream_t stream() const { return stream_; }
+  // CUDA: the cuBLAS handle bound to stream() (host pointer mode); nullptr on the CPU.
+  blas_handle_t blas_handle() const { return blas_; }
 
   void* allocate(std::size_t bytes) const;
   void deallocate(void* ptr) const noexcept;
@@ -45,7 +47,7 @@ class Executor {
 
   // Scratch for reductions (CUDA: device memory of reduction_workspace_doubles doubles).
   double* reduction_workspace() const { return workspace_; }
-  static constexpr std::size_t reduction_workspace_doubles = 8 * 1024 + 64;
+  static constexpr std::size_t reduction_workspace_doubles = 32 * 1024 + 64;
 
  private:
   explicit Executor(Backend b) : backend_(b) {}
@@ -53,6 +55,7 @@ class Executor {
   int device_ = -1;
   std::string device_name_;
   stream_t stream_ = nullptr;
+  blas_handle_t blas_ = nullptr;
   double* workspace_ = nullptr;
 };
 

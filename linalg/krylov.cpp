@@ -1,7 +1,12 @@
-// BiCGSTAB, GMRES(m) and IDR(s): backend-neutral algorithms over spmv, the vector ops and a preconditioner.
+// CG, BiCGSTAB, GMRES(m), FGMRES(m) and IDR(s): backend-neutral algorithms over spmv, the
+// vector ops and a preconditioner.
 #include "linalg/krylov.hpp"
 
+#include "linalg/phase_timer.hpp"
+
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <span>
@@ -15,9 +20,23 @@ std::string_view to_string(KrylovMethod m)
     case KrylovMethod::bicgstab: return "bicgstab";
     case KrylovMethod::gmres: return "gmres";
     case KrylovMethod::idr: return "idr";
+    case KrylovMethod::cg: return "cg";
+    case KrylovMethod::fgmres: return "fgmres";
   }
   return "?";
 }
+
+std::string_view to_string(ToleranceReference r)
+{
+  return r == ToleranceReference::rhs ? "rhs" : "initial_residual";
+}
+
+// ---- the solver object, profiling, and the per-solve context
+
+KrylovSolver::KrylovSolver(ExecPtr exec, KrylovConfig config) : exec_(std::move(exec)), config_(config) {}
+KrylovSolver::~KrylovSolver() = default;
+KrylovSolver::KrylovSolver(KrylovSolver&&) noexcept = default;
+KrylovSolver& KrylovSolver::operator=(KrylovSolver&&) noexcept = default;
 
 std::string_view to_string(SolveReason r)
 {
@@ -30,6 +49,86 @@ std::string_view to_string(SolveReason r)
   return "?";
 }
 
+void KrylovSolver::set_profiling(bool on)
+{
+  profiling_ = on;
+  if (on && !timer_) timer_ = std::make_unique<PhaseTimer>(*exec_);
+}
+
+// What every method needs in one place: A, M, the tolerance, the status, and the products with A
+// and M (timed and counted when profiling, M skipped when it is the identity).
+struct KrylovSolver::Context {
+  const BsrMatrix& A;
+  const Preconditioner& M;
+  PhaseTimer* timer;
+  KrylovProfile& prof;
+  SolveStatus st;
+  double target = 0.0;
+
+  void spmv(double a, const Vector& x, double b, Vector& y)
+  {
+    if (timer) timer->begin(PhaseTimer::spmv);
+    blockres::spmv(A, a, x, b, y);
+    if (timer) timer->end(PhaseTimer::spmv);
+    ++prof.spmv_count;
+  }
+  // z = M^{-1} r; returns r itself for the identity (z untouched).
+  const Vector& precond(const Vector& r, Vector& z)
+  {
+    if (M.is_identity()) return r;
+    if (timer) timer->begin(PhaseTimer::precond);
+    M.apply(r, z);
+    if (timer) timer->end(PhaseTimer::precond);
+    ++prof.precond_count;
+    return z;
+  }
+  void orth_begin() { if (timer) timer->begin(PhaseTimer::orthogonalization); }
+  void orth_end() { if (timer) timer->end(PhaseTimer::orthogonalization); }
+  // r = b - A x; returns ||r||.
+  double residual(const Vector& b, const Vector& x, Vector& r)
+  {
+    copy(b, r);
+    spmv(-1.0, x, 1.0, r);
+    return norm2(r);
+  }
+  // Ends the solve on the explicit residual: converged when it meets the target, else `otherwise`.
+  SolveStatus conclude(const Vector& b, const Vector& x, Vector& r, SolveReason otherwise)
+  {
+    st.residual = residual(b, x, r);
+    st.converged = st.residual <= target;
+    st.reason = !std::isfinite(st.residual) ? SolveReason::not_finite
+                : st.converged              ? SolveReason::converged
+                                            : otherwise;
+    return st;
+  }
+  SolveStatus fail(SolveReason why)
+  {
+    st.converged = false;
+    st.reason = why;
+    return st;
+  }
+  // The initial residual and the target; false when the solve is over already (st says why).
+  bool start(const Vector& b, const Vector& x, Vector& r, const KrylovConfig& cfg)
+  {
+    const double r0 = residual(b, x, r);
+    st.initial_residual = st.residual = r0;
+    if (!std::isfinite(r0)) return fail(SolveReason::not_finite), false;
+    double ref = r0;
+    if (cfg.reference == ToleranceReference::rhs) {
+      const double bn = norm2(b);
+      if (!std::isfinite(bn)) return fail(SolveReason::not_finite), false;
+      if (bn > 0.0) ref = bn;  // b = 0: relative to the initial residual instead
+    }
+    target = std::max(cfg.rel_tol * ref, cfg.abs_tol);
+    if (r0 <= target) {
+      st.converged = true;
+      st.reason = SolveReason::converged;
+      return false;
+    }
+    return true;
+  }
+};
+
 void KrylovSolver::ensure_workspace(size64_t n, int nvec)
 {
   if (static_cast<int>(work_.size()) >= nvec && !work_.empty() && work_.front().size() == n) return;
@@ -37,52 +136,125 @@ void KrylovSolver::ensure_workspace(size64_t n, int nvec)
   for (int i = 0; i < nvec; ++i) work_.emplace_back(exec_, n);
 }
 
-double KrylovSolver::true_residual(const BsrMatrix& A, const Vector& b, const Vector& x, Vector& r)
+void KrylovSolver::ensure_bases(size64_t n, int m, bool flexible)
 {
-  copy(b, r);
-  spmv(A, -1.0, x, 1.0, r);
-  return norm2(r);
+  if (!basis_v_ || basis_v_->rows() != n || basis_v_->cols() != m + 1) {
+    basis_v_.reset();
+    basis_z_.reset();
+    basis_v_ = std::make_unique<MultiVector>(exec_, n, m + 1);
+    gs_scratch_ = Array<double>(exec_, 2 * size64_t(m + 1) + 1);
+  }
+  if (flexible && (!basis_z_ || basis_z_->cols() != m)) basis_z_ = std::make_unique<MultiVector>(exec_, n, m);
 }
 
 SolveStatus KrylovSolver::solve(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x)
 {
   if (b.size() != A.scalar_rows() || x.size() != b.size())
     throw std::invalid_argument("KrylovSolver::solve: vector sizes do not match the matrix");
+  if (config_.method == KrylovMethod::idr && (config_.idr_s < 1 || config_.idr_s > max_idr_s))
+    throw std::invalid_argument("KrylovSolver::solve: IDR(s) needs 1 <= s <= " + std::to_string(max_idr_s) +
+                                ", got s = " + std::to_string(config_.idr_s));
+  if (config_.restart < 1 &&
+      (config_.method == KrylovMethod::gmres || config_.method == KrylovMethod::fgmres))
+    throw std::invalid_argument("KrylovSolver::solve: GMRES(m) needs m >= 1");
+  const auto t0 = std::chrono::steady_clock::now();
+  Context c{A, M, profiling_ ? timer_.get() : nullptr, profile_, {}, 0.0};
+  SolveStatus st;
   switch (config_.method) {
-    case KrylovMethod::gmres: return gmres(A, M, b, x);
-    case KrylovMethod::idr:
-      if (config_.idr_s < 1 || config_.idr_s > max_idr_s)
-        throw std::invalid_argument("KrylovSolver::solve: IDR(s) needs 1 <= s <= " + std::to_string(max_idr_s) +
-                                    ", got s = " + std::to_string(config_.idr_s));
-      return idr(A, M, b, x);
-    case KrylovMethod::bicgstab: break;
+    case KrylovMethod::cg: st = cg(c, b, x); break;
+    case KrylovMethod::bicgstab: st = bicgstab(c, b, x); break;
+    case KrylovMethod::gmres: st = gmres(c, b, x, false); break;
+    case KrylovMethod::fgmres: st = gmres(c, b, x, true); break;
+    case KrylovMethod::idr: st = idr(c, b, x); break;
   }
-  return bicgstab(A, M, b, x);
+  if (profiling_) {
+    exec_->synchronize();
+    std::array<double, PhaseTimer::num_phases> sec{};
+    timer_->collect(sec);
+    profile_.spmv_seconds += sec[PhaseTimer::spmv];
+    profile_.precond_seconds += sec[PhaseTimer::precond];
+    profile_.orthogonalization_seconds += sec[PhaseTimer::orthogonalization];
+    profile_.total_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ++profile_.solves;
+  profile_.iterations += st.iterations;
+  return st;
 }
 
-SolveStatus KrylovSolver::bicgstab(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x)
+// Preconditioned CG (Hestenes–Stiefel) for symmetric positive definite A and M. Per iteration:
+// q = A p, p.q, then one fused pass x += alpha p, r -= alpha q returning ||r||^2, then
+// z = M^{-1} r, rho = r.z (||r||^2 itself when M = I) and p = z + beta p.
+// Breakdown: p.q <= 0 (A not positive definite on the Krylov space) or r.z <= 0 with r != 0
+// (M not positive definite). A recurrence residual below the target that the explicit residual
+// does not confirm restarts the method from the explicit residual.
+// Bytes per iteration (M = I): SpMV + p update (3 vectors) + p.q (2) + fused update (6).
+SolveStatus KrylovSolver::cg(Context& c, const Vector& b, Vector& x)
+{
+  ensure_workspace(b.size(), 4);
+  Vector &r = work_[0], &z = work_[1], &p = work_[2], &q = work_[3];
+  SolveStatus& st = c.st;
+  if (!c.start(b, x, r, config_)) return st;
+  const bool identity = c.M.is_identity();
+  while (st.iterations < config_.max_iterations) {
+    const Vector& z0 = c.precond(r, z);
+    double rho = identity ? st.residual * st.residual : dot(r, z0);
+    if (!std::isfinite(rho)) return c.fail(SolveReason::not_finite);
+    if (rho <= 0.0) return c.conclude(b, x, r, SolveReason::breakdown);
+    copy(z0, p);
+    bool small = false;
+    while (st.iterations < config_.max_iterations) {
+      c.spmv(1.0, p, 0.0, q);
+      const double pq = dot(p, q);
+      if (!std::isfinite(pq)) return c.fail(SolveReason::not_finite);
+      if (pq <= 0.0) return c.conclude(b, x, r, SolveReason::breakdown);
+      const double alpha = rho / pq;
+      const double rr = cg_update(alpha, p, q, x, r);
+      ++st.iterations;
+      if (!std::isfinite(rr)) return c.fail(SolveReason::not_finite);
+      if (std::sqrt(rr) <= c.target) {
+        small = true;
+        break;
+      }
+      const Vector& zk = c.precond(r, z);
+      const double rho_new = identity ? rr : dot(r, zk);
+      if (!std::isfinite(rho_new)) return c.fail(SolveReason::not_finite);
+      if (rho_new <= 0.0) return c.conclude(b, x, r, SolveReason::breakdown);
+      axpby(1.0, zk, rho_new / rho, p);
+      rho = rho_new;
+    }
+    c.conclude(b, x, r, SolveReason::max_iterations);
+    if (st.converged || !std::isfinite(st.residual) || !small) return st;
+    // The recurrence claimed a residual the explicit one does not confirm: restart from r.
+  }
+  return c.conclude(b, x, r, SolveReason::max_iterations);
+}
+
+// BiCGSTAB (van der Vorst), right preconditioned. Per iteration, with fused kernels:
+//   p = r + beta (p - omega v)                       axpbypcz            4 vectors
+//   v = A M^{-1} p;  r^.v                            SpMV, dot           2
+//   s = r - alpha v with ||s||^2 (in place in r)     axpby_norm2         3
+//   t = A M^{-1} s;  t.t, t.s                         SpMV, dots          2
+//   x += alpha p^ + omega s^; r = s - omega t with ||r||^2, r^.r   bicgstab_update 7
+// so an unpreconditioned iteration moves 2 SpMVs + 18 vectors; r^.r for the next rho comes
+// with the last pass. Restarts with a fresh shadow residual r^ = r (the true residual)
+// whenever the recurrence breaks down (r^.r = 0 or r^.v = 0 after progress, e.g. when r^ was
+// supported on a few equations that decouple from the rest) or claims convergence the
+// explicit residual does not confirm. A breakdown in the first iteration after a restart is final.
+SolveStatus KrylovSolver::bicgstab(Context& c, const Vector& b, Vector& x)
 {
   ensure_workspace(b.size(), 7);
-  Vector &r = work_[0], &rhat = work_[1], &p = work_[2], &v = work_[3], &phat = work_[4], &shat = work_[5],
+  Vector &r = work_[0], &rhat = work_[1], &p = work_[2], &v = work_[3], &phat_buf = work_[4], &shat_buf = work_[5],
          &t = work_[6];
-  SolveStatus st;
-  double rnorm = true_residual(A, b, x, r);
-  st.initial_residual = st.residual = rnorm;
-  if (!std::isfinite(rnorm)) return st.reason = SolveReason::not_finite, st;
-  const double target = std::max(config_.rel_tol * rnorm, config_.abs_tol);
-  if (rnorm <= target) return st.converged = true, st.reason = SolveReason::converged, st;
+  SolveStatus& st = c.st;
+  if (!c.start(b, x, r, config_)) return st;
+  double rnorm = st.residual;
 
-  // Outer loop: restart with a fresh shadow residual r^ = r (true residual) whenever the
-  // recurrence breaks down (r^.r = 0 or r^.v = 0 after progress, e.g. when r^ was supported
-  // on a few equations that decouple from the rest) or claims convergence the explicit
-  // residual does not confirm. A breakdown in the first iteration after a restart is final.
   while (st.iterations < config_.max_iterations) {
     copy(r, rhat);
-    double rho_old = 1.0, alpha = 1.0, omega = 1.0;
+    double rho = rnorm * rnorm, rho_old = 1.0, alpha = 1.0, omega = 1.0;
     bool final_breakdown = false;
     for (int k = 0; st.iterations < config_.max_iterations; ++k) {
-      const double rho = dot(rhat, r);
-      if (!std::isfinite(rho)) return st.reason = SolveReason::not_finite, st;
+      if (!std::isfinite(rho)) return c.fail(SolveReason::not_finite);
       if (rho == 0.0) {
         final_breakdown = k == 0;
         break;
@@ -91,86 +263,104 @@ SolveStatus KrylovSolver::bicgstab(const BsrMatrix& A, const Preconditioner& M, 
         copy(r, p);
       else
         axpbypcz(1.0, r, -(rho / rho_old) * alpha, v, (rho / rho_old) * (alpha / omega), p);  // p = r + beta (p - omega v)
-      M.apply(p, phat);
-      spmv(A, 1.0, phat, 0.0, v);
+      const Vector& phat = c.precond(p, phat_buf);
+      c.spmv(1.0, phat, 0.0, v);
       const double rv = dot(rhat, v);
-      if (!std::isfinite(rv)) return st.reason = SolveReason::not_finite, st;
+      if (!std::isfinite(rv)) return c.fail(SolveReason::not_finite);
       if (rv == 0.0) {
         final_breakdown = k == 0;
         break;
       }
       alpha = rho / rv;
-      axpby(-alpha, v, 1.0, r);  // r <- s = r - alpha v
+      const double ss = axpby_norm2(-alpha, v, 1.0, r);  // r <- s = r - alpha v
       ++st.iterations;
-      const double snorm = norm2(r);
-      if (!std::isfinite(snorm)) return st.reason = SolveReason::not_finite, st;
-      if (snorm <= target) {
+      if (!std::isfinite(ss)) return c.fail(SolveReason::not_finite);
+      if (std::sqrt(ss) <= c.target) {
         axpby(alpha, phat, 1.0, x);
         break;
       }
-      M.apply(r, shat);
-      spmv(A, 1.0, shat, 0.0, t);
-      const double tt = dot(t, t);
-      if (!std::isfinite(tt)) return st.reason = SolveReason::not_finite, st;
-      omega = tt > 0.0 ? dot(t, r) / tt : 0.0;
-      axpbypcz(alpha, phat, omega, shat, 1.0, x);  // x += alpha phat + omega shat
-      if (omega == 0.0) break;                     // r = s; the next r^.r would vanish: restart
-      axpby(-omega, t, 1.0, r);                    // r = s - omega t
-      rnorm = norm2(r);
-      if (!std::isfinite(rnorm)) return st.reason = SolveReason::not_finite, st;
-      if (rnorm <= target) break;
+      const Vector& shat = c.precond(r, shat_buf);
+      c.spmv(1.0, shat, 0.0, t);
+      double tt_ts[2];
+      const Vector* tv[2] = {&t, &r};
+      dots(tv, 2, t, tt_ts);
+      const double tt = tt_ts[0];
+      if (!std::isfinite(tt) || !std::isfinite(tt_ts[1])) return c.fail(SolveReason::not_finite);
+      omega = tt > 0.0 ? tt_ts[1] / tt : 0.0;
+      if (omega == 0.0) {  // r = s; the next r^.r would vanish: restart
+        axpby(alpha, phat, 1.0, x);
+        break;
+      }
+      double out[2];
+      bicgstab_update(alpha, phat, omega, shat, r, t, rhat, x, r, out);  // x += alpha p^ + omega s^; r = s - omega t
+      rnorm = std::sqrt(out[0]);
+      if (!std::isfinite(rnorm) || !std::isfinite(out[1])) return c.fail(SolveReason::not_finite);
+      if (rnorm <= c.target) break;
       rho_old = rho;
+      rho = out[1];
     }
-    st.residual = true_residual(A, b, x, r);
-    if (!std::isfinite(st.residual)) return st.reason = SolveReason::not_finite, st;
-    if (st.residual <= target) return st.converged = true, st.reason = SolveReason::converged, st;
-    if (final_breakdown) return st.reason = SolveReason::breakdown, st;
+    c.conclude(b, x, r, SolveReason::max_iterations);
+    rnorm = st.residual;
+    if (st.converged || !std::isfinite(st.residual)) return st;
+    if (final_breakdown) return c.fail(SolveReason::breakdown);
   }
-  st.reason = SolveReason::max_iterations;
-  return st;
+  return c.fail(SolveReason::max_iterations);
 }
 
-SolveStatus KrylovSolver::gmres(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x)
+// GMRES(m) and flexible GMRES(m) (Saad), right preconditioned, with classical Gram–Schmidt
+// applied twice (CGS2) as GEMVs on the contiguous basis V (cuBLAS on the device):
+//   h1 = V^T w; w -= V h1; h2 = V^T w; w -= V h2; ||w||   (one host synchronisation)
+// The Hessenberg matrix, its Givens rotations and the small triangular solve stay on the host.
+// FGMRES keeps z_j = M^{-1} v_j in Z and updates x += Z y, so M may vary between iterations;
+// GMRES forms x += M^{-1} (V y) once per cycle. Iteration j (k = j + 1 basis vectors) moves
+// an SpMV plus 2 (2k + 3) vectors of Gram–Schmidt, 1 for the norm and 2 for the scaling.
+SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool flexible)
 {
-  const int m = std::max(1, config_.restart);
-  ensure_workspace(b.size(), m + 3);
-  Vector& r = work_[m + 1];
-  Vector& z = work_[m + 2];
-  auto V = [&](int j) -> Vector& { return work_[j]; };
+  const int m = config_.restart;
+  const bool identity = c.M.is_identity();
+  flexible = flexible && !identity;  // with M = I, Z = V
+  ensure_workspace(b.size(), 2);
+  ensure_bases(b.size(), m, flexible);
+  Vector &r = work_[0], &z = work_[1];
+  MultiVector& V = *basis_v_;
+  const size64_t m1 = m + 1;
+  double* hd = gs_scratch_.data();  // h1 (m + 1), h2 (m + 1), ||w||^2, in the executor's memory
 
-  SolveStatus st;
-  double beta = true_residual(A, b, x, r);
-  st.initial_residual = st.residual = beta;
-  if (!std::isfinite(beta)) return st.reason = SolveReason::not_finite, st;
-  const double target = std::max(config_.rel_tol * beta, config_.abs_tol);
+  SolveStatus& st = c.st;
+  if (!c.start(b, x, r, config_)) return st;
+  double beta = st.residual;
 
-  std::vector<double> H(static_cast<std::size_t>((m + 1) * m)), cs(m), sn(m), g(m + 1), y(m);
-  auto h = [&](int i, int j) -> double& { return H[static_cast<std::size_t>(j * (m + 1) + i)]; };
+  std::vector<double> H(static_cast<std::size_t>(m1 * m)), cs(m), sn(m), g(m1), y(m), hh(2 * m1 + 1);
+  auto h = [&](int i, int j) -> double& { return H[static_cast<std::size_t>(j * m1 + i)]; };
+  Array<double> yd(exec_, m);
 
-  while (beta > target && st.iterations < config_.max_iterations) {
-    axpby(1.0 / beta, r, 0.0, V(0));
+  while (beta > c.target && st.iterations < config_.max_iterations) {
+    axpby(1.0 / beta, r, 0.0, V.col(0));
     std::fill(g.begin(), g.end(), 0.0);
     g[0] = beta;
     int j = 0;
     bool breakdown = false;
     for (; j < m && st.iterations < config_.max_iterations; ++j) {
-      M.apply(V(j), z);
-      spmv(A, 1.0, z, 0.0, V(j + 1));
-      Vector& w = V(j + 1);
-      // Classical Gram–Schmidt, applied twice (CGS2) for orthogonality in finite precision.
-      for (int i = 0; i <= j; ++i) h(i, j) = 0.0;
-      for (int pass = 0; pass < 2; ++pass) {
-        std::vector<double> c(static_cast<std::size_t>(j + 1));
-        for (int i = 0; i <= j; ++i) c[i] = dot(V(i), w);
-        for (int i = 0; i <= j; ++i) {
-          axpby(-c[i], V(i), 1.0, w);
-          h(i, j) += c[i];
-        }
-      }
-      const double hn = norm2(w);
-      if (!std::isfinite(hn)) return st.reason = SolveReason::not_finite, st;
-      h(j + 1, j) = hn;
+      Vector& w = V.col(j + 1);
+      c.spmv(1.0, flexible ? c.precond(V.col(j), basis_z_->col(j)) : c.precond(V.col(j), z), 0.0, w);
+      c.orth_begin();
+      const int k = j + 1;
+      const GemvKernel gk = config_.gemv;
+      gemv_t(V, k, w, hd, gk);
+      gemv_n(-1.0, V, k, hd, 1.0, w, gk);
+      gemv_t(V, k, w, hd + m1, gk);
+      gemv_n(-1.0, V, k, hd + m1, 1.0, w, gk);
+      dot_to(w, w, hd + 2 * m1);
+      exec_->copy_to_host(hh.data(), hd, sizeof(double) * hh.size());
+      for (int i = 0; i <= j; ++i) h(i, j) = hh[i] + hh[m1 + i];
+      const double hn = std::sqrt(hh[2 * m1]);
       ++st.iterations;
+      if (!std::isfinite(hn) || !std::all_of(hh.begin(), hh.begin() + k, [](double e) { return std::isfinite(e); }) ||
+          !std::all_of(hh.begin() + m1, hh.begin() + m1 + k, [](double e) { return std::isfinite(e); })) {
+        c.orth_end();
+        return c.fail(SolveReason::not_finite);
+      }
+      h(j + 1, j) = hn;
       // Apply previous Givens rotations to the new column, then make a new one.
       for (int i = 0; i < j; ++i) {
         const double t = cs[i] * h(i, j) + sn[i] * h(i + 1, j);
@@ -179,6 +369,7 @@ SolveStatus KrylovSolver::gmres(const BsrMatrix& A, const Preconditioner& M, con
       }
       const double d = std::hypot(h(j, j), h(j + 1, j));
       if (d == 0.0) {
+        c.orth_end();
         breakdown = true;
         break;
       }
@@ -188,30 +379,37 @@ SolveStatus KrylovSolver::gmres(const BsrMatrix& A, const Preconditioner& M, con
       h(j + 1, j) = 0.0;
       g[j + 1] = -sn[j] * g[j];
       g[j] = cs[j] * g[j];
-      if (hn == 0.0 || std::abs(g[j + 1]) <= target) {
+      if (hn == 0.0 || std::abs(g[j + 1]) <= c.target) {
+        c.orth_end();
         ++j;
         break;
       }
       axpby(1.0 / hn, w, 0.0, w);
+      c.orth_end();
     }
-    // x += M^{-1} (V y) with H y = g (upper triangular after the rotations).
+    // x += M^{-1} (V y) (GMRES) or x += Z y (FGMRES) with H y = g (upper triangular after the rotations).
     for (int i = j - 1; i >= 0; --i) {
       double s = g[i];
       for (int k = i + 1; k < j; ++k) s -= h(i, k) * y[k];
       y[i] = s / h(i, i);
     }
     if (j > 0) {
-      axpby(y[0], V(0), 0.0, r);
-      for (int i = 1; i < j; ++i) axpby(y[i], V(i), 1.0, r);
-      M.apply(r, z);
-      axpby(1.0, z, 1.0, x);
+      yd.copy_from_host(std::span<const double>(y.data(), static_cast<std::size_t>(m)));
+      if (flexible) {
+        gemv_n(1.0, *basis_z_, j, yd.data(), 1.0, x, config_.gemv);
+      } else if (identity) {
+        gemv_n(1.0, V, j, yd.data(), 1.0, x, config_.gemv);
+      } else {
+        gemv_n(1.0, V, j, yd.data(), 0.0, r, config_.gemv);
+        axpby(1.0, c.precond(r, z), 1.0, x);
+      }
     }
-    beta = true_residual(A, b, x, r);
-    st.residual = beta;
-    if (!std::isfinite(beta)) return st.reason = SolveReason::not_finite, st;
-    if (breakdown && beta > target) return st.reason = SolveReason::breakdown, st;
+    c.conclude(b, x, r, SolveReason::max_iterations);
+    beta = st.residual;
+    if (!std::isfinite(beta)) return st;
+    if (breakdown && !st.converged) return c.fail(SolveReason::breakdown);
   }
-  st.converged = beta <= target;
+  st.converged = beta <= c.target;
   st.reason = st.converged ? SolveReason::converged : SolveReason::max_iterations;
   return st;
 }
@@ -250,7 +448,7 @@ void KrylovSolver::ensure_shadow_space(size64_t n, int s)
 //                           the next space (t = 0 with r != 0 means A M^{-1} is singular).
 // When the recurrence meets the target but the explicit residual does not, the method restarts
 // from the explicit residual with fresh G, U and M.
-SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x)
+SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
 {
   // A shadow space of more than n dimensions cannot be orthonormal: IDR(n) is as far as it goes.
   const int s = static_cast<int>(std::clamp<size64_t>(b.size(), 1, config_.idr_s));
@@ -259,23 +457,12 @@ SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const
   auto U = [&](int i) -> Vector& { return work_[s + i]; };
   Vector &r = work_[2 * s], &v = work_[2 * s + 1], &vhat = work_[2 * s + 2];
 
-  SolveStatus st;
-  double rnorm = true_residual(A, b, x, r);
-  st.initial_residual = st.residual = rnorm;
-  if (!std::isfinite(rnorm)) return st.reason = SolveReason::not_finite, st;
-  const double target = std::max(config_.rel_tol * rnorm, config_.abs_tol);
-  if (rnorm <= target) return st.converged = true, st.reason = SolveReason::converged, st;
+  SolveStatus& st = ctx.st;
+  if (!ctx.start(b, x, r, config_)) return st;
+  double rnorm = st.residual;
+  const double target = ctx.target;
   ensure_shadow_space(b.size(), s);
-
-  // Ends the solve on the explicit residual: converged when it meets the target, else `otherwise`.
-  auto conclude = [&](SolveReason otherwise) {
-    st.residual = true_residual(A, b, x, r);
-    st.converged = st.residual <= target;
-    st.reason = !std::isfinite(st.residual) ? SolveReason::not_finite
-                : st.converged              ? SolveReason::converged
-                                            : otherwise;
-    return st;
-  };
+  auto conclude = [&](SolveReason otherwise) { return ctx.conclude(b, x, r, otherwise); };
   auto finite = [](std::span<const double> v) { return std::all_of(v.begin(), v.end(), [](double e) { return std::isfinite(e); }); };
   constexpr double kappa = 0.7;  // Algorithm 913's threshold on |cos(t, r)| for omega (below)
 
@@ -296,7 +483,7 @@ SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const
     for (int i = 0; i < s; ++i) m(i, i) = 1.0;
     double omega = 1.0;
     dots(Pr.data(), s, r, f.data());
-    if (!finite(f)) return st.reason = SolveReason::not_finite, st;
+    if (!finite(f)) return ctx.fail(SolveReason::not_finite);
     bool small = false;  // the recurrence residual met the target
     while (!small && st.iterations < max_it) {
       for (int k = 0; k < s && st.iterations < max_it; ++k) {
@@ -310,17 +497,17 @@ SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const
         vecs[0] = &r, coef[0] = 1.0;
         for (int i = k; i < s; ++i) vecs[i - k + 1] = &G(i), coef[i - k + 1] = -c[i];
         multi_axpby(vecs.data(), coef.data(), s - k + 1, 0.0, v);
-        M.apply(v, vhat);
-        vecs[0] = &vhat, coef[0] = omega;
+        vecs[0] = &ctx.precond(v, vhat), coef[0] = omega;
         for (int i = k + 1; i < s; ++i) vecs[i - k] = &U(i), coef[i - k] = c[i];
         multi_axpby(vecs.data(), coef.data(), s - k, c[k], U(k));
-        spmv(A, 1.0, U(k), 0.0, G(k));
+        ctx.spmv(1.0, U(k), 0.0, G(k));
         ++st.iterations;
+        ctx.orth_begin();
         // Make g_k orthogonal to p_0..p_{k-1}. The algorithm's sequential (modified Gram–Schmidt)
         // loop is replayed on the host from one fused pass d = P^T g_k, using p_j . g_i = M(j,i)
         // for the g_i already in place; g_k and u_k then take one combined update each.
         dots(Pr.data(), s, G(k), d.data());
-        if (!finite(std::span(d).first(ss))) return st.reason = SolveReason::not_finite, st;
+        if (!finite(std::span(d).first(ss))) return ctx.orth_end(), ctx.fail(SolveReason::not_finite);
         for (int i = 0; i < k; ++i) {
           coef[i] = -d[i] / m(i, i);  // -alpha_i
           for (int j = i + 1; j < s; ++j) d[j] += coef[i] * m(j, i);
@@ -331,13 +518,14 @@ SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const
           for (int i = 0; i < k; ++i) vecs[i] = &U(i);
           multi_axpby(vecs.data(), coef.data(), k, 1.0, U(k));
         }
+        ctx.orth_end();
         for (int i = k; i < s; ++i) m(i, k) = d[i];
         if (m(k, k) == 0.0) return conclude(SolveReason::breakdown);
         const double beta = f[k] / m(k, k);
         axpby(-beta, G(k), 1.0, r);
         axpby(beta, U(k), 1.0, x);
         rnorm = norm2(r);
-        if (!std::isfinite(beta) || !std::isfinite(rnorm)) return st.reason = SolveReason::not_finite, st;
+        if (!std::isfinite(beta) || !std::isfinite(rnorm)) return ctx.fail(SolveReason::not_finite);
         if (rnorm <= target) {
           small = true;
           break;
@@ -350,21 +538,21 @@ SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const
       // |cos(t, r)| < kappa it is enlarged by kappa / |cos(t, r)| (Sleijpen and van der Vorst's
       // "maintaining the convergence": a small minimising omega slows the following cycles and
       // amplifies rounding errors).
-      M.apply(r, vhat);
-      spmv(A, 1.0, vhat, 0.0, v);
+      const Vector& rhat = ctx.precond(r, vhat);
+      ctx.spmv(1.0, rhat, 0.0, v);
       ++st.iterations;
       const Vector* tr[2] = {&v, &r};
       dots(tr, 2, v, d.data());
       const double tt = d[0], rt = d[1];
-      if (!std::isfinite(tt) || !std::isfinite(rt)) return st.reason = SolveReason::not_finite, st;
+      if (!std::isfinite(tt) || !std::isfinite(rt)) return ctx.fail(SolveReason::not_finite);
       if (tt == 0.0 || rt == 0.0) return conclude(SolveReason::breakdown);
       omega = rt / tt;
       const double rho = std::abs(rt) / (std::sqrt(tt) * rnorm);
       if (rho < kappa) omega *= kappa / rho;
-      axpby(omega, vhat, 1.0, x);
+      axpby(omega, rhat, 1.0, x);
       axpby(-omega, v, 1.0, r);
       dots(Pr.data(), s + 1, r, d.data());
-      if (!finite(d)) return st.reason = SolveReason::not_finite, st;
+      if (!finite(d)) return ctx.fail(SolveReason::not_finite);
       std::copy_n(d.begin(), s, f.begin());
       rnorm = std::sqrt(d[s]);
       small = rnorm <= target;
@@ -373,6 +561,37 @@ SolveStatus KrylovSolver::idr(const BsrMatrix& A, const Preconditioner& M, const
     if (st.converged || !std::isfinite(st.residual) || st.iterations >= max_it) return st;
     rnorm = st.residual;  // the recurrence claimed a residual the explicit one does not confirm: restart
   }
+}
+
+
+
+// Bytes per unpreconditioned iteration, from the operation counts stated above each method
+// (8 n bytes per vector pass; an SpMV reads A and x and writes y).
+double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix_bytes)
+{
+  const double vec = 8.0 * static_cast<double>(n);
+  const double spmv = matrix_bytes + 2.0 * vec;
+  switch (config.method) {
+    case KrylovMethod::cg: return spmv + 11.0 * vec;
+    case KrylovMethod::bicgstab: return 2.0 * spmv + 18.0 * vec;
+    case KrylovMethod::gmres:
+    case KrylovMethod::fgmres: {
+      // Iteration j (k = j + 1): SpMV + CGS2 2 (2k + 3) + norm 1 + scaling 2; mean k = (m + 1) / 2.
+      const double m = std::max(1, config.restart);
+      return spmv + (2.0 * (m + 1.0) + 9.0) * vec;
+    }
+    case KrylovMethod::idr: {
+      // Inner step k of s: v (s - k + 2), u_k (s - k + 2), SpMV, P^T g_k (s + 1), orthogonalising
+      // g_k and u_k against k earlier ones (2 (k + 2) when k > 0), r and x updates (6), ||r|| (1).
+      // The omega step: SpMV, (t.t, t.r) (2), x and r updates (6), (P, r)^T r (s + 1).
+      const int s = std::clamp(config.idr_s, 1, max_idr_s);
+      double cycle = (s + 1) * spmv;
+      for (int k = 0; k < s; ++k) cycle += (2.0 * (s - k + 2) + (s + 1) + (k > 0 ? 2.0 * (k + 2) : 0.0) + 7.0) * vec;
+      cycle += (2.0 + 6.0 + (s + 1)) * vec;
+      return cycle / (s + 1);
+    }
+  }
+  return 0.0;
 }
 
 }  // namespace blockres

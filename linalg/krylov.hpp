@@ -1,34 +1,73 @@
-// Krylov solvers (BiCGSTAB, restarted GMRES with CGS2, IDR(s)), right-preconditioned, on either backend.
+// Krylov solvers (CG, BiCGSTAB, restarted GMRES and flexible GMRES with CGS2, IDR(s)),
+// right-preconditioned, on either backend.
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/preconditioner.hpp"
 #include "linalg/vector_ops.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace blockres {
 
-enum class KrylovMethod { bicgstab, gmres, idr };
-std::string_view to_string(KrylovMethod m);
+enum class KrylovMethod { bicgstab, gmres, idr, cg, fgmres };
+std::string_view to_string(KrylovMethod m);  // "bicgstab", "gmres", "idr", "cg", "fgmres"
 
 constexpr int max_idr_s = 16;
 
+// What the relative tolerance is relative to.
+enum class ToleranceReference { initial_residual, rhs };
+std::string_view to_string(ToleranceReference r);  // "initial_residual", "rhs"
+
 // What one iteration is, for `max_iterations` and SolveStatus::iterations:
+//   cg        one CG step (one preconditioned SpMV); needs A and M symmetric positive definite;
 //   bicgstab  one full BiCGSTAB step (two preconditioned SpMVs);
 //   gmres     one Arnoldi step (one preconditioned SpMV);
+//   fgmres    one flexible Arnoldi step (one preconditioner application + SpMV; the
+//             preconditioned vectors are kept, so M may change from one iteration to the next);
 //   idr       one preconditioned SpMV: an IDR(s) cycle of s inner steps plus the step that
 //             computes omega is s + 1 iterations, so the counts compare with GMRES.
 struct KrylovConfig {
   KrylovMethod method = KrylovMethod::bicgstab;
-  double rel_tol = 1e-6;      // stop when ||b - A x|| <= max(rel_tol * ||b - A x0||, abs_tol)
+  double rel_tol = 1e-6;      // stop when ||b - A x|| <= max(rel_tol * ||ref||, abs_tol)
   double abs_tol = 0.0;
   int max_iterations = 500;
-  int restart = 30;           // GMRES(m)
+  int restart = 30;           // GMRES(m), FGMRES(m)
   int idr_s = 4;              // IDR(s): dimension of the shadow space, 1..max_idr_s
+  // ref = b - A x0 (initial_residual) or b (rhs). With x0 = 0 the two are the same.
+  ToleranceReference reference = ToleranceReference::initial_residual;
+  // GMRES/FGMRES Gram–Schmidt on the device: cuBLAS GEMV or the own tall-skinny kernels.
+  GemvKernel gemv = GemvKernel::cublas;
 };
+
+// Where the time of the solves went, accumulated over solve() calls while profiling is on
+// (KrylovSolver::set_profiling). On the CUDA backend the phases are timed with CUDA events on
+// the executor's stream (no extra host synchronisation); on the CPU with a steady clock.
+//   spmv               the products A x (including the explicit residuals b - A x);
+//   precond            the preconditioner applications M^{-1} r;
+//   orthogonalization  Gram–Schmidt (GMRES, FGMRES: the GEMVs, norms and Hessenberg work) and
+//                      IDR(s)'s biorthogonalisation against the shadow space;
+//   total              everything inside solve(); total minus the three above is the vector
+//                      updates, dot products and host logic.
+struct KrylovProfile {
+  int solves = 0;
+  long long iterations = 0;
+  long long spmv_count = 0, precond_count = 0;
+  double total_seconds = 0, spmv_seconds = 0, precond_seconds = 0, orthogonalization_seconds = 0;
+  double other_seconds() const { return total_seconds - spmv_seconds - precond_seconds - orthogonalization_seconds; }
+};
+
+// Bytes an iteration of `method` must move without preconditioning, as implemented here
+// (fused kernels counted once), for the SpMV with A (matrix bytes `matrix_bytes`: values,
+// column indices, row pointers) on vectors of n doubles. GMRES/FGMRES: the average over a
+// full restart cycle of m iterations (classical Gram–Schmidt applied twice); IDR(s): the
+// average over a cycle of s + 1 iterations. Restart and convergence-check work (explicit
+// residuals, the solution update) is not counted: it is part of the measured time only.
+// The formulas are spelled out next to each algorithm in krylov.cpp.
+double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix_bytes);
 
 enum class SolveReason { converged, max_iterations, breakdown, not_finite };
 std::string_view to_string(SolveReason r);
@@ -41,9 +80,14 @@ struct SolveStatus {
   SolveReason reason = SolveReason::max_iterations;
 };
 
+class PhaseTimer;
+
 class KrylovSolver {
  public:
-  KrylovSolver(ExecPtr exec, KrylovConfig config) : exec_(std::move(exec)), config_(config) {}
+  KrylovSolver(ExecPtr exec, KrylovConfig config);
+  ~KrylovSolver();
+  KrylovSolver(KrylovSolver&&) noexcept;
+  KrylovSolver& operator=(KrylovSolver&&) noexcept;
   // Solves A x = b; x holds the initial guess on entry. Right preconditioning, so the
   // monitored residual is the true (unpreconditioned) one; convergence is confirmed with an
   // explicitly computed residual, never only the recurrence.
@@ -53,18 +97,32 @@ class KrylovSolver {
   // is kept.
   void set_config(const KrylovConfig& config) { config_ = config; }
 
+  // Phase timing (KrylovProfile); off by default. Turning it on or off keeps the totals.
+  void set_profiling(bool on);
+  const KrylovProfile& profile() const { return profile_; }
+  void reset_profile() { profile_ = {}; }
+
  private:
-  SolveStatus bicgstab(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
-  SolveStatus gmres(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
-  SolveStatus idr(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
+  struct Context;
+  SolveStatus cg(Context& c, const Vector& b, Vector& x);
+  SolveStatus bicgstab(Context& c, const Vector& b, Vector& x);
+  SolveStatus gmres(Context& c, const Vector& b, Vector& x, bool flexible);
+  SolveStatus idr(Context& c, const Vector& b, Vector& x);
   void ensure_workspace(size64_t n, int nvec);
+  void ensure_bases(size64_t n, int m, bool flexible);
   void ensure_shadow_space(size64_t n, int s);
-  double true_residual(const BsrMatrix& A, const Vector& b, const Vector& x, Vector& r);
 
   ExecPtr exec_;
   KrylovConfig config_;
+  bool profiling_ = false;
+  KrylovProfile profile_;
+  std::unique_ptr<PhaseTimer> timer_;
   std::vector<Vector> work_;
   std::vector<Vector> shadow_;  // IDR(s): the s orthonormal columns of P, kept while n and s stay
+  // GMRES(m), FGMRES(m): the basis V (m + 1 columns), FGMRES's preconditioned basis Z (m
+  // columns), and device scratch for the Gram–Schmidt coefficients and norm.
+  std::unique_ptr<MultiVector> basis_v_, basis_z_;
+  Array<double> gs_scratch_;
 };
 
 }  // namespace blockres

@@ -26,6 +26,8 @@ class Preconditioner {
   // z = M^{-1} r; z and r must not alias.
   virtual void apply(const Vector& r, Vector& z) const = 0;
   virtual std::string name() const = 0;
+  // True when apply() is a copy: the solvers then use r itself and skip the copy.
+  virtual bool is_identity() const { return false; }
 };
 
 class IdentityPreconditioner final : public Preconditioner {
@@ -33,6 +35,7 @@ class IdentityPreconditioner final : public Preconditioner {
   SetupStatus setup(const BsrMatrix&) override { return {}; }
   void apply(const Vector& r, Vector& z) const override { copy(r, z); }
   std::string name() const override { return "none"; }
+  bool is_identity() const override { return true; }
 };
 
 // How block-Jacobi factors its blocks (kernels/batched_gh.hpp, kernels/batched_lu.hpp):

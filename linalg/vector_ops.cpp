@@ -97,4 +97,100 @@ void multi_axpby(const Vector* const* xs, const double* a, int k, double b, Vect
   }
 }
 
+double axpby_norm2(double a, const Vector& x, double b, Vector& y)
+{
+  check_same(x, y, "axpby_norm2");
+  return BLOCKRES_DISPATCH(x.exec(), kernels::cpu::axpby_norm2(x.size(), a, x.data(), b, y.data()),
+                           kernels::cuda::axpby_norm2(x.exec().stream(), x.size(), a, x.data(), b, y.data(),
+                                                      x.exec().reduction_workspace()));
+}
+
+double cg_update(double alpha, const Vector& p, const Vector& q, Vector& x, Vector& r)
+{
+  check_same(p, q, "cg_update");
+  check_same(p, x, "cg_update");
+  check_same(p, r, "cg_update");
+  return BLOCKRES_DISPATCH(p.exec(), kernels::cpu::cg_update(p.size(), alpha, p.data(), q.data(), x.data(), r.data()),
+                           kernels::cuda::cg_update(p.exec().stream(), p.size(), alpha, p.data(), q.data(), x.data(),
+                                                    r.data(), p.exec().reduction_workspace()));
+}
+
+void bicgstab_update(double alpha, const Vector& ph, double omega, const Vector& sh, const Vector& s, const Vector& t,
+                     const Vector& rh, Vector& x, Vector& r, double* out)
+{
+  for (const Vector* v : {&sh, &s, &t, &rh, static_cast<const Vector*>(&x)}) check_same(ph, *v, "bicgstab_update");
+  check_same(ph, r, "bicgstab_update");
+  if (&ph == &x || &ph == &r || &sh == &x || &s == &x || &t == &x || &t == &r || &rh == &x || &rh == &r)
+    throw std::invalid_argument("bicgstab_update: only s and sh may alias r");
+  BLOCKRES_DISPATCH(ph.exec(),
+                    kernels::cpu::bicgstab_update(ph.size(), alpha, ph.data(), omega, sh.data(), s.data(), t.data(),
+                                                  rh.data(), x.data(), r.data(), out),
+                    kernels::cuda::bicgstab_update(ph.exec().stream(), ph.size(), alpha, ph.data(), omega, sh.data(),
+                                                   s.data(), t.data(), rh.data(), x.data(), r.data(), out,
+                                                   ph.exec().reduction_workspace()));
+}
+
+MultiVector::MultiVector(ExecPtr exec, size64_t n, int k) : n_(n), data_(exec, n * k)
+{
+  cols_.reserve(static_cast<std::size_t>(k));
+  for (int j = 0; j < k; ++j) cols_.push_back(Vector::view(exec, data_.data() + j * n, n));
+}
+
+namespace {
+void check_gemv(const MultiVector& V, int k, const Vector& v, const char* what)
+{
+  if (k < 0 || k > V.cols()) throw std::invalid_argument(std::string(what) + ": column count out of range");
+  if (v.size() != V.rows()) throw std::invalid_argument(std::string(what) + ": vector size differs from the rows");
+  if (&v.exec() != &V.exec()) throw std::invalid_argument(std::string(what) + ": different executors");
+}
+}  // namespace
+
+static_assert(kernels::cuda::dots_workspace_doubles(32) <= static_cast<size64_t>(Executor::reduction_workspace_doubles),
+              "the executor's reduction workspace is too small for kernels::cuda::gemv_t_own");
+
+void gemv_t(const MultiVector& V, int k, const Vector& w, double* h, GemvKernel kernel)
+{
+  check_gemv(V, k, w, "gemv_t");
+  if (k == 0) return;
+  if (kernel == GemvKernel::own && w.exec().is_cuda()) {
+    for (int j0 = 0; j0 < k; j0 += 32)
+      BLOCKRES_DISPATCH(w.exec(), (void)0,
+                        kernels::cuda::gemv_t_own(w.exec().stream(), V.rows(), std::min(32, k - j0),
+                                                  V.data() + j0 * V.rows(), w.data(), h + j0,
+                                                  w.exec().reduction_workspace()));
+    return;
+  }
+  BLOCKRES_DISPATCH(w.exec(), kernels::cpu::gemv_t(V.rows(), k, V.data(), w.data(), h),
+                    kernels::cuda::gemv_t(w.exec().blas_handle(), V.rows(), k, V.data(), w.data(), h));
+}
+
+void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Vector& y, GemvKernel kernel)
+{
+  check_gemv(V, k, y, "gemv_n");
+  if (kernel == GemvKernel::own && y.exec().is_cuda() && k > 0) {
+    for (int j0 = 0; j0 < k; j0 += 32)
+      BLOCKRES_DISPATCH(y.exec(), (void)0,
+                        kernels::cuda::gemv_n_own(y.exec().stream(), V.rows(), std::min(32, k - j0), a,
+                                                  V.data() + j0 * V.rows(), h + j0, j0 == 0 ? b : 1.0, y.data()));
+    return;
+  }
+  if (k == 0) {
+    if (b == 0.0)
+      fill(y, 0.0);
+    else if (b != 1.0)
+      axpby(b, y, 0.0, y);
+    return;
+  }
+  BLOCKRES_DISPATCH(y.exec(), kernels::cpu::gemv_n(V.rows(), k, a, V.data(), h, b, y.data()),
+                    kernels::cuda::gemv_n(y.exec().blas_handle(), V.rows(), k, a, V.data(), h, b, y.data()));
+}
+
+void dot_to(const Vector& x, const Vector& y, double* result)
+{
+  check_same(x, y, "dot_to");
+  BLOCKRES_DISPATCH(x.exec(), (void)(*result = kernels::cpu::dot(x.size(), x.data(), y.data())),
+                    kernels::cuda::dot_to_device(x.exec().stream(), x.size(), x.data(), y.data(), result,
+                                                 x.exec().reduction_workspace()));
+}
+
 }  // namespace blockres

@@ -3,6 +3,8 @@
 
 #include "linalg/array.hpp"
 
+#include <vector>
+
 namespace blockres {
 
 using Vector = Array<double>;
@@ -17,5 +19,42 @@ double norm2(const Vector& x);
 // to k vectors of y's size and executor; the results and coefficients are host arrays.
 void dots(const Vector* const* xs, int k, const Vector& y, double* out);                 // out[j] = xs[j] . y
 void multi_axpby(const Vector* const* xs, const double* a, int k, double b, Vector& y);  // y = b y + sum_j a[j] xs[j]
+
+// Fused Krylov updates (kernels/blas1.hpp), one pass each, reductions returned to the host:
+double axpby_norm2(double a, const Vector& x, double b, Vector& y);  // y = a x + b y; returns ||y||^2
+// x += alpha p; r -= alpha q; returns ||r||^2
+double cg_update(double alpha, const Vector& p, const Vector& q, Vector& x, Vector& r);
+// x += alpha ph + omega sh; r = s - omega t; out = {||r||^2, rh . r}. s and sh may be r itself.
+void bicgstab_update(double alpha, const Vector& ph, double omega, const Vector& sh, const Vector& s, const Vector& t,
+                     const Vector& rh, Vector& x, Vector& r, double* out);
+
+// n x k column-major block of vectors in one allocation (the GMRES bases), so that Gram–Schmidt
+// runs as GEMVs (cuBLAS on the device); col(j) is a Vector view of column j.
+class MultiVector {
+ public:
+  MultiVector(ExecPtr exec, size64_t n, int k);
+  size64_t rows() const { return n_; }
+  int cols() const { return static_cast<int>(cols_.size()); }
+  Vector& col(int j) { return cols_[static_cast<std::size_t>(j)]; }
+  const Vector& col(int j) const { return cols_[static_cast<std::size_t>(j)]; }
+  const double* data() const { return data_.data(); }
+  const Executor& exec() const { return data_.exec(); }
+
+ private:
+  size64_t n_;
+  Array<double> data_;
+  std::vector<Vector> cols_;
+};
+
+// Which GEMV runs on the device: cuBLAS (cublasDgemv) or the own one-pass tall-skinny kernels
+// (kernels/blas1.hpp). The CPU backend has one implementation.
+enum class GemvKernel { cublas, own };
+// h[j] = V(:, j) . w for j < k, into h in the executor's memory (k doubles); asynchronous.
+void gemv_t(const MultiVector& V, int k, const Vector& w, double* h, GemvKernel kernel = GemvKernel::cublas);
+// y = a V(:, 0:k) h + b y with h in the executor's memory; b == 0: y is not read.
+void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Vector& y,
+            GemvKernel kernel = GemvKernel::cublas);
+// result[0] = x . y into the executor's memory, without synchronising (CUDA).
+void dot_to(const Vector& x, const Vector& y, double* result);
 
 }  // namespace blockres

@@ -1,10 +1,11 @@
-// IDR(s) and its fused vector ops on the CUDA backend against the CPU reference (fresh random
+// The Krylov suite and its fused vector ops on the CUDA backend against the CPU reference (fresh random
 // input, odd sizes, poisoned outputs). Label `gpu`; skipped without a device.
 #include "linalg/krylov.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -136,5 +137,154 @@ TEST(IdrGpu, NaNIsReported)
     const auto st = s.solve(A, I, b, x);
     EXPECT_FALSE(st.converged);
     EXPECT_EQ(st.reason, SolveReason::not_finite) << (in_matrix ? "matrix" : "rhs");
+  }
+}
+
+// ---- the whole suite (CG, BiCGSTAB, GMRES, FGMRES, IDR(4)) on the device
+
+namespace {
+
+const KrylovMethod every_method[] = {KrylovMethod::cg, KrylovMethod::bicgstab, KrylovMethod::gmres,
+                                     KrylovMethod::fgmres, KrylovMethod::idr};
+
+test::TestMatrix matrix_for(KrylovMethod m, int nx, int ny, int nz, int bs)
+{
+  return m == KrylovMethod::cg ? test::spd_laplacian(nx, ny, nz, bs) : test::convection_diffusion(nx, ny, nz, bs, 2.0);
+}
+
+}  // namespace
+
+// Every method, unpreconditioned and with block-Jacobi: converges on the device within 2
+// iterations of the CPU run, to the requested true residual, with the CPU's solution.
+TEST(KrylovSuiteGpu, EveryMethodWithinTwoIterationsOfCpu)
+{
+  auto& B = backends();
+  for (KrylovMethod method : every_method)
+    for (bool jacobi : {false, true})
+      for (int bs : {1, 3, 4}) {
+        const auto m = matrix_for(method, 13, 14, 11, bs);
+        BsrMatrix Ac = test::upload(B.cpu, m), Ag = test::upload(B.gpu, m);
+        const auto hb = test::random_vector(Ac.scalar_rows());
+        Vector bc(B.cpu, std::span<const double>(hb)), bg(B.gpu, std::span<const double>(hb));
+        Vector xc(B.cpu, Ac.scalar_rows()), xg(B.gpu, Ac.scalar_rows());
+        fill(xc, 0.0);
+        fill(xg, 0.0);
+        BlockJacobiPreconditioner Jc(B.cpu), Jg(B.gpu);
+        IdentityPreconditioner I;
+        ASSERT_TRUE(Jc.setup(Ac).ok);
+        ASSERT_TRUE(Jg.setup(Ag).ok);
+        KrylovConfig cfg;
+        cfg.method = method;
+        cfg.rel_tol = 1e-10;
+        cfg.max_iterations = 2000;
+        KrylovSolver sc(B.cpu, cfg), sg(B.gpu, cfg);
+        sg.set_profiling(true);
+        const auto stc = sc.solve(Ac, jacobi ? static_cast<const Preconditioner&>(Jc) : I, bc, xc);
+        const auto stg = sg.solve(Ag, jacobi ? static_cast<const Preconditioner&>(Jg) : I, bg, xg);
+        const std::string what =
+            std::string(to_string(method)) + (jacobi ? " + block-Jacobi" : " + none") + " bs " + std::to_string(bs);
+        std::printf("%s: cpu %d, cuda %d iterations\n", what.c_str(), stc.iterations, stg.iterations);
+        ASSERT_TRUE(stc.converged) << what << ": " << to_string(stc.reason);
+        ASSERT_TRUE(stg.converged) << what << ": " << to_string(stg.reason);
+        EXPECT_LE(std::abs(stc.iterations - stg.iterations), 2) << what;
+        EXPECT_LE(cpu_residual(Ac, hb, xg.to_host()), 1e-10 * stc.initial_residual * (1 + 1e-6)) << what;
+        EXPECT_LE(test::max_rel_diff(xg.to_host(), xc.to_host()), 1e-6) << what;
+        // The device phases were timed with events: SpMV time is positive and the phases fit in the total.
+        const KrylovProfile& pr = sg.profile();
+        EXPECT_GT(pr.spmv_seconds, 0.0) << what;
+        EXPECT_GE(pr.other_seconds(), 0.0) << what;
+        EXPECT_EQ(pr.precond_count > 0, jacobi) << what;
+      }
+}
+
+TEST(KrylovSuiteGpu, NaNAndBreakdownAreReportedByEveryMethod)
+{
+  auto& B = backends();
+  for (KrylovMethod method : every_method) {
+    for (int c = 0; c < 3; ++c) {  // NaN in the rhs, NaN in the matrix, zero matrix
+      auto m = matrix_for(method, 7, 6, 5, 2);
+      auto hb = test::random_vector(size64_t(m.pattern.nrows) * 2);
+      if (c == 0) hb[17] = nan_v;
+      if (c == 1) m.values[41] = nan_v;
+      if (c == 2) std::fill(m.values.begin(), m.values.end(), 0.0);
+      BsrMatrix A = test::upload(B.gpu, m);
+      Vector b(B.gpu, std::span<const double>(hb)), x(B.gpu, A.scalar_rows());
+      fill(x, 0.0);
+      IdentityPreconditioner I;
+      KrylovConfig cfg;
+      cfg.method = method;
+      cfg.max_iterations = 50;
+      KrylovSolver s(B.gpu, cfg);
+      const auto st = s.solve(A, I, b, x);
+      EXPECT_FALSE(st.converged) << to_string(method) << " case " << c;
+      EXPECT_EQ(st.reason, c == 2 ? SolveReason::breakdown : SolveReason::not_finite)
+          << to_string(method) << " case " << c;
+    }
+  }
+}
+
+// The fused Krylov kernels and the cuBLAS GEMVs against the CPU reference: odd sizes, outputs the
+// kernel must not read poisoned, s aliasing r as BiCGSTAB uses it.
+TEST(KrylovSuiteGpu, FusedKernelsAndGemvMatchCpu)
+{
+  auto& B = backends();
+  for (size64_t n : {1, 31, 100003, (1 << 20) + 3}) {
+    auto up = [&](const ExecPtr& e, const std::vector<double>& h) { return Vector(e, std::span<const double>(h)); };
+    const auto hx = test::random_vector(n), hy = test::random_vector(n), hp = test::random_vector(n),
+               hq = test::random_vector(n), ht = test::random_vector(n), hrh = test::random_vector(n);
+    const double tol = 1e-13 * std::sqrt(double(n));
+    {
+      Vector xc = up(B.cpu, hx), yc = up(B.cpu, hy), xg = up(B.gpu, hx), yg = up(B.gpu, hy);
+      const double nc = axpby_norm2(0.7, xc, -1.3, yc), ng = axpby_norm2(0.7, xg, -1.3, yg);
+      EXPECT_NEAR(ng, nc, tol * nc) << n;
+      EXPECT_LE(test::max_rel_diff(yg.to_host(), yc.to_host()), 1e-15) << n;
+    }
+    {
+      Vector pc = up(B.cpu, hp), qc = up(B.cpu, hq), xc = up(B.cpu, hx), rc = up(B.cpu, hy);
+      Vector pg = up(B.gpu, hp), qg = up(B.gpu, hq), xg = up(B.gpu, hx), rg = up(B.gpu, hy);
+      const double nc = cg_update(0.3, pc, qc, xc, rc), ng = cg_update(0.3, pg, qg, xg, rg);
+      EXPECT_NEAR(ng, nc, tol * nc) << n;
+      EXPECT_LE(test::max_rel_diff(xg.to_host(), xc.to_host()), 1e-15) << n;
+      EXPECT_LE(test::max_rel_diff(rg.to_host(), rc.to_host()), 1e-15) << n;
+    }
+    {
+      Vector pc = up(B.cpu, hp), tc = up(B.cpu, ht), rhc = up(B.cpu, hrh), xc = up(B.cpu, hx), rc = up(B.cpu, hy);
+      Vector pg = up(B.gpu, hp), tg = up(B.gpu, ht), rhg = up(B.gpu, hrh), xg = up(B.gpu, hx), rg = up(B.gpu, hy);
+      double oc[2], og[2];
+      bicgstab_update(0.4, pc, -0.6, rc, rc, tc, rhc, xc, rc, oc);
+      bicgstab_update(0.4, pg, -0.6, rg, rg, tg, rhg, xg, rg, og);
+      EXPECT_NEAR(og[0], oc[0], tol * oc[0]) << n;
+      EXPECT_NEAR(og[1], oc[1], tol * (std::abs(oc[1]) + std::sqrt(oc[0]))) << n;
+      EXPECT_LE(test::max_rel_diff(xg.to_host(), xc.to_host()), 1e-15) << n;
+      EXPECT_LE(test::max_rel_diff(rg.to_host(), rc.to_host()), 1e-15) << n;
+    }
+    for (int k : {1, 7, 31, 35})  // 35: the own kernels run in chunks of 32 columns
+      for (GemvKernel kernel : {GemvKernel::cublas, GemvKernel::own}) {
+        const char* kn = kernel == GemvKernel::own ? "own" : "cublas";
+        MultiVector Vc(B.cpu, n, k), Vg(B.gpu, n, k);
+        for (int j = 0; j < k; ++j) {
+          const auto h = test::random_vector(n);
+          Vc.col(j).copy_from_host(h);
+          Vg.col(j).copy_from_host(h);
+        }
+        Vector wc = up(B.cpu, hx), wg = up(B.gpu, hx);
+        std::vector<double> hc(k, nan_v);
+        Array<double> hg(B.gpu, std::span<const double>(hc));
+        gemv_t(Vc, k, wc, hc.data());
+        gemv_t(Vg, k, wg, hg.data(), kernel);
+        const auto hgh = hg.to_host();
+        for (int j = 0; j < k; ++j)
+          EXPECT_NEAR(hgh[j], hc[j], tol * (1 + std::abs(hc[j]))) << kn << " gemv_t n " << n << " k " << k;
+        const auto coef = test::random_vector(k);
+        Array<double> coef_dev(B.gpu, std::span<const double>(coef));
+        for (double b : {0.0, 1.0}) {
+          const std::vector<double> y0 = b == 0.0 ? std::vector<double>(n, nan_v) : hy;
+          Vector yc = up(B.cpu, y0), yg = up(B.gpu, y0);
+          gemv_n(-0.9, Vc, k, coef.data(), b, yc);
+          gemv_n(-0.9, Vg, k, coef_dev.data(), b, yg, kernel);
+          EXPECT_LE(test::max_rel_diff(yg.to_host(), yc.to_host()), 1e-12)
+              << kn << " gemv_n n " << n << " k " << k << " b " << b;
+        }
+      }
   }
 }

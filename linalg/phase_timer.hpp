@@ -1,0 +1,44 @@
+// Accumulating phase timer for the Krylov profile: CUDA events on the executor's stream (no
+// host synchronisation until collect()), a steady clock on the CPU.
+#pragma once
+
+#include "linalg/executor.hpp"
+
+#include <array>
+#include <chrono>
+#include <vector>
+
+namespace blockres {
+
+class PhaseTimer {
+ public:
+  enum Phase { spmv, precond, orthogonalization, num_phases };
+
+  explicit PhaseTimer(const Executor& exec) : exec_(exec) {}
+  ~PhaseTimer();
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+  // Phases do not nest: begin(p) ... end(p) brackets the work queued for phase p.
+  void begin(Phase p);
+  void end(Phase p);
+  // Waits for the recorded work (CUDA), adds each phase's seconds to `seconds` and starts over.
+  void collect(std::array<double, num_phases>& seconds);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const Executor& exec_;
+  Clock::time_point cpu_start_{};
+  std::array<double, num_phases> cpu_seconds_{};
+  // CUDA: events pairs (start, stop) of each bracket, reused across collect() calls.
+  struct Bracket {
+    Phase phase;
+    int start, stop;  // indices into events_
+  };
+  std::vector<void*> events_;
+  std::vector<Bracket> brackets_;
+  int used_ = 0;  // events recorded since the last collect()
+  int next_event();
+};
+
+}  // namespace blockres
