@@ -6,6 +6,7 @@
 #include "physics/spec.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace blockres {
@@ -27,8 +28,26 @@ struct NewtonConfig {
   double growth_factor = 2.0; // dt *= growth_factor after a successful step
 };
 
+// How the relative tolerance of each Newton step's linear solve is chosen (miniapp/forcing.hpp).
+//   fixed             KrylovConfig::rel_tol for every solve (`tolerance` in the deck);
+//   eisenstat_walker  Eisenstat–Walker choice 2 from the decrease of ||R||, within [eta_min, eta_max];
+//                     the first Newton iteration of every time step uses eta_initial.
+enum class ForcingKind { fixed, eisenstat_walker };
+constexpr std::string_view to_string(ForcingKind f)
+{
+  return f == ForcingKind::eisenstat_walker ? "eisenstat_walker" : "fixed";
+}
+
+struct ForcingConfig {
+  ForcingKind kind = ForcingKind::fixed;
+  double eta_min = 1e-6;
+  double eta_max = 0.1;
+  double eta_initial = 0.1;
+};
+
 struct LinearConfig {
-  KrylovConfig krylov;
+  KrylovConfig krylov;  // rel_tol: the fixed forcing term; replaced per solve by Eisenstat–Walker
+  ForcingConfig forcing;
   PreconditionerType preconditioner = PreconditionerType::block_jacobi;
   PreconditionerOptions preconditioner_options;
 };

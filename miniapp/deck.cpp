@@ -709,20 +709,54 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   newton.growth_factor = n.number("growth_factor", 2.0, at_least(1));
 
   Section l = s.sub("linear", false);
-  l.only({"method", "tolerance", "max_iterations", "restart", "idr_s", "preconditioner"});
-  const std::string method = l.choice("method", "bicgstab", {"bicgstab", "gmres", "idr"});
-  linear.krylov.method = method == "gmres" ? KrylovMethod::gmres
-                         : method == "idr" ? KrylovMethod::idr
-                                           : KrylovMethod::bicgstab;
-  linear.krylov.rel_tol = l.number("tolerance", 1e-4, between(0, 1, true, true));
-  linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
-  linear.krylov.restart = l.integer("restart", 30, at_least(1));
-  if (const toml::node* n = l.table().get("idr_s"); n && method != "idr")
-    l.bad(*n, "idr_s", "only applies to method = \"idr\"");
+  l.only({"method", "tolerance", "tolerance_reference", "forcing", "eta_min", "eta_max", "eta_initial",
+          "max_iterations", "restart", "idr_s", "preconditioner"});
+  // Keys that apply to another method or forcing are an inconsistency, not something to ignore.
+  auto reject = [&](std::initializer_list<const char*> keys, std::string_view what) {
+    for (const char* k : keys)
+      if (const toml::node* n = l.find(k)) l.bad(*n, k, fmt::format("only applies to {}", what));
+  };
+  const std::string method = l.choice("method", "bicgstab", {"bicgstab", "gmres", "fgmres", "idr", "cg"});
+  linear.krylov.method = method == "gmres"    ? KrylovMethod::gmres
+                         : method == "fgmres" ? KrylovMethod::fgmres
+                         : method == "idr"    ? KrylovMethod::idr
+                         : method == "cg"     ? KrylovMethod::cg
+                                              : KrylovMethod::bicgstab;
+  const bool restarted = method == "gmres" || method == "fgmres";
+  if (!restarted) reject({"restart"}, "method = \"gmres\" or \"fgmres\"");
+  if (method != "idr") reject({"idr_s"}, "method = \"idr\"");
+  if (restarted) linear.krylov.restart = l.integer("restart", 30, at_least(1));
   if (method == "idr") linear.krylov.idr_s = l.integer("idr_s", 4, between(1, max_idr_s));
+  linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
+  linear.krylov.reference = l.choice("tolerance_reference", "initial_residual", {"initial_residual", "rhs"}) == "rhs"
+                                ? ToleranceReference::rhs
+                                : ToleranceReference::initial_residual;
+
+  const bool ew = l.choice("forcing", "fixed", {"fixed", "eisenstat_walker"}) == "eisenstat_walker";
+  auto& fc = linear.forcing;
+  fc.kind = ew ? ForcingKind::eisenstat_walker : ForcingKind::fixed;
+  if (!ew) {
+    reject({"eta_min", "eta_max", "eta_initial"}, "forcing = \"eisenstat_walker\"");
+    linear.krylov.rel_tol = l.number("tolerance", 1e-4, between(0, 1, true, true));
+  } else {
+    // The forcing terms replace the fixed tolerance; KrylovConfig::rel_tol is set per solve.
+    reject({"tolerance"}, "forcing = \"fixed\" (eisenstat_walker chooses it per solve within [eta_min, eta_max])");
+    const Range open_unit = between(0, 1, true, true);
+    fc.eta_min = l.number("eta_min", 1e-6, open_unit);
+    fc.eta_max = l.number("eta_max", 0.1, open_unit);
+    // Blame the key the user wrote; the other side of the comparison may be a default.
+    if (fc.eta_min > fc.eta_max) {
+      if (l.given("eta_min"))
+        l.bad(l.require("eta_min"), "eta_min", fmt::format("must be <= eta_max = {}", fc.eta_max));
+      l.bad(l.require("eta_max"), "eta_max", fmt::format("must be >= eta_min = {}", fc.eta_min));
+    }
+    fc.eta_initial = l.number("eta_initial", fc.eta_max, between(fc.eta_min, fc.eta_max));
+    linear.krylov.rel_tol = fc.eta_initial;
+  }
   Section p = l.sub("preconditioner", false);
   p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "isai_view", "sweeps"});
-  const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "ilu0", "isai", "none"});
+  const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "jacobi", "ilu0", "isai", "none"});
+  // Point Jacobi is block-Jacobi on 1x1 blocks (the scalar diagonal), with no choice to make.
   linear.preconditioner = type == "none"   ? PreconditionerType::none
                           : type == "ilu0" ? PreconditionerType::ilu0
                           : type == "isai" ? PreconditionerType::isai
@@ -751,6 +785,7 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
                                               : BlockFactorization::gauss_jordan;
     bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
   }
+  if (type == "jacobi") linear.preconditioner_options.block_jacobi.max_block_size = 1;
   if (type == "ilu0") {
     auto& ilu = linear.preconditioner_options.ilu0;
     ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai

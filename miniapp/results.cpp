@@ -1,4 +1,4 @@
-// HDF5 result writer (temporary file + rename) and reader, layout version 1 (results.hpp).
+// HDF5 result writer (temporary file + rename) and reader, layout version 2 (results.hpp).
 #include "miniapp/results.hpp"
 
 #include "miniapp/version.hpp"
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,22 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 const char* const step_fields[] = {"time", "dt", "newton_iterations", "linear_iterations", "cuts",
                                    "cnv_water", "cnv_oil", "mb_water", "mb_oil", "water_in_place", "oil_in_place"};
 const char* const step_units[] = {"day", "day", "1", "1", "1", "1", "1", "1", "1", "surface m3", "surface m3"};
+// /newton, in NewtonRecord order; every column is dimensionless.
+const char* const newton_fields[] = {"step",    "attempt",          "iteration",        "linear_iterations",
+                                     "forcing", "linear_reduction", "linear_converged", "linear_reason"};
+// /newton/linear_reason codes: the position in this list (names as the enumerators, for the file's
+// `codes` attribute; to_string(SolveReason) gives log phrases).
+constexpr std::pair<SolveReason, const char*> solve_reasons[] = {{SolveReason::converged, "converged"},
+                                                                 {SolveReason::max_iterations, "max_iterations"},
+                                                                 {SolveReason::breakdown, "breakdown"},
+                                                                 {SolveReason::not_finite, "not_finite"}};
+
+double reason_code(SolveReason r)
+{
+  for (std::size_t c = 0; c < std::size(solve_reasons); ++c)
+    if (solve_reasons[c].first == r) return double(c);
+  return -1.0;
+}
 
 std::string utc_now()
 {
@@ -124,6 +141,19 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
     set_units(step_series_.back().id(), step_units[k]);
   }
 
+  newton_ = h5::create_group(f, "newton");
+  for (const char* name : newton_fields) {
+    newton_series_.emplace_back(newton_, name, 1);
+    set_units(newton_series_.back().id(), "1");
+  }
+  {
+    // The file explains its own numbers.
+    std::string codes;
+    for (std::size_t c = 0; c < std::size(solve_reasons); ++c)
+      codes += fmt::format("{}{} {}", c ? ", " : "", c, solve_reasons[c].second);
+    h5::write_attribute(newton_series_.back().id(), "codes", codes);
+  }
+
   wells_ = h5::create_group(f, "wells");
   std::vector<std::string> names, types, controls;
   for (const auto& w : model.wells()) {
@@ -181,6 +211,16 @@ void ResultsWriter::write_step(const StepRecord& s)
   w_at_bhp_.append(at);
 }
 
+void ResultsWriter::write_newton(const NewtonRecord& n)
+{
+  const double values[] = {double(n.step),      double(n.attempt),  double(n.iteration),
+                           double(n.linear_iterations), n.forcing, n.linear_reduction,
+                           n.linear_converged ? 1.0 : 0.0, reason_code(n.linear_reason)};
+  static_assert(std::size(values) == std::size(newton_fields));
+  for (std::size_t k = 0; k < newton_series_.size(); ++k)
+    newton_series_[k].append(std::span<const double>(&values[k], 1));
+}
+
 void ResultsWriter::commit(const RunStatistics& st)
 {
   {
@@ -193,12 +233,21 @@ void ResultsWriter::commit(const RunStatistics& st)
     h5::write_attribute(g, "assembly_seconds", st.assembly_seconds);
     h5::write_attribute(g, "linear_setup_seconds", st.linear_setup_seconds);
     h5::write_attribute(g, "linear_solve_seconds", st.linear_solve_seconds);
+    h5::write_attribute(g, "max_linear_iterations", std::int64_t(st.max_linear_iterations));
+    h5::write_attribute(g, "spmv_seconds", st.spmv_seconds);
+    h5::write_attribute(g, "precond_apply_seconds", st.precond_apply_seconds);
+    h5::write_attribute(g, "orthogonalization_seconds", st.orthogonalization_seconds);
+    h5::write_attribute(g, "linear_other_seconds", st.linear_other_seconds);
+    h5::write_attribute(g, "linear_method", st.linear_method);
+    h5::write_attribute(g, "preconditioner", st.preconditioner);
+    h5::write_attribute(g, "forcing", st.forcing);
   }
   // Close every dataset and group before the file, then make the result visible at once.
   rep_time_ = {}, rep_p_ = {}, rep_sw_ = {};
   step_series_.clear();
+  newton_series_.clear();
   w_bhp_ = {}, w_qw_ = {}, w_qo_ = {}, w_at_bhp_ = {};
-  reports_.reset(), steps_.reset(), wells_.reset();
+  reports_.reset(), steps_.reset(), wells_.reset(), newton_.reset();
   file_->close();
   file_.reset();
   std::filesystem::rename(temp_, final_);
@@ -213,9 +262,12 @@ Results read_results(const std::filesystem::path& path)
   if (H5Aexists(f, "layout_version") <= 0)
     throw h5::Error(fmt::format("'{}' is not a blockres result file (no layout_version attribute)", path.string()));
   r.layout_version = h5::read_int_attribute(f, "layout_version");
-  if (r.layout_version != results_layout_version)
-    throw h5::Error(fmt::format("'{}' has result layout version {}, this blockres reads version {}", path.string(),
-                                r.layout_version, results_layout_version));
+  if (r.layout_version < results_oldest_readable_version || r.layout_version > results_layout_version)
+    throw h5::Error(fmt::format("'{}' has result layout version {}, which this blockres does not know (it reads "
+                                "versions {} to {}{})",
+                                path.string(), r.layout_version, results_oldest_readable_version,
+                                results_layout_version,
+                                r.layout_version > results_layout_version ? "; written by a newer blockres?" : ""));
   r.backend = h5::read_string_attribute(f, "backend");
   r.device = h5::read_string_attribute(f, "device");
   r.model = h5::read_string_attribute(f, "model");
@@ -257,6 +309,40 @@ Results read_results(const std::filesystem::path& path)
   r.well_bhp = rows("wells/bhp", nw);
   r.well_water_rate = rows("wells/water_rate", nw);
   r.well_oil_rate = rows("wells/oil_rate", nw);
+  {
+    h5::Id g = h5::open_group(f, "statistics");
+    auto& st = r.statistics;
+    st.steps = int(h5::read_int_attribute(g, "steps"));
+    st.cuts = int(h5::read_int_attribute(g, "cuts"));
+    st.newton_iterations = int(h5::read_int_attribute(g, "newton_iterations"));
+    st.linear_iterations = int(h5::read_int_attribute(g, "linear_iterations"));
+    st.wall_seconds = h5::read_double_attribute(g, "wall_seconds");
+    st.assembly_seconds = h5::read_double_attribute(g, "assembly_seconds");
+    st.linear_setup_seconds = h5::read_double_attribute(g, "linear_setup_seconds");
+    st.linear_solve_seconds = h5::read_double_attribute(g, "linear_solve_seconds");
+    if (r.layout_version >= 2) {
+      st.max_linear_iterations = int(h5::read_int_attribute(g, "max_linear_iterations"));
+      st.spmv_seconds = h5::read_double_attribute(g, "spmv_seconds");
+      st.precond_apply_seconds = h5::read_double_attribute(g, "precond_apply_seconds");
+      st.orthogonalization_seconds = h5::read_double_attribute(g, "orthogonalization_seconds");
+      st.linear_other_seconds = h5::read_double_attribute(g, "linear_other_seconds");
+      st.linear_method = h5::read_string_attribute(g, "linear_method");
+      st.preconditioner = h5::read_string_attribute(g, "preconditioner");
+      st.forcing = h5::read_string_attribute(g, "forcing");
+    }
+  }
+  if (r.layout_version >= 2) {
+    std::vector<double>* columns[] = {&r.newton_step,    &r.newton_attempt,          &r.newton_iteration,
+                                      &r.newton_linear_iterations, &r.newton_forcing, &r.newton_linear_reduction,
+                                      &r.newton_linear_converged,  &r.newton_linear_reason};
+    static_assert(std::size(columns) == std::size(newton_fields));
+    for (std::size_t k = 0; k < std::size(columns); ++k) {
+      *columns[k] = h5::read_doubles(f, std::string("newton/") + newton_fields[k]).values;
+      if (columns[k]->size() != columns[0]->size())
+        throw h5::Error(fmt::format("'{}': dataset 'newton/{}' has {} rows, 'newton/step' {}", path.string(),
+                                    newton_fields[k], columns[k]->size(), columns[0]->size()));
+    }
+  }
   return r;
 }
 

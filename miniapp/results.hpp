@@ -1,6 +1,6 @@
 // Result files: the HDF5 layout written by `blockres run` (atomically) and a reader for it.
 //
-// Layout version 1 (all fields on the full nx*ny*nz grid in natural order, i fastest;
+// Layout version 2 (all fields on the full nx*ny*nz grid in natural order, i fastest;
 // NaN in inactive cells; every dataset carries a `units` attribute):
 //   /                      attrs layout_version, blockres_version, git_commit, backend, device,
 //                          model, created_utc, deck_path, command_line
@@ -16,8 +16,23 @@
 //   /wells                 names[w], type[w], control[w]; bhp[s][w] (bar), water_rate[s][w],
 //                          oil_rate[s][w] (surface m3/day, positive = into the reservoir),
 //                          at_bhp[s][w] (1 when BHP-controlled)
+//   /newton                one row per linear solve (Newton iteration), including those of attempts
+//                          that were cut: step (1-based index of the time step being attempted, as
+//                          in the log), attempt (0 for the first try of the step, +1 per cut),
+//                          iteration (0-based Newton iteration within the attempt),
+//                          linear_iterations, forcing (the relative tolerance eta used),
+//                          linear_reduction (||b - A x|| / ||b - A x0|| at exit), linear_converged
+//                          (0/1), linear_reason (code; attr `codes` lists them: 0 converged,
+//                          1 max_iterations, 2 breakdown, 3 not_finite)
 //   /statistics            attrs steps, cuts, newton_iterations, linear_iterations,
-//                          wall_seconds, assembly_seconds, linear_setup_seconds, linear_solve_seconds
+//                          max_linear_iterations (of one solve), wall_seconds, assembly_seconds,
+//                          linear_setup_seconds, linear_solve_seconds, and its breakdown
+//                          spmv_seconds, precond_apply_seconds, orthogonalization_seconds,
+//                          linear_other_seconds (the rest: vector updates, dot products, host
+//                          logic); linear_method, preconditioner, forcing (strings)
+//
+// Version 2 added /newton and the /statistics attributes from max_linear_iterations on;
+// read_results reads versions 1 and 2 (the additions stay empty for version 1).
 #pragma once
 
 #include "miniapp/config.hpp"
@@ -32,7 +47,8 @@
 
 namespace blockres {
 
-inline constexpr std::int64_t results_layout_version = 1;
+inline constexpr std::int64_t results_layout_version = 2;
+inline constexpr std::int64_t results_oldest_readable_version = 1;
 
 struct Provenance {
   std::string backend, device, command_line;
@@ -46,9 +62,23 @@ struct StepRecord {
   std::vector<physics::WellResult> wells;
 };
 
+// One Newton iteration's linear solve (a row of /newton).
+struct NewtonRecord {
+  int step = 0, attempt = 0, iteration = 0;
+  int linear_iterations = 0;
+  double forcing = 0;           // relative tolerance of the solve
+  double linear_reduction = 0;  // residual / initial_residual at exit
+  bool linear_converged = false;
+  SolveReason linear_reason = SolveReason::max_iterations;
+};
+
 struct RunStatistics {
   int steps = 0, cuts = 0, newton_iterations = 0, linear_iterations = 0;
   double wall_seconds = 0, assembly_seconds = 0, linear_setup_seconds = 0, linear_solve_seconds = 0;
+  int max_linear_iterations = 0;  // of one linear solve
+  // linear_solve_seconds split by KrylovSolver's profile; other = the rest of it.
+  double spmv_seconds = 0, precond_apply_seconds = 0, orthogonalization_seconds = 0, linear_other_seconds = 0;
+  std::string linear_method, preconditioner, forcing;
 };
 
 // Writes <dir>/<name>.h5 through <dir>/<name>.h5.tmp: nothing appears under the final name
@@ -65,6 +95,7 @@ class ResultsWriter {
   // State x: interleaved (p [Pa], S_w) per active cell.
   void write_report(double time, const std::vector<double>& x);
   void write_step(const StepRecord& step);
+  void write_newton(const NewtonRecord& rec);
   void commit(const RunStatistics& stats);
   const std::filesystem::path& final_path() const { return final_; }
 
@@ -72,9 +103,9 @@ class ResultsWriter {
   std::filesystem::path final_, temp_;
   const physics::Grid& grid_;
   std::optional<h5::File> file_;
-  h5::Id reports_, steps_, wells_;
+  h5::Id reports_, steps_, wells_, newton_;
   h5::Series rep_time_, rep_p_, rep_sw_;
-  std::vector<h5::Series> step_series_;
+  std::vector<h5::Series> step_series_, newton_series_;
   h5::Series w_bhp_, w_qw_, w_qo_, w_at_bhp_;
   bool committed_ = false;
 };
@@ -93,9 +124,14 @@ struct Results {
   double initial_water_in_place = 0, initial_oil_in_place = 0;
   std::vector<std::string> well_names;
   std::vector<std::vector<double>> well_bhp, well_water_rate, well_oil_rate;  // [step][well]
+  // /newton, one entry per linear solve (empty for layout version 1).
+  std::vector<double> newton_step, newton_attempt, newton_iteration, newton_linear_iterations, newton_forcing,
+      newton_linear_reduction, newton_linear_converged, newton_linear_reason;
+  RunStatistics statistics;  // /statistics (the version 2 additions stay zero/empty for version 1)
 };
 
-// Throws h5::Error with a clear message for missing, truncated or foreign files.
+// Throws h5::Error with a clear message for missing, truncated or foreign files and for layout
+// versions it does not know (older than results_oldest_readable_version or newer than this build's).
 Results read_results(const std::filesystem::path& path);
 
 }  // namespace blockres

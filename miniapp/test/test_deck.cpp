@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blockres {
@@ -229,7 +231,15 @@ void expect_same(const RunConfig& a, const RunConfig& b)
   EXPECT_EQ(a.linear.krylov.rel_tol, b.linear.krylov.rel_tol);
   EXPECT_EQ(a.linear.krylov.max_iterations, b.linear.krylov.max_iterations);
   EXPECT_EQ(a.linear.krylov.restart, b.linear.krylov.restart);
+  EXPECT_EQ(a.linear.krylov.idr_s, b.linear.krylov.idr_s);
+  EXPECT_EQ(a.linear.krylov.reference, b.linear.krylov.reference);
+  EXPECT_EQ(a.linear.forcing.kind, b.linear.forcing.kind);
+  EXPECT_EQ(a.linear.forcing.eta_min, b.linear.forcing.eta_min);
+  EXPECT_EQ(a.linear.forcing.eta_max, b.linear.forcing.eta_max);
+  EXPECT_EQ(a.linear.forcing.eta_initial, b.linear.forcing.eta_initial);
   EXPECT_EQ(a.linear.preconditioner, b.linear.preconditioner);
+  EXPECT_EQ(a.linear.preconditioner_options.block_jacobi.max_block_size,
+            b.linear.preconditioner_options.block_jacobi.max_block_size);
   EXPECT_EQ(a.output.directory, b.output.directory);
   EXPECT_EQ(a.output.name, b.output.name);
 }
@@ -644,6 +654,165 @@ TEST_F(DeckTest, IsaiPreconditionerAndIdr)
   expect_edit_error("dt_initial = 0.5", lin + "method = \"idr\"\nidr_s = 0", "solver.linear.idr_s", "idr_s");
 }
 
+// Krylov methods: every method name, `restart` for the restarted ones only (like idr_s for IDR),
+// the tolerance reference, and the resolved deck loading to the same configuration.
+TEST_F(DeckTest, KrylovMethods)
+{
+  const std::string lin = "dt_initial = 0.5\n[solver.linear]\n";
+  const std::pair<const char*, KrylovMethod> methods[] = {{"bicgstab", KrylovMethod::bicgstab},
+                                                          {"gmres", KrylovMethod::gmres},
+                                                          {"fgmres", KrylovMethod::fgmres},
+                                                          {"idr", KrylovMethod::idr},
+                                                          {"cg", KrylovMethod::cg}};
+  for (const auto& [name, method] : methods) {
+    SCOPED_TRACE(name);
+    const RunConfig c = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"" + name + "\"")));
+    EXPECT_EQ(c.linear.krylov.method, method);
+    EXPECT_EQ(to_string(c.linear.krylov.method), name);
+    EXPECT_EQ(c.linear.krylov.restart, 30);
+    const toml::table t = toml::parse(c.resolved_toml);
+    const bool restarted = method == KrylovMethod::gmres || method == KrylovMethod::fgmres;
+    // Only the keys that apply get their default in the resolved deck (it must load again).
+    const std::optional<int64_t> restart = t.at_path("solver.linear.restart").value<int64_t>();
+    EXPECT_EQ(restart, restarted ? std::optional<int64_t>(30) : std::nullopt);
+    EXPECT_EQ(t.at_path("solver.linear.tolerance_reference").value<std::string>(), "initial_residual");
+    EXPECT_EQ(load_deck(write(c.resolved_toml, "resolved.toml")).linear.krylov.method, method);
+  }
+  const RunConfig f =
+      load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"fgmres\"\nrestart = 50\n"
+                                                             "tolerance_reference = \"rhs\"")));
+  EXPECT_EQ(f.linear.krylov.restart, 50);
+  EXPECT_EQ(f.linear.krylov.reference, ToleranceReference::rhs);
+  const RunConfig d = load_deck(write(kDeck));
+  EXPECT_EQ(d.linear.krylov.reference, ToleranceReference::initial_residual);
+  EXPECT_EQ(load_deck(write(kDeck), {"solver.linear.tolerance_reference=rhs"}).linear.krylov.reference,
+            ToleranceReference::rhs);
+
+  const std::string k = "solver.linear.";
+  for (const char* m : {"bicgstab", "idr", "cg"}) {
+    SCOPED_TRACE(m);
+    expect_edit_error("dt_initial = 0.5", lin + "method = \"" + m + "\"\nrestart = 20", k + "restart", "restart");
+    EXPECT_NE(error_of(edit(kDeck, "dt_initial = 0.5", lin + "method = \"" + m + "\"\nrestart = 20"))
+                  .find("only applies to method = \"gmres\" or \"fgmres\""),
+              std::string::npos);
+  }
+  expect_edit_error("dt_initial = 0.5", lin + "restart = 20", k + "restart", "restart");  // default bicgstab
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"fgmres\"\nidr_s = 2", k + "idr_s", "idr_s");
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"gmres\"\nrestart = 0", k + "restart", "restart");
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"minres\"", k + "method", "method");
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"CG\"", k + "method", "method");
+  expect_edit_error("dt_initial = 0.5", lin + "tolerance_reference = \"b\"", k + "tolerance_reference",
+                    "tolerance_reference");
+  expect_edit_error("dt_initial = 0.5", lin + "tolerance_reference = 1", k + "tolerance_reference",
+                    "tolerance_reference");
+  // Switching the method from the command line away from a deck's restart names the deck's line.
+  const std::string gm = edit(kDeck, "dt_initial = 0.5", lin + "method = \"gmres\"\nrestart = 40");
+  expect_error(gm, k + "restart", line_of(gm, "restart"), {"solver.linear.method=cg"});
+}
+
+// Forcing terms: fixed (tolerance) by default; Eisenstat–Walker with eta_min, eta_max and
+// eta_initial; keys of the other forcing and an inverted range are errors naming the key.
+TEST_F(DeckTest, ForcingTerms)
+{
+  const std::string lin = "dt_initial = 0.5\n[solver.linear]\n";
+  const RunConfig d = load_deck(write(kDeck));
+  EXPECT_EQ(d.linear.forcing.kind, ForcingKind::fixed);
+  EXPECT_EQ(d.linear.krylov.rel_tol, 1e-4);
+  {
+    const toml::table t = toml::parse(d.resolved_toml);
+    EXPECT_EQ(t.at_path("solver.linear.forcing").value<std::string>(), "fixed");
+    EXPECT_EQ(t.at_path("solver.linear.tolerance").value<double>(), 1e-4);
+    EXPECT_FALSE(t.at_path("solver.linear.eta_min"));
+  }
+
+  const RunConfig e = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "forcing = \"eisenstat_walker\"")));
+  EXPECT_EQ(e.linear.forcing.kind, ForcingKind::eisenstat_walker);
+  EXPECT_EQ(e.linear.forcing.eta_min, 1e-6);
+  EXPECT_EQ(e.linear.forcing.eta_max, 0.1);
+  EXPECT_EQ(e.linear.forcing.eta_initial, 0.1);  // defaults to eta_max
+  {
+    const toml::table t = toml::parse(e.resolved_toml);
+    EXPECT_EQ(t.at_path("solver.linear.forcing").value<std::string>(), "eisenstat_walker");
+    EXPECT_EQ(t.at_path("solver.linear.eta_min").value<double>(), 1e-6);
+    EXPECT_EQ(t.at_path("solver.linear.eta_max").value<double>(), 0.1);
+    EXPECT_EQ(t.at_path("solver.linear.eta_initial").value<double>(), 0.1);
+    EXPECT_FALSE(t.at_path("solver.linear.tolerance"));  // it would not load again
+    const RunConfig r = load_deck(write(e.resolved_toml, "resolved.toml"));
+    EXPECT_EQ(r.linear.forcing.kind, ForcingKind::eisenstat_walker);
+    EXPECT_EQ(r.linear.forcing.eta_initial, 0.1);
+  }
+  const RunConfig g = load_deck(write(edit(kDeck, "dt_initial = 0.5",
+                                           lin + "forcing = \"eisenstat_walker\"\neta_min = 1e-5\neta_max = 0.5\n"
+                                                 "eta_initial = 0.2")));
+  EXPECT_EQ(g.linear.forcing.eta_min, 1e-5);
+  EXPECT_EQ(g.linear.forcing.eta_max, 0.5);
+  EXPECT_EQ(g.linear.forcing.eta_initial, 0.2);
+  const RunConfig h = load_deck(write(kDeck), {"solver.linear.forcing=eisenstat_walker", "solver.linear.eta_max=0.3"});
+  EXPECT_EQ(h.linear.forcing.eta_max, 0.3);
+  EXPECT_EQ(h.linear.forcing.eta_initial, 0.3);
+  const RunConfig same = load_deck(write(edit(kDeck, "dt_initial = 0.5",
+                                              lin + "forcing = \"eisenstat_walker\"\neta_min = 0.01\neta_max = 0.01")));
+  EXPECT_EQ(same.linear.forcing.eta_initial, 0.01);  // eta_min == eta_max: a fixed term by another name
+
+  const std::string k = "solver.linear.";
+  const std::string ew = lin + "forcing = \"eisenstat_walker\"\n";
+  expect_edit_error("dt_initial = 0.5", lin + "forcing = \"ew\"", k + "forcing", "forcing");
+  expect_edit_error("dt_initial = 0.5", ew + "tolerance = 1e-3", k + "tolerance", "tolerance");
+  EXPECT_NE(error_of(edit(kDeck, "dt_initial = 0.5", ew + "tolerance = 1e-3"))
+                .find("only applies to forcing = \"fixed\""),
+            std::string::npos);
+  for (const char* key : {"eta_min", "eta_max", "eta_initial"}) {
+    SCOPED_TRACE(key);
+    expect_edit_error("dt_initial = 0.5", lin + key + " = 0.01", k + key, key);  // fixed forcing (the default)
+    expect_edit_error("dt_initial = 0.5", lin + "forcing = \"fixed\"\n" + key + " = 0.01", k + key, key);
+    EXPECT_NE(error_of(edit(kDeck, "dt_initial = 0.5", lin + key + " = 0.01"))
+                  .find("only applies to forcing = \"eisenstat_walker\""),
+              std::string::npos);
+  }
+  // eta_min > eta_max: the key the user wrote is blamed.
+  expect_edit_error("dt_initial = 0.5", ew + "eta_min = 0.5\neta_max = 0.1", k + "eta_min", "eta_min");
+  expect_edit_error("dt_initial = 0.5", ew + "eta_min = 0.5", k + "eta_min", "eta_min");  // > default eta_max
+  expect_edit_error("dt_initial = 0.5", ew + "eta_max = 1e-7", k + "eta_max", "eta_max");  // < default eta_min
+  EXPECT_NE(error_of(edit(kDeck, "dt_initial = 0.5", ew + "eta_min = 0.5\neta_max = 0.1")).find("must be <= eta_max"),
+            std::string::npos);
+  expect_edit_error("dt_initial = 0.5", ew + "eta_min = 0", k + "eta_min", "eta_min");
+  expect_edit_error("dt_initial = 0.5", ew + "eta_max = 1.0", k + "eta_max", "eta_max");
+  expect_edit_error("dt_initial = 0.5", ew + "eta_max = \"big\"", k + "eta_max", "eta_max");
+  expect_edit_error("dt_initial = 0.5", ew + "eta_initial = 0.5", k + "eta_initial", "eta_initial");  // > eta_max
+  expect_edit_error("dt_initial = 0.5", ew + "eta_min = 1e-3\neta_initial = 1e-4", k + "eta_initial",
+                    "eta_initial");
+  // Switching to Eisenstat–Walker from the command line on a deck that sets a tolerance.
+  const std::string tol = edit(kDeck, "dt_initial = 0.5", lin + "tolerance = 1e-6");
+  expect_error(tol, k + "tolerance", line_of(tol, "tolerance"), {"solver.linear.forcing=eisenstat_walker"});
+  EXPECT_EQ(error_of(kDeck, {"solver.linear.forcing=eisenstat_walker", "solver.linear.eta_min=0.5"}),
+            "--set solver.linear.eta_min=0.5: solver.linear.eta_min: must be <= eta_max = 0.1 (got 0.5)");
+}
+
+// Point Jacobi: block-Jacobi on 1x1 blocks, with no block-Jacobi keys to set.
+TEST_F(DeckTest, JacobiPreconditioner)
+{
+  const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
+  const RunConfig c = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"jacobi\"")));
+  EXPECT_EQ(c.linear.preconditioner, PreconditionerType::block_jacobi);
+  EXPECT_EQ(c.linear.preconditioner_options.block_jacobi.max_block_size, 1);
+  const toml::table t = toml::parse(c.resolved_toml);
+  EXPECT_EQ(t.at_path("solver.linear.preconditioner.type").value<std::string>(), "jacobi");
+  EXPECT_FALSE(t.at_path("solver.linear.preconditioner.max_block_size"));
+  const RunConfig r = load_deck(write(c.resolved_toml, "resolved.toml"));
+  EXPECT_EQ(r.linear.preconditioner_options.block_jacobi.max_block_size, 1);
+  EXPECT_EQ(load_deck(write(kDeck), {"solver.linear.preconditioner.type=jacobi"})
+                .linear.preconditioner_options.block_jacobi.max_block_size,
+            1);
+
+  const std::string k = "solver.linear.preconditioner.";
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"jacobi\"\nmax_block_size = 1", k + "max_block_size",
+                    "max_block_size");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"jacobi\"\nfactorization = \"lu\"", k + "factorization",
+                    "factorization");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"jacobi\"\ntrisolve = \"isai\"", k + "trisolve", "trisolve");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"point_jacobi\"", k + "type", "type = \"point");
+}
+
 TEST_F(DeckTest, LognormalCellOutOfRange)
 {
   // exp(0.5 + 0.1 g) > 1 in every cell: the first cell is named.
@@ -750,9 +919,9 @@ TEST_F(DeckTest, OverrideErrors)
   EXPECT_EQ(set_error("foo.bar=1").rfind("--set foo.bar=1: foo: unknown key", 0), 0u) << set_error("foo.bar=1");
   EXPECT_EQ(set_error("wells.INJ.rat=1").rfind("--set wells.INJ.rat=1: wells[0].rat (well 'INJ'): unknown key", 0),
             0u);
-  EXPECT_EQ(set_error("solver.linear.method=cg"),
-            "--set solver.linear.method=cg: solver.linear.method: must be one of \"bicgstab\", \"gmres\", \"idr\" "
-            "(got 'cg')");
+  EXPECT_EQ(set_error("solver.linear.method=minres"),
+            "--set solver.linear.method=minres: solver.linear.method: must be one of \"bicgstab\", \"gmres\", "
+            "\"fgmres\", \"idr\", \"cg\" (got 'minres')");
   EXPECT_EQ(set_error("fluid.relperm=5"), "--set fluid.relperm=5: fluid.relperm: must be a table (got 5)");
   // A consistent deck made inconsistent by --set: reported at the deck's line that no longer fits.
   const std::string dx_at = ":" + std::to_string(line_of(kDeck, "dx =")) + ":6: grid.dx: must have nx = 3 values";

@@ -1,6 +1,7 @@
-// Result files: round trip through the writer and reader, atomic commit (nothing under the
-// final name before commit, no temporary left after an abandoned run), clear errors for
-// missing, foreign and truncated files.
+// Result files: round trip through the writer and reader (fields, steps, wells, /newton and
+// /statistics), atomic commit (nothing under the final name before commit, no temporary left
+// after an abandoned run), clear errors for missing, foreign and truncated files and for
+// unknown layout versions; version 1 files stay readable.
 #include "miniapp/results.hpp"
 #include "physics/test/model_fixture.hpp"
 
@@ -53,9 +54,18 @@ TEST(Results, RoundTripAndAtomicCommit)
     st.wells = {{250e5, 100.0 / 86400, 0.0, false}, {150e5, -40.0 / 86400, -60.0 / 86400, true}, {190e5, 0, -1.0 / 86400, true}};
     w.write_step(st);
     w.write_report(st.time, x1);
+    w.write_newton({1, 0, 0, 10, 0.1, 0.08, true, SolveReason::converged});
+    w.write_newton({1, 0, 1, 7, 0.05, 0.04, true, SolveReason::converged});
+    w.write_newton({1, 1, 0, 500, 1e-4, 0.5, false, SolveReason::max_iterations});
     EXPECT_FALSE(std::filesystem::exists(path)) << "the final file must not exist before commit";
     EXPECT_TRUE(std::filesystem::exists(path.string() + ".tmp"));
-    w.commit({1, 0, 3, 17, 0.5, 0.1, 0.1, 0.2});
+    RunStatistics st1;
+    st1.steps = 1, st1.newton_iterations = 3, st1.linear_iterations = 517, st1.max_linear_iterations = 500;
+    st1.wall_seconds = 0.5, st1.assembly_seconds = 0.1, st1.linear_setup_seconds = 0.1, st1.linear_solve_seconds = 0.2;
+    st1.spmv_seconds = 0.05, st1.precond_apply_seconds = 0.04, st1.orthogonalization_seconds = 0.03;
+    st1.linear_other_seconds = 0.08;
+    st1.linear_method = "fgmres", st1.preconditioner = "block_jacobi(lu, scalar)", st1.forcing = "eisenstat_walker";
+    w.commit(st1);
   }
   ASSERT_TRUE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
@@ -88,6 +98,92 @@ TEST(Results, RoundTripAndAtomicCommit)
   EXPECT_DOUBLE_EQ(r.well_bhp[0][0], 250.0);
   EXPECT_DOUBLE_EQ(r.well_water_rate[0][0], 100.0);
   EXPECT_DOUBLE_EQ(r.well_oil_rate[0][1], -60.0);
+
+  EXPECT_EQ(r.newton_step, (std::vector<double>{1, 1, 1}));
+  EXPECT_EQ(r.newton_attempt, (std::vector<double>{0, 0, 1}));
+  EXPECT_EQ(r.newton_iteration, (std::vector<double>{0, 1, 0}));
+  EXPECT_EQ(r.newton_linear_iterations, (std::vector<double>{10, 7, 500}));
+  EXPECT_EQ(r.newton_forcing, (std::vector<double>{0.1, 0.05, 1e-4}));
+  EXPECT_EQ(r.newton_linear_reduction, (std::vector<double>{0.08, 0.04, 0.5}));
+  EXPECT_EQ(r.newton_linear_converged, (std::vector<double>{1, 1, 0}));
+  EXPECT_EQ(r.newton_linear_reason, (std::vector<double>{0, 0, 1}));  // max_iterations is code 1
+  const RunStatistics& st = r.statistics;
+  EXPECT_EQ(st.steps, 1);
+  EXPECT_EQ(st.newton_iterations, 3);
+  EXPECT_EQ(st.linear_iterations, 517);
+  EXPECT_EQ(st.max_linear_iterations, 500);
+  EXPECT_EQ(st.linear_solve_seconds, 0.2);
+  EXPECT_EQ(st.spmv_seconds, 0.05);
+  EXPECT_EQ(st.precond_apply_seconds, 0.04);
+  EXPECT_EQ(st.orthogonalization_seconds, 0.03);
+  EXPECT_EQ(st.linear_other_seconds, 0.08);
+  EXPECT_EQ(st.linear_method, "fgmres");
+  EXPECT_EQ(st.preconditioner, "block_jacobi(lu, scalar)");
+  EXPECT_EQ(st.forcing, "eisenstat_walker");
+
+  // Every /newton dataset says its units, and the reason codes are spelled out in the file.
+  const h5::File file = h5::File::open_read(path);
+  for (const char* name : {"step", "attempt", "iteration", "linear_iterations", "forcing", "linear_reduction",
+                           "linear_converged", "linear_reason"}) {
+    h5::Id ds(H5Dopen2(file.id(), (std::string("newton/") + name).c_str(), H5P_DEFAULT));
+    ASSERT_GE(ds.get(), 0) << name;
+    EXPECT_EQ(h5::read_string_attribute(ds, "units"), "1") << name;
+  }
+  h5::Id reason(H5Dopen2(file.id(), "newton/linear_reason", H5P_DEFAULT));
+  EXPECT_EQ(h5::read_string_attribute(reason, "codes"), "0 converged, 1 max_iterations, 2 breakdown, 3 not_finite");
+}
+
+namespace {
+
+// Rewrites the layout_version attribute of a result file in place.
+void set_layout_version(const std::filesystem::path& p, std::int64_t v)
+{
+  h5::Id f(H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  ASSERT_GE(f.get(), 0);
+  ASSERT_GE(H5Adelete(f, "layout_version"), 0);
+  h5::write_attribute(f, "layout_version", v);
+}
+
+}  // namespace
+
+// Version 1 files (before /newton) are still read, without the version 2 additions; versions
+// this build does not know are rejected with a message that names the version.
+TEST(Results, LayoutVersions)
+{
+  Fixture f;
+  const auto dir = tmpdir();
+  const auto path = dir / "versions.h5";
+  {
+    ResultsWriter w(path, f.cfg, {"cpu", "d", "c"}, f.grid, f.model, {1, 1});
+    w.write_report(0.0, test::random_state(f.model.num_cells()));
+    w.write_newton({1, 0, 0, 4, 0.1, 0.05, true, SolveReason::converged});
+    RunStatistics st;
+    st.newton_iterations = 1, st.linear_iterations = 4, st.linear_method = "gmres";
+    w.commit(st);
+  }
+  const Results v2 = read_results(path);
+  EXPECT_EQ(v2.layout_version, 2);
+  EXPECT_EQ(v2.newton_linear_iterations, (std::vector<double>{4}));
+  EXPECT_EQ(v2.statistics.linear_method, "gmres");
+
+  set_layout_version(path, 1);
+  const Results v1 = read_results(path);
+  EXPECT_EQ(v1.layout_version, 1);
+  EXPECT_TRUE(v1.newton_step.empty());
+  EXPECT_EQ(v1.statistics.linear_iterations, 4);
+  EXPECT_EQ(v1.statistics.linear_method, "");
+
+  for (const std::int64_t bad : {std::int64_t(0), results_layout_version + 1}) {
+    set_layout_version(path, bad);
+    try {
+      read_results(path);
+      ADD_FAILURE() << "no error for layout version " << bad;
+    } catch (const h5::Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("layout version " + std::to_string(bad)), std::string::npos) << msg;
+      EXPECT_NE(msg.find("does not know"), std::string::npos) << msg;
+    }
+  }
 }
 
 TEST(Results, AbandonedWriterLeavesNothing)
