@@ -71,4 +71,34 @@ struct IsaiBenchOptions {
 // result verified).
 int run_isai_bench(const IsaiBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
+struct SolverBenchOptions {
+  std::vector<int> block_sizes{1, 2, 4, 8, 16};  // 7-point stencil matrices, one per block size
+  int side = 100;                                // stencil grid side (100^3 = 1M cells)
+  // cg, bicgstab, gmres (GMRES(30)), fgmres (FGMRES(30)), idr (IDR(4)).
+  std::vector<std::string> methods{"cg", "bicgstab", "gmres", "fgmres", "idr"};
+  // Time-to-solution section: none, jacobi (point), block_jacobi (natural blocks), ilu0 (exact
+  // triangular solves), ilu0_isai (ILU(0) + ISAI(1), block view), isai (general ISAI(1), block view).
+  std::vector<std::string> preconditioners{"none", "jacobi", "block_jacobi", "ilu0", "ilu0_isai", "isai"};
+  std::vector<std::string> jacobians;  // HDF5 files written by `blockres run --write-jacobian`
+  double rel_tol = 1e-6;               // time-to-solution section
+  int max_iterations = 1000;           // time-to-solution section
+  // Iteration-cost section: matrix-vector products per fixed-iteration solve (a multiple of 30, so
+  // GMRES(30) ends a restart cycle and IDR(4) a cycle of s + 1 = 5); BiCGSTAB does iterations / 2.
+  int iterations = 60;
+  bool iteration_section = true;
+  bool solve_section = true;
+  int reps = 5;
+  int warmup = 1;
+  std::string json_path = "bench_solver.json";
+  std::string command_line;
+};
+
+// Krylov solvers on 3D 7-point block stencils and simulator Jacobians (bench_solver.cpp). Two
+// sections: iteration cost (fixed-iteration unpreconditioned solves: time per iteration against the
+// bytes an iteration must move at the device-to-device copy bandwidth of the same run, and the phase
+// split of a profiled solve) and time to solution of every method with every preconditioner.
+// Returns the process exit code (0 when every result verified; a solve that does not converge is a
+// result, not a failure).
+int run_solver_bench(const SolverBenchOptions& opt, const std::function<void(const std::string&)>& log);
+
 }  // namespace blockres

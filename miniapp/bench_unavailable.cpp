@@ -20,4 +20,9 @@ int run_isai_bench(const IsaiBenchOptions&, const std::function<void(const std::
   throw std::runtime_error("bench isai needs the CUDA backend, and this blockres was built without CUDA");
 }
 
+int run_solver_bench(const SolverBenchOptions&, const std::function<void(const std::string&)>&)
+{
+  throw std::runtime_error("bench solver needs the CUDA backend, and this blockres was built without CUDA");
+}
+
 }  // namespace blockres

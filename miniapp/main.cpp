@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -173,6 +174,65 @@ int main(int argc, char** argv)
   isai->add_option("--jacobian", bi.jacobians, "Jacobian file from 'blockres run --write-jacobian' (repeatable)")
       ->check(CLI::ExistingFile);
 
+  blockres::SolverBenchOptions bsv;
+  auto* solver = bench->add_subcommand(
+      "solver",
+      "CG, BiCGSTAB, GMRES(30), FGMRES(30) and IDR(4) on 7-point block stencils (1M cells) and simulator Jacobians: "
+      "cost per iteration against the bytes it moves at the copy bandwidth, phase split, and time to solution with "
+      "each preconditioner (none, jacobi, block_jacobi, ilu0, ilu0+isai(1), isai(1))");
+  solver->add_option("--json", bsv.json_path, "report file (JSON)")->capture_default_str();
+  solver->add_option("--bs", bsv.block_sizes, "block sizes of the 7-point stencil matrices (1..32; default 1,2,4,8,16)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 32));
+  auto* side = solver->add_option("--side", bsv.side, "stencil grid side: side^3 cells")
+                   ->check(CLI::Range(4, 500))
+                   ->capture_default_str();
+  long long solver_cells = 0;
+  solver->add_option("--cells", solver_cells, "stencil cells instead of --side (side = the cube root, rounded up)")
+      ->check(CLI::Range(64LL, 500LL * 500 * 500))
+      ->excludes(side);
+  solver
+      ->add_option("--methods", bsv.methods, "Krylov methods (cg, bicgstab, gmres, fgmres, idr; default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"cg", "bicgstab", "gmres", "fgmres", "idr"}));
+  solver
+      ->add_option("--preconditioners", bsv.preconditioners,
+                   "time-to-solution preconditioners (none, jacobi, block_jacobi, ilu0, ilu0_isai, isai; default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"none", "jacobi", "block_jacobi", "ilu0", "ilu0_isai", "isai"}));
+  solver->add_option("--tol", bsv.rel_tol, "relative residual of the time-to-solution solves")
+      ->check(CLI::Range(1e-14, 0.5))
+      ->capture_default_str();
+  solver->add_option("--max-iterations", bsv.max_iterations, "iteration limit of the time-to-solution solves")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  // GMRES(30) must end on a full restart cycle and IDR(4) on a full cycle of s + 1 = 5 iterations.
+  const CLI::Validator multiple_of_30(
+      [](std::string& v) {
+        char* end = nullptr;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        return *end == '\0' && n % 30 == 0 ? std::string() : "must be a multiple of 30, got " + v;
+      },
+      "MULTIPLE OF 30");
+  solver
+      ->add_option("--iterations", bsv.iterations,
+                   "iterations of the fixed-iteration solves of the iteration-cost section (a multiple of 30; "
+                   "BiCGSTAB does half as many, two products each)")
+      ->check(CLI::Range(30, 30000))
+      ->check(multiple_of_30)
+      ->capture_default_str();
+  bool solver_no_solve = false, solver_no_iteration = false;
+  solver->add_flag("--no-solve,--only-iteration", solver_no_solve, "skip the time-to-solution section");
+  solver->add_flag("--no-iteration", solver_no_iteration, "skip the iteration-cost section");
+  solver->add_option("--reps", bsv.reps, "timed fixed-iteration solves (median reported)")
+      ->check(CLI::Range(3, 100000))
+      ->capture_default_str();
+  solver->add_option("--warmup", bsv.warmup, "untimed solves first (at least 1: workspace allocation)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  solver->add_option("--jacobian", bsv.jacobians, "Jacobian file from 'blockres run --write-jacobian' (repeatable)")
+      ->check(CLI::ExistingFile);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -213,6 +273,17 @@ int main(int argc, char** argv)
       bi.command_line = command_line;
       bi.solve_section = !isai_no_solve;
       return blockres::run_isai_bench(bi, log_line);
+    }
+    if (solver->parsed()) {
+      bsv.command_line = command_line;
+      if (solver_cells > 0) {
+        bsv.side = 1;
+        while (static_cast<long long>(bsv.side) * bsv.side * bsv.side < solver_cells) ++bsv.side;
+      }
+      if (solver_no_solve && solver_no_iteration) fail("--no-solve and --no-iteration leave nothing to run");
+      bsv.solve_section = !solver_no_solve;
+      bsv.iteration_section = !solver_no_iteration;
+      return blockres::run_solver_bench(bsv, log_line);
     }
   } catch (const blockres::InputError& e) {
     fail(e.what());

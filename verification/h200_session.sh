@@ -3,10 +3,11 @@
 # `gpu` label included) and time the shipped decks on both backends. Logs go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
 #   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
-# Usage there: verification/h200_session.sh [tests|decks|all|bench|isai]   (default: all; bench and
-# isai are not part of all. bench: `bench batched` over every size plus its block-Jacobi section on
-# the Jacobians of both shipped quarter five-spot decks, ~2.5 min. isai: `bench isai` on the 7-point
-# stencils bs 1/2/4/8 and the same Jacobians.)
+# Usage there: verification/h200_session.sh [tests|decks|all|bench|isai|solver]   (default: all; bench,
+# isai and solver are not part of all. bench: `bench batched` over every size plus its block-Jacobi
+# section on the Jacobians of both shipped quarter five-spot decks, ~2.5 min. isai: `bench isai` on the
+# 7-point stencils bs 1/2/4/8 and the same Jacobians. solver: `bench solver` on the 1M-cell 7-point
+# stencils bs 1/2/4/8/16 and the same Jacobians, < ~5 min, up to ~90 GB of device memory at bs 16.)
 set -uo pipefail
 OUT=${OUT:-/tmp/blockres-out}
 mkdir -p "$OUT"
@@ -39,7 +40,7 @@ if [[ $what == all || $what == decks ]]; then
   done
 fi
 
-if [[ $what == bench || $what == isai ]]; then
+if [[ $what == bench || $what == isai || $what == solver ]]; then
   jac=/tmp/blockres-jacobians
   mkdir -p $jac
   args=()
@@ -51,8 +52,15 @@ if [[ $what == bench || $what == isai ]]; then
   if [[ $what == bench ]]; then
     $B/miniapp/blockres bench batched "${args[@]}" --json "$OUT/bench_batched.json" > "$OUT/bench_batched.txt" 2>&1
     echo "bench batched: exit $?"
-  else
+  elif [[ $what == isai ]]; then
     $B/miniapp/blockres bench isai "${args[@]}" --json "$OUT/bench_isai.json" > "$OUT/bench_isai.txt" 2>&1
     echo "bench isai: exit $?"
+  else
+    # Progress lines go to the text file as they come, and the JSON is rewritten after every matrix, so a
+    # run cut short by the time limit still leaves what it finished.
+    $B/miniapp/blockres bench solver "${args[@]}" --json "$OUT/bench_solver.json" > "$OUT/bench_solver.txt" 2>&1
+    echo "bench solver: exit $?"
+    grep -A2 "^acceptance" "$OUT/bench_solver.txt"
+    tail -1 "$OUT/bench_solver.txt"
   fi
 fi
