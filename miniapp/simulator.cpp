@@ -198,6 +198,12 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   double t = 0.0, dt = std::min(sc.dt_initial, sc.dt_max);
   std::size_t next_report = 0;
   int step_cuts = 0;
+  // Cuts since the last step that needed (and survived) a Newton iteration. Steps short enough to
+  // start converged pass without one, so a solver that fails every linear solve (e.g. CG on the
+  // nonsymmetric Jacobian) would otherwise alternate cut / zero-iteration step / growth forever
+  // without ever reaching dt_min: a livelock that advances t by nothing.
+  int cuts_without_progress = 0;
+  constexpr int max_cuts_without_progress = 20;
   double eta_lo = std::numeric_limits<double>::infinity(), eta_hi = 0.0;  // forcing terms used
 
   while (next_report < sc.report_times.size()) {
@@ -226,10 +232,15 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
       if (dt_new < sc.dt_min)
         throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d at t = {:.6g} d: {}",
                                           sc.dt_min / units::day, t / units::day, nr.failure));
+      if (++cuts_without_progress > max_cuts_without_progress)
+        throw SimulationError(fmt::format("no progress at t = {:.6g} d: {} time-step cuts without a step that needed a "
+                                          "Newton iteration; last failure: {}",
+                                          t / units::day, max_cuts_without_progress + 1, nr.failure));
       dt = dt_new;
       continue;
     }
 
+    if (nr.iterations > 0) cuts_without_progress = 0;
     t = hits_report ? t_report : t + dt_try;
     copy(x, x0);
     ++stats.steps;
