@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -49,6 +51,53 @@ BsrPattern stencil_pattern(int n, int points)
       }
   return p;
 }
+
+namespace {
+constexpr std::uint64_t value_seed = 2026;      // the nonsymmetric values
+constexpr std::uint64_t symmetric_seed = 2027;  // the symmetric variant's
+constexpr double convection = 0.5;              // x-direction coupling -(1 +- convection): nonsymmetric
+}  // namespace
+
+// Block values of the 7-point stencil matrices of bench isai and bench solver (their matrix_text):
+// symmetric = false gives the nonsymmetric convection-diffusion-like matrix; true the symmetric variant,
+// whose random parts are drawn per unordered pair of cells {r, c} (entry (a, b) of block (r, c) is entry
+// (b, a) of block (c, r)) and, in the diagonal block, per unordered pair of entries, so no block has to
+// look up its transpose.
+std::vector<double> stencil_values(const BsrPattern& p, int bs, bool symmetric)
+{
+  const size64_t bb = size64_t(bs) * bs;
+  std::vector<double> v(static_cast<std::size_t>(p.nnzb() * bb));
+  const double d = 6.0 * (1.0 + 0.05 * bs) + 0.1 * bs + 0.05;
+#pragma omp parallel for schedule(static)
+  for (index_t r = 0; r < p.nrows; ++r)
+    for (index_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
+      const index_t c = p.col_ind[q];
+      double* blk = v.data() + size64_t(q) * bb;
+      const std::uint64_t pair =
+          mix(symmetric_seed ^ (std::uint64_t(std::min(r, c)) << 32 | std::uint64_t(std::max(r, c))));
+      for (size64_t e = 0; e < bb; ++e) {
+        const int a = static_cast<int>(e / bs), b = static_cast<int>(e % bs);
+        double u;
+        if (symmetric) {
+          const bool transposed = c == r ? a > b : r > c;
+          u = unit(pair, static_cast<std::uint64_t>(transposed ? size64_t(b) * bs + a : e));
+        } else {
+          u = unit(value_seed, static_cast<std::uint64_t>(size64_t(q) * bb + e));
+        }
+        if (c == r) {
+          blk[e] = a == b ? d : 0.1 * u;
+        } else {
+          const double coef = symmetric          ? -1.0
+                              : c == r - 1       ? -(1 + convection)
+                              : c == r + 1       ? -(1 - convection)
+                                                 : -1.0;
+          blk[e] = (a == b ? coef : 0.0) + 0.05 * std::abs(coef) * u;
+        }
+      }
+    }
+  return v;
+}
+
 
 int stencil_side(int bs, int points, double gb)
 {

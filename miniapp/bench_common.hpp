@@ -101,6 +101,9 @@ struct TestMatrix {
 // Block pattern of a 7-point (points = 7) or 27-point (points = 27) stencil on an n x n x n grid,
 // cells numbered x fastest; every block row has its diagonal block, columns sorted.
 BsrPattern stencil_pattern(int n, int points);
+// Block values for a stencil_pattern(n, 7): the nonsymmetric convection-diffusion-like matrix of bench isai and
+// bench solver, or (symmetric) its symmetric variant with the same pattern; every row strictly diagonally dominant.
+std::vector<double> stencil_values(const BsrPattern& p, int bs, bool symmetric);
 // Side of the cube whose stencil matrix holds about `gb` GB of block values and column indices
 // (at least 4).
 int stencil_side(int bs, int points, double gb);

@@ -43,9 +43,7 @@ using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
 
-constexpr std::uint64_t value_seed = 2026;
 constexpr std::uint64_t rhs_seed = 4242;
-constexpr double convection = 0.5;      // x-direction coupling -(1 +- convection): nonsymmetric
 constexpr double ilu_tol = 1e-10;       // our factors / solves against cuSPARSE's (normwise relative)
 constexpr double isai_tol = 1e-11;      // GPU ISAI values against the CPU reference (normwise relative)
 constexpr double residual_slack = 10;   // a converged solve fails when its true residual > 10 rel_tol
@@ -87,30 +85,6 @@ constexpr const char* verification_text =
     "preconditioner setup succeeded and the solve met NaN/Inf on a stencil matrix.";
 
 // ---- matrices -----------------------------------------------------------------------------------
-std::vector<double> convection_diffusion_values(const BsrPattern& p, int bs)
-{
-  const size64_t bb = size64_t(bs) * bs;
-  std::vector<double> v(static_cast<std::size_t>(p.nnzb() * bb));
-  const double d = 6.0 * (1.0 + 0.05 * bs) + 0.1 * bs + 0.05;
-#pragma omp parallel for schedule(static)
-  for (index_t r = 0; r < p.nrows; ++r)
-    for (index_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
-      const index_t c = p.col_ind[q];
-      double* blk = v.data() + size64_t(q) * bb;
-      for (size64_t e = 0; e < bb; ++e) {
-        const int a = static_cast<int>(e / bs), b = static_cast<int>(e % bs);
-        const double u = benchutil::unit(value_seed, static_cast<std::uint64_t>(size64_t(q) * bb + e));
-        if (c == r) {
-          blk[e] = a == b ? d : 0.1 * u;
-        } else {
-          const double coef = c == r - 1 ? -(1 + convection) : c == r + 1 ? -(1 - convection) : -1.0;
-          blk[e] = (a == b ? coef : 0.0) + 0.05 * std::abs(coef) * u;
-        }
-      }
-    }
-  return v;
-}
-
 double rel_diff(const std::vector<double>& a, const std::vector<double>& b)
 {
   if (a.size() != b.size()) return INFINITY;
@@ -460,7 +434,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   for (int bs : o.block_sizes) {
     const int side = std::min(o.max_side, benchutil::stencil_side(bs, 7, o.matrix_gb));
     TestMatrix m{fmt::format("stencil7_bs{}", bs), bs, benchutil::stencil_pattern(side, 7), {}};
-    m.values = convection_diffusion_values(m.pattern, bs);
+    m.values = benchutil::stencil_values(m.pattern, bs, false);
     matrices.push_back(std::move(m));
   }
   for (const auto& path : o.jacobians) matrices.push_back(benchutil::read_jacobian(path));

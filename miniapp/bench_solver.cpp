@@ -41,10 +41,7 @@ using benchutil::Timing;
 using benchutil::time_on_stream;
 
 // ---- what is measured (the texts below quote these values) -------------------------------------------
-constexpr std::uint64_t value_seed = 2026;      // bench isai's stencil values
-constexpr std::uint64_t symmetric_seed = 2027;  // the symmetric variant's
 constexpr std::uint64_t rhs_seed = 4242;
-constexpr double convection = 0.5;              // x-direction coupling -(1 +- convection): nonsymmetric
 constexpr int restart = 30;                     // GMRES(30), FGMRES(30)
 constexpr int idr_s = 4;                        // IDR(4)
 constexpr double residual_slack = 1.01;         // a converged solve fails when its true residual > 1.01 rel_tol
@@ -178,45 +175,6 @@ PreconditionerChoice preconditioner_of(const std::string& key)
 }
 
 // ---- matrices ---------------------------------------------------------------------------------------
-// Block values of the stencil matrices (matrix_text). symmetric = false gives bench isai's matrix (same
-// formula, same seed); true the symmetric variant, whose random parts are drawn per unordered pair of cells
-// {r, c} (entry (a, b) of block (r, c) is entry (b, a) of block (c, r)) and, in the diagonal block, per
-// unordered pair of entries, so no block has to look up its transpose.
-std::vector<double> stencil_values(const BsrPattern& p, int bs, bool symmetric)
-{
-  const size64_t bb = size64_t(bs) * bs;
-  std::vector<double> v(static_cast<std::size_t>(p.nnzb() * bb));
-  const double d = 6.0 * (1.0 + 0.05 * bs) + 0.1 * bs + 0.05;
-#pragma omp parallel for schedule(static)
-  for (index_t r = 0; r < p.nrows; ++r)
-    for (index_t q = p.row_ptr[r]; q < p.row_ptr[r + 1]; ++q) {
-      const index_t c = p.col_ind[q];
-      double* blk = v.data() + size64_t(q) * bb;
-      const std::uint64_t pair =
-          benchutil::mix(symmetric_seed ^ (std::uint64_t(std::min(r, c)) << 32 | std::uint64_t(std::max(r, c))));
-      for (size64_t e = 0; e < bb; ++e) {
-        const int a = static_cast<int>(e / bs), b = static_cast<int>(e % bs);
-        double u;
-        if (symmetric) {
-          const bool transposed = c == r ? a > b : r > c;
-          u = benchutil::unit(pair, static_cast<std::uint64_t>(transposed ? size64_t(b) * bs + a : e));
-        } else {
-          u = benchutil::unit(value_seed, static_cast<std::uint64_t>(size64_t(q) * bb + e));
-        }
-        if (c == r) {
-          blk[e] = a == b ? d : 0.1 * u;
-        } else {
-          const double coef = symmetric          ? -1.0
-                              : c == r - 1       ? -(1 + convection)
-                              : c == r + 1       ? -(1 - convection)
-                                                 : -1.0;
-          blk[e] = (a == b ? coef : 0.0) + 0.05 * std::abs(coef) * u;
-        }
-      }
-    }
-  return v;
-}
-
 // Bytes of A read by one SpMV: values, column indices, row pointers.
 double matrix_bytes(const BsrPattern& p, int bs)
 {
@@ -321,10 +279,10 @@ class Problem {
         matrix_bytes_(matrix_bytes(m.pattern, m.bs))
   {
     if (stencil) {
-      A_.values().copy_from_host(stencil_values(m.pattern, m.bs, false));
+      A_.values().copy_from_host(benchutil::stencil_values(m.pattern, m.bs, false));
       if (symmetric_variant) {
         other_ = Array<double>(e, A_.values().size());
-        other_.copy_from_host(stencil_values(m.pattern, m.bs, true));
+        other_.copy_from_host(benchutil::stencil_values(m.pattern, m.bs, true));
       }
     } else {
       A_.values().copy_from_host(m.values);
