@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <vector>
@@ -69,6 +70,25 @@ inline double max_rel_diff(const std::vector<double>& a, const std::vector<doubl
     den = std::max(den, std::abs(b[i]));
   }
   return den > 0 ? num / den : num;
+}
+
+// Two evaluations of the same sum of m products in a different order (or with and without FMA
+// contraction) are each within gamma_m * S_i of the exact value, S_i = sum of |terms| (Higham,
+// Thm 3.1), so they differ by at most 2 gamma_m S_i. Returns the worst |a_i - b_i| in units of that
+// bound (<= 1 when the two agree to rounding); INFINITY on a non-finite entry. A norm-wise relative
+// bound is wrong for such updates: it flakes whenever rounding at |terms| ~ 3 meets a result whose
+// largest entry is ~ 1.
+inline double rounding_units(const std::vector<double>& a, const std::vector<double>& b,
+                             const std::vector<double>& sum_abs_terms, int m)
+{
+  const double u = std::numeric_limits<double>::epsilon() / 2, gamma = m * u / (1 - m * u);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    const double d = std::abs(a[i] - b[i]);
+    if (d > 0) worst = std::max(worst, d / (2 * gamma * sum_abs_terms[i]));
+  }
+  return worst;
 }
 
 }  // namespace blockres::test
