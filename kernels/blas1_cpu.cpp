@@ -1,5 +1,7 @@
-// CPU reference of the vector kernels (OpenMP where the loop is long enough to pay).
+// CPU reference of the vector kernels (OpenMP where the loop is long enough to pay; reductions in
+// a fixed order, independent of the thread count: ordered_sum_cpu.hpp).
 #include "kernels/blas1.hpp"
+#include "kernels/ordered_sum_cpu.hpp"
 
 #include <algorithm>
 
@@ -39,20 +41,15 @@ void axpbypcz(size64_t n, double a, const double* x, double b, const double* y, 
 
 double dot(size64_t n, const double* x, const double* y)
 {
-  double sum = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : sum) if (n > omp_threshold)
-  for (size64_t i = 0; i < n; ++i) sum += x[i] * y[i];
-  return sum;
+  return ordered_sum<1>(n, omp_threshold, [&](size64_t i, double* acc) { acc[0] += x[i] * y[i]; })[0];
 }
 
 void dots(size64_t n, int k, const double* const* xs, const double* y, double* out)
 {
-  double acc[max_fused_vectors] = {};
-#pragma omp parallel for schedule(static) reduction(+ : acc[:k]) if (n > omp_threshold)
-  for (size64_t i = 0; i < n; ++i) {
+  const auto acc = ordered_sum<max_fused_vectors>(n, omp_threshold, [&](size64_t i, double* a) {
     const double yi = y[i];
-    for (int j = 0; j < k; ++j) acc[j] += xs[j][i] * yi;
-  }
+    for (int j = 0; j < k; ++j) a[j] += xs[j][i] * yi;
+  });
   for (int j = 0; j < k; ++j) out[j] = acc[j];
 }
 
@@ -68,44 +65,36 @@ void multi_axpby(size64_t n, int k, const double* a, const double* const* xs, do
 
 double axpby_norm2(size64_t n, double a, const double* x, double b, double* y)
 {
-  double sum = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : sum) if (n > omp_threshold)
-  for (size64_t i = 0; i < n; ++i) {
+  return ordered_sum<1>(n, omp_threshold, [&](size64_t i, double* acc) {
     const double v = a * x[i] + b * y[i];
     y[i] = v;
-    sum += v * v;
-  }
-  return sum;
+    acc[0] += v * v;
+  })[0];
 }
 
 double cg_update(size64_t n, double alpha, const double* p, const double* q, double* x, double* r)
 {
-  double sum = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : sum) if (n > omp_threshold)
-  for (size64_t i = 0; i < n; ++i) {
+  return ordered_sum<1>(n, omp_threshold, [&](size64_t i, double* acc) {
     x[i] += alpha * p[i];
     const double v = r[i] - alpha * q[i];
     r[i] = v;
-    sum += v * v;
-  }
-  return sum;
+    acc[0] += v * v;
+  })[0];
 }
 
 void bicgstab_update(size64_t n, double alpha, const double* ph, double omega, const double* sh, const double* s,
                      const double* t, const double* rh, double* x, double* r, double* out)
 {
-  double rr = 0.0, rhr = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : rr, rhr) if (n > omp_threshold)
-  for (size64_t i = 0; i < n; ++i) {
+  const auto acc = ordered_sum<2>(n, omp_threshold, [&](size64_t i, double* a) {
     const double si = s[i], shi = sh[i];
     x[i] += alpha * ph[i] + omega * shi;
     const double v = si - omega * t[i];
     r[i] = v;
-    rr += v * v;
-    rhr += rh[i] * v;
-  }
-  out[0] = rr;
-  out[1] = rhr;
+    a[0] += v * v;
+    a[1] += rh[i] * v;
+  });
+  out[0] = acc[0];
+  out[1] = acc[1];
 }
 
 void gemv_t(size64_t n, int k, const double* V, const double* w, double* h)

@@ -1,6 +1,8 @@
 // CPU loops of the oil_water model (the reference the CUDA kernels are tested against).
 #include "physics/oil_water_kernels.hpp"
 
+#include "kernels/ordered_sum_cpu.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -28,29 +30,34 @@ void assemble(const OilWaterParams& P, const MeshView& M, const WellsView& W, co
 
 void norm_terms(const OilWaterParams& P, const MeshView& M, const double* x, const double* R, double out[num_norm_terms])
 {
-  double mx0 = 0.0, mx1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : mx0, mx1) reduction(+ : s2, s3, s4, s5, s6) if (M.ncell > omp_min_cells)
-  for (index_t i = 0; i < M.ncell; ++i) {
+  // Sums in a fixed order (independent of the thread count). The maxima are order-free; they are
+  // kept per block (one thread owns a block) in the same pass, and slots 0-1 of the sums stay unused.
+  double mx0 = 0.0, mx1 = 0.0;
+  const auto nb = static_cast<std::size_t>((M.ncell + kernels::cpu::ordered_sum_block - 1) /
+                                           kernels::cpu::ordered_sum_block);
+  std::vector<double> bmax0(std::max<std::size_t>(nb, 1), 0.0), bmax1(bmax0.size(), 0.0);
+  const auto sums = kernels::cpu::ordered_sum<num_norm_terms>(M.ncell, omp_min_cells, [&](size64_t i, double* acc) {
     double t[num_norm_terms];
-    cell_norm_terms(P, M, x, R, i, t);
-    mx0 = std::max(mx0, t[0]);
-    mx1 = std::max(mx1, t[1]);
-    if (t[0] != t[0] || t[1] != t[1]) s2 += t[0] + t[1];  // max drops NaN: carry it through a sum
-    s2 += t[2], s3 += t[3], s4 += t[4], s5 += t[5], s6 += t[6];
-  }
-  out[0] = mx0, out[1] = mx1, out[2] = s2, out[3] = s3, out[4] = s4, out[5] = s5, out[6] = s6;
+    cell_norm_terms(P, M, x, R, static_cast<index_t>(i), t);
+    const auto b = static_cast<std::size_t>(i / kernels::cpu::ordered_sum_block);
+    bmax0[b] = std::max(bmax0[b], t[0]);
+    bmax1[b] = std::max(bmax1[b], t[1]);
+    if (t[0] != t[0] || t[1] != t[1]) acc[2] += t[0] + t[1];  // max drops NaN: carry it through a sum
+    for (int k = 2; k < num_norm_terms; ++k) acc[k] += t[k];
+  });
+  for (std::size_t b = 0; b < bmax0.size(); ++b) mx0 = std::max(mx0, bmax0[b]), mx1 = std::max(mx1, bmax1[b]);
+  out[0] = mx0, out[1] = mx1;
+  for (int k = 2; k < num_norm_terms; ++k) out[k] = sums[k];
 }
 
 void in_place(const OilWaterParams& P, const MeshView& M, const double* x, double out[2])
 {
-  double w = 0.0, o = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : w, o) if (M.ncell > omp_min_cells)
-  for (index_t i = 0; i < M.ncell; ++i) {
+  const auto sums = kernels::cpu::ordered_sum<2>(M.ncell, omp_min_cells, [&](size64_t i, double* acc) {
     double t[2];
-    cell_in_place(P, M, x, i, t);
-    w += t[0], o += t[1];
-  }
-  out[0] = w, out[1] = o;
+    cell_in_place(P, M, x, static_cast<index_t>(i), t);
+    acc[0] += t[0], acc[1] += t[1];
+  });
+  out[0] = sums[0], out[1] = sums[1];
 }
 
 void update(index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel)
