@@ -280,6 +280,23 @@ Results read_results(const std::filesystem::path& path)
     r.nz = static_cast<int>(h5::read_int_attribute(g, "nz"));
   }
   const std::size_t n = std::size_t(r.nx) * r.ny * r.nz;
+  auto sized = [&](std::vector<double> v, const std::string& name, std::size_t expected) {
+    if (v.size() != expected)
+      throw h5::Error(fmt::format("'{}': dataset '{}' has {} values, expected {}", path.string(), name, v.size(),
+                                  expected));
+    return v;
+  };
+  r.dx = sized(h5::read_doubles(f, "grid/dx").values, "grid/dx", std::size_t(r.nx));
+  r.dy = sized(h5::read_doubles(f, "grid/dy").values, "grid/dy", std::size_t(r.ny));
+  r.dz = sized(h5::read_doubles(f, "grid/dz").values, "grid/dz", std::size_t(r.nz));
+  r.active = h5::read_ints(f, "grid/active");
+  if (r.active.size() != n)
+    throw h5::Error(fmt::format("'{}': dataset 'grid/active' has {} values, expected {}", path.string(),
+                                r.active.size(), n));
+  r.porosity = sized(h5::read_doubles(f, "static/porosity").values, "static/porosity", n);
+  r.permx = sized(h5::read_doubles(f, "static/permx").values, "static/permx", n);
+  r.permy = sized(h5::read_doubles(f, "static/permy").values, "static/permy", n);
+  r.permz = sized(h5::read_doubles(f, "static/permz").values, "static/permz", n);
   auto rows = [&](const std::string& name, std::size_t width) {
     const auto d = h5::read_doubles(f, name);
     const std::size_t nrow = d.dims.empty() ? 0 : d.dims[0];

@@ -1,38 +1,11 @@
 // Result files: the HDF5 layout written by `blockres run` (atomically) and a reader for it.
 //
-// Layout version 2 (all fields on the full nx*ny*nz grid in natural order, i fastest;
-// NaN in inactive cells; every dataset carries a `units` attribute):
-//   /                      attrs layout_version, blockres_version, git_commit, backend, device,
-//                          model, created_utc, deck_path, command_line
-//   /provenance/deck            deck text verbatim
-//   /provenance/resolved_deck   deck with overrides applied and defaults filled in (TOML)
-//   /grid                  attrs nx, ny, nz, top, gravity; dx[nx], dy[ny], dz[nz] (m),
-//                          depth[n] (m, cell centres), active[n] (0/1)
-//   /static                porosity, permx, permy, permz (mD), pore_volume (m3, reference)
-//   /reports               time[r] (day); pressure[r][n] (bar); sw[r][n]; row 0 is the initial state
-//   /steps                 time (day, end of step), dt (day), newton_iterations, linear_iterations,
-//                          cuts, cnv_water, cnv_oil, mb_water, mb_oil, water_in_place, oil_in_place
-//                          (surface m3); attrs initial_water_in_place, initial_oil_in_place
-//   /wells                 names[w], type[w], control[w]; bhp[s][w] (bar), water_rate[s][w],
-//                          oil_rate[s][w] (surface m3/day, positive = into the reservoir),
-//                          at_bhp[s][w] (1 when BHP-controlled)
-//   /newton                one row per linear solve (Newton iteration), including those of attempts
-//                          that were cut: step (1-based index of the time step being attempted, as
-//                          in the log), attempt (0 for the first try of the step, +1 per cut),
-//                          iteration (0-based Newton iteration within the attempt),
-//                          linear_iterations, forcing (the relative tolerance eta used),
-//                          linear_reduction (||b - A x|| / ||b - A x0|| at exit), linear_converged
-//                          (0/1), linear_reason (code; attr `codes` lists them: 0 converged,
-//                          1 max_iterations, 2 breakdown, 3 not_finite)
-//   /statistics            attrs steps, cuts, newton_iterations, linear_iterations,
-//                          max_linear_iterations (of one solve), wall_seconds, assembly_seconds,
-//                          linear_setup_seconds, linear_solve_seconds, and its breakdown
-//                          spmv_seconds, precond_apply_seconds, orthogonalization_seconds,
-//                          linear_other_seconds (the rest: vector updates, dot products, host
-//                          logic); linear_method, preconditioner, forcing (strings)
-//
-// Version 2 added /newton and the /statistics attributes from max_linear_iterations on;
-// read_results reads versions 1 and 2 (the additions stay empty for version 1).
+// The layout (groups, datasets, units, attributes, versions) is documented in
+// verification/hdf5_layout.md; keep that file in step with the writer and the reader here.
+// Layout version 2 in short (fields on the full nx*ny*nz grid, i fastest, NaN in inactive cells,
+// a `units` attribute on every numeric dataset): root attributes (layout_version, provenance),
+// /provenance (deck, resolved deck), /grid, /static, /reports (time, pressure, sw; row 0 the
+// initial state), /steps, /wells, /newton (one row per linear solve), /statistics.
 #pragma once
 
 #include "miniapp/config.hpp"
@@ -115,6 +88,9 @@ struct Results {
   std::int64_t layout_version = 0;
   std::string backend, device, model, deck_text, resolved_deck;
   int nx = 0, ny = 0, nz = 0;
+  std::vector<double> dx, dy, dz;             // m
+  std::vector<std::int64_t> active;           // [cell] 0/1
+  std::vector<double> porosity, permx, permy, permz;  // [cell]; mD
   std::vector<double> report_times;          // day
   std::vector<std::vector<double>> pressure;  // [report][cell], bar
   std::vector<std::vector<double>> sw;
