@@ -55,6 +55,8 @@ struct LinearConfig {
 struct OutputConfig {
   std::string directory = "output";  // relative paths: relative to the working directory
   std::string name;                  // file stem; default: the deck file's stem
+  bool vtk = false;                  // also a .pvd/.vtr time series (miniapp/vtk_output.hpp); the deck's
+                                     // default is true in builds with VTK (BLOCKRES_VTK), false otherwise
 };
 
 struct RunConfig {

@@ -804,13 +804,25 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   }
 }
 
+#if BLOCKRES_HAVE_VTK
+constexpr bool kVtkBuilt = true;
+#else
+constexpr bool kVtkBuilt = false;
+#endif
+
 OutputConfig read_output(Section o, const std::string& deck_path)
 {
-  o.only({"directory", "name"});
+  o.only({"directory", "name", "vtk"});
   OutputConfig c;
   c.directory = non_empty(o, "directory", o.text("directory", "output"));
   c.name = non_empty(o, "name", o.text("name", fs::path(deck_path).stem().string()));
   if (c.name.find('/') != std::string::npos) o.bad(o.require("name"), "name", "must be a file name, not a path");
+  // On by default where this build can write VTK. Asked for in a build without it, it is an error
+  // rather than a silent no-op: the user expects files that would never appear.
+  c.vtk = o.flag("vtk", kVtkBuilt);
+  if (c.vtk && !kVtkBuilt)
+    o.bad(o.require("vtk"), "vtk",
+          "VTK output is not available: this blockres was built without VTK (BLOCKRES_VTK=OFF or VTK not found)");
   return c;
 }
 

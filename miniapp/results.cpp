@@ -1,6 +1,7 @@
 // HDF5 result writer (temporary file + rename) and reader, layout version 2 (results.hpp).
 #include "miniapp/results.hpp"
 
+#include "miniapp/fields.hpp"
 #include "miniapp/version.hpp"
 #include "physics/units.hpp"
 
@@ -55,14 +56,6 @@ void dataset_with_units(hid_t loc, const std::string& name, const std::vector<do
   h5::write_dataset(loc, name, v, std::move(dims));
   h5::Id ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT));
   set_units(ds, u);
-}
-
-// Active-cell values -> full grid (NaN where inactive), scaled.
-std::vector<double> to_full(const physics::Grid& g, const std::vector<double>& x, int comp, double scale)
-{
-  std::vector<double> out(static_cast<std::size_t>(g.num_cells()), nan);
-  for (index_t a = 0; a < g.num_active(); ++a) out[g.global_of_active(a)] = x[2 * std::size_t(a) + comp] * scale;
-  return out;
 }
 
 }  // namespace
@@ -187,8 +180,8 @@ void ResultsWriter::write_report(double time, const std::vector<double>& x)
 {
   const double t = time / units::day;
   rep_time_.append(std::span<const double>(&t, 1));
-  rep_p_.append(to_full(grid_, x, 0, 1.0 / units::bar));
-  rep_sw_.append(to_full(grid_, x, 1, 1.0));
+  rep_p_.append(full_grid_field(grid_, x, 0, 2, 1.0 / units::bar));
+  rep_sw_.append(full_grid_field(grid_, x, 1, 2, 1.0));
 }
 
 void ResultsWriter::write_step(const StepRecord& s)
@@ -326,6 +319,22 @@ Results read_results(const std::filesystem::path& path)
   r.well_bhp = rows("wells/bhp", nw);
   r.well_water_rate = rows("wells/water_rate", nw);
   r.well_oil_rate = rows("wells/oil_rate", nw);
+  // Series that describe the same rows must have as many: a reader (verify) indexes them together.
+  auto same_rows = [&](std::size_t rows, std::size_t expected, const char* name, const char* of) {
+    if (rows != expected)
+      throw h5::Error(fmt::format("'{}': dataset '{}' has {} rows, '{}' {}", path.string(), name, rows, of, expected));
+  };
+  same_rows(r.pressure.size(), r.report_times.size(), "reports/pressure", "reports/time");
+  same_rows(r.sw.size(), r.report_times.size(), "reports/sw", "reports/time");
+  const std::size_t ns = r.step_time.size();
+  same_rows(r.step_dt.size(), ns, "steps/dt", "steps/time");
+  same_rows(r.newton_iterations.size(), ns, "steps/newton_iterations", "steps/time");
+  same_rows(r.linear_iterations.size(), ns, "steps/linear_iterations", "steps/time");
+  same_rows(r.water_in_place.size(), ns, "steps/water_in_place", "steps/time");
+  same_rows(r.oil_in_place.size(), ns, "steps/oil_in_place", "steps/time");
+  same_rows(r.well_bhp.size(), ns, "wells/bhp", "steps/time");
+  same_rows(r.well_water_rate.size(), ns, "wells/water_rate", "steps/time");
+  same_rows(r.well_oil_rate.size(), ns, "wells/oil_rate", "steps/time");
   {
     h5::Id g = h5::open_group(f, "statistics");
     auto& st = r.statistics;

@@ -6,6 +6,7 @@
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioner.hpp"
 #include "miniapp/forcing.hpp"
+#include "miniapp/vtk_output.hpp"
 #include "physics/oil_water_model.hpp"
 #include "physics/units.hpp"
 
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -190,7 +192,14 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   ResultsWriter writer(output_dir / (cfg.output.name + ".h5"), cfg,
                        Provenance{std::string(to_string(exec->backend())), exec->device_name(), command_line}, grid,
                        model, in_place0);
-  writer.write_report(0.0, x_init);
+  // The VTK series follows the HDF5 file report by report and is committed right after it.
+  std::optional<VtkSeriesWriter> vtk;
+  if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock);
+  const auto write_report = [&](double time, const std::vector<double>& state) {
+    writer.write_report(time, state);
+    if (vtk) vtk->write_report(time, state);
+  };
+  write_report(0.0, x_init);
 
   NewtonSolver newton(cfg, exec, model, stats, verbose ? log : NewtonSolver::Log{});
   const auto& sc = cfg.schedule;
@@ -262,7 +271,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     // Grow after a success unless the step was shortened to hit a report time.
     if (!(hits_report && dt_try < dt)) dt = std::min(sc.dt_max, dt_try * nc.growth_factor);
     if (hits_report) {
-      writer.write_report(t, x.to_host());
+      write_report(t, x.to_host());
       ++next_report;
     }
   }
@@ -285,6 +294,10 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   }
   writer.commit(stats);
   out.result_file = writer.final_path();
+  if (vtk) {
+    vtk->commit();
+    log(fmt::format("VTK time series written to {}", vtk->pvd_path().string()));
+  }
   const double per_newton =
       stats.newton_iterations ? double(stats.linear_iterations) / stats.newton_iterations : 0.0;
   log(fmt::format("done: {} steps, {} cuts, {} Newton iterations, {} linear iterations ({:.1f} per Newton)",

@@ -928,5 +928,37 @@ TEST_F(DeckTest, OverrideErrors)
   EXPECT_NE(set_error("grid.nx=3").find(dx_at), std::string::npos) << set_error("grid.nx=3");
 }
 
+// output.vtk: on by default in a build with VTK and off without it, shown in the resolved deck;
+// a wrong type names the key; asking for VTK output from a build without VTK is an error naming it.
+TEST_F(DeckTest, OutputVtk)
+{
+  const RunConfig c = load_deck(write(kDeck));
+#if BLOCKRES_HAVE_VTK
+  EXPECT_TRUE(c.output.vtk);
+#else
+  EXPECT_FALSE(c.output.vtk);
+#endif
+  EXPECT_EQ(toml::parse(c.resolved_toml).at_path("output.vtk").value<bool>(), c.output.vtk);
+  EXPECT_EQ(load_deck(write(c.resolved_toml, "resolved.toml")).output.vtk, c.output.vtk);
+
+  EXPECT_FALSE(load_deck(write(kDeck + "\n[output]\nvtk = false\n")).output.vtk);
+  EXPECT_FALSE(load_deck(write(kDeck), {"output.vtk=false"}).output.vtk);
+
+  const std::string yes = kDeck + "\n[output]\nvtk = \"yes\"\n";
+  expect_error(yes, "output.vtk", line_of(yes, "vtk = "));
+  EXPECT_NE(error_of(yes).find("output.vtk: must be true or false (got 'yes')"), std::string::npos) << error_of(yes);
+  EXPECT_EQ(error_of(kDeck, {"output.vtk=yes"}), "--set output.vtk=yes: output.vtk: must be true or false (got 'yes')");
+
+  const std::string on = kDeck + "\n[output]\nvtk = true\n";
+#if BLOCKRES_HAVE_VTK
+  EXPECT_TRUE(load_deck(write(on)).output.vtk);
+#else
+  expect_error(on, "output.vtk", line_of(on, "vtk = true"));
+  EXPECT_NE(error_of(on).find("built without VTK"), std::string::npos) << error_of(on);
+  const std::string set_on = error_of(kDeck, {"output.vtk=true"});
+  EXPECT_EQ(set_on.rfind("--set output.vtk=true: output.vtk: VTK output is not available", 0), 0u) << set_on;
+#endif
+}
+
 }  // namespace
 }  // namespace blockres
