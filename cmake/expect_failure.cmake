@@ -1,11 +1,16 @@
-# CTest check for bad input: CMD must exit with exactly 1, print a message matching EXPECT, and leave no .h5 in OUTDIR.
-# Usage: cmake -DCMD=<program;arg;...> -DEXPECT=<CMake regex> -DOUTDIR=<dir> -P expect_failure.cmake
+# CTest check for bad input: CMD must exit with exactly CODE (default 1), print a message matching EXPECT, and leave
+# no .h5 in OUTDIR.
+# Usage: cmake -DCMD=<program;arg;...> -DEXPECT=<CMake regex> -DOUTDIR=<dir> [-DCODE=<n>] -P expect_failure.cmake
 # stdout and stderr are matched together, so the program may report on either.
 foreach(var CMD EXPECT OUTDIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "expect_failure.cmake: -D${var}=... is required")
   endif()
 endforeach()
+
+if(NOT DEFINED CODE)
+  set(CODE 1)
+endif()
 
 # A result file left by an earlier run must neither pass nor fail this one.
 file(REMOVE_RECURSE "${OUTDIR}")
@@ -16,8 +21,8 @@ list(JOIN CMD " " command_line)
 
 set(problems "")
 # rc is a text such as "Segmentation fault" when the program crashed: that fails too.
-if(NOT rc STREQUAL "1")
-  string(APPEND problems "\n  exit code: ${rc} (expected 1)")
+if(NOT rc STREQUAL "${CODE}")
+  string(APPEND problems "\n  exit code: ${rc} (expected ${CODE})")
 endif()
 if(NOT output MATCHES "${EXPECT}")
   string(APPEND problems "\n  the output does not match: ${EXPECT}")

@@ -1,10 +1,13 @@
-// blockres command line: `run` (a deck), `--version`, `--help`; every error -> one line, exit 1.
+// blockres command line: run, bench, verify, --version, --help; every error -> one line, exit 1
+// (verify: 2, its own convention: 0 pass, 1 fail, 2 error).
 #include "linalg/executor.hpp"
+#include "miniapp/backend.hpp"
 #include "miniapp/bench.hpp"
 #include "miniapp/deck.hpp"
 #include "miniapp/h5.hpp"
 #include "miniapp/quote.hpp"
 #include "miniapp/simulator.hpp"
+#include "miniapp/verify.hpp"
 #include "miniapp/version.hpp"
 
 #include <CLI/CLI.hpp>
@@ -30,33 +33,6 @@ void log_line(const std::string& s)
   std::fflush(stdout);
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   std::exit(code);
-}
-
-blockres::ExecPtr choose_backend(const std::string& choice)
-{
-  using blockres::Executor;
-  if (choice == "cpu") {
-    auto e = Executor::create_cpu();
-    log_line(fmt::format("backend: cpu ({})", e->device_name()));
-    return e;
-  }
-  if (choice == "cuda") {
-    if (!Executor::built_with_cuda()) fail("--backend cuda: this blockres was built without CUDA");
-    if (Executor::cuda_device_count() == 0) fail("--backend cuda: no CUDA device is available");
-    auto e = Executor::create_cuda(0);
-    log_line(fmt::format("backend: cuda ({})", e->device_name()));
-    return e;
-  }
-  const int n = Executor::cuda_device_count();
-  if (n > 0) {
-    auto e = Executor::create_cuda(0);
-    log_line(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
-    return e;
-  }
-  auto e = Executor::create_cpu();
-  log_line(fmt::format("backend: cpu (auto: {}; {})",
-                       Executor::built_with_cuda() ? "no CUDA device found" : "built without CUDA", e->device_name()));
-  return e;
 }
 
 }  // namespace
@@ -233,6 +209,26 @@ int main(int argc, char** argv)
   solver->add_option("--jacobian", bsv.jacobians, "Jacobian file from 'blockres run --write-jacobian' (repeatable)")
       ->check(CLI::ExistingFile);
 
+  blockres::VerifyOptions vo;
+  auto* verify = app.add_subcommand(
+      "verify",
+      "compare a result with a stored HDF5 baseline field by field (exit 0 pass, 1 fail, 2 error): "
+      "'verify RESULT.h5 --baseline BASE.h5', 'verify DECK.toml --baseline BASE.h5' (runs the deck first) or "
+      "'verify --case CASE.toml' (deck, overrides, baseline and tolerances of a verification case)");
+  verify->add_option("input", vo.input, "result file (.h5) or deck (.toml) to run; default: the case's deck");
+  verify->add_option("--baseline", vo.baseline, "baseline result file (default: the case's baseline)");
+  verify->add_option("--case", vo.case_file, "verification case file (verification/cases/*.toml)");
+  verify->add_option("--rtol", vo.rtol, "relative tolerance, FIELD=VALUE or VALUE for every field (repeatable)");
+  verify->add_option("--atol", vo.atol, "absolute tolerance in the field's unit, FIELD=VALUE or VALUE (repeatable)");
+  verify->add_option("--backend", vo.backend, "backend of the deck run: auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  verify->add_option("--set", vo.overrides, "override a deck key of the deck run: --set dotted.key=value (repeatable)");
+  verify->add_option("--output", vo.output_dir, "keep the deck run's result in this directory (default: discarded)");
+  verify->add_option("--json", vo.json_path, "also write the comparison as JSON to this file");
+  verify->add_flag("--regenerate", vo.regenerate,
+                   "run the case's deck on the CPU backend and replace its baseline (on purpose only; prints the "
+                   "differences to the old baseline first)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -243,9 +239,11 @@ int main(int argc, char** argv)
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11 only says "a subcommand is required" for an unknown one; name it.
-    if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" && std::string_view(argv[1]) != "bench")
-      fail(fmt::format("unknown subcommand '{}' (expected: run or bench; see 'blockres --help')", argv[1]));
-    fail(fmt::format("{} (see 'blockres --help')", e.what()));
+    const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
+    if (!first.empty() && first[0] != '-' && first != "run" && first != "bench" && first != "verify")
+      fail(fmt::format("unknown subcommand '{}' (expected: run, bench or verify; see 'blockres --help')", argv[1]));
+    fail(fmt::format("{} (see 'blockres {}--help')", e.what(), first == "verify" ? "verify " : ""),
+         first == "verify" ? 2 : 1);
   }
 
   try {
@@ -254,10 +252,14 @@ int main(int argc, char** argv)
       if (!output_dir.empty()) overrides.push_back("output.directory=" + blockres::quote_literal(output_dir));
       blockres::RunConfig cfg = blockres::load_deck(deck, overrides);
       log_line(fmt::format("blockres {} (git {}): deck {}", blockres::version_string(), blockres::git_commit(), deck));
-      auto exec = choose_backend(backend);
+      auto exec = blockres::choose_backend(backend, log_line);
       const auto outcome =
           blockres::run_simulation(cfg, exec, {cfg.output.directory, command_line, verbose, jacobian_path}, log_line);
       log_line(fmt::format("results written to {}", outcome.result_file.string()));
+    }
+    if (verify->parsed()) {
+      vo.command_line = command_line;
+      return blockres::run_verify(vo, log_line, [](const std::string& msg) { fail(msg, 2); });
     }
     if (bsrmv->parsed()) {
       bo.command_line = command_line;
@@ -286,6 +288,8 @@ int main(int argc, char** argv)
       return blockres::run_solver_bench(bsv, log_line);
     }
   } catch (const blockres::InputError& e) {
+    fail(e.what());
+  } catch (const blockres::BackendError& e) {
     fail(e.what());
   } catch (const blockres::SimulationError& e) {
     fail(fmt::format("simulation failed: {}", e.what()));

@@ -3,11 +3,12 @@
 # `gpu` label included) and time the shipped decks on both backends. Logs go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
 #   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
-# Usage there: verification/h200_session.sh [tests|decks|all|bench|isai|solver]   (default: all; bench,
+# Usage there: verification/h200_session.sh [tests|decks|verify|all|bench|isai|solver]   (default: all; bench,
 # isai and solver are not part of all. bench: `bench batched` over every size plus its block-Jacobi
 # section on the Jacobians of both shipped quarter five-spot decks, ~2.5 min. isai: `bench isai` on the
 # 7-point stencils bs 1/2/4/8 and the same Jacobians. solver: `bench solver` on the 1M-cell 7-point
-# stencils bs 1/2/4/8/16 and the same Jacobians, < ~5 min, up to ~90 GB of device memory at bs 16.)
+# stencils bs 1/2/4/8/16 and the same Jacobians, < ~5 min, up to ~90 GB of device memory at bs 16.
+# verify: every verification case on the CUDA backend against its CPU baseline, JSON per case.)
 set -uo pipefail
 OUT=${OUT:-/tmp/blockres-out}
 mkdir -p "$OUT"
@@ -37,6 +38,15 @@ if [[ $what == all || $what == decks ]]; then
       echo "$deck $backend: $(grep -E '^done:' "$log")"
       echo "    $(grep -E '^time:' "$log") | $(tail -1 "$log")"
     done
+  done
+fi
+
+if [[ $what == all || $what == verify ]]; then
+  for case_file in verification/cases/*.toml; do
+    c=$(basename "$case_file" .toml)
+    /usr/bin/time -f "wall %e s" $B/miniapp/blockres verify --case "$case_file" --backend cuda \
+      --json "$OUT/verify_${c}_cuda.json" > "$OUT/verify_${c}_cuda.txt" 2>&1
+    echo "verify $c (cuda vs cpu baseline): exit $? | $(grep -E '^verify: (PASS|FAIL)' "$OUT/verify_${c}_cuda.txt") | $(tail -1 "$OUT/verify_${c}_cuda.txt")"
   done
 fi
 
