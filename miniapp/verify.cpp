@@ -542,10 +542,11 @@ int regenerate(const VerifyOptions& o, const CaseFile& c, const Log& log)
   if (!o.input.empty() || !o.baseline.empty())
     throw VerifyError("--regenerate takes the deck and the baseline from --case; give neither an input nor --baseline");
   if (o.backend == "cuda") throw VerifyError("--regenerate: baselines are produced by the CPU backend");
+  if (!o.overrides.empty())
+    throw VerifyError("--regenerate runs the case as written: put overrides into the case file, not --set");
   TempDir dir(o.output_dir.empty() ? fresh_temp_dir() : fs::path(o.output_dir), !o.output_dir.empty());
-  std::vector<std::string> ov = c.overrides;
-  ov.insert(ov.end(), o.overrides.begin(), o.overrides.end());
-  const DeckRun run = run_deck(c.deck, ov, choose_backend("cpu", log), dir.path, dir.keep, o.command_line, log);
+  const DeckRun run =
+      run_deck(c.deck, c.overrides, choose_backend("cpu", log), dir.path, dir.keep, o.command_line, log);
   if (!run.failure.empty()) throw VerifyError(run.failure);
   std::error_code ec;
   if (fs::exists(c.baseline, ec)) {

@@ -397,6 +397,13 @@ TEST(Verify, RegenerateNeedsACaseAndWritesTheBaselineAtomically)
   o.backend = "cuda";
   EXPECT_EQ(verify(o).code, 2) << "baselines come from the CPU backend";
   o.backend = "auto";
+  o.overrides = {"schedule.end_time=40"};
+  r = verify(o);
+  EXPECT_EQ(r.code, 2) << "a baseline is the case as written";
+  EXPECT_NE(r.err.find("put overrides into the case file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(fresh));
+  o.overrides.clear();
+  o.backend = "auto";
   r = verify(o);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::exists(fresh));
