@@ -55,7 +55,8 @@ int main(int argc, char** argv)
   run->add_option("--backend", backend, "auto (CUDA when a device is present), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   run->add_option("--output", output_dir, "output directory (default: the deck's output.directory)");
-  run->add_option("--set", overrides, "override a deck key: --set dotted.key=value (repeatable)");
+  run->add_option("--set", overrides, "override a deck key: --set dotted.key=value (repeatable)")
+      ->allow_extra_args(false);  // `--set k=v DECK`: DECK is the deck, not a second override
   bool verbose = false;
   run->add_flag("-v,--verbose", verbose, "log every Newton iteration (residual norms, linear iterations)");
   std::string jacobian_path;
@@ -218,11 +219,15 @@ int main(int argc, char** argv)
   verify->add_option("input", vo.input, "result file (.h5) or deck (.toml) to run; default: the case's deck");
   verify->add_option("--baseline", vo.baseline, "baseline result file (default: the case's baseline)");
   verify->add_option("--case", vo.case_file, "verification case file (verification/cases/*.toml)");
-  verify->add_option("--rtol", vo.rtol, "relative tolerance, FIELD=VALUE or VALUE for every field (repeatable)");
-  verify->add_option("--atol", vo.atol, "absolute tolerance in the field's unit, FIELD=VALUE or VALUE (repeatable)");
+  // One value per occurrence: `--rtol 1e-3 RESULT.h5` must not take RESULT.h5 as a second tolerance.
+  verify->add_option("--rtol", vo.rtol, "relative tolerance, FIELD=VALUE or VALUE for every field (repeatable)")
+      ->allow_extra_args(false);
+  verify->add_option("--atol", vo.atol, "absolute tolerance in the field's unit, FIELD=VALUE or VALUE (repeatable)")
+      ->allow_extra_args(false);
   verify->add_option("--backend", vo.backend, "backend of the deck run: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  verify->add_option("--set", vo.overrides, "override a deck key of the deck run: --set dotted.key=value (repeatable)");
+  verify->add_option("--set", vo.overrides, "override a deck key of the deck run: --set dotted.key=value (repeatable)")
+      ->allow_extra_args(false);
   verify->add_option("--output", vo.output_dir, "keep the deck run's result in this directory (default: discarded)");
   verify->add_option("--json", vo.json_path, "also write the comparison as JSON to this file");
   verify->add_flag("--regenerate", vo.regenerate,
