@@ -4,6 +4,7 @@
 
 #include "kernels/common.hpp"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
