@@ -63,26 +63,46 @@ struct FusedVectors {
   double a[max_fused_vectors];
 };
 
-// dots, pass 1: one read of y[i] serves all k products. partial[j * gridDim.x + b] holds block
-// b's sum for vector j, so pass 2 reads each vector's partials contiguously.
-__global__ void dots_partial_kernel(size64_t n, int k, FusedVectors v, const double* __restrict__ y,
-                                    double* __restrict__ partial)
+// The columns of a fused multi-dot: k separate vectors (dots) or the first k columns of a
+// column-major n x k matrix (gemv_t_own).
+struct VectorList {
+  FusedVectors v;  // by value: after unrolling, every x[j] is a constant-offset kernel-parameter load
+  __device__ double operator()(int j, size64_t i) const { return v.x[j][i]; }
+};
+struct MatrixColumns {
+  const double* V;
+  size64_t n;
+  __device__ double operator()(int j, size64_t i) const { return V[i + j * n]; }
+};
+
+// dots / gemv_t_own, pass 1: one read of y[i] serves all k <= MaxK products, kept in registers.
+// partial[j * gridDim.x + b] holds block b's sum for column j, so pass 2 reads each column's
+// partials contiguously.
+template <int MaxK, class Columns>
+__device__ void multi_dot_partial(size64_t n, int k, const Columns& col, const double* __restrict__ y,
+                                  double* __restrict__ partial)
 {
-  double acc[max_fused_vectors];
+  double acc[MaxK];
 #pragma unroll
-  for (int j = 0; j < max_fused_vectors; ++j) acc[j] = 0.0;
+  for (int j = 0; j < MaxK; ++j) acc[j] = 0.0;
   for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
     const double yi = y[i];
 #pragma unroll
-    for (int j = 0; j < max_fused_vectors; ++j)
-      if (j < k) acc[j] += v.x[j][i] * yi;
+    for (int j = 0; j < MaxK; ++j)
+      if (j < k) acc[j] += col(j, i) * yi;
   }
 #pragma unroll
-  for (int j = 0; j < max_fused_vectors; ++j)
+  for (int j = 0; j < MaxK; ++j)
     if (j < k) {  // uniform over the block: every thread reaches block_sum's barriers
       const double sum = block_sum(acc[j]);
       if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
     }
+}
+
+__global__ void dots_partial_kernel(size64_t n, int k, FusedVectors v, const double* __restrict__ y,
+                                    double* __restrict__ partial)
+{
+  multi_dot_partial<max_fused_vectors>(n, k, VectorList{v}, y, partial);
 }
 
 // dots, pass 2: block j sums vector j's np partials in a fixed order.
@@ -201,21 +221,7 @@ constexpr int gemv_max_cols = 32;
 __global__ void gemv_t_partial_kernel(size64_t n, int k, const double* __restrict__ V, const double* __restrict__ w,
                                       double* __restrict__ partial)
 {
-  double acc[gemv_max_cols];
-#pragma unroll
-  for (int j = 0; j < gemv_max_cols; ++j) acc[j] = 0.0;
-  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
-    const double wi = w[i];
-#pragma unroll
-    for (int j = 0; j < gemv_max_cols; ++j)
-      if (j < k) acc[j] += V[i + j * n] * wi;
-  }
-#pragma unroll
-  for (int j = 0; j < gemv_max_cols; ++j)
-    if (j < k) {  // uniform over the block
-      const double sum = block_sum(acc[j]);
-      if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
-    }
+  multi_dot_partial<gemv_max_cols>(n, k, MatrixColumns{V, n}, w, partial);
 }
 
 template <bool ReadY>
