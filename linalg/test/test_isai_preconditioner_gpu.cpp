@@ -5,7 +5,7 @@
 // without a device.
 #include "linalg/isai_preconditioner.hpp"
 #include "linalg/krylov.hpp"
-#include "linalg/test/random_matrix.hpp"
+#include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -70,18 +70,7 @@ TEST(IsaiPreconditionerGpu, GmresIterationsMatchCpu)
       IsaiPreconditioner Mc(cpu, {1, view}), Mg(gpu, {1, view});
       ASSERT_TRUE(Mc.setup(Ac).ok);
       ASSERT_TRUE(Mg.setup(Ag).ok);
-      Vector bc(cpu, std::span<const double>(hb)), bg(gpu, std::span<const double>(hb));
-      Vector xc(cpu, Ac.scalar_rows()), xg(gpu, Ag.scalar_rows());
-      fill(xc, 0.0), fill(xg, 0.0);
-      KrylovSolver sc(cpu, {KrylovMethod::gmres, 1e-10, 0.0, 3000, 30}),
-          sg(gpu, {KrylovMethod::gmres, 1e-10, 0.0, 3000, 30});
-      const auto a = sc.solve(Ac, Mc, bc, xc);
-      const auto g = sg.solve(Ag, Mg, bg, xg);
-      std::printf("GMRES(30) + %s, bs %d: CPU %d, CUDA %d iterations\n", Mg.name().c_str(), bs, a.iterations,
-                  g.iterations);
-      EXPECT_TRUE(a.converged);
-      EXPECT_TRUE(g.converged) << Mg.name() << ": " << to_string(g.reason);
-      EXPECT_LE(std::abs(a.iterations - g.iterations), 2) << Mg.name() << " bs " << bs;
+      test::expect_gmres_agrees(Ac, Mc, Ag, Mg, hb, 3000, Mg.name() + " bs " + std::to_string(bs));
     }
   }
 }
@@ -91,9 +80,7 @@ TEST(IsaiPreconditionerGpu, SingularLocalSystemReportedLikeCpu)
   auto cpu = Executor::create_cpu();
   auto gpu = Executor::create_cuda(0);
   auto m = test::convection_diffusion(7, 6, 5, 2, 1.0);
-  const index_t row = 97;
-  for (index_t k = m.pattern.row_ptr[row]; k < m.pattern.row_ptr[row + 1]; ++k)
-    for (int i = 0; i < 4; ++i) m.values[size64_t(k) * 4 + i] = 0.0;  // block row 97 all zero
+  test::zero_block_row(m, 97);
   auto Ac = upload(cpu, m);
   auto Ag = upload(gpu, m);
   for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {

@@ -1,7 +1,7 @@
 // The Krylov suite and its fused vector ops on the CUDA backend against the CPU reference (fresh random
 // input, odd sizes, poisoned outputs). Label `gpu`; skipped without a device.
 #include "linalg/krylov.hpp"
-#include "linalg/test/random_matrix.hpp"
+#include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,16 +17,7 @@ namespace {
 
 const double nan_v = std::numeric_limits<double>::quiet_NaN();
 
-struct Backends {
-  ExecPtr cpu = Executor::create_cpu();
-  ExecPtr gpu = Executor::create_cuda(0);
-};
-
-Backends& backends()
-{
-  static Backends b;
-  return b;
-}
+using test::backends;
 
 // ||b - A x|| on the CPU for a solution computed on either backend.
 double cpu_residual(const BsrMatrix& A, const std::vector<double>& hb, const std::vector<double>& hx)

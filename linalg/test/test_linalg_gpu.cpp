@@ -2,7 +2,7 @@
 // solvers on fresh random input (odd sizes, empty rows, a long row, several block sizes,
 // poisoned outputs). Label `gpu`; skipped without a device.
 #include "linalg/krylov.hpp"
-#include "linalg/test/random_matrix.hpp"
+#include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,16 +16,7 @@ namespace {
 
 const double nan_v = std::numeric_limits<double>::quiet_NaN();
 
-struct Backends {
-  ExecPtr cpu = Executor::create_cpu();
-  ExecPtr gpu = Executor::create_cuda(0);
-};
-
-Backends& backends()
-{
-  static Backends b;
-  return b;
-}
+using test::backends;
 
 }  // namespace
 
