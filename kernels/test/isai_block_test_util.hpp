@@ -31,7 +31,6 @@ using test_isai::BoolMatrix;
 using test_isai::bool_power;
 using test_isai::rng;
 using test_isai::uniform;
-using test_isai::uniform_index;
 
 constexpr IsaiKind all_kinds[] = {IsaiKind::unit_lower, IsaiKind::upper, IsaiKind::general};
 constexpr BlockStorage both_storages[] = {BlockStorage::bsr, BlockStorage::scalar_rows};
@@ -91,18 +90,9 @@ inline BlockPattern stencil_pattern(index_t nx, index_t ny, index_t nz)
 // (hub_every = 0: none): long block rows and columns in an otherwise short pattern.
 inline BlockPattern random_pattern(index_t nb, int per_side, index_t window, index_t hub_every = 0, index_t hub_len = 0)
 {
-  std::vector<std::set<index_t>> rows(static_cast<std::size_t>(nb));
-  for (index_t i = 0; i < nb; ++i)
-    for (int e = 0; e < per_side; ++e) {
-      if (i > 0) rows[i].insert(uniform_index(std::max<index_t>(0, i - window), i - 1));
-      if (i < nb - 1) rows[i].insert(uniform_index(i + 1, std::min<index_t>(nb - 1, i + window)));
-    }
-  if (hub_every > 0)
-    for (index_t h = hub_every / 2; h < nb; h += hub_every)
-      for (index_t i = std::max<index_t>(0, h - hub_len); i <= std::min<index_t>(nb - 1, h + hub_len); ++i) {
-        rows[i].insert(h);
-        rows[h].insert(i);
-      }
+  const auto band = test_isai::random_band_with_hubs(nb, per_side, window, hub_every, hub_len);
+  std::vector<std::set<index_t>> rows(band.size());
+  for (std::size_t i = 0; i < band.size(); ++i) rows[i].insert(band[i].begin(), band[i].end());
   return from_rows(rows);
 }
 

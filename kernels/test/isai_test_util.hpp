@@ -87,7 +87,10 @@ inline Csr with_new_values(const Csr& A)
 // Random rows: `per_side` random columns within `window` on each side of the diagonal, plus
 // symmetric "hub" entries (i, h), (h, i) for |i - h| <= hub_len at every hub_every-th column h
 // (hub_every = 0: none), which give L and U columns longer than a warp.
-inline Csr random_lu(index_t n, int per_side, index_t window, index_t hub_every = 0, index_t hub_len = 0)
+// The off-diagonal columns of each row (repeats possible; the scalar and the block test patterns
+// both use this).
+inline std::vector<std::vector<index_t>> random_band_with_hubs(index_t n, int per_side, index_t window,
+                                                               index_t hub_every, index_t hub_len)
 {
   std::vector<std::vector<index_t>> rows(static_cast<std::size_t>(n));
   for (index_t i = 0; i < n; ++i)
@@ -101,7 +104,12 @@ inline Csr random_lu(index_t n, int per_side, index_t window, index_t hub_every 
         rows[i].push_back(h);
         rows[h].push_back(i);
       }
-  return lu_from_rows(std::move(rows));
+  return rows;
+}
+
+inline Csr random_lu(index_t n, int per_side, index_t window, index_t hub_every = 0, index_t hub_len = 0)
+{
+  return lu_from_rows(random_band_with_hubs(n, per_side, window, hub_every, hub_len));
 }
 
 // Every (i, c) with |i - c| <= w.
