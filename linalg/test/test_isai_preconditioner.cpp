@@ -74,35 +74,44 @@ TEST(IsaiPreconditioner, ScalarAndBlockViewsAgree)
 
 // Iteration bound: twice the largest count measured when the test was written (bs 1..3: GMRES(30)
 // 28-35 with ISAI(1), 24-30 with ISAI(2), 56-82 without; BiCGSTAB 17-20, 15-17, 32-40). ISAI(1)
-// must need fewer iterations than no preconditioner, ISAI(2) no more than ISAI(1).
+// must need fewer iterations than no preconditioner on every right-hand side; ISAI(2) no more
+// than ISAI(1) in total over 4 random right-hand sides. (Per right-hand side that is not a
+// property: BiCGSTAB's count moves by 1-2 with the rhs, and on the H200 machine one draw gave
+// ISAI(2) 16 vs ISAI(1) 15.)
 TEST(IsaiPreconditioner, KrylovConverges)
 {
   auto e = Executor::create_cpu();
+  constexpr int draws = 4;
   for (int bs : {1, 2, 3}) {
     auto A = upload(e, test::convection_diffusion(13, 14, 12, bs, 2.0));
-    const auto hb = test::random_vector(A.scalar_rows());
     for (auto method : {KrylovMethod::gmres, KrylovMethod::bicgstab}) {
       const char* name = method == KrylovMethod::gmres ? "GMRES(30)" : "BiCGSTAB";
       KrylovSolver s(e, {method, 1e-10, 0.0, 3000, 30});
-      Vector b(e, std::span<const double>(hb)), x(e, A.scalar_rows());
-      IdentityPreconditioner none;
-      fill(x, 0.0);
-      const auto s0 = s.solve(A, none, b, x);
-      int prev = 1 << 30;
-      for (int k = 1; k <= 2; ++k) {
-        IsaiPreconditioner M(e, {k, IsaiView::block});
-        ASSERT_TRUE(M.setup(A).ok);
+      IsaiPreconditioner M1(e, {1, IsaiView::block}), M2(e, {2, IsaiView::block});
+      ASSERT_TRUE(M1.setup(A).ok);
+      ASSERT_TRUE(M2.setup(A).ok);
+      int total[3] = {0, 0, 0};  // none, ISAI(1), ISAI(2)
+      for (int d = 0; d < draws; ++d) {
+        const auto hb = test::random_vector(A.scalar_rows());
+        Vector b(e, std::span<const double>(hb)), x(e, A.scalar_rows());
+        IdentityPreconditioner none;
         fill(x, 0.0);
-        const auto st = s.solve(A, M, b, x);
-        std::printf("%s + %s, bs %d: %d iterations (none: %d)\n", name, M.name().c_str(), bs, st.iterations,
-                    s0.iterations);
-        EXPECT_TRUE(st.converged) << name << " " << M.name() << ": " << to_string(st.reason);
-        EXPECT_LE(st.residual, 1e-10 * st.initial_residual * 1.0000001);
-        EXPECT_LT(st.iterations, s0.iterations) << name << " " << M.name() << " bs " << bs;
-        EXPECT_LE(st.iterations, prev) << name << " " << M.name() << " bs " << bs;
-        EXPECT_LE(st.iterations, 70) << name << " " << M.name() << " bs " << bs;
-        prev = st.iterations;
+        const auto s0 = s.solve(A, none, b, x);
+        total[0] += s0.iterations;
+        for (int k = 1; k <= 2; ++k) {
+          const IsaiPreconditioner& M = k == 1 ? M1 : M2;
+          fill(x, 0.0);
+          const auto st = s.solve(A, M, b, x);
+          std::printf("%s + %s, bs %d: %d iterations (none: %d)\n", name, M.name().c_str(), bs, st.iterations,
+                      s0.iterations);
+          EXPECT_TRUE(st.converged) << name << " " << M.name() << ": " << to_string(st.reason);
+          EXPECT_LE(st.residual, 1e-10 * st.initial_residual * 1.0000001);
+          EXPECT_LT(st.iterations, s0.iterations) << name << " " << M.name() << " bs " << bs;
+          EXPECT_LE(st.iterations, 70) << name << " " << M.name() << " bs " << bs;
+          total[k] += st.iterations;
+        }
       }
+      EXPECT_LE(total[2], total[1]) << name << " bs " << bs << ": ISAI(2) took more iterations in total than ISAI(1)";
     }
   }
 }
