@@ -6,22 +6,29 @@
 //   unit_lower  M ~ L^{-1}, L = the strictly lower part of the matrix with a unit diagonal
 //               (the L factor of an ILU(0) stored in the matrix, as kernels/ilu.hpp);
 //   upper       M ~ U^{-1}, U = the diagonal and upper part;
-//   general     M ~ A^{-1} of the whole matrix (stand-alone preconditioner "isai").
+//   general     M ~ A^{-1} of the whole matrix (stand-alone preconditioner "isai");
+//   unit_block_lower  M ~ L^{-1}, L = the strictly lower BLOCKS of the matrix with identity
+//               diagonal blocks (the L factor of a block ILU(0), kernels/ilu_block.hpp: the stored
+//               diagonal blocks hold U_ii and are ignored);
+//   block_upper M ~ U^{-1}, U = the diagonal and upper blocks, the diagonal blocks dense (the U
+//               factor of a block ILU(0)).
 // Block pattern: S_b = S(|T_b|^k), k >= 1, with T_b the block pattern of the kind's triangle
-// (blocks (R, C) with C <= R for unit_lower, C >= R for upper, all for general), diagonal
-// blocks included. M has the BSR pattern S_b with full bs x bs blocks.
+// (blocks (R, C) with C <= R for unit_lower and unit_block_lower, C >= R for upper and
+// block_upper, all for general), diagonal blocks included. M has the BSR pattern S_b with full bs x bs blocks.
 // Right ISAI, block column by block column: for block column j with block rows J = {R : (R, j)
 // in S_b} (sorted) and the m = |J| bs scalar rows of those blocks,
 //   T(J, J) X = E_j,      X = M(J, j)  (m x bs),
 // with T(J, J) the scalar m x m submatrix of the kind's T (for unit_lower the diagonal is 1 and
 // the upper entries of the diagonal blocks are 0; for upper the strictly lower entries of the
-// diagonal blocks are 0) and E_j the bs columns of the identity at block j's rows. Hence
+// diagonal blocks are 0; for unit_block_lower the diagonal blocks are the identity; for
+// block_upper they are taken whole) and E_j the bs columns of the identity at block j's rows. Hence
 // (T M - I)(i, c) = 0 for every scalar (i, c) inside a block of S_b.
 // With dense blocks this is the same M as the scalar view (kernels/isai.hpp) of the scalar
 // expansion, whose pattern S(|T|^k) is the scalar expansion of S_b restricted to the triangle;
 // the block view solves one system with bs right-hand sides per block column instead of bs
 // systems, and M is applied by the BSR SpMV.
-// Triangular kinds: plain substitution (no pivoting). general: Gaussian elimination with
+// Triangular kinds (unit_lower, upper, unit_block_lower): plain substitution (no pivoting).
+// general and block_upper (whose dense diagonal blocks need pivoting): Gaussian elimination with
 // partial pivoting by rows (largest |entry| in the column, the lowest row on ties).
 #pragma once
 
@@ -31,7 +38,7 @@
 
 namespace blockres::kernels {
 
-enum class IsaiKind { unit_lower, upper, general };
+enum class IsaiKind { unit_lower, upper, general, unit_block_lower, block_upper };
 
 // Storage of the values of a matrix with a square BSR pattern (sorted block columns, a diagonal
 // block in every block row):

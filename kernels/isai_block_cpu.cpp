@@ -6,7 +6,7 @@
 //   triangular kinds: column-oriented substitution, x_s = r_s / T_ss (in place of r_s), then
 //     r_t -= T_ts x_s for the rows still to come (forward for unit_lower, where block j is J[0]; backward for upper,
 //     where block j is the last of J);
-//   general: Gaussian elimination with implicit partial pivoting: at step s the pivot is the row
+//   general (and block_upper): Gaussian elimination with implicit partial pivoting: at step s the pivot is the row
 //     with the largest |T(r, s)| among the rows not yet pivoted (compared by the bit pattern of
 //     |T(r, s)|, so a NaN wins as on the device; the lowest row on ties); every other such row
 //     r gets l = T(r, s) / T(p, s), T(r, u) -= l T(p, u) (u > s), R(r, :) -= l R(p, :); then back
@@ -99,7 +99,8 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
                                     const index_t* col_ind, int power)
 {
   if (power < 1) throw std::invalid_argument("isai_block_pattern: power must be >= 1, got " + std::to_string(power));
-  if (kind != IsaiKind::unit_lower && kind != IsaiKind::upper && kind != IsaiKind::general)
+  if (kind != IsaiKind::unit_lower && kind != IsaiKind::upper && kind != IsaiKind::general &&
+      kind != IsaiKind::unit_block_lower && kind != IsaiKind::block_upper)
     throw std::invalid_argument("isai_block_pattern: unknown IsaiKind");
   check_block_pattern(nrows, bs, row_ptr, col_ind);
 
@@ -116,9 +117,9 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   // 64-bit offsets.
   const size64_t max_blocks = std::min<size64_t>(std::numeric_limits<index_t>::max(),
                                                  std::numeric_limits<size64_t>::max() / (size64_t(bs) * bs));
-  const PatternPart part = kind == IsaiKind::unit_lower ? PatternPart::lower
-                           : kind == IsaiKind::upper    ? PatternPart::upper
-                                                        : PatternPart::all;
+  const PatternPart part = kind == IsaiKind::unit_lower || kind == IsaiKind::unit_block_lower ? PatternPart::lower
+                           : kind == IsaiKind::upper || kind == IsaiKind::block_upper         ? PatternPart::upper
+                                                                                              : PatternPart::all;
   PatternPower s = pattern_power(nrows, row_ptr, col_ind, part, power, max_blocks, "isai_block_pattern");
   p.row_ptr = std::move(s.row_ptr);
   p.col = std::move(s.col);
@@ -180,19 +181,28 @@ int isai_block_generate(const IsaiBlockPattern& p, BlockValuesView<const double>
             ++b;
           } else {
             const double* v = A.val + lay.base + (q - q0) * lay.block_stride;
+            const index_t bt = t / bs;
             for (int c = 0; c < bs; ++c) {
               const index_t u = b * bs + c;
-              if (kind == IsaiKind::general || (kind == IsaiKind::upper ? u >= t : u < t)) row[u] = v[c];
+              bool keep = false;
+              switch (kind) {
+                case IsaiKind::general: keep = true; break;
+                case IsaiKind::upper: keep = u >= t; break;
+                case IsaiKind::unit_lower: keep = u < t; break;
+                case IsaiKind::unit_block_lower: keep = b < bt; break;
+                case IsaiKind::block_upper: keep = b >= bt; break;
+              }
+              if (keep) row[u] = v[c];
             }
             ++q, ++b;
           }
         }
-        if (kind == IsaiKind::unit_lower) row[t] = 1.0;
+        if (kind == IsaiKind::unit_lower || kind == IsaiKind::unit_block_lower) row[t] = 1.0;
         if (rb == j) R[size64_t(t) * bs + a] = 1.0;
       }
 
       bool bad = false;
-      if (kind == IsaiKind::general) {
+      if (kind == IsaiKind::general || kind == IsaiKind::block_upper) {
         step_of.assign(static_cast<std::size_t>(m), -1);
         piv.resize(static_cast<std::size_t>(m));
         for (index_t s = 0; s < m; ++s) {
@@ -228,7 +238,7 @@ int isai_block_generate(const IsaiBlockPattern& p, BlockValuesView<const double>
       } else {
         piv.resize(static_cast<std::size_t>(m));
         for (index_t s = 0; s < m; ++s) piv[s] = s;
-        const bool lower = kind == IsaiKind::unit_lower;
+        const bool lower = kind == IsaiKind::unit_lower || kind == IsaiKind::unit_block_lower;
         for (index_t k = 0; k < m; ++k) {
           const index_t s = lower ? k : m - 1 - k;
           const double d = T[size64_t(s) * m + s];

@@ -27,6 +27,8 @@
 //    addresses), the right-hand sides column-major m x bs, and for general the pivot bookkeeping
 //    (2m ints). Thread tid owns rows tid, tid + nthreads, ...; one __syncthreads per step (the
 //    general pivot search reduces warp winners through double-buffered shared slots).
+// unit_block_lower and block_upper run the unit_lower and general instances (Values::whole_blocks
+// changes the gather only), so they add no kernel instances.
 // Both kernels apply exactly the operation order of cpu::isai_block_generate (isai_block_cpu.cpp)
 // and write X(s, :) = R(p_s, :) coalesced into M's row-major blocks. A zero or
 // non-finite pivot records j + 1 in *info (smallest nonzero wins; *info is zeroed first).
@@ -62,6 +64,9 @@ struct Values {
   const double* __restrict__ val;
   int bs;
   BlockStorage storage;
+  // Whole-block triangles (unit_block_lower, block_upper): they run the unit_lower and general
+  // instances with this flag, which changes only which entries gather_row keeps.
+  bool whole_blocks;
 };
 
 // Where scalar row a of block row R keeps its values in either storage: entry (a, c) of the
@@ -80,7 +85,9 @@ __device__ __forceinline__ ScalarRowLayout scalar_row_layout(const Values& v, in
 // Row t of T(J, J) (block row J[t / bs], row t % bs; nb blocks in J) into out[u * ld], u < nb bs:
 // every entry is written (0 where the pattern or the kind's triangle has none; 1 on the diagonal
 // of unit_lower). The merge only visits the blocks of J inside the triangle: b <= t / bs for
-// unit_lower, b >= t / bs for upper (whose walk starts at the diagonal block).
+// unit_lower, b >= t / bs for upper and block_upper (whose walk starts at the diagonal block).
+// v.whole_blocks: unit_lower keeps the blocks b < t / bs only (unit_block_lower), general starts
+// at the diagonal block and keeps everything from there (block_upper).
 template <IsaiKind KIND>
 __device__ __forceinline__ void gather_row(const Values& v, const index_t* J, index_t nb, index_t t, double* out,
                                            size64_t ld)
@@ -93,7 +100,7 @@ __device__ __forceinline__ void gather_row(const Values& v, const index_t* J, in
   const index_t q0 = v.row_ptr[rb], q1 = v.row_ptr[rb + 1];
   index_t q = q0, b = 0, b_end = nb;
   if (KIND == IsaiKind::unit_lower) b_end = bt + 1;
-  if (KIND == IsaiKind::upper) {
+  if (KIND == IsaiKind::upper || (KIND == IsaiKind::general && v.whole_blocks)) {
     b = bt;  // first block column >= rb: the diagonal block
     index_t hi = q1;
     while (q < hi) {
@@ -111,7 +118,10 @@ __device__ __forceinline__ void gather_row(const Values& v, const index_t* J, in
       const double* src = v.val + lay.base + (q - q0) * lay.block_stride;
       for (int k = 0; k < bs; ++k) {
         const index_t u = b * bs + k;
-        if (KIND == IsaiKind::general || (KIND == IsaiKind::upper ? u >= t : u < t)) out[u * ld] = src[k];
+        const bool keep = KIND == IsaiKind::general ? true
+                          : KIND == IsaiKind::upper ? u >= t
+                                                    : (v.whole_blocks ? b < bt : u < t);
+        if (keep) out[u * ld] = src[k];
       }
       ++q, ++b;
     }
@@ -433,7 +443,8 @@ LongGrid long_grid(const IsaiBlockPattern& p)
   if (m * m > std::numeric_limits<index_t>::max())  // also keeps bs^2 <= m^2 in 32-bit indices
     throw std::invalid_argument("cuda::isai_block_generate: a long block column's dense system of " +
                                 std::to_string(m) + " scalar rows needs more than 2^31 doubles");
-  g.slice_doubles = m * (m + p.bs + (p.kind == IsaiKind::general ? 1 : 0));  // T, R, general: 2m ints
+  const bool pivoting = p.kind == IsaiKind::general || p.kind == IsaiKind::block_upper;
+  g.slice_doubles = m * (m + p.bs + (pivoting ? 1 : 0));  // T, R, general: 2m ints
   g.blocks = std::clamp<size64_t>(long_scratch_cap / g.slice_doubles, 1, long_max_blocks);
   g.blocks = std::min<size64_t>(g.blocks, static_cast<size64_t>(p.long_cols.size()));
   return g;
@@ -509,11 +520,14 @@ void isai_block_generate(stream_t s, const IsaiBlockDevicePattern& p, BlockValue
     throw std::invalid_argument(std::string(fn) + "pattern has long block columns but scratch is null");
   BLOCKRES_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
   if (h.nrows == 0) return;
-  const Values v{A.row_ptr, A.col_ind, A.val, A.bs, A.storage};
+  const bool whole = h.kind == IsaiKind::unit_block_lower || h.kind == IsaiKind::block_upper;
+  const Values v{A.row_ptr, A.col_ind, A.val, A.bs, A.storage, whole};
   switch (h.kind) {
-    case IsaiKind::unit_lower: generate<IsaiKind::unit_lower>(s, p, v, m_val, scratch, info); break;
+    case IsaiKind::unit_lower:
+    case IsaiKind::unit_block_lower: generate<IsaiKind::unit_lower>(s, p, v, m_val, scratch, info); break;
     case IsaiKind::upper: generate<IsaiKind::upper>(s, p, v, m_val, scratch, info); break;
-    case IsaiKind::general: generate<IsaiKind::general>(s, p, v, m_val, scratch, info); break;
+    case IsaiKind::general:
+    case IsaiKind::block_upper: generate<IsaiKind::general>(s, p, v, m_val, scratch, info); break;
   }
 }
 

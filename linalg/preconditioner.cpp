@@ -2,6 +2,7 @@
 // preconditioner factory.
 #include "linalg/preconditioner.hpp"
 
+#include "linalg/block_ilu_preconditioner.hpp"
 #include "linalg/ilu_preconditioner.hpp"
 
 #include "kernels/batched_gh.hpp"
@@ -22,13 +23,14 @@ std::string_view to_string(BlockFactorization f)
     case BlockFactorization::gauss_huard: return "gauss_huard";
     case BlockFactorization::gauss_huard_t: return "gauss_huard_t";
     case BlockFactorization::lu: return "lu";
+    case BlockFactorization::automatic: return "automatic";
   }
   return "?";
 }
 
 int max_block_rows(BlockFactorization f)
 {
-  return f == BlockFactorization::lu ? 512 : kernels::batched_gh_max_size;
+  return f == BlockFactorization::lu || f == BlockFactorization::automatic ? 512 : kernels::batched_gh_max_size;
 }
 
 BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOptions opt)
@@ -42,7 +44,7 @@ BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOp
 
 std::string BlockJacobiPreconditioner::name() const
 {
-  return fmt::format("block_jacobi({}, {})", to_string(opt_.factorization),
+  return fmt::format("block_jacobi({}, {})", to_string(fact_),
                      mode_ == Mode::scalar    ? std::string("scalar")
                      : mode_ == Mode::natural ? std::string("natural blocks")
                                               : fmt::format("blocks up to {}", opt_.max_block_size));
@@ -61,6 +63,10 @@ void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
 {
   const int bs = A.block_size();
   const index_t nrows = A.nrows();
+  const int largest = opt_.max_block_size == 1 ? 1 : std::max(bs, opt_.max_block_size);
+  fact_ = opt_.factorization != BlockFactorization::automatic ? opt_.factorization
+          : largest <= kernels::batched_gh_max_size           ? BlockFactorization::gauss_jordan
+                                                              : BlockFactorization::lu;
   if (opt_.max_block_size != 1 && bs > max_block_rows(opt_.factorization))
     throw std::invalid_argument(fmt::format("block-Jacobi: block size {} is larger than {} allows ({}); use lu", bs,
                                             to_string(opt_.factorization), max_block_rows(opt_.factorization)));
@@ -129,7 +135,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
     symbolic(A);
   if (layout_.count == 0) return {};
   const auto n_src = static_cast<index_t>(src_.size());
-  const kernels::GhStorage storage = opt_.factorization == BlockFactorization::gauss_huard_t
+  const kernels::GhStorage storage = fact_ == BlockFactorization::gauss_huard_t
                                          ? kernels::GhStorage::transposed
                                          : kernels::GhStorage::standard;
   index_t failed = 0;
@@ -143,7 +149,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       kernels::cuda::scatter_blocks(s, n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
                                     factors_.data());
     }
-    switch (opt_.factorization) {
+    switch (fact_) {
       case BlockFactorization::gauss_jordan:
         kernels::cuda::gauss_jordan_invert(s, layout_, factors_.data(), info_.data());
         break;
@@ -151,6 +157,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       case BlockFactorization::gauss_huard_t:
         kernels::cuda::gauss_huard_factor(s, layout_, factors_.data(), piv_.data(), info_.data(), storage);
         break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
       case BlockFactorization::lu: kernels::cuda::lu_factor(s, layout_, factors_.data(), piv_.data(), info_.data()); break;
     }
     failed = kernels::cuda::count_nonzero(s, layout_.count, info_.data(), counter_.data());
@@ -163,12 +170,13 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       kernels::cpu::scatter_blocks(n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
                                    factors_.data());
     }
-    switch (opt_.factorization) {
+    switch (fact_) {
       case BlockFactorization::gauss_jordan: kernels::cpu::gauss_jordan_invert(layout_, factors_.data(), info_.data()); break;
       case BlockFactorization::gauss_huard:
       case BlockFactorization::gauss_huard_t:
         kernels::cpu::gauss_huard_factor(layout_, factors_.data(), piv_.data(), info_.data(), storage);
         break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
       case BlockFactorization::lu: kernels::cpu::lu_factor(layout_, factors_.data(), piv_.data(), info_.data()); break;
     }
     failed = kernels::cpu::count_nonzero(layout_.count, info_.data());
@@ -180,7 +188,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
   if (mode_ == Mode::scalar) first_row = static_cast<index_t>(first / bs_);
   if (mode_ == Mode::agglomerated) first_row = row_off_.to_host()[first] / bs_;
   return {false, fmt::format("block-Jacobi ({}): {} singular Jacobi block(s), the first at block row {} (pivot {})",
-                             to_string(opt_.factorization), failed, first_row, info[first])};
+                             to_string(fact_), failed, first_row, info[first])};
 }
 
 void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
@@ -188,13 +196,13 @@ void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
     throw std::invalid_argument("block-Jacobi apply: vector sizes do not match the setup matrix");
   if (layout_.count == 0) return;
-  const kernels::GhStorage storage = opt_.factorization == BlockFactorization::gauss_huard_t
+  const kernels::GhStorage storage = fact_ == BlockFactorization::gauss_huard_t
                                          ? kernels::GhStorage::transposed
                                          : kernels::GhStorage::standard;
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
-    switch (opt_.factorization) {
+    switch (fact_) {
       case BlockFactorization::gauss_jordan:
         kernels::cuda::block_diag_gemv(s, layout_, factors_.data(), r.data(), z.data());
         break;
@@ -202,16 +210,18 @@ void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
       case BlockFactorization::gauss_huard_t:
         kernels::cuda::gauss_huard_solve(s, layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());
         break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
       case BlockFactorization::lu: kernels::cuda::lu_solve(s, layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
     }
 #endif
   } else {
-    switch (opt_.factorization) {
+    switch (fact_) {
       case BlockFactorization::gauss_jordan: kernels::cpu::block_diag_gemv(layout_, factors_.data(), r.data(), z.data()); break;
       case BlockFactorization::gauss_huard:
       case BlockFactorization::gauss_huard_t:
         kernels::cpu::gauss_huard_solve(layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());
         break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
       case BlockFactorization::lu: kernels::cpu::lu_solve(layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
     }
   }
@@ -224,7 +234,10 @@ std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, Exe
     case PreconditionerType::none: return std::make_unique<IdentityPreconditioner>();
     case PreconditionerType::block_jacobi:
       return std::make_unique<BlockJacobiPreconditioner>(std::move(exec), opt.block_jacobi);
-    case PreconditionerType::ilu0: return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
+    case PreconditionerType::ilu0:
+      if (opt.ilu0.factor_view == IluFactorView::block)
+        return std::make_unique<BlockIlu0Preconditioner>(std::move(exec), opt.ilu0);
+      return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
     case PreconditionerType::isai: return std::make_unique<IsaiPreconditioner>(std::move(exec), opt.isai);
   }
   throw std::invalid_argument("unknown preconditioner type");

@@ -43,13 +43,14 @@ class IdentityPreconditioner final : public Preconditioner {
 //   gauss_huard    Gauss–Huard factors as decomposed (BGH), applied by a combined triangular solve;
 //   gauss_huard_t  the same with the upper factor stored transposed (BGHT, coalesced application);
 //   lu             LU with partial pivoting and triangular solves (blocks up to 512).
+//   automatic      gauss_jordan while the largest Jacobi block has at most 32 rows, lu above.
 // The Gauss variants take blocks up to 32 rows.
-enum class BlockFactorization { gauss_jordan, gauss_huard, gauss_huard_t, lu };
+enum class BlockFactorization { gauss_jordan, gauss_huard, gauss_huard_t, lu, automatic };
 std::string_view to_string(BlockFactorization f);
 int max_block_rows(BlockFactorization f);  // 32 or 512
 
 struct BlockJacobiOptions {
-  BlockFactorization factorization = BlockFactorization::gauss_jordan;
+  BlockFactorization factorization = BlockFactorization::automatic;
   // Scalar rows per Jacobi block. 1: point (scalar) Jacobi on the diagonal entries. 0 or up to
   // the BSR block size: the natural blocks A_rr. Larger: consecutive block rows are
   // agglomerated while the block stays within this size and each added row is coupled to the
@@ -84,6 +85,7 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   index_t nnzb_ = -1;
   int bs_ = 0;
   enum class Mode { scalar, natural, agglomerated } mode_ = Mode::natural;
+  BlockFactorization fact_ = BlockFactorization::gauss_jordan;  // opt_.factorization with automatic resolved
   kernels::BatchLayout layout_;
   Array<index_t> row_off_;
   Array<size64_t> mat_off_;
@@ -108,6 +110,15 @@ std::string_view to_string(TriangularSolve t);
 enum class IsaiView { scalar, block };
 std::string_view to_string(IsaiView v);
 
+// Where ILU(0) factors (linalg/ilu_preconditioner.hpp, linalg/block_ilu_preconditioner.hpp):
+//   scalar  scalar ILU(0) of the CSR expansion of A (every block entry one CSR entry; needs the
+//           expansion's index arrays, so at most 2^31 - 1 scalar entries);
+//   block   block ILU(0) on A's BSR block pattern: bs x bs block operations, factors in A's BSR
+//           storage plus the inverses of the diagonal blocks, any block size. trisolve = isai
+//           then needs view = block and sweeps = 0.
+enum class IluFactorView { scalar, block };
+std::string_view to_string(IluFactorView v);
+
 struct Ilu0Options {
   TriangularSolve trisolve = TriangularSolve::exact;
   int isai_power = 1;  // pattern S(|L|^k), S(|U|^k), k = 1..max_isai_power
@@ -115,6 +126,7 @@ struct Ilu0Options {
   //   x <- x + M (b - T x), which moves x toward the exact solve T^{-1} b.
   int sweeps = 0;
   IsaiView view = IsaiView::scalar;  // isai only
+  IluFactorView factor_view = IluFactorView::scalar;
 };
 constexpr int max_isai_power = 3;
 constexpr int max_isai_sweeps = 16;
