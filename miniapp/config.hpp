@@ -3,7 +3,10 @@
 
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioner.hpp"
+#include "physics/model_registry.hpp"
 #include "physics/spec.hpp"
+
+#include <memory>
 
 #include <string>
 #include <string_view>
@@ -22,7 +25,8 @@ struct NewtonConfig {
   int max_iterations = 12;
   double tol_cnv = 1e-3;
   double tol_mb = 1e-7;
-  double max_dsw = 0.2;       // Appleyard chop on |dS_w| per iteration
+  double max_dsw = 0.2;       // Appleyard chop on |dS_w| per iteration (oil_water)
+  double max_dx = 0.2;        // chop on |dx_k| of mass fractions per iteration (multicomponent)
   double max_dp_rel = 0.3;    // chop on |dp| / p per iteration
   double cut_factor = 0.5;    // dt *= cut_factor after a failed step
   double growth_factor = 2.0; // dt *= growth_factor after a successful step
@@ -63,12 +67,10 @@ struct RunConfig {
   std::string deck_path;      // as given
   std::string deck_text;      // the deck file's text, verbatim
   std::string resolved_toml;  // the deck with --set overrides applied and defaults filled in
-  std::string model = "oil_water";
+  std::string model = "oil_water";  // the registry name (physics/model_registry.hpp)
   physics::GridSpec grid;
   physics::RockSpec rock;
-  physics::FluidSpec fluid;
-  physics::InitialSpec initial;
-  std::vector<physics::WellSpec> wells;
+  std::shared_ptr<const physics::ModelInput> model_input;  // the model's own tables, read by its entry
   ScheduleConfig schedule;
   NewtonConfig newton;
   LinearConfig linear;

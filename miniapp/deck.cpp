@@ -1,5 +1,6 @@
 // Deck loader: TOML deck + --set overrides -> validated RunConfig in SI units, and the resolved deck.
 #include "miniapp/deck.hpp"
+#include "miniapp/deck_section.hpp"
 
 #include "miniapp/h5.hpp"
 #include "miniapp/quote.hpp"
@@ -27,253 +28,9 @@ namespace {
 namespace fs = std::filesystem;
 using physics::GridSpec;
 using physics::RockSpec;
+using namespace deck;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::string_view kSetPrefix = "--set ";  // source path of nodes that came from an override
 constexpr std::size_t kMaxReportTimes = 1'000'000;
-
-// ---- TOML text ---------------------------------------------------------------------------------
-
-// The resolved deck: TOML++'s own formatter (keys sorted, floats printed to round-trip).
-std::string to_toml(const toml::table& t)
-{
-  std::ostringstream os;
-  os << toml::toml_formatter{t};
-  return os.str();
-}
-
-// The offending value as it appears in a message: one line, cut short.
-std::string render(const toml::node& n)
-{
-  std::ostringstream os;
-  n.visit([&](auto&& v) { os << v; });
-  std::string s = os.str();
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s.size() <= 80 ? s : s.substr(0, 76) + " ...";
-}
-
-// ---- Messages ------------------------------------------------------------------------------------
-
-bool has_source(const toml::source_region& s) { return s.begin.line > 0 && s.path; }
-
-std::string place(const toml::source_region& s)
-{
-  if (s.path->starts_with(kSetPrefix)) return *s.path;  // a line/column within "v = ..." means nothing
-  return fmt::format("{}:{}:{}", *s.path, s.begin.line, s.begin.column);
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b)
-{
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      diag = std::exchange(row[j], std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])}));
-  }
-  return row[b.size()];
-}
-
-// Closed or open interval; every number must also be finite.
-struct Range {
-  double lo = -kInf, hi = kInf;
-  bool lo_open = false, hi_open = false;
-
-  bool contains(double v) const { return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
-  std::string describe() const
-  {
-    if (hi == kInf) return fmt::format("must be {} {}", lo_open ? ">" : ">=", lo);
-    if (lo == -kInf) return fmt::format("must be {} {}", hi_open ? "<" : "<=", hi);
-    return fmt::format("must be in {}{}, {}{}", lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
-  }
-};
-constexpr Range any{};
-constexpr Range above(double lo) { return {lo, kInf, true, false}; }
-constexpr Range at_least(double lo) { return {lo, kInf, false, false}; }
-constexpr Range between(double lo, double hi, bool lo_open = false, bool hi_open = false)
-{
-  return {lo, hi, lo_open, hi_open};
-}
-constexpr Range unit_interval{0.0, 1.0};
-
-double to_double(const toml::node& n)
-{
-  return n.is_integer() ? double(n.as_integer()->get()) : n.as_floating_point()->get();
-}
-
-struct Deck {
-  std::string path;  // as given
-  fs::path dir;      // relative property files live here
-};
-
-// One TOML table of the deck with its dotted key path: typed, range-checked access that fills
-// defaults into the table (so the resolved deck shows them) and reports errors with the
-// location of the offending node.
-class Section {
- public:
-  Section(const Deck& deck, toml::table& t, std::string path, std::string suffix = {})
-      : deck_(&deck), t_(&t), path_(std::move(path)), suffix_(std::move(suffix))
-  {
-  }
-
-  const Deck& deck() const { return *deck_; }
-  toml::table& table() const { return *t_; }
-  // Dotted path of key k ("" is the table itself), with the well's name where there is one.
-  std::string key(std::string_view k) const { return join(k) + suffix_; }
-  std::string join(std::string_view k) const
-  {
-    if (k.empty()) return path_;
-    return path_.empty() ? std::string(k) : fmt::format("{}.{}", path_, k);
-  }
-  // The node's location; for a node without one (a default) the table's, else the deck's start.
-  std::string where(const toml::node* n) const
-  {
-    if (n && has_source(n->source())) return place(n->source());
-    if (has_source(t_->source())) return place(t_->source());
-    return deck_->path + ":1:1";
-  }
-
-  [[noreturn]] void fail(const toml::node* n, std::string_view k, std::string_view what,
-                         const std::optional<std::string>& got) const
-  {
-    std::string msg = fmt::format("{}: {}: {}", where(n), key(k), what);
-    if (got) msg += fmt::format(" (got {})", *got);
-    throw InputError(msg);
-  }
-  [[noreturn]] void bad(const toml::node& n, std::string_view k, std::string_view what) const
-  {
-    fail(&n, k, what, render(n));
-  }
-  [[noreturn]] void missing(std::string_view k, std::string_view what = "missing required key") const
-  {
-    fail(nullptr, k, what, std::nullopt);
-  }
-  bool given(std::string_view k) const
-  {
-    const toml::node* n = t_->get(k);
-    return n && has_source(n->source());
-  }
-
-  // Rejects the first key (in file order) not in `known`, suggesting the closest known one.
-  void only(std::initializer_list<std::string_view> known) const
-  {
-    const toml::key* first = nullptr;
-    const toml::node* first_node = nullptr;
-    auto position = [](const toml::key& k, const toml::node& n) {
-      const toml::source_region& s = has_source(k.source()) ? k.source() : n.source();
-      return s.begin.line > 0 ? std::pair(s.begin.line, s.begin.column) : std::pair(~0u, ~0u);
-    };
-    for (auto&& [k, v] : *t_) {
-      if (std::find(known.begin(), known.end(), k.str()) != known.end()) continue;
-      if (!first || position(k, v) < position(*first, *first_node)) first = &k, first_node = &v;
-    }
-    if (!first) return;
-    std::string what = "unknown key";
-    std::size_t best = std::max<std::size_t>(2, first->str().size() / 3) + 1;
-    for (const std::string_view c : known)
-      if (const std::size_t d = edit_distance(first->str(), c); d < best)
-        best = d, what = fmt::format("unknown key, did you mean '{}'?", c);
-    // The key's own position where toml++ has one: for a [table] that is its header line.
-    const std::string loc = has_source(first->source()) ? place(first->source()) : where(first_node);
-    throw InputError(fmt::format("{}: {}: {} (got {})", loc, key(first->str()), what, render(*first_node)));
-  }
-
-  toml::node* find(std::string_view k) const { return t_->get(k); }
-  toml::node& require(std::string_view k, std::string_view what = "missing required key") const
-  {
-    if (toml::node* n = t_->get(k)) return *n;
-    missing(k, what);
-  }
-  template <class T>
-  toml::node& with_default(std::string_view k, T def)
-  {
-    if (toml::node* n = t_->get(k)) return *n;
-    return t_->insert(k, std::move(def)).first->second;
-  }
-
-  // Typed readers of a node that belongs to key k (k may carry an element index: "dx[3]").
-  double number(const toml::node& n, std::string_view k, Range r = any, std::string_view label = {}) const
-  {
-    const std::string prefix = label.empty() ? std::string() : std::string(label) + " ";
-    if (!n.is_number()) bad(n, k, prefix + "must be a number");
-    const double v = to_double(n);
-    if (!std::isfinite(v)) bad(n, k, prefix + "must be a finite number");
-    if (!r.contains(v)) bad(n, k, prefix + r.describe());
-    return v;
-  }
-  std::int64_t integer64(const toml::node& n, std::string_view k, Range r = any) const
-  {
-    if (!n.is_integer()) bad(n, k, "must be an integer");
-    const std::int64_t v = n.as_integer()->get();
-    if (!r.contains(double(v))) bad(n, k, r.describe());
-    return v;
-  }
-  int integer(const toml::node& n, std::string_view k, Range r = any) const
-  {
-    const std::int64_t v = integer64(n, k, r);
-    if (v > std::numeric_limits<int>::max() || v < std::numeric_limits<int>::min()) bad(n, k, "is too large");
-    return int(v);
-  }
-  std::string text(const toml::node& n, std::string_view k) const
-  {
-    if (!n.is_string()) bad(n, k, "must be a string");
-    return n.as_string()->get();
-  }
-  std::string choice(const toml::node& n, std::string_view k, std::initializer_list<std::string_view> options) const
-  {
-    const std::string s = text(n, k);
-    if (std::find(options.begin(), options.end(), s) != options.end()) return s;
-    std::string list;
-    for (const std::string_view o : options) list += (list.empty() ? "" : ", ") + quote_literal(o);
-    bad(n, k, options.size() == 1 ? "must be " + list : "must be one of " + list);
-  }
-
-  // Required (no default) and defaulted forms.
-  double number(std::string_view k, Range r = any) { return number(require(k), k, r); }
-  double number(std::string_view k, double def, Range r) { return number(with_default(k, def), k, r); }
-  std::optional<double> opt_number(std::string_view k, Range r = any)
-  {
-    if (const toml::node* n = find(k)) return number(*n, k, r);
-    return std::nullopt;
-  }
-  int integer(std::string_view k, Range r) { return integer(require(k), k, r); }
-  int integer(std::string_view k, std::int64_t def, Range r) { return integer(with_default(k, def), k, r); }
-  std::string text(std::string_view k) { return text(require(k), k); }
-  std::string text(std::string_view k, std::string def) { return text(with_default(k, std::move(def)), k); }
-  std::string choice(std::string_view k, std::initializer_list<std::string_view> options)
-  {
-    return choice(require(k), k, options);
-  }
-  std::string choice(std::string_view k, std::string def, std::initializer_list<std::string_view> options)
-  {
-    return choice(with_default(k, std::move(def)), k, options);
-  }
-  bool flag(std::string_view k, bool def)
-  {
-    const toml::node& n = with_default(k, def);
-    if (!n.is_boolean()) bad(n, k, "must be true or false");
-    return n.as_boolean()->get();
-  }
-  // A sub-table; an optional one that is absent is created so its defaults can be filled in.
-  Section sub(std::string_view k, bool required)
-  {
-    toml::node& n = required ? require(k, "missing required table") : with_default(k, toml::table{});
-    if (!n.is_table()) bad(n, k, "must be a table");
-    return Section(*deck_, *n.as_table(), join(k));
-  }
-
- private:
-  const Deck* deck_;
-  toml::table* t_;
-  std::string path_, suffix_;
-};
-
-std::string non_empty(const Section& s, std::string_view k, std::string v)
-{
-  if (v.empty()) s.bad(s.require(k), k, "must not be empty");
-  return v;
-}
 
 // ---- Overrides -----------------------------------------------------------------------------------
 
@@ -500,152 +257,6 @@ RockSpec read_rock(Section r, const GridSpec& g)
   return s;
 }
 
-physics::PhaseSpec read_phase(Section p)
-{
-  p.only({"surface_density", "viscosity", "fvf", "compressibility", "reference_pressure"});
-  physics::PhaseSpec s;
-  s.surface_density = p.number("surface_density", above(0));
-  s.viscosity = p.number("viscosity", above(0)) * units::centipoise;
-  s.fvf_ref = p.number("fvf", 1.0, above(0));
-  s.compressibility = p.number("compressibility", 0.0, at_least(0)) * units::per_bar;
-  s.reference_pressure = p.number("reference_pressure", 1.01325, any) * units::bar;
-  return s;
-}
-
-physics::RelpermSpec read_relperm(Section r)
-{
-  static constexpr std::string_view corey[] = {"swc", "sor", "nw", "no", "krw_max", "kro_max"};
-  r.only({"type", "swc", "sor", "nw", "no", "krw_max", "kro_max", "table"});
-  physics::RelpermSpec s;
-  if (r.choice("type", "corey", {"corey", "table"}) == "corey") {
-    if (const toml::node* n = r.find("table")) r.bad(*n, "table", "is only allowed with type = \"table\"");
-    s.swc = r.number("swc", 0.0, between(0, 1, false, true));
-    s.sor = r.number("sor", 0.0, between(0, 1, false, true));
-    if (s.swc + s.sor >= 1.0) {
-      const std::string_view k = r.given("sor") ? "sor" : "swc";
-      r.bad(r.require(k), k, fmt::format("swc + sor must be < 1 (swc = {}, sor = {})", s.swc, s.sor));
-    }
-    s.nw = r.number("nw", 2.0, at_least(1));
-    s.no = r.number("no", 2.0, at_least(1));
-    s.krw_max = r.number("krw_max", 1.0, between(0, 1, true, false));
-    s.kro_max = r.number("kro_max", 1.0, between(0, 1, true, false));
-    return s;
-  }
-  s.kind = physics::RelpermSpec::Kind::table;
-  for (const std::string_view k : corey)
-    if (const toml::node* n = r.find(k)) r.bad(*n, k, "is a Corey parameter, not allowed with type = \"table\"");
-  const toml::node& t = r.require("table", "missing required key (for type = \"table\")");
-  const toml::array* rows = t.as_array();
-  if (!rows) r.bad(t, "table", "must be an array of [S_w, k_rw, k_ro, P_cow] rows");
-  if (rows->size() < 2) r.bad(t, "table", "must have at least 2 rows");
-  for (std::size_t i = 0; i < rows->size(); ++i) {
-    const toml::node& row = (*rows)[i];
-    const std::string k = fmt::format("table[{}]", i);
-    if (!row.is_array() || row.as_array()->size() != 4)
-      r.bad(row, k, "must be a row of 4 numbers [S_w, k_rw, k_ro, P_cow]");
-    const toml::array& a = *row.as_array();
-    const double sw = r.number(a[0], k, unit_interval, "S_w");
-    if (i > 0 && sw <= s.table[s.table.size() - 4])
-      r.bad(a[0], k, fmt::format("S_w must be strictly increasing (previous row has {})", s.table[s.table.size() - 4]));
-    const double krw = r.number(a[1], k, unit_interval, "k_rw"), kro = r.number(a[2], k, unit_interval, "k_ro");
-    s.table.insert(s.table.end(), {sw, krw, kro, r.number(a[3], k, any, "P_cow") * units::bar});
-  }
-  return s;
-}
-
-physics::FluidSpec read_fluid(Section f)
-{
-  f.only({"water", "oil", "relperm"});
-  physics::FluidSpec s;
-  s.water = read_phase(f.sub("water", true));
-  s.oil = read_phase(f.sub("oil", true));
-  s.relperm = read_relperm(f.sub("relperm", false));
-  return s;
-}
-
-physics::InitialSpec read_initial(Section i)
-{
-  i.only({"pressure", "datum_depth", "sw"});
-  physics::InitialSpec s;
-  s.pressure = i.number("pressure", above(0)) * units::bar;
-  if (const auto d = i.opt_number("datum_depth")) s.hydrostatic = true, s.datum_depth = *d;
-  s.sw = i.number("sw", unit_interval);
-  return s;
-}
-
-physics::WellSpec read_well(Section& w, const GridSpec& g)
-{
-  w.only({"name", "type", "i", "j", "k_top", "k_bottom", "control", "rate", "rate_target", "bhp", "radius", "skin",
-          "well_index", "ref_depth"});
-  physics::WellSpec s;
-  s.name = non_empty(w, "name", w.text("name"));
-  const bool injector = w.choice("type", {"injector", "producer"}) == "injector";
-  s.kind = injector ? physics::WellKind::injector : physics::WellKind::producer;
-  s.i = w.integer("i", between(1, g.nx)) - 1;
-  s.j = w.integer("j", between(1, g.ny)) - 1;
-  s.k_top = w.integer("k_top", 1, between(1, g.nz)) - 1;
-  s.k_bottom = w.integer("k_bottom", g.nz, between(1, g.nz)) - 1;
-  if (s.k_bottom < s.k_top)
-    w.bad(w.require("k_bottom"), "k_bottom", fmt::format("must be >= k_top = {}", s.k_top + 1));
-  const bool rate = w.choice("control", {"rate", "bhp"}) == "rate";
-  s.control = rate ? physics::WellControlMode::rate : physics::WellControlMode::bhp;
-  if (rate) w.require("rate", "missing required key (for control = \"rate\")");
-  s.rate = w.opt_number("rate", above(0)).value_or(0.0) * units::m3_per_day;
-  const std::string target = w.choice("rate_target", injector ? "water" : "liquid", {"water", "oil", "liquid"});
-  if (injector && target != "water")
-    w.bad(w.require("rate_target"), "rate_target", "must be \"water\" for an injector (it injects water)");
-  s.target = target == "water" ? physics::RateTarget::water
-             : target == "oil" ? physics::RateTarget::oil
-                               : physics::RateTarget::liquid;
-  s.bhp = w.number("bhp", above(0)) * units::bar;
-  s.radius = w.number("radius", 0.1, above(0));
-  s.skin = w.number("skin", 0.0, any);
-  if (const toml::node* n = w.find("well_index")) {
-    const std::size_t layers = std::size_t(s.k_bottom - s.k_top + 1);
-    const toml::array* a = n->as_array();
-    if (!a) w.bad(*n, "well_index", "must be an array of numbers, one per completed layer");
-    if (a->size() != layers)
-      w.bad(*n, "well_index", fmt::format("must have k_bottom - k_top + 1 = {} values (has {})", layers, a->size()));
-    for (std::size_t l = 0; l < layers; ++l)
-      s.well_index.push_back(w.number((*a)[l], fmt::format("well_index[{}]", l), at_least(0)) * units::millidarcy);
-  }
-  s.ref_depth = w.opt_number("ref_depth");
-  return s;
-}
-
-std::vector<physics::WellSpec> read_wells(Section& top, const GridSpec& g, const RockSpec& rock)
-{
-  toml::node* node = top.find("wells");
-  if (!node) return {};
-  toml::array* a = node->as_array();
-  if (!a) top.bad(*node, "wells", "must be an array of tables ([[wells]])");
-  std::vector<physics::WellSpec> wells;
-  for (std::size_t n = 0; n < a->size(); ++n) {
-    const std::string label = fmt::format("wells[{}]", n);
-    toml::table* t = (*a)[n].as_table();
-    if (!t) top.bad((*a)[n], label, "must be a table");
-    const auto name = (*t)["name"].value<std::string>();
-    Section w(top.deck(), *t, label, name ? fmt::format(" (well '{}')", *name) : "");
-    const physics::WellSpec s = read_well(w, g);
-    for (std::size_t m = 0; m < n; ++m) {
-      const physics::WellSpec& o = wells[m];
-      if (o.name == s.name)
-        w.bad(w.require("name"), "name", fmt::format("duplicate well name, also used by wells[{}]", m));
-      if (o.i == s.i && o.j == s.j && std::max(o.k_top, s.k_top) <= std::min(o.k_bottom, s.k_bottom))
-        w.fail(nullptr, "",
-               fmt::format("completes cell ({}, {}, {}), which wells[{}] (well '{}') also completes", s.i + 1, s.j + 1,
-                           std::max(o.k_top, s.k_top) + 1, m, o.name),
-               std::nullopt);
-    }
-    bool active = false;
-    for (int k = s.k_top; k <= s.k_bottom; ++k)
-      active = active || rock.porosity[std::size_t(s.i) + std::size_t(g.nx) * (s.j + std::size_t(g.ny) * k)] > 0.0;
-    if (!active) w.fail(nullptr, "", "has no active completion (every completed cell has porosity 0)", std::nullopt);
-    wells.push_back(s);
-  }
-  return wells;
-}
-
 ScheduleConfig read_schedule(Section s)
 {
   s.only({"report_times", "end_time", "report_interval", "dt_initial", "dt_max", "dt_min"});
@@ -699,11 +310,13 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
 {
   s.only({"newton", "linear"});
   Section n = s.sub("newton", false);
-  n.only({"max_iterations", "tol_cnv", "tol_mb", "max_dsw", "max_dp_rel", "cut_factor", "growth_factor"});
+  n.only({"max_iterations", "tol_cnv", "tol_mb", "max_dsw", "max_dx", "max_dp_rel", "cut_factor", "growth_factor"});
   newton.max_iterations = n.integer("max_iterations", 12, at_least(1));
   newton.tol_cnv = n.number("tol_cnv", 1e-3, above(0));
   newton.tol_mb = n.number("tol_mb", 1e-7, above(0));
   newton.max_dsw = n.number("max_dsw", 0.2, between(0, 1, true, false));
+  // Only the multicomponent model uses it; not filled into an oil_water resolved deck.
+  newton.max_dx = n.opt_number("max_dx", between(0, 1, true, false)).value_or(newton.max_dx);
   newton.max_dp_rel = n.number("max_dp_rel", 0.3, above(0));
   newton.cut_factor = n.number("cut_factor", 0.5, between(0, 1, true, true));
   newton.growth_factor = n.number("growth_factor", 2.0, at_least(1));
@@ -754,7 +367,7 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
     linear.krylov.rel_tol = fc.eta_initial;
   }
   Section p = l.sub("preconditioner", false);
-  p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "isai_view", "sweeps"});
+  p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "isai_view", "sweeps", "factor_view"});
   const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "jacobi", "ilu0", "isai", "none"});
   // Point Jacobi is block-Jacobi on 1x1 blocks (the scalar diagonal), with no choice to make.
   linear.preconditioner = type == "none"   ? PreconditionerType::none
@@ -773,13 +386,14 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
     return v == "block" ? IsaiView::block : IsaiView::scalar;
   };
   only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
-  only_for({"trisolve", "sweeps"}, type == "ilu0", "type = \"ilu0\"");
+  only_for({"trisolve", "sweeps", "factor_view"}, type == "ilu0", "type = \"ilu0\"");
   only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
   if (type == "block_jacobi") {
     auto& bj = linear.preconditioner_options.block_jacobi;
     const std::string f =
-        p.choice("factorization", "gauss_jordan", {"gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
+        p.choice("factorization", "automatic", {"automatic", "gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
     bj.factorization = f == "lu"              ? BlockFactorization::lu
+                       : f == "automatic"     ? BlockFactorization::automatic
                        : f == "gauss_huard"   ? BlockFactorization::gauss_huard
                        : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
                                               : BlockFactorization::gauss_jordan;
@@ -788,13 +402,20 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   if (type == "jacobi") linear.preconditioner_options.block_jacobi.max_block_size = 1;
   if (type == "ilu0") {
     auto& ilu = linear.preconditioner_options.ilu0;
+    ilu.factor_view = p.choice("factor_view", "scalar", {"scalar", "block"}) == "block" ? IluFactorView::block
+                                                                                        : IluFactorView::scalar;
     ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
                                                                               : TriangularSolve::exact;
     only_for({"isai_power", "isai_view", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
     if (ilu.trisolve == TriangularSolve::isai) {
       ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));
-      ilu.view = view(Ilu0Options{}.view);
+      const bool block = ilu.factor_view == IluFactorView::block;  // block factors: block ISAI only
+      ilu.view = view(block ? IsaiView::block : Ilu0Options{}.view);
       ilu.sweeps = p.integer("sweeps", 0, between(0, max_isai_sweeps));
+      if (block && ilu.view != IsaiView::block)
+        p.bad(p.require("isai_view"), "isai_view", "must be \"block\" with factor_view = \"block\"");
+      if (block && ilu.sweeps != 0)
+        p.bad(p.require("sweeps"), "sweeps", "must be 0 with factor_view = \"block\" (sweeps are not supported)");
     }
   }
   if (type == "isai") {
@@ -856,16 +477,25 @@ RunConfig load_deck(const std::string& path, const std::vector<std::string>& ove
 
   const Deck deck{path, fs::path(path).parent_path()};
   Section top(deck, root, "");
-  top.only({"title", "model", "grid", "rock", "fluid", "initial", "wells", "schedule", "solver", "output"});
-  top.text("title", "");
   Section model = top.sub("model", true);
   model.only({"type"});
-  cfg.model = model.choice("type", {"oil_water"});
+  std::vector<std::string_view> names;
+  for (const auto& m : physics::registered_models()) names.push_back(m.name);
+  const toml::node& type_node = model.require("type");
+  cfg.model = model.text(type_node, "type");
+  const physics::ModelEntry* entry = physics::find_model(cfg.model);
+  if (!entry) {
+    std::string list;
+    for (const auto n : names) list += (list.empty() ? "" : ", ") + quote_literal(n);
+    model.bad(type_node, "type", (names.size() == 1 ? "must be " : "must be one of ") + list);
+  }
+  std::vector<std::string_view> known = {"title", "model", "grid", "rock", "schedule", "solver", "output"};
+  known.insert(known.end(), entry->sections.begin(), entry->sections.end());
+  top.only(known);
+  top.text("title", "");
   cfg.grid = read_grid(top.sub("grid", true));
   cfg.rock = read_rock(top.sub("rock", true), cfg.grid);
-  cfg.fluid = read_fluid(top.sub("fluid", true));
-  cfg.initial = read_initial(top.sub("initial", true));
-  cfg.wells = read_wells(top, cfg.grid, cfg.rock);
+  cfg.model_input = entry->read_deck(top, cfg.grid, cfg.rock);
   cfg.schedule = read_schedule(top.sub("schedule", true));
   read_solver(top.sub("solver", false), cfg.newton, cfg.linear);
   cfg.output = read_output(top.sub("output", false), path);

@@ -1,14 +1,17 @@
-// HDF5 result writer (temporary file + rename) and reader, layout version 2 (results.hpp).
+// HDF5 result writer (temporary file + rename) and reader, layout version 3; versions 1 and 2 read too (results.hpp).
 #include "miniapp/results.hpp"
 
 #include "miniapp/fields.hpp"
 #include "miniapp/version.hpp"
 #include "physics/units.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <span>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
@@ -18,9 +21,13 @@ namespace blockres {
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-const char* const step_fields[] = {"time", "dt", "newton_iterations", "linear_iterations", "cuts",
-                                   "cnv_water", "cnv_oil", "mb_water", "mb_oil", "water_in_place", "oil_in_place"};
-const char* const step_units[] = {"day", "day", "1", "1", "1", "1", "1", "1", "1", "surface m3", "surface m3"};
+// /steps columns every model has, before the per-equation norms and the quantities in place.
+const char* const step_fields[] = {"time", "dt", "newton_iterations", "linear_iterations", "cuts"};
+const char* const step_units[] = {"day", "day", "1", "1", "1"};
+// Datasets of /reports, /steps and /wells that are not model quantities: a model name must not take them.
+const char* const fixed_reports[] = {"time", "fields"};
+const char* const fixed_wells[] = {"names", "type", "control", "bhp", "at_bhp", "rates"};
+const char* const rate_sign = "positive into the reservoir";
 // /newton, in NewtonRecord order; every column is dimensionless.
 const char* const newton_fields[] = {"step",    "attempt",          "iteration",        "linear_iterations",
                                      "forcing", "linear_reduction", "linear_converged", "linear_reason"};
@@ -58,13 +65,66 @@ void dataset_with_units(hid_t loc, const std::string& name, const std::vector<do
   set_units(ds, u);
 }
 
+std::string effective_group(const physics::Quantity& q) { return q.group.empty() ? q.name : q.group; }
+
+// Model names become dataset names: none empty, none with an HDF5 path separator, none "." (the
+// current group), none twice in one group and none taken by a fixed dataset of that group.
+void check_names(const std::vector<std::string>& names, std::span<const char* const> fixed, const std::string& what)
+{
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
+    if (n.empty() || n.find('/') != std::string::npos || n == ".")
+      throw std::invalid_argument(fmt::format("result file: the model's {} name '{}' cannot be a dataset name", what, n));
+    for (const char* f : fixed)
+      if (n == f) throw std::invalid_argument(fmt::format("result file: the model's {} '{}' takes a fixed dataset's name", what, n));
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[j] == n) throw std::invalid_argument(fmt::format("result file: the model's {} '{}' appears twice", what, n));
+  }
+}
+
+void describe_quantity(hid_t obj, const physics::Quantity& q)
+{
+  h5::write_attribute(obj, "units", q.unit);
+  h5::write_attribute(obj, "group", effective_group(q));
+  h5::write_attribute(obj, "description", q.description);
+}
+
 }  // namespace
 
 ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunConfig& cfg, const Provenance& prov,
-                             const physics::Grid& grid, const physics::OilWaterModel& model,
-                             std::array<double, 2> initial_in_place)
-    : final_(final_path), temp_(final_path.string() + ".tmp"), grid_(grid)
+                             const physics::Grid& grid, const physics::Model& model,
+                             const std::vector<double>& initial_in_place)
+    : final_(final_path), temp_(final_path.string() + ".tmp"), grid_(grid), model_(model)
 {
+  // The model's lists, checked before anything is created.
+  const auto fields = model.cell_fields();
+  const auto equations = model.equation_names();
+  const auto in_place = model.in_place_quantities();
+  const auto rates = model.well_rates();
+  const auto unknowns = model.unknown_names();
+  if (model.num_cells() != grid.num_active())
+    throw std::invalid_argument(fmt::format("result file: the model has {} cells, the grid {} active ones",
+                                            model.num_cells(), grid.num_active()));
+  if (initial_in_place.size() != in_place.size())
+    throw std::invalid_argument(fmt::format("result file: {} initial quantities in place, the model reports {}",
+                                            initial_in_place.size(), in_place.size()));
+  std::vector<std::string> field_names, in_place_names, rate_names, step_names(std::begin(step_fields),
+                                                                                std::end(step_fields));
+  for (std::size_t k = 0; k < fields.size(); ++k)
+    if (fields[k].in_results) report_fields_.push_back(k), field_names.push_back(fields[k].name);
+  for (const auto& q : in_place) in_place_names.push_back(q.name), in_place_scale_.push_back(q.from_si);
+  for (const auto& q : rates) rate_names.push_back(q.name), rate_scale_.push_back(q.from_si);
+  check_names(field_names, fixed_reports, "cell field");
+  check_names(equations, {}, "equation");
+  check_names(rate_names, fixed_wells, "well rate");
+  for (const auto& e : equations) step_names.push_back("cnv_" + e);
+  for (const auto& e : equations) step_names.push_back("mb_" + e);
+  step_names.insert(step_names.end(), in_place_names.begin(), in_place_names.end());
+  step_names.push_back("equations"), step_names.push_back("in_place");  // the lists
+  check_names(step_names, {}, "quantity in place");
+  num_equations_ = equations.size();
+  num_wells_ = model.wells().size();
+
   if (final_.has_parent_path()) std::filesystem::create_directories(final_.parent_path());
   file_.emplace(h5::File::create(temp_));
   const hid_t f = file_->id();
@@ -73,10 +133,12 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   h5::write_attribute(f, "git_commit", std::string(git_commit()));
   h5::write_attribute(f, "backend", prov.backend);
   h5::write_attribute(f, "device", prov.device);
-  h5::write_attribute(f, "model", cfg.model);
+  h5::write_attribute(f, "model", std::string(model.type()));
+  h5::write_attribute(f, "block_size", std::int64_t(model.block_size()));
   h5::write_attribute(f, "created_utc", utc_now());
   h5::write_attribute(f, "deck_path", cfg.deck_path);
   h5::write_attribute(f, "command_line", prov.command_line);
+  h5::write_string_list(f, "unknowns", unknowns);
   {
     h5::Id g = h5::create_group(f, "provenance");
     h5::write_string_dataset(g, "deck", cfg.deck_text);
@@ -120,18 +182,30 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   const auto n = static_cast<hsize_t>(grid.num_cells());
   reports_ = h5::create_group(f, "reports");
   rep_time_ = h5::Series(reports_, "time", 1);
-  rep_p_ = h5::Series(reports_, "pressure", n, 1);
-  rep_sw_ = h5::Series(reports_, "sw", n, 1);
   set_units(rep_time_.id(), "day");
-  set_units(rep_p_.id(), "bar");
-  set_units(rep_sw_.id(), "1");
+  h5::write_string_list(reports_, "fields", field_names);
+  for (const std::size_t k : report_fields_) {
+    rep_fields_.emplace_back(reports_, fields[k].name, n, 1);
+    describe_quantity(rep_fields_.back().id(), fields[k]);
+  }
 
   steps_ = h5::create_group(f, "steps");
-  h5::write_attribute(steps_, "initial_water_in_place", initial_in_place[0]);
-  h5::write_attribute(steps_, "initial_oil_in_place", initial_in_place[1]);
+  h5::write_string_list(steps_, "equations", equations);
+  h5::write_string_list(steps_, "in_place", in_place_names);
+  for (std::size_t k = 0; k < in_place.size(); ++k)
+    h5::write_attribute(steps_, "initial_" + in_place[k].name, initial_in_place[k] * in_place[k].from_si);
   for (std::size_t k = 0; k < std::size(step_fields); ++k) {
     step_series_.emplace_back(steps_, step_fields[k], 1);
     set_units(step_series_.back().id(), step_units[k]);
+  }
+  for (const char* norm : {"cnv_", "mb_"})
+    for (const auto& e : equations) {
+      step_series_.emplace_back(steps_, norm + e, 1);
+      set_units(step_series_.back().id(), "1");
+    }
+  for (const auto& q : in_place) {
+    step_series_.emplace_back(steps_, q.name, 1);
+    describe_quantity(step_series_.back().id(), q);
   }
 
   newton_ = h5::create_group(f, "newton");
@@ -150,21 +224,23 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   wells_ = h5::create_group(f, "wells");
   std::vector<std::string> names, types, controls;
   for (const auto& w : model.wells()) {
-    names.push_back(w.spec.name);
-    types.push_back(w.spec.kind == physics::WellKind::injector ? "injector" : "producer");
-    controls.push_back(w.spec.control == physics::WellControlMode::rate ? "rate" : "bhp");
+    names.push_back(w.name);
+    types.push_back(w.injector ? "injector" : "producer");
+    controls.push_back(w.rate_control ? "rate" : "bhp");
   }
   h5::write_string_list(wells_, "names", names);
   h5::write_string_list(wells_, "type", types);
   h5::write_string_list(wells_, "control", controls);
+  h5::write_string_list(wells_, "rates", rate_names);
   const auto nw = static_cast<hsize_t>(std::max<std::size_t>(names.size(), 1));
   w_bhp_ = h5::Series(wells_, "bhp", nw);
-  w_qw_ = h5::Series(wells_, "water_rate", nw);
-  w_qo_ = h5::Series(wells_, "oil_rate", nw);
-  w_at_bhp_ = h5::Series(wells_, "at_bhp", nw);
   set_units(w_bhp_.id(), "bar");
-  set_units(w_qw_.id(), "surface m3/day, positive into the reservoir");
-  set_units(w_qo_.id(), "surface m3/day, positive into the reservoir");
+  for (const auto& q : rates) {
+    w_rates_.emplace_back(wells_, q.name, nw);
+    describe_quantity(w_rates_.back().id(), q);
+    h5::write_attribute(w_rates_.back().id(), "sign", std::string(rate_sign));
+  }
+  w_at_bhp_ = h5::Series(wells_, "at_bhp", nw);
   set_units(w_at_bhp_.id(), "1");
 }
 
@@ -178,29 +254,49 @@ ResultsWriter::~ResultsWriter()
 
 void ResultsWriter::write_report(double time, const std::vector<double>& x)
 {
+  const std::size_t expected = std::size_t(grid_.num_active()) * std::size_t(model_.block_size());
+  if (x.size() != expected)
+    throw std::invalid_argument(fmt::format("ResultsWriter::write_report: state has {} values, expected {}",
+                                            x.size(), expected));
+  const auto values = model_.cell_field_values(x);
+  if (values.size() != model_.cell_fields().size())
+    throw std::logic_error(fmt::format("model '{}': cell_field_values gives {} fields, cell_fields lists {}",
+                                       model_.type(), values.size(), model_.cell_fields().size()));
   const double t = time / units::day;
   rep_time_.append(std::span<const double>(&t, 1));
-  rep_p_.append(full_grid_field(grid_, x, 0, 2, 1.0 / units::bar));
-  rep_sw_.append(full_grid_field(grid_, x, 1, 2, 1.0));
+  for (std::size_t f = 0; f < report_fields_.size(); ++f)
+    rep_fields_[f].append(full_grid_values(grid_, values[report_fields_[f]]));
 }
 
 void ResultsWriter::write_step(const StepRecord& s)
 {
-  const double values[] = {s.time / units::day,  s.dt / units::day, double(s.newton_iterations),
-                           double(s.linear_iterations), double(s.cuts), s.norms.cnv[0], s.norms.cnv[1],
-                           s.norms.mb[0], s.norms.mb[1], s.in_place[0], s.in_place[1]};
+  if (s.norms.cnv.size() != num_equations_ || s.norms.mb.size() != num_equations_ ||
+      s.in_place.size() != in_place_scale_.size() || s.wells.size() != num_wells_)
+    throw std::invalid_argument(fmt::format("ResultsWriter::write_step: {} / {} norms, {} in place, {} wells; the "
+                                            "model has {} equations, {} quantities in place, {} wells",
+                                            s.norms.cnv.size(), s.norms.mb.size(), s.in_place.size(), s.wells.size(),
+                                            num_equations_, in_place_scale_.size(), num_wells_));
+  std::vector<double> values = {s.time / units::day, s.dt / units::day, double(s.newton_iterations),
+                                double(s.linear_iterations), double(s.cuts)};
+  values.insert(values.end(), s.norms.cnv.begin(), s.norms.cnv.end());
+  values.insert(values.end(), s.norms.mb.begin(), s.norms.mb.end());
+  for (std::size_t k = 0; k < s.in_place.size(); ++k) values.push_back(s.in_place[k] * in_place_scale_[k]);
   for (std::size_t k = 0; k < step_series_.size(); ++k) step_series_[k].append(std::span<const double>(&values[k], 1));
-  std::vector<double> bhp, qw, qo, at;
-  for (const auto& w : s.wells) {
-    bhp.push_back(w.bhp / units::bar);
-    qw.push_back(w.q_water / units::m3_per_day);
-    qo.push_back(w.q_oil / units::m3_per_day);
-    at.push_back(w.at_bhp ? 1.0 : 0.0);
+
+  const std::size_t nw = std::max<std::size_t>(s.wells.size(), 1);
+  std::vector<double> bhp(nw, nan), at(nw, nan);
+  std::vector<std::vector<double>> q(rate_scale_.size(), std::vector<double>(nw, nan));
+  for (std::size_t w = 0; w < s.wells.size(); ++w) {
+    const auto& wr = s.wells[w];
+    if (wr.rates.size() != rate_scale_.size())
+      throw std::invalid_argument(fmt::format("ResultsWriter::write_step: well {} has {} rates, the model lists {}",
+                                              w, wr.rates.size(), rate_scale_.size()));
+    bhp[w] = wr.bhp / units::bar;
+    at[w] = wr.at_bhp ? 1.0 : 0.0;
+    for (std::size_t k = 0; k < rate_scale_.size(); ++k) q[k][w] = wr.rates[k] * rate_scale_[k];
   }
-  if (bhp.empty()) bhp = qw = qo = at = {nan};
   w_bhp_.append(bhp);
-  w_qw_.append(qw);
-  w_qo_.append(qo);
+  for (std::size_t k = 0; k < w_rates_.size(); ++k) w_rates_[k].append(q[k]);
   w_at_bhp_.append(at);
 }
 
@@ -236,15 +332,63 @@ void ResultsWriter::commit(const RunStatistics& st)
     h5::write_attribute(g, "forcing", st.forcing);
   }
   // Close every dataset and group before the file, then make the result visible at once.
-  rep_time_ = {}, rep_p_ = {}, rep_sw_ = {};
+  rep_time_ = {};
+  rep_fields_.clear();
   step_series_.clear();
   newton_series_.clear();
-  w_bhp_ = {}, w_qw_ = {}, w_qo_ = {}, w_at_bhp_ = {};
+  w_bhp_ = {}, w_at_bhp_ = {};
+  w_rates_.clear();
   reports_.reset(), steps_.reset(), wells_.reset(), newton_.reset();
   file_->close();
   file_.reset();
   std::filesystem::rename(temp_, final_);
   committed_ = true;
+}
+
+// ---- reading ---------------------------------------------------------------------------------
+
+namespace {
+
+template <class S>
+const S& find_named(const std::vector<S>& list, std::string_view name, const char* what)
+{
+  for (const auto& s : list)
+    if (s.name == name) return s;
+  std::string known;
+  for (const auto& s : list) known += (known.empty() ? "" : ", ") + s.name;
+  throw std::out_of_range(fmt::format("the result file has no {} '{}' ({}: {})", what, name, what,
+                                      known.empty() ? "none" : known));
+}
+
+// The quantities of a layout version 1 or 2 file: the oil_water model's, fixed (names, units and
+// descriptions as in verification/hdf5_layout.md; each its own tolerance group).
+struct Legacy {
+  const char *name, *unit, *description;
+};
+constexpr Legacy legacy_fields[] = {{"pressure", "bar", "oil-phase pressure"}, {"sw", "1", "water saturation"}};
+constexpr Legacy legacy_in_place[] = {{"water_in_place", "surface m3", "water in place"},
+                                      {"oil_in_place", "surface m3", "oil in place"}};
+constexpr Legacy legacy_rates[] = {{"water_rate", "surface m3/day", "surface water rate"},
+                                   {"oil_rate", "surface m3/day", "surface oil rate"}};
+
+std::vector<std::string> legacy_names(std::span<const Legacy> list)
+{
+  std::vector<std::string> out;
+  for (const auto& l : list) out.emplace_back(l.name);
+  return out;
+}
+
+}  // namespace
+
+const Series& Results::cell_field(std::string_view name) const { return find_named(cell_fields, name, "cell field"); }
+const Series& Results::well_rate(std::string_view name) const { return find_named(well_rates, name, "well rate"); }
+const StepSeries& Results::in_place_series(std::string_view name) const
+{
+  return find_named(in_place, name, "quantity in place");
+}
+bool Results::has_cell_field(std::string_view name) const
+{
+  return std::any_of(cell_fields.begin(), cell_fields.end(), [&](const Series& s) { return s.name == name; });
 }
 
 Results read_results(const std::filesystem::path& path)
@@ -261,9 +405,17 @@ Results read_results(const std::filesystem::path& path)
                                 path.string(), r.layout_version, results_oldest_readable_version,
                                 results_layout_version,
                                 r.layout_version > results_layout_version ? "; written by a newer blockres?" : ""));
+  const bool v3 = r.layout_version >= 3;
   r.backend = h5::read_string_attribute(f, "backend");
   r.device = h5::read_string_attribute(f, "device");
   r.model = h5::read_string_attribute(f, "model");
+  if (v3) {
+    r.block_size = static_cast<int>(h5::read_int_attribute(f, "block_size"));
+    r.unknown_names = h5::read_string_list(f, "unknowns");
+  } else {
+    r.block_size = 2;
+    r.unknown_names = {"p", "sw"};
+  }
   r.deck_text = h5::read_string_dataset(f, "provenance/deck");
   r.resolved_deck = h5::read_string_dataset(f, "provenance/resolved_deck");
   {
@@ -290,6 +442,12 @@ Results read_results(const std::filesystem::path& path)
   r.permx = sized(h5::read_doubles(f, "static/permx").values, "static/permx", n);
   r.permy = sized(h5::read_doubles(f, "static/permy").values, "static/permy", n);
   r.permz = sized(h5::read_doubles(f, "static/permz").values, "static/permz", n);
+
+  // A dataset a list names must be there: say so, rather than HDF5's "not found".
+  auto listed = [&](const std::string& dataset, const std::string& list) {
+    if (!h5::exists(f, dataset))
+      throw h5::Error(fmt::format("'{}': dataset '{}' is listed in '{}' but missing", path.string(), dataset, list));
+  };
   auto rows = [&](const std::string& name, std::size_t width) {
     const auto d = h5::read_doubles(f, name);
     const std::size_t nrow = d.dims.empty() ? 0 : d.dims[0];
@@ -300,41 +458,115 @@ Results read_results(const std::filesystem::path& path)
       out[i].assign(d.values.begin() + i * width, d.values.begin() + (i + 1) * width);
     return out;
   };
+  auto string_attribute = [&](const std::string& dataset, const char* name) {
+    h5::Id ds(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT));
+    if (ds.get() < 0) throw h5::Error(fmt::format("'{}': cannot open dataset '{}'", path.string(), dataset));
+    return H5Aexists(ds, name) > 0 ? h5::read_string_attribute(ds, name) : std::string();
+  };
+  // Name, unit, group and description of a v3 quantity dataset; the group defaults to the name.
+  auto info = [&](QuantityInfo& q, const std::string& group, const std::string& name) {
+    const std::string ds = group + "/" + name;
+    q.name = name;
+    q.unit = string_attribute(ds, "units");
+    q.group = string_attribute(ds, "group");
+    if (q.group.empty()) q.group = name;
+    q.description = string_attribute(ds, "description");
+  };
+  auto legacy_info = [](QuantityInfo& q, const Legacy& l) {
+    q.name = l.name, q.unit = l.unit, q.group = l.name, q.description = l.description;
+  };
+
   r.report_times = h5::read_doubles(f, "reports/time").values;
-  r.pressure = rows("reports/pressure", n);
-  r.sw = rows("reports/sw", n);
+  if (v3) {
+    for (const auto& name : h5::read_string_list(f, "reports/fields")) {
+      listed("reports/" + name, "reports/fields");
+      Series s;
+      info(s, "reports", name);
+      s.rows = rows("reports/" + name, n);
+      r.cell_fields.push_back(std::move(s));
+    }
+  } else {
+    for (const auto& l : legacy_fields) {
+      Series s;
+      legacy_info(s, l);
+      s.rows = rows(std::string("reports/") + l.name, n);
+      r.cell_fields.push_back(std::move(s));
+    }
+  }
+
   r.step_time = h5::read_doubles(f, "steps/time").values;
   r.step_dt = h5::read_doubles(f, "steps/dt").values;
   r.newton_iterations = h5::read_doubles(f, "steps/newton_iterations").values;
   r.linear_iterations = h5::read_doubles(f, "steps/linear_iterations").values;
-  r.water_in_place = h5::read_doubles(f, "steps/water_in_place").values;
-  r.oil_in_place = h5::read_doubles(f, "steps/oil_in_place").values;
+  r.cuts = h5::read_doubles(f, "steps/cuts").values;
+  r.equation_names = v3 ? h5::read_string_list(f, "steps/equations") : std::vector<std::string>{"water", "oil"};
+  for (const auto& e : r.equation_names)
+    for (auto* norms : {&r.cnv, &r.mb}) {
+      StepSeries s;
+      s.name = s.group = e, s.unit = "1";
+      const std::string ds = std::string("steps/") + (norms == &r.cnv ? "cnv_" : "mb_") + e;
+      if (v3) listed(ds, "steps/equations");
+      s.description = (norms == &r.cnv ? "CNV norm of equation " : "MB norm of equation ") + e;
+      s.values = h5::read_doubles(f, ds).values;
+      norms->push_back(std::move(s));
+    }
   {
     h5::Id g = h5::open_group(f, "steps");
-    r.initial_water_in_place = h5::read_double_attribute(g, "initial_water_in_place");
-    r.initial_oil_in_place = h5::read_double_attribute(g, "initial_oil_in_place");
+    const auto names = v3 ? h5::read_string_list(f, "steps/in_place") : legacy_names(legacy_in_place);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      StepSeries s;
+      const std::string ds = "steps/" + names[k];
+      if (v3) {
+        listed(ds, "steps/in_place");
+        info(s, "steps", names[k]);
+      } else {
+        legacy_info(s, legacy_in_place[k]);
+      }
+      s.values = h5::read_doubles(f, ds).values;
+      s.initial = h5::read_double_attribute(g, "initial_" + names[k]);
+      r.in_place.push_back(std::move(s));
+    }
   }
+
   r.well_names = h5::read_string_list(f, "wells/names");
+  if (h5::exists(f, "wells/type")) r.well_types = h5::read_string_list(f, "wells/type");
+  if (h5::exists(f, "wells/control")) r.well_controls = h5::read_string_list(f, "wells/control");
   const std::size_t nw = std::max<std::size_t>(r.well_names.size(), 1);
   r.well_bhp = rows("wells/bhp", nw);
-  r.well_water_rate = rows("wells/water_rate", nw);
-  r.well_oil_rate = rows("wells/oil_rate", nw);
+  if (h5::exists(f, "wells/at_bhp")) r.well_at_bhp = rows("wells/at_bhp", nw);
+  {
+    const auto names = v3 ? h5::read_string_list(f, "wells/rates") : legacy_names(legacy_rates);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      Series s;
+      const std::string ds = "wells/" + names[k];
+      if (v3) {
+        listed(ds, "wells/rates");
+        info(s, "wells", names[k]);
+      } else {
+        legacy_info(s, legacy_rates[k]);
+      }
+      s.rows = rows(ds, nw);
+      r.well_rates.push_back(std::move(s));
+    }
+  }
+
   // Series that describe the same rows must have as many: a reader (verify) indexes them together.
-  auto same_rows = [&](std::size_t rows, std::size_t expected, const char* name, const char* of) {
+  auto same_rows = [&](std::size_t rows, std::size_t expected, const std::string& name, const char* of) {
     if (rows != expected)
       throw h5::Error(fmt::format("'{}': dataset '{}' has {} rows, '{}' {}", path.string(), name, rows, of, expected));
   };
-  same_rows(r.pressure.size(), r.report_times.size(), "reports/pressure", "reports/time");
-  same_rows(r.sw.size(), r.report_times.size(), "reports/sw", "reports/time");
+  for (const auto& s : r.cell_fields) same_rows(s.rows.size(), r.report_times.size(), "reports/" + s.name, "reports/time");
   const std::size_t ns = r.step_time.size();
   same_rows(r.step_dt.size(), ns, "steps/dt", "steps/time");
   same_rows(r.newton_iterations.size(), ns, "steps/newton_iterations", "steps/time");
   same_rows(r.linear_iterations.size(), ns, "steps/linear_iterations", "steps/time");
-  same_rows(r.water_in_place.size(), ns, "steps/water_in_place", "steps/time");
-  same_rows(r.oil_in_place.size(), ns, "steps/oil_in_place", "steps/time");
+  same_rows(r.cuts.size(), ns, "steps/cuts", "steps/time");
+  for (const auto& s : r.cnv) same_rows(s.values.size(), ns, "steps/cnv_" + s.name, "steps/time");
+  for (const auto& s : r.mb) same_rows(s.values.size(), ns, "steps/mb_" + s.name, "steps/time");
+  for (const auto& s : r.in_place) same_rows(s.values.size(), ns, "steps/" + s.name, "steps/time");
   same_rows(r.well_bhp.size(), ns, "wells/bhp", "steps/time");
-  same_rows(r.well_water_rate.size(), ns, "wells/water_rate", "steps/time");
-  same_rows(r.well_oil_rate.size(), ns, "wells/oil_rate", "steps/time");
+  if (!r.well_at_bhp.empty()) same_rows(r.well_at_bhp.size(), ns, "wells/at_bhp", "steps/time");
+  for (const auto& s : r.well_rates) same_rows(s.rows.size(), ns, "wells/" + s.name, "steps/time");
   {
     h5::Id g = h5::open_group(f, "statistics");
     auto& st = r.statistics;

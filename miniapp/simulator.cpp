@@ -7,7 +7,7 @@
 #include "linalg/preconditioner.hpp"
 #include "miniapp/forcing.hpp"
 #include "miniapp/vtk_output.hpp"
-#include "physics/oil_water_model.hpp"
+#include "physics/model_registry.hpp"
 #include "physics/units.hpp"
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace blockres {
 
@@ -37,12 +38,12 @@ struct NewtonResult {
 class NewtonSolver {
  public:
   using Log = std::function<void(const std::string&)>;
-  NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::OilWaterModel& model, RunStatistics& stats, Log trace)
+  NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, RunStatistics& stats, Log trace)
       : cfg_(cfg),
         exec_(exec),
         model_(model),
         stats_(stats),
-        J_(exec, physics::OilWaterModel::block_size, model.pattern()),
+        J_(exec, model.block_size(), model.pattern()),
         R_(exec, J_.scalar_rows()),
         dx_(exec, J_.scalar_rows()),
         krylov_(exec, cfg.linear.krylov),
@@ -68,9 +69,7 @@ class NewtonSolver {
       model_.assemble(x, x0, dt, R_, J_);
       res.norms = model_.convergence(x, R_, dt);  // synchronises
       stats_.assembly_seconds += seconds_since(t0);
-      if (trace_)
-        trace_(fmt::format("    newton {:2d}: CNV water {:.2e} oil {:.2e}  MB water {:.2e} oil {:.2e}", it,
-                           res.norms.cnv[0], res.norms.cnv[1], res.norms.mb[0], res.norms.mb[1]));
+      if (trace_) trace_(fmt::format("    newton {:2d}: {}", it, describe_norms(res.norms)));
       if (!res.norms.finite) return fail(res, "residual is not finite (NaN/Inf)");
       if (res.norms.max_cnv() <= nc.tol_cnv && res.norms.max_mb() <= nc.tol_mb) {
         res.converged = true;
@@ -107,11 +106,24 @@ class NewtonSolver {
       if (!ls.converged)
         return fail(res, fmt::format("linear solver: {} after {} iterations (residual reduced to {:.2e})",
                                      to_string(ls.reason), ls.iterations, reduction));
-      model_.update(x, dx_, nc.max_dsw, nc.max_dp_rel);
+      model_.update(x, dx_, limits_);
     }
   }
 
  private:
+  // "CNV water 1.2e-03 oil 3.4e-04  MB ..."; with many equations only the largest of each.
+  std::string describe_norms(const physics::ConvergenceNorms& n) const
+  {
+    if (n.cnv.size() > 4)
+      return fmt::format("CNV max {:.2e}  MB max {:.2e} over {} equations", n.max_cnv(), n.max_mb(), n.cnv.size());
+    std::string cnv = "CNV", mb = "MB";
+    for (std::size_t e = 0; e < n.cnv.size(); ++e) {
+      cnv += fmt::format(" {} {:.2e}", equations_[e], n.cnv[e]);
+      mb += fmt::format(" {} {:.2e}", equations_[e], n.mb[e]);
+    }
+    return cnv + "  " + mb;
+  }
+
   static NewtonResult& fail(NewtonResult& r, std::string why)
   {
     r.converged = false;
@@ -121,7 +133,9 @@ class NewtonSolver {
 
   const RunConfig& cfg_;
   ExecPtr exec_;
-  physics::OilWaterModel& model_;
+  physics::Model& model_;
+  const physics::UpdateLimits limits_{cfg_.newton.max_dp_rel, cfg_.newton.max_dsw, cfg_.newton.max_dx};
+  const std::vector<std::string> equations_ = model_.equation_names();
   RunStatistics& stats_;
   BsrMatrix J_;
   Vector R_, dx_;
@@ -130,17 +144,6 @@ class NewtonSolver {
   ForcingSequence forcing_;
   Log trace_;
 };
-
-std::string well_summary(const physics::OilWaterModel& model, const std::vector<physics::WellResult>& wr)
-{
-  std::string s;
-  for (std::size_t w = 0; w < wr.size(); ++w) {
-    const double q = (model.wells()[w].spec.kind == physics::WellKind::injector ? 1.0 : -1.0) *
-                     (wr[w].q_water + wr[w].q_oil) / units::m3_per_day;
-    s += fmt::format("  {} {:.1f} bar {:.1f} m3/d", model.wells()[w].spec.name, wr[w].bhp / units::bar, q);
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -173,17 +176,26 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
 
   // ---- setup: grid, model, initial state
   const physics::Grid grid(cfg.grid, cfg.rock);
-  physics::OilWaterModel model(exec, grid, cfg.rock, cfg.fluid, cfg.wells, cfg.grid.gravity);
-  log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of 2x2",
+  const physics::ModelEntry* entry = physics::find_model(cfg.model);
+  if (!entry || !cfg.model_input) throw std::invalid_argument(fmt::format("unknown model '{}'", cfg.model));
+  const std::unique_ptr<physics::Model> model_ptr = entry->create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+  physics::Model& model = *model_ptr;
+  const int bs = model.block_size();
+  {
+    const auto names = model.unknown_names();
+    const std::size_t shown = std::min<std::size_t>(names.size(), 6);
+    log(fmt::format("model {}: {} unknowns per cell ({}{})", model.type(), bs,
+                    fmt::join(names.begin(), names.begin() + std::ptrdiff_t(shown), ", "), shown < names.size() ? ", ..." : ""));
+  }
+  log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of {}x{}",
                   grid.nx(), grid.ny(), grid.nz(), grid.num_active(), grid.faces().size(), model.pattern().nrows,
-                  model.pattern().nnzb()));
+                  model.pattern().nnzb(), bs, bs));
   for (const auto& w : model.wells())
-    log(fmt::format("well {}: {} under {} control, {} completion(s), column ({}, {})", w.spec.name,
-                    w.spec.kind == physics::WellKind::injector ? "injector" : "producer",
-                    w.spec.control == physics::WellControlMode::rate ? "rate" : "BHP", w.completions.size(),
-                    w.spec.i + 1, w.spec.j + 1));
+    log(fmt::format("well {}: {} under {} control, {} completion(s), column ({}, {})", w.name,
+                    w.injector ? "injector" : "producer", w.rate_control ? "rate" : "BHP", w.completions.size(),
+                    w.i + 1, w.j + 1));
 
-  const auto x_init = model.initial_state(cfg.initial);
+  const auto x_init = model.initial_state();
   Vector x(exec, std::span<const double>(x_init));
   Vector x0(exec, x.size());
   copy(x, x0);
@@ -194,7 +206,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                        model, in_place0);
   // The VTK series follows the HDF5 file report by report and is committed right after it.
   std::optional<VtkSeriesWriter> vtk;
-  if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock);
+  if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock, model);
   const auto write_report = [&](double time, const std::vector<double>& state) {
     writer.write_report(time, state);
     if (vtk) vtk->write_report(time, state);
@@ -265,7 +277,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     writer.write_step(rec);
     log(fmt::format("step {:5d}  t {:10.4f} d  dt {:9.4f} d  newton {:2d}  linear {:4d}  CNV {:.2e}  MB {:.2e}{}",
                     stats.steps, t / units::day, dt_try / units::day, nr.iterations, nr.linear_iterations,
-                    nr.norms.max_cnv(), nr.norms.max_mb(), well_summary(model, rec.wells)));
+                    nr.norms.max_cnv(), nr.norms.max_mb(), model.well_summary(rec.wells)));
     step_cuts = 0;
 
     // Grow after a success unless the step was shortened to hit a report time.

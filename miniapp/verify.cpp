@@ -29,30 +29,31 @@ namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-constexpr VerifiedField fields[] = {
-    {"pressure", "bar", "cell pressure at every report step"},
-    {"sw", "1", "cell water saturation at every report step"},
-    {"well_bhp", "bar", "bottom-hole pressure of every well after every time step"},
-    {"well_water_rate", "surface m3/day", "water rate of every well after every time step"},
-    {"well_oil_rate", "surface m3/day", "oil rate of every well after every time step"},
-    {"step_time", "day", "end time of every time step"},
-    {"step_dt", "day", "length of every time step"},
-    {"water_in_place", "surface m3", "water in place after every time step"},
-    {"oil_in_place", "surface m3", "oil in place after every time step"},
-};
-
-const VerifiedField& field_info(const std::string& name)
-{
-  for (const auto& f : fields)
-    if (name == f.name) return f;
-  throw VerifyError(fmt::format("unknown field '{}'", name));
-}
-
-std::string field_list()
+// "a, b, c", or "none".
+std::string join(const std::vector<std::string>& names)
 {
   std::string s;
-  for (const auto& f : fields) s += (s.empty() ? "" : ", ") + std::string(f.name);
-  return s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? std::string("none") : s;
+}
+
+// The names --rtol/--atol and case files accept: every field, then every group that is not a field's name.
+std::string known_names(std::span<const VerifiedField> fields)
+{
+  std::vector<std::string> names, groups;
+  for (const auto& f : fields) names.push_back(f.name);
+  for (const auto& f : fields)
+    if (std::find(names.begin(), names.end(), f.group) == names.end() &&
+        std::find(groups.begin(), groups.end(), f.group) == groups.end())
+      groups.push_back(f.group);
+  return groups.empty() ? fmt::format("fields: {}", join(names))
+                        : fmt::format("fields: {}; groups: {}", join(names), join(groups));
+}
+
+bool is_known(std::span<const VerifiedField> fields, const std::string& name)
+{
+  return std::any_of(fields.begin(), fields.end(),
+                     [&](const VerifiedField& f) { return f.name == name || f.group == name; });
 }
 
 // Compares r against b entry by entry; `where(i)` names entry i.
@@ -96,12 +97,38 @@ std::string step_name(const Results& b, std::size_t s)
 
 bool close(double a, double b, double rel) { return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)); }
 
+// The two files must carry the same fields (e.g. the same components) in the same units.
+void check_same_fields(const Results& r, const Results& b)
+{
+  const auto rf = verified_fields(r), bf = verified_fields(b);
+  auto find = [](const std::vector<VerifiedField>& v, const std::string& name) -> const VerifiedField* {
+    for (const auto& f : v)
+      if (f.name == name) return &f;
+    return nullptr;
+  };
+  std::vector<std::string> only_r, only_b;
+  for (const auto& f : rf)
+    if (!find(bf, f.name)) only_r.push_back(f.name);
+  for (const auto& f : bf)
+    if (!find(rf, f.name)) only_b.push_back(f.name);
+  if (!only_r.empty() || !only_b.empty())
+    throw VerifyError(fmt::format("different fields (model '{}'): only in the result: {}; only in the baseline: {}",
+                                  b.model, join(only_r), join(only_b)));
+  for (const auto& f : bf) {
+    const VerifiedField* o = find(rf, f.name);
+    if (o->unit != f.unit)
+      throw VerifyError(fmt::format("different units of field '{}': result '{}', baseline '{}'", f.name, o->unit,
+                                    f.unit));
+  }
+}
+
 // Structural checks: the two files must describe the same model, grid, active cells, reservoir,
 // report times and wells, or no field-by-field comparison means anything.
 void check_comparable(const Results& r, const Results& b)
 {
   if (r.model != b.model)
     throw VerifyError(fmt::format("different models: result '{}', baseline '{}'", r.model, b.model));
+  check_same_fields(r, b);
   if (r.nx != b.nx || r.ny != b.ny || r.nz != b.nz)
     throw VerifyError(fmt::format("mismatched grids: result {}x{}x{}, baseline {}x{}x{}", r.nx, r.ny, r.nz, b.nx,
                                   b.ny, b.nz));
@@ -168,17 +195,50 @@ std::vector<std::string> deck_differences(const std::string& a, const std::strin
 
 }  // namespace
 
-std::span<const VerifiedField> verified_fields() { return fields; }
+std::vector<VerifiedField> verified_fields(const Results& r)
+{
+  std::vector<VerifiedField> out;
+  auto what = [](const QuantityInfo& q, const std::string& fallback) {
+    return q.description.empty() ? fallback : q.description;
+  };
+  for (const auto& f : r.cell_fields)
+    out.push_back({f.name, f.unit, what(f, "cell " + f.name + " at every report step"), f.group});
+  out.push_back({"well_bhp", "bar", "bottom-hole pressure of every well after every time step", "well_bhp"});
+  for (const auto& q : r.well_rates) {
+    // A rate without a group of its own is compared (and given a tolerance) as well_<name>.
+    const std::string name = "well_" + q.name;
+    out.push_back({name, q.unit, what(q, q.name + " of every well after every time step"),
+                   q.group == q.name ? name : q.group});
+  }
+  out.push_back({"step_time", "day", "end time of every time step", "step_time"});
+  out.push_back({"step_dt", "day", "length of every time step", "step_dt"});
+  for (const auto& q : r.in_place)
+    out.push_back({q.name, q.unit, what(q, q.name + " after every time step"), q.group});
+  return out;
+}
+
+const FieldTolerance* find_tolerance(const Tolerances& tol, const VerifiedField& field)
+{
+  if (const auto it = tol.find(field.name); it != tol.end()) return &it->second;
+  if (const auto it = tol.find(field.group); it != tol.end()) return &it->second;
+  return nullptr;
+}
 
 Tolerances default_tolerances()
 {
-  // The same-backend policy of verification/README.md; keep the two in step.
-  return {{"pressure", {1e-9, 1e-6}},       {"sw", {1e-8, 1e-9}},          {"well_bhp", {1e-9, 1e-6}},
-          {"well_water_rate", {1e-7, 1e-6}}, {"well_oil_rate", {1e-7, 1e-6}}, {"step_time", {1e-12, 0.0}},
-          {"step_dt", {1e-12, 0.0}},         {"water_in_place", {1e-9, 0.0}}, {"oil_in_place", {1e-9, 0.0}}};
+  // The same-backend policy of verification/README.md; keep the two in step. oil_water by field,
+  // multicomponent by group (its pressure is the shared entry).
+  return {{"pressure", {1e-9, 1e-6}},        {"sw", {1e-8, 1e-9}},
+          {"well_bhp", {1e-9, 1e-6}},        {"well_water_rate", {1e-7, 1e-6}},
+          {"well_oil_rate", {1e-7, 1e-6}},   {"step_time", {1e-12, 0.0}},
+          {"step_dt", {1e-12, 0.0}},         {"water_in_place", {1e-9, 0.0}},
+          {"oil_in_place", {1e-9, 0.0}},     {"density", {1e-9, 1e-6}},
+          {"mass_fraction", {1e-8, 1e-9}},   {"well_mass_rate", {1e-7, 1e-6}},
+          {"mass_in_place", {1e-9, 0.0}}};
 }
 
-void apply_tolerance_option(Tolerances& tol, const std::string& option, bool relative)
+void apply_tolerance_option(Tolerances& tol, const std::string& option, bool relative,
+                            std::span<const VerifiedField> fields)
 {
   const char* flag = relative ? "--rtol" : "--atol";
   const auto eq = option.find('=');
@@ -193,13 +253,23 @@ void apply_tolerance_option(Tolerances& tol, const std::string& option, bool rel
   }
   if (used != text.size() || text.empty() || !std::isfinite(v) || v < 0)
     throw VerifyError(fmt::format("{} {}: '{}' is not a non-negative number", flag, option, text));
-  if (!name.empty()) {
-    if (!tol.count(name))
-      throw VerifyError(fmt::format("{} {}: unknown field '{}' (fields: {})", flag, option, name, field_list()));
-    (relative ? tol[name].rel : tol[name].abs) = v;
-  } else {
-    for (auto& [n, t] : tol) (relative ? t.rel : t.abs) = v;
+  auto set = [&](FieldTolerance& t) { (relative ? t.rel : t.abs) = v; };
+  if (name.empty()) {
+    for (auto& [n, t] : tol) set(t);
+    return;
   }
+  if (!is_known(fields, name))
+    throw VerifyError(fmt::format("{} {}: unknown field '{}' ({})", flag, option, name, known_names(fields)));
+  // Every field of that name or group gets an entry of its own (from the one it used so far), so
+  // the option applies to it whichever entry it came from; the group's entry, if any, follows.
+  for (const auto& f : fields)
+    if (f.name == name || f.group == name) {
+      const FieldTolerance* t = find_tolerance(tol, f);
+      FieldTolerance own = t ? *t : FieldTolerance{};
+      set(own);
+      tol[f.name] = own;
+    }
+  if (const auto it = tol.find(name); it != tol.end()) set(it->second);
 }
 
 bool VerifyReport::pass() const { return mismatches.empty() && failed_comparisons() == 0; }
@@ -213,26 +283,29 @@ std::size_t VerifyReport::failed_comparisons() const
 VerifyReport compare_results(const Results& r, const Results& b, const Tolerances& tol)
 {
   check_comparable(r, b);
-  for (const auto& f : fields)
-    if (!tol.count(f.name)) throw VerifyError(fmt::format("no tolerance for field '{}'", f.name));
+  std::map<std::string, VerifiedField> fields;
+  for (const auto& f : verified_fields(b)) {
+    if (!find_tolerance(tol, f))
+      throw VerifyError(f.group == f.name
+                            ? fmt::format("no tolerance for field '{}'", f.name)
+                            : fmt::format("no tolerance for field '{}' (nor for its group '{}')", f.name, f.group));
+    fields.emplace(f.name, f);
+  }
   VerifyReport rep;
-  auto start = [&](const char* field, std::string scope) {
+  auto start = [&](const std::string& field, std::string scope) {
+    const VerifiedField& f = fields.at(field);
     Comparison c;
-    c.field = field, c.scope = std::move(scope), c.tolerance = tol.at(field);
+    c.field = field, c.unit = f.unit, c.scope = std::move(scope), c.tolerance = *find_tolerance(tol, f);
     return c;
   };
 
   // Cell fields at every report step.
   for (std::size_t k = 0; k < b.report_times.size(); ++k) {
     const std::string scope = fmt::format("report {} (t = {:.6g} d)", k, b.report_times[k]);
-    const std::pair<const char*, const std::vector<std::vector<double>>*> cell_fields[] = {{"pressure", &r.pressure},
-                                                                                          {"sw", &r.sw}};
-    const std::vector<std::vector<double>>* base_fields[] = {&b.pressure, &b.sw};
-    for (int f = 0; f < 2; ++f) {
-      Comparison c = start(cell_fields[f].first, scope);
+    for (const auto& bf : b.cell_fields) {
+      Comparison c = start(bf.name, scope);
       c.report = static_cast<int>(k);
-      compare_values(c, (*cell_fields[f].second)[k], (*base_fields[f])[k],
-                     [&](std::size_t i) { return cell_name(b, i); });
+      compare_values(c, r.cell_field(bf.name).rows[k], bf.rows[k], [&](std::size_t i) { return cell_name(b, i); });
       rep.comparisons.push_back(std::move(c));
     }
   }
@@ -244,29 +317,27 @@ VerifyReport compare_results(const Results& r, const Results& b, const Tolerance
                                          r.step_time.size(), b.step_time.size()));
   } else {
     const std::size_t nw = b.well_names.size();
-    const std::pair<const char*, const std::vector<std::vector<double>>*> well_fields[] = {
-        {"well_bhp", &r.well_bhp}, {"well_water_rate", &r.well_water_rate}, {"well_oil_rate", &r.well_oil_rate}};
-    const std::vector<std::vector<double>>* base_wells[] = {&b.well_bhp, &b.well_water_rate, &b.well_oil_rate};
-    for (int f = 0; f < 3; ++f)
+    auto compare_well_series = [&](const std::string& field, const std::vector<std::vector<double>>& rs,
+                                   const std::vector<std::vector<double>>& bs) {
       for (std::size_t w = 0; w < nw; ++w) {
-        Comparison c = start(well_fields[f].first, "well " + b.well_names[w]);
+        Comparison c = start(field, "well " + b.well_names[w]);
         c.well = b.well_names[w];
         std::vector<double> rv, bv;
-        for (std::size_t s = 0; s < b.step_time.size(); ++s)
-          rv.push_back((*well_fields[f].second)[s][w]), bv.push_back((*base_wells[f])[s][w]);
+        for (std::size_t s = 0; s < b.step_time.size(); ++s) rv.push_back(rs[s][w]), bv.push_back(bs[s][w]);
         compare_values(c, rv, bv, [&](std::size_t s) { return step_name(b, s); });
         rep.comparisons.push_back(std::move(c));
       }
-    const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> series[] = {
-        {"step_time", {&r.step_time, &b.step_time}},
-        {"step_dt", {&r.step_dt, &b.step_dt}},
-        {"water_in_place", {&r.water_in_place, &b.water_in_place}},
-        {"oil_in_place", {&r.oil_in_place, &b.oil_in_place}}};
-    for (const auto& [name, pr] : series) {
-      Comparison c = start(name, "steps");
-      compare_values(c, *pr.first, *pr.second, [&](std::size_t s) { return step_name(b, s); });
+    };
+    compare_well_series("well_bhp", r.well_bhp, b.well_bhp);
+    for (const auto& q : b.well_rates) compare_well_series("well_" + q.name, r.well_rate(q.name).rows, q.rows);
+    auto compare_steps = [&](const std::string& field, const std::vector<double>& rv, const std::vector<double>& bv) {
+      Comparison c = start(field, "steps");
+      compare_values(c, rv, bv, [&](std::size_t s) { return step_name(b, s); });
       rep.comparisons.push_back(std::move(c));
-    }
+    };
+    compare_steps("step_time", r.step_time, b.step_time);
+    compare_steps("step_dt", r.step_dt, b.step_dt);
+    for (const auto& q : b.in_place) compare_steps(q.name, r.in_place_series(q.name).values, q.values);
   }
 
   if (r.backend != b.backend || r.device != b.device)
@@ -291,13 +362,18 @@ VerifyReport compare_results(const Results& r, const Results& b, const Tolerance
 
 namespace {
 
+// "file:line:column" of a place in a case file. A key missing from the top-level table has no place
+// of its own: name the file's start, as the deck loader does.
+std::string place(const fs::path& file, const toml::source_region& where)
+{
+  const auto line = where.begin.line > 0 ? where.begin.line : 1, column = where.begin.line > 0 ? where.begin.column : 1;
+  return fmt::format("{}:{}:{}", file.string(), line, column);
+}
+
 [[noreturn]] void case_error(const fs::path& file, const toml::source_region& where, const std::string& key,
                              const std::string& what)
 {
-  // A key missing from the top-level table has no place of its own: name the file's start, as the
-  // deck loader does.
-  const auto line = where.begin.line > 0 ? where.begin.line : 1, column = where.begin.line > 0 ? where.begin.column : 1;
-  throw VerifyError(fmt::format("{}:{}:{}: {}: {}", file.string(), line, column, key, what));
+  throw VerifyError(fmt::format("{}: {}: {}", place(file, where), key, what));
 }
 
 void only_keys(const fs::path& file, const toml::table& t, const std::string& prefix,
@@ -308,19 +384,21 @@ void only_keys(const fs::path& file, const toml::table& t, const std::string& pr
       case_error(file, v.source(), prefix + std::string(k.str()), "unknown key");
 }
 
-Tolerances read_tolerance_table(const fs::path& file, const toml::table& root, const std::string& name)
+// The names are checked later, against the baseline's fields (check_case_tolerances); `where` gets
+// the place of the table and of every entry.
+Tolerances read_tolerance_table(const fs::path& file, const toml::table& root, const std::string& name,
+                                std::map<std::string, std::string>& where)
 {
   const std::string key = "tolerance." + name;
   const toml::node* node = root.at_path(key).node();
   if (!node) case_error(file, root.source(), key, "missing table (every case states both tolerance policies)");
   const toml::table* t = node->as_table();
   if (!t) case_error(file, node->source(), key, "must be a table");
+  where[name] = place(file, t->source());
   Tolerances tol;
   for (const auto& [k, v] : *t) {
     const std::string fk = key + "." + std::string(k.str());
-    bool known = false;
-    for (const auto& f : fields) known = known || k.str() == f.name;
-    if (!known) case_error(file, v.source(), fk, fmt::format("unknown field (fields: {})", field_list()));
+    where[name + "." + std::string(k.str())] = place(file, v.source());
     const toml::table* ft = v.as_table();
     if (!ft) case_error(file, v.source(), fk, "must be an inline table { rel = ..., abs = ... }");
     only_keys(file, *ft, fk + ".", {"rel", "abs"});
@@ -335,12 +413,30 @@ Tolerances read_tolerance_table(const fs::path& file, const toml::table& root, c
     }
     tol[std::string(k.str())] = out;
   }
-  for (const auto& f : fields)
-    if (!tol.count(f.name)) case_error(file, t->source(), key + "." + f.name, "missing (every field needs a tolerance)");
   return tol;
 }
 
 }  // namespace
+
+void check_case_tolerances(const CaseFile& c, std::span<const VerifiedField> fields)
+{
+  for (const auto& [name, tol] : {std::pair<const char*, const Tolerances*>{"same_backend", &c.same_backend},
+                                  std::pair<const char*, const Tolerances*>{"cross_backend", &c.cross_backend}}) {
+    auto where = [&](const std::string& key) {
+      const auto it = c.where.find(key);
+      return it != c.where.end() ? it->second : c.path.string();
+    };
+    for (const auto& [key, t] : *tol)
+      if (!is_known(fields, key))
+        throw VerifyError(fmt::format("{}: tolerance.{}.{}: unknown field ({})", where(std::string(name) + "." + key),
+                                      name, key, known_names(fields)));
+    for (const auto& f : fields)
+      if (!find_tolerance(*tol, f))
+        throw VerifyError(fmt::format("{}: tolerance.{}.{}: missing (every field needs a tolerance, by its name{})",
+                                      where(name), name, f.name,
+                                      f.group == f.name ? std::string() : " or its group '" + f.group + "'"));
+  }
+}
 
 CaseFile load_case(const fs::path& path)
 {
@@ -384,8 +480,8 @@ CaseFile load_case(const fs::path& path)
     if (!n->as_table()) case_error(path, n->source(), "tolerance", "must be a table");
     only_keys(path, *n->as_table(), "tolerance.", {"same_backend", "cross_backend"});
   }
-  c.same_backend = read_tolerance_table(path, root, "same_backend");
-  c.cross_backend = read_tolerance_table(path, root, "cross_backend");
+  c.same_backend = read_tolerance_table(path, root, "same_backend", c.where);
+  c.cross_backend = read_tolerance_table(path, root, "cross_backend", c.where);
   return c;
 }
 
@@ -463,12 +559,11 @@ void print_report(const VerifyReport& rep, const Log& log)
   for (const auto& n : rep.notes) log("note: " + n);
   for (const auto& c : rep.comparisons)
     if (!c.pass()) {
-      const auto& f = field_info(c.field);
       log(fmt::format("FAIL {} at {}: {} of {} value(s) outside |diff| <= {:g} + {:g} |baseline|; worst at {}: "
                       "result {:.10g}, baseline {:.10g}, |diff| {}{}",
                       c.field, c.scope, c.failed, c.compared, c.tolerance.abs, c.tolerance.rel, c.worst_at,
                       c.worst_result, c.worst_baseline, fmt_num(std::abs(c.worst_result - c.worst_baseline)),
-                      std::string_view(f.unit) == "1" ? "" : std::string(" ") + f.unit));
+                      c.unit == "1" || c.unit.empty() ? "" : " " + c.unit));
     }
   for (const auto& m : rep.mismatches) log("FAIL " + m);
   if (rep.pass())
@@ -496,14 +591,18 @@ void write_text_atomically(const fs::path& path, const std::string& text)
   fs::rename(tmp, path);
 }
 
+// `tolerances` holds the tolerance each compared field got (by its name or its group), by field name.
 std::string json_report(const VerifyReport& rep, const std::string& result, const std::string& baseline,
-                        const std::string& policy, const Tolerances& tol)
+                        const std::string& policy, const Tolerances& tol, std::span<const VerifiedField> fields)
 {
+  Tolerances used;
+  for (const auto& f : fields)
+    if (const FieldTolerance* t = find_tolerance(tol, f)) used[f.name] = *t;
   JsonWriter j;
   j.begin_object();
   j.value("result", result).value("baseline", baseline).value("policy", policy).value("pass", rep.pass());
   j.begin_object("tolerances");
-  for (const auto& [name, t] : tol) j.begin_object(name).value("rel", t.rel).value("abs", t.abs).end_object();
+  for (const auto& [name, t] : used) j.begin_object(name).value("rel", t.rel).value("abs", t.abs).end_object();
   j.end_object();
   j.begin_array("comparisons");
   for (const auto& c : rep.comparisons) {
@@ -589,6 +688,14 @@ int run_verify(const VerifyOptions& o, const Log& log, const Log& error)
     // The backend first: without the device asked for there is nothing to do (a GPU test skips).
     const ExecPtr exec = deck_input ? choose_backend(o.backend, log) : ExecPtr{};
     const Results baseline = read_checked(baseline_path, "baseline");
+    // The tolerances' names against the baseline's fields, before a deck run that may take minutes.
+    const std::vector<VerifiedField> fields = verified_fields(baseline);
+    if (cs) check_case_tolerances(*cs, fields);
+    {
+      Tolerances scratch = default_tolerances();
+      for (const auto& s : o.rtol) apply_tolerance_option(scratch, s, true, fields);
+      for (const auto& s : o.atol) apply_tolerance_option(scratch, s, false, fields);
+    }
 
     // The result: a file as given, or the run of a deck (the case's deck with its overrides).
     std::optional<TempDir> dir;
@@ -624,8 +731,8 @@ int run_verify(const VerifyOptions& o, const Log& log, const Log& error)
       tol = same ? cs->same_backend : cs->cross_backend;
       policy = fmt::format("{} policy of {}", same ? "same_backend" : "cross_backend", cs->path.string());
     }
-    for (const auto& s : o.rtol) apply_tolerance_option(tol, s, true);
-    for (const auto& s : o.atol) apply_tolerance_option(tol, s, false);
+    for (const auto& s : o.rtol) apply_tolerance_option(tol, s, true, fields);
+    for (const auto& s : o.atol) apply_tolerance_option(tol, s, false, fields);
     if (!o.rtol.empty() || !o.atol.empty()) policy += ", with --rtol/--atol";
 
     log(fmt::format("verify: result {} ({} backend, {}) against baseline {} ({} backend, {})", result_path.string(),
@@ -634,7 +741,7 @@ int run_verify(const VerifyOptions& o, const Log& log, const Log& error)
     const VerifyReport rep = compare_results(result, baseline, tol);
     print_report(rep, log);
     if (!o.json_path.empty())
-      write_text_atomically(o.json_path, json_report(rep, result_path.string(), baseline_path.string(), policy, tol));
+      write_text_atomically(o.json_path, json_report(rep, result_path.string(), baseline_path.string(), policy, tol, fields));
     return rep.pass() ? 0 : 1;
   } catch (const VerifyError& e) {
     error(e.what());

@@ -28,27 +28,39 @@ struct FieldTolerance {
   double abs = 0.0;
 };
 
-// The compared quantities, in the units of the result file (verification/hdf5_layout.md).
+// A compared quantity, in the units of the result file (verification/hdf5_layout.md). The fields
+// are those the files carry (a model's cell fields, well rates and quantities in place), so
+// `verify` knows no model.
 struct VerifiedField {
-  const char* name;
-  const char* unit;
-  const char* what;
+  std::string name;   // "pressure", "x_CO2", "well_bhp", "well_water_rate", "step_dt", "water_in_place", ...
+  std::string unit;
+  std::string what;   // one line
+  std::string group;  // tolerance group ("mass_fraction", "well_mass_rate", ...); the name when it has none
 };
-std::span<const VerifiedField> verified_fields();
+// In comparison order: every cell field, well_bhp, well_<rate> for every well rate, step_time,
+// step_dt, every quantity in place.
+std::vector<VerifiedField> verified_fields(const Results& results);
 
-using Tolerances = std::map<std::string, FieldTolerance>;  // one entry per verified field
+// Field or group name -> tolerance. A field's tolerance is the entry of its name, else the entry of
+// its group (so one entry serves every component of a multicomponent run).
+using Tolerances = std::map<std::string, FieldTolerance>;
+const FieldTolerance* find_tolerance(const Tolerances& tol, const VerifiedField& field);
 
 // The policy when neither a case file nor --rtol/--atol say otherwise: the same-backend policy of
-// verification/README.md (a CPU run against a CPU baseline on another machine).
+// verification/README.md (a CPU run against a CPU baseline on another machine), for every model.
 Tolerances default_tolerances();
 
-// Applies "FIELD=VALUE" or "VALUE" (every field) to the rel (or abs) part of `tol`. Throws VerifyError.
-void apply_tolerance_option(Tolerances& tol, const std::string& option, bool relative);
+// Applies "FIELD=VALUE" or "VALUE" (every entry) to the rel (or abs) part of `tol`. FIELD is a
+// field name or a group name of `fields` (a group sets every field of the group). Throws
+// VerifyError for a bad value or a name `fields` does not know (the message lists those it knows).
+void apply_tolerance_option(Tolerances& tol, const std::string& option, bool relative,
+                            std::span<const VerifiedField> fields);
 
 // One comparison: a field at one report step (cells), of one well (over the time steps), or a
 // per-step series (over the time steps).
 struct Comparison {
   std::string field;
+  std::string unit;            // the field's unit in the files
   std::string scope;           // "report 3 (t = 540 d)", "well INJ", "steps"
   int report = -1;             // report index for cell fields, else -1
   std::string well;            // well name for well fields
@@ -73,7 +85,7 @@ struct VerifyReport {
 };
 
 // Throws VerifyError when the two results cannot be compared (grid, active cells, report times,
-// wells, model).
+// wells, model, the fields the files carry or their units) or when a field has no tolerance.
 VerifyReport compare_results(const Results& result, const Results& baseline, const Tolerances& tol);
 
 // A verification case (TOML, verification/cases/*.toml):
@@ -82,7 +94,8 @@ VerifyReport compare_results(const Results& result, const Results& baseline, con
 //   overrides = ["schedule.end_time=360", ...]     # --set style, optional
 //   baseline = "../baselines/name.h5"              # relative to the case file
 //   [tolerance.same_backend]                        # result from the baseline's backend (CPU)
-//   pressure = { rel = 1e-9, abs = 1e-7 }           # every verified field
+//   pressure = { rel = 1e-9, abs = 1e-7 }           # every verified field, by its name
+//   mass_fraction = { rel = 1e-8, abs = 1e-9 }      # ... or by its group
 //   [tolerance.cross_backend]                       # result from another backend (CUDA vs CPU)
 //   ...
 struct CaseFile {
@@ -91,8 +104,16 @@ struct CaseFile {
   std::filesystem::path deck, baseline;  // resolved against the case file's directory
   std::vector<std::string> overrides;
   Tolerances same_backend, cross_backend;
+  // "file:line:column" of each tolerance table ("same_backend") and entry ("same_backend.pressure"),
+  // for check_case_tolerances' messages.
+  std::map<std::string, std::string> where;
 };
-CaseFile load_case(const std::filesystem::path& path);  // throws VerifyError naming file, line and key
+// Throws VerifyError naming file, line and key. The tolerance names are checked against the
+// baseline's fields by check_case_tolerances, once the baseline is read.
+CaseFile load_case(const std::filesystem::path& path);
+// Every tolerance entry names a field or group of `fields`, and every field has a tolerance (by its
+// name or its group) in both tables; else VerifyError naming the case file, line and key.
+void check_case_tolerances(const CaseFile& c, std::span<const VerifiedField> fields);
 
 struct VerifyOptions {
   std::string input;       // RESULT.h5 or DECK.toml; empty: the case's deck

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <fstream>
 #include <initializer_list>
+#include <stdexcept>
 #include <system_error>
 
 #if BLOCKRES_HAVE_VTK
@@ -100,31 +101,39 @@ vtkSmartPointer<Array> cell_array(const char* name, vtkIdType n)
 
 struct VtkSeriesWriter::Impl {
   const physics::Grid& grid;
+  const physics::Model& model;
   vtkNew<vtkRectilinearGrid> mesh;
-  vtkSmartPointer<vtkDoubleArray> pressure, sw, so;  // the arrays that change from report to report
+  std::vector<vtkSmartPointer<vtkDoubleArray>> fields;  // the model's cell fields: change from report to report
   vtkNew<vtkXMLRectilinearGridWriter> writer;
   vtkNew<vtkCallbackCommand> on_error;
   std::string error;  // first error VTK reported during the current Write()
 
-  Impl(const physics::Grid& g, const physics::RockSpec& rock) : grid(g)
+  Impl(const physics::Grid& g, const physics::RockSpec& rock, const physics::Model& m) : grid(g), model(m)
   {
     const auto& gs = g.spec();
     const vtkIdType n = g.num_cells();
     if (rock.porosity.size() != std::size_t(n) || rock.kx.size() != std::size_t(n) ||
         rock.ky.size() != std::size_t(n) || rock.kz.size() != std::size_t(n))
       throw VtkError("VTK output: rock properties do not match the grid's cell count");
+    if (m.num_cells() != g.num_active())
+      throw VtkError(fmt::format("VTK output: the model has {} cells, the grid {} active ones", m.num_cells(),
+                                 g.num_active()));
     mesh->SetDimensions(gs.nx + 1, gs.ny + 1, gs.nz + 1);
     mesh->SetXCoordinates(faces("x", gs.dx, 0.0));
     mesh->SetYCoordinates(faces("y", gs.dy, 0.0));
     mesh->SetZCoordinates(faces("depth", gs.dz, gs.top));  // as /grid/depth
 
     vtkCellData* cd = mesh->GetCellData();
-    pressure = cell_array<vtkDoubleArray>("pressure", n);
-    sw = cell_array<vtkDoubleArray>("sw", n);
-    so = cell_array<vtkDoubleArray>("so", n);
-    cd->SetScalars(pressure);  // what ParaView colours by first
-    cd->AddArray(sw);
-    cd->AddArray(so);
+    for (const auto& q : m.cell_fields()) {
+      for (const char* fixed : {"porosity", "permx", "permy", "permz", "active", "i", "j", "k"})
+        if (q.name == fixed || q.name == vtkDataSetAttributes::GhostArrayName())
+          throw VtkError(fmt::format("VTK output: the model's cell field '{}' takes the name of a static field", q.name));
+      fields.push_back(cell_array<vtkDoubleArray>(q.name.c_str(), n));
+      if (fields.size() == 1)
+        cd->SetScalars(fields.back());  // what ParaView colours by first
+      else
+        cd->AddArray(fields.back());
+    }
     auto porosity = cell_array<vtkDoubleArray>("porosity", n);
     auto permx = cell_array<vtkDoubleArray>("permx", n), permy = cell_array<vtkDoubleArray>("permy", n),
          permz = cell_array<vtkDoubleArray>("permz", n);
@@ -177,12 +186,12 @@ struct VtkSeriesWriter::Impl {
 bool vtk_output_available() { return true; }
 
 VtkSeriesWriter::VtkSeriesWriter(const fs::path& output_dir, const std::string& name, const physics::Grid& grid,
-                                 const physics::RockSpec& rock)
+                                 const physics::RockSpec& rock, const physics::Model& model)
     : pvd_(output_dir / (name + ".pvd")),
       series_dir_(output_dir / (name + "_vtk")),
       staging_dir_(output_dir / (name + "_vtk.tmp")),
       name_(name),
-      impl_(std::make_unique<Impl>(grid, rock))
+      impl_(std::make_unique<Impl>(grid, rock, model))
 {
   // A staging directory can only be a leftover of a run that was killed; it is ours to replace.
   fs_step(fmt::format("create the directory '{}'", staging_dir_.string()), [&] {
@@ -203,14 +212,21 @@ void VtkSeriesWriter::write_report(double time, const std::vector<double>& x)
 {
   if (committed_) throw VtkError("VTK output: write_report after commit");
   const auto& g = impl_->grid;
-  const auto p = full_grid_field(g, x, 0, 2, 1.0 / units::bar);  // the HDF5 writer's scaling, bit for bit
-  const auto sw = full_grid_field(g, x, 1, 2, 1.0);
-  for (std::size_t c = 0; c < p.size(); ++c) {
-    impl_->pressure->SetValue(vtkIdType(c), p[c]);
-    impl_->sw->SetValue(vtkIdType(c), sw[c]);
-    impl_->so->SetValue(vtkIdType(c), 1.0 - sw[c]);
+  const auto& model = impl_->model;
+  const std::size_t expected = std::size_t(g.num_active()) * std::size_t(model.block_size());
+  if (x.size() != expected)
+    throw std::invalid_argument(fmt::format("VTK output: state has {} values, expected {}", x.size(), expected));
+  // The model's values through the HDF5 writer's mapping: the two files agree bit for bit.
+  const auto values = model.cell_field_values(x);
+  if (values.size() != impl_->fields.size())
+    throw std::logic_error(fmt::format("model '{}': cell_field_values gives {} fields, cell_fields lists {}",
+                                       model.type(), values.size(), impl_->fields.size()));
+  for (std::size_t f = 0; f < values.size(); ++f) {
+    const auto full = full_grid_values(g, values[f]);
+    vtkDoubleArray* a = impl_->fields[f];
+    for (std::size_t c = 0; c < full.size(); ++c) a->SetValue(vtkIdType(c), full[c]);
+    a->Modified();
   }
-  impl_->pressure->Modified(), impl_->sw->Modified(), impl_->so->Modified();
   const std::string file = fmt::format("{}_{:04d}.vtr", name_, entries_.size());
   impl_->write(staging_dir_ / file);
   entries_.emplace_back(time / units::day, (fs::path(name_ + "_vtk") / file).generic_string());
@@ -260,7 +276,7 @@ namespace {
 }  // namespace
 
 VtkSeriesWriter::VtkSeriesWriter(const fs::path&, const std::string&, const physics::Grid&,
-                                 const physics::RockSpec&)
+                                 const physics::RockSpec&, const physics::Model&)
 {
   not_built();
 }

@@ -12,7 +12,10 @@
 //       faces. z therefore grows with k and with depth; in ParaView the reservoir shows upside
 //       down unless it is flipped (e.g. Transform with scale (1, 1, -1)).
 // Cell data (double unless said otherwise):
-//   pressure (bar), sw, so = 1 - sw       NaN in inactive cells, as in the HDF5 file
+//   every model cell field                Model::cell_fields() in its order and file unit, those
+//                                         kept out of the HDF5 file (in_results = false, e.g.
+//                                         oil_water's so) included; the first is the active scalars
+//                                         ParaView colours by; NaN in inactive cells, as in the HDF5 file
 //   porosity, permx, permy, permz (mD)    the deck's values, inactive cells included
 //   active (int32, 0/1), i, j, k (int32, 1-based, as a well's i/j in the deck)
 //   vtkGhostType (uint8)                  HIDDENCELL for inactive cells, so ParaView blanks them
@@ -23,6 +26,7 @@
 #pragma once
 
 #include "physics/grid.hpp"
+#include "physics/model.hpp"
 #include "physics/spec.hpp"
 
 #include <filesystem>
@@ -44,14 +48,15 @@ bool vtk_output_available();
 
 class VtkSeriesWriter {
  public:
-  // `grid` and `rock` must outlive the writer.
+  // `grid`, `rock` and `model` must outlive the writer.
   VtkSeriesWriter(const std::filesystem::path& output_dir, const std::string& name, const physics::Grid& grid,
-                  const physics::RockSpec& rock);
+                  const physics::RockSpec& rock, const physics::Model& model);
   ~VtkSeriesWriter();
   VtkSeriesWriter(const VtkSeriesWriter&) = delete;
   VtkSeriesWriter& operator=(const VtkSeriesWriter&) = delete;
 
-  // time [s]; state x: interleaved (p [Pa], S_w) per active cell, as ResultsWriter::write_report.
+  // time [s]; x: host copy of the interleaved state (model.block_size() per active cell), as
+  // ResultsWriter::write_report; std::invalid_argument when its size is not that.
   void write_report(double time, const std::vector<double>& x);
   void commit();
 

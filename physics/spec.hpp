@@ -48,22 +48,28 @@ struct InitialSpec {
   double sw = 0.0;
 };
 
-enum class WellKind { injector, producer };
 enum class WellControlMode { rate, bhp };
 enum class RateTarget { water, oil, liquid };
 
-struct WellSpec {
+enum class WellKind { injector, producer };
+
+// The deck keys every model's wells share (inputs/README.md, [[wells]]).
+struct WellGeometry {
   std::string name;
   WellKind kind = WellKind::producer;
   int i = 0, j = 0, k_top = 0, k_bottom = 0;  // 0-based, inclusive layer range
+  double radius = 0.1;  // [m]
+  double skin = 0.0;
+  std::vector<double> well_index;   // explicit per-completion well index [m^3]; empty: Peaceman
+  std::optional<double> ref_depth;  // BHP reference depth [m]; default: first completion's centre
+};
+
+// An oil_water well: the shared geometry and its controls.
+struct WellSpec : WellGeometry {
   WellControlMode control = WellControlMode::bhp;
   RateTarget target = RateTarget::water;  // which surface rate `rate` counts
   double rate = 0.0;    // target magnitude [surface m^3/s]
   double bhp = 0.0;     // setpoint (bhp control) or limit (rate control) [Pa]
-  double radius = 0.1;  // [m]
-  double skin = 0.0;
-  std::vector<double> well_index;  // explicit per-completion well index [m^3]; empty: Peaceman
-  std::optional<double> ref_depth; // BHP reference depth [m]; default: first completion's centre
 };
 
 }  // namespace blockres::physics

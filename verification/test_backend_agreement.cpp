@@ -33,8 +33,8 @@ TEST(BackendAgreement, QuarterFiveSpot)
   ASSERT_EQ(cpu.results.step_time.size(), gpu.results.step_time.size()) << "the two backends took different steps";
   double worst_p = 0, worst_s = 0;
   for (std::size_t r = 0; r < cpu.results.report_times.size(); ++r) {
-    const double dp = rel_diff(gpu.results.pressure[r], cpu.results.pressure[r]);
-    const double ds = rel_diff(gpu.results.sw[r], cpu.results.sw[r]);
+    const double dp = rel_diff(gpu.results.cell_field("pressure").rows[r], cpu.results.cell_field("pressure").rows[r]);
+    const double ds = rel_diff(gpu.results.cell_field("sw").rows[r], cpu.results.cell_field("sw").rows[r]);
     worst_p = std::max(worst_p, dp), worst_s = std::max(worst_s, ds);
     EXPECT_LE(dp, 1e-6) << "pressure at report " << r;
     EXPECT_LE(ds, 1e-6) << "S_w at report " << r;

@@ -3,7 +3,7 @@
 // proportional to the cell size) and, on the finest grid, the front within 2% of the domain
 // length. The front is where S_w crosses the middle of the shock; upwind smearing moves that
 // point ahead of the exact shock by a distance that shrinks with the cell size.
-#include "physics/oil_water_props.hpp"
+#include "physics/oil_water/oil_water_props.hpp"
 #include "verification/run_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -86,7 +86,7 @@ TEST(BuckleyLeverett, MatchesWelgeSolutionAndConvergesUnderRefinement)
                                   exec);
     ASSERT_EQ(r.results.report_times.size(), 2u);
     ASSERT_DOUBLE_EQ(r.results.report_times.back(), t_end);
-    const auto& s = r.results.sw.back();
+    const auto& s = r.results.cell_field("sw").rows.back();
     ASSERT_EQ(s.size(), std::size_t(n));
     // Front: first cell centre (from the injector) where S_w drops below the midpoint of the
     // shock, linearly interpolated between centres.

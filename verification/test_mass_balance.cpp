@@ -21,12 +21,14 @@ TEST(MassBalance, EveryStepOfTheQuarterFiveSpot)
   const auto& R = r.results;
   const std::size_t nsteps = R.step_time.size();
   ASSERT_GT(nsteps, 5u);
-  ASSERT_EQ(R.well_water_rate.size(), nsteps);
-  double prev[2] = {R.initial_water_in_place, R.initial_oil_in_place};
+  const StepSeries* in_place[2] = {&R.in_place_series("water_in_place"), &R.in_place_series("oil_in_place")};
+  const Series* well_rates[2] = {&R.well_rate("water_rate"), &R.well_rate("oil_rate")};
+  ASSERT_EQ(well_rates[0]->rows.size(), nsteps);
+  double prev[2] = {in_place[0]->initial, in_place[1]->initial};
   double worst_in_place = 0, worst_flow = 0;
   for (std::size_t k = 0; k < nsteps; ++k) {
-    const double now[2] = {R.water_in_place[k], R.oil_in_place[k]};
-    const std::vector<double>* rates[2] = {&R.well_water_rate[k], &R.well_oil_rate[k]};
+    const double now[2] = {in_place[0]->values[k], in_place[1]->values[k]};
+    const std::vector<double>* rates[2] = {&well_rates[0]->rows[k], &well_rates[1]->rows[k]};
     for (int a = 0; a < 2; ++a) {
       double q = 0.0;  // surface m3/day into the reservoir
       for (double v : *rates[a]) q += v;

@@ -2,6 +2,10 @@
 // baseline; one value perturbed by 1e-3 fails with exit 1 naming the field, report step and cell;
 // mismatched grids and report steps, truncated, non-HDF5 and missing files are errors (exit 2);
 // tolerances from --rtol/--atol and from case files, whose mistakes are named with file and line.
+// The comparison is generic over the model: with a multicomponent-like test double, every field the
+// files carry is compared, tolerances come by field name or group, and files of other models or
+// other field lists are errors.
+#include "miniapp/test/fake_model.hpp"
 #include "miniapp/verify.hpp"
 #include "verification/run_helpers.hpp"
 
@@ -12,6 +16,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <random>
 #include <regex>
 
@@ -139,6 +145,10 @@ TEST(Verify, ARunPassesAgainstItsOwnBaseline)
   const Results res = read_results(fixture().baseline);
   const std::size_t expected = 2 * res.report_times.size() + 3 * res.well_names.size() + 4;
   EXPECT_NE(r.out.find(fmt::format("PASS ({} comparisons", expected)), std::string::npos) << r.out;
+  std::vector<std::string> names;
+  for (const auto& f : verified_fields(res)) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"pressure", "sw", "well_bhp", "well_water_rate", "well_oil_rate",
+                                             "step_time", "step_dt", "water_in_place", "oil_in_place"}));
 }
 
 TEST(Verify, APerturbedPressureFailsNamingFieldStepAndCell)
@@ -413,4 +423,259 @@ TEST(Verify, RegenerateNeedsACaseAndWritesTheBaselineAtomically)
   o.case_file = c.string();
   o.backend = "cpu";
   EXPECT_EQ(verify(o).code, 0);
+}
+
+// ---- generic over the model: a multicomponent-like test double -------------------------------
+
+namespace {
+
+struct FakeRun {
+  physics::GridSpec gs;
+  physics::RockSpec rock;
+  std::optional<physics::Grid> grid;
+  FakeRun()
+  {
+    gs.nx = 4, gs.ny = 3, gs.nz = 2;
+    gs.dx = {1, 2, 3, 4}, gs.dy = {1, 1, 2}, gs.dz = {1, 2};
+    rock.porosity.assign(24, 0.2);
+    rock.porosity[5] = 0.0;
+    rock.kx = rock.ky = rock.kz = std::vector<double>(24, 100 * units::millidarcy);
+    grid.emplace(gs, rock);
+  }
+  // A result file of the test double: reports at 0 and 1 day, three steps.
+  fs::path write(const std::string& name, const std::vector<std::string>& components = {"N2", "CO2", "C1"},
+                 const std::string& type = "fake_multicomponent") const
+  {
+    const test::FakeModel model(*grid, components, type);
+    RunConfig cfg;
+    cfg.grid = gs, cfg.rock = rock;
+    cfg.deck_text = cfg.resolved_toml = "[model]\n";
+    const fs::path path = fixture().dir / "fake" / name;
+    const std::size_t nc = components.size();
+    ResultsWriter w(path, cfg, {"cpu", "d", "c"}, *grid, model, std::vector<double>(nc, 100.0));
+    auto x = model.initial_state();
+    w.write_report(0.0, x);
+    for (int s = 1; s <= 3; ++s) {
+      StepRecord st;
+      st.time = 28800.0 * s, st.dt = 28800.0, st.newton_iterations = 2;
+      st.norms.cnv = st.norms.mb = std::vector<double>(nc, 1e-9);
+      for (std::size_t c = 0; c < nc; ++c) st.in_place.push_back(100.0 + double(c + s));
+      std::vector<double> q(nc);
+      for (std::size_t c = 0; c < nc; ++c) q[c] = (1.0 + double(c)) / 86400;
+      st.wells = {{250e5 + s, q, false}, {150e5 - s, std::vector<double>(nc, -0.5 / 86400), true}};
+      w.write_step(st);
+    }
+    for (std::size_t i = 0; i < x.size(); i += nc) x[i] *= 1.05, x[i + 1] *= 1.1;
+    w.write_report(86400.0, x);
+    w.commit({});
+    return path;
+  }
+};
+
+const FakeRun& fake()
+{
+  static const FakeRun f;
+  return f;
+}
+
+}  // namespace
+
+TEST(VerifyGeneric, EveryFieldTheFilesCarryIsCompared)
+{
+  const auto base = read_results(fake().write("base.h5"));
+  const auto fields = verified_fields(base);
+  std::vector<std::string> names, groups;
+  for (const auto& f : fields) names.push_back(f.name), groups.push_back(f.group);
+  EXPECT_EQ(names, (std::vector<std::string>{"pressure", "density", "x_N2", "x_CO2", "x_C1", "well_bhp",
+                                             "well_N2_rate", "well_CO2_rate", "well_C1_rate", "step_time", "step_dt",
+                                             "N2_in_place", "CO2_in_place", "C1_in_place"}));
+  EXPECT_EQ(groups, (std::vector<std::string>{"pressure", "density", "mass_fraction", "mass_fraction",
+                                              "mass_fraction", "well_bhp", "well_mass_rate", "well_mass_rate",
+                                              "well_mass_rate", "step_time", "step_dt", "mass_in_place",
+                                              "mass_in_place", "mass_in_place"}));
+  EXPECT_EQ(fields[7].unit, "kg/day");
+
+  // Against itself with the built-in policy (the multicomponent groups): everything passes;
+  // 2 reports x 5 cell fields, 2 wells x (bhp + 3 rates), step_time, step_dt, 3 in place.
+  const VerifyReport rep = compare_results(base, base, default_tolerances());
+  EXPECT_TRUE(rep.pass());
+  EXPECT_EQ(rep.comparisons.size(), 2u * 5 + 2 * 4 + 2 + 3);
+  for (const auto& c : rep.comparisons)
+    if (c.field == "x_CO2") {
+      EXPECT_EQ(c.tolerance.rel, 1e-8);  // the mass_fraction group's
+      EXPECT_EQ(c.tolerance.abs, 1e-9);
+      EXPECT_EQ(c.unit, "1");
+    }
+
+  // One mass fraction perturbed by 1e-3 fails, named with its report step and cell; a rate too.
+  const auto bad = fixture().dir / "fake" / "bad.h5";
+  fs::copy_file(fixture().dir / "fake" / "base.h5", bad, fs::copy_options::overwrite_existing);
+  perturb(bad, "reports/x_CO2", 1, 2, 1e-3);    // cell (3, 1, 1)
+  perturb(bad, "wells/C1_rate", 2, 1, 1e-3);    // PROD after step 3
+  perturb(bad, "steps/N2_in_place", 0, 0, 1e-3);
+  const auto r = verify(files(bad, fixture().dir / "fake" / "base.h5"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL x_CO2 at report 1 (t = 1 d)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst at cell (3, 1, 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL well_C1_rate at well PROD"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kg/day"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL N2_in_place at steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verify: FAIL (3 of 23 comparisons"), std::string::npos) << r.out;
+}
+
+TEST(VerifyGeneric, TolerancesByNameThenGroup)
+{
+  const auto base_path = fake().write("tol_base.h5");
+  const auto bad = fixture().dir / "fake" / "tol_bad.h5";
+  fs::copy_file(base_path, bad, fs::copy_options::overwrite_existing);
+  perturb(bad, "reports/x_CO2", 1, 0, 1e-3);
+  const Results b = read_results(base_path), r = read_results(bad);
+  const auto fields = verified_fields(b);
+
+  Tolerances tol = default_tolerances();
+  EXPECT_FALSE(compare_results(r, b, tol).pass());
+  // A field's own entry wins over its group's ...
+  tol["x_CO2"] = {2e-3, 0.0};
+  EXPECT_TRUE(compare_results(r, b, tol).pass());
+  // ... and the group's applies to every field of the group without one.
+  tol.erase("x_CO2");
+  tol["mass_fraction"] = {2e-3, 0.0};
+  EXPECT_TRUE(compare_results(r, b, tol).pass());
+
+  // --rtol takes a group name (every field of the group) or a field name.
+  tol = default_tolerances();
+  apply_tolerance_option(tol, "mass_fraction=2e-3", true, fields);
+  EXPECT_EQ(tol.at("x_N2").rel, 2e-3);
+  EXPECT_EQ(tol.at("x_N2").abs, 1e-9);  // the other part stays the group's
+  EXPECT_TRUE(compare_results(r, b, tol).pass());
+  tol = default_tolerances();
+  apply_tolerance_option(tol, "x_CO2=2e-3", true, fields);
+  EXPECT_EQ(tol.at("mass_fraction").rel, 1e-8) << "a field's option leaves its group alone";
+  EXPECT_TRUE(compare_results(r, b, tol).pass());
+  apply_tolerance_option(tol, "x_CO2=0", true, fields);
+  EXPECT_FALSE(compare_results(r, b, tol).pass());
+
+  // Names the files do not have are errors that list those they have.
+  for (const char* option : {"x_Ar=1e-3", "sw=1e-3", "saturation=1"}) {
+    try {
+      apply_tolerance_option(tol, option, true, fields);
+      ADD_FAILURE() << "no error for " << option;
+    } catch (const VerifyError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("unknown field"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("fields: pressure, density, x_N2"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("groups: mass_fraction, well_mass_rate, mass_in_place"), std::string::npos) << msg;
+    }
+  }
+  auto o = files(bad, base_path);
+  o.rtol = {"x_Ar=1"};
+  auto out = verify(o);
+  EXPECT_EQ(out.code, 2);
+  EXPECT_NE(out.err.find("--rtol x_Ar=1: unknown field 'x_Ar'"), std::string::npos) << out.err;
+  o.rtol = {"mass_fraction=2e-3"};
+  EXPECT_EQ(verify(o).code, 0) << verify(o).out;
+
+  // A field with neither its name nor its group in the table is an error naming both.
+  tol = default_tolerances();
+  tol.erase("density");
+  try {
+    compare_results(r, b, tol);
+    ADD_FAILURE() << "no error without a density tolerance";
+  } catch (const VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("no tolerance for field 'density'"), std::string::npos) << e.what();
+  }
+  tol = default_tolerances();
+  tol.erase("mass_fraction");
+  try {
+    compare_results(r, b, tol);
+    ADD_FAILURE() << "no error without a mass_fraction tolerance";
+  } catch (const VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("no tolerance for field 'x_N2' (nor for its group 'mass_fraction')"),
+              std::string::npos)
+        << e.what();
+  }
+
+  // The JSON report gives every compared field the tolerance it got.
+  o.rtol = {};
+  o.json_path = (fixture().dir / "fake" / "report.json").string();
+  EXPECT_EQ(verify(o).code, 1);
+  std::ifstream in(o.json_path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"x_C1\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"well_CO2_rate\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"well_oil_rate\""), std::string::npos) << "only the fields compared: " << json;
+}
+
+TEST(VerifyGeneric, OtherModelsAndFieldListsAreErrors)
+{
+  const auto base = fake().write("list_base.h5");
+  // Other components: the difference is named.
+  const auto other = fake().write("list_other.h5", {"N2", "CO2", "H2S"});
+  auto r = verify(files(other, base));
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("different fields (model 'fake_multicomponent'): only in the result: x_H2S, well_H2S_rate, "
+                       "H2S_in_place; only in the baseline: x_C1, well_C1_rate, C1_in_place"),
+            std::string::npos)
+      << r.err;
+  // Fewer components.
+  const auto fewer = fake().write("list_fewer.h5", {"N2", "CO2"});
+  r = verify(files(fewer, base));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("only in the result: none; only in the baseline: x_C1"), std::string::npos) << r.err;
+  // Another model.
+  const auto model = fake().write("list_model.h5", {"N2", "CO2", "C1"}, "other_model");
+  r = verify(files(model, base));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("different models: result 'other_model', baseline 'fake_multicomponent'"), std::string::npos)
+      << r.err;
+  // An oil_water result against this baseline.
+  r = verify(files(fixture().baseline, base));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("different models: result 'oil_water'"), std::string::npos) << r.err;
+}
+
+TEST(VerifyGeneric, CaseFilesTakeGroupsAndNameUnknownEntries)
+{
+  const auto base = fake().write("case_base.h5");
+  auto text = [&](const std::string& extra_line, const std::string& fraction_line) {
+    std::string t = "description = \"fake\"\ndeck = \"unused.toml\"\nbaseline = \"" + base.string() + "\"\n";
+    for (const char* table : {"same_backend", "cross_backend"}) {
+      t += std::string("[tolerance.") + table + "]\n";
+      t += "pressure = { rel = 1e-9, abs = 1e-7 }\ndensity = { rel = 1e-9, abs = 1e-6 }\n";
+      t += fraction_line + "\n";
+      t += "well_bhp = { rel = 1e-9, abs = 1e-7 }\nwell_mass_rate = { rel = 1e-8, abs = 1e-7 }\n"
+           "step_time = { rel = 1e-12, abs = 0.0 }\nstep_dt = { rel = 1e-12, abs = 0.0 }\n"
+           "mass_in_place = { rel = 1e-10, abs = 0.0 }\n" + extra_line + "\n";
+    }
+    return t;
+  };
+  auto o = VerifyOptions{};
+  o.input = base.string();
+  o.case_file = write_text("fake_case.toml", text("", "mass_fraction = { rel = 1e-8, abs = 1e-9 }")).string();
+  auto r = verify(o);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+
+  // Per-component entries instead of the group serve as well.
+  o.case_file = write_text("fake_case.toml", text("x_C1 = { rel = 0.0, abs = 1e-9 }",
+                                                  "x_N2 = { rel = 0.0, abs = 1e-9 }\nx_CO2 = { rel = 0.0, abs = 1e-9 }"))
+                    .string();
+  r = verify(o);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+
+  // An entry that names neither a field nor a group of the files, and a field without a tolerance.
+  o.case_file = write_text("bad_case.toml", text("x_Ar = { rel = 0.0, abs = 1e-9 }",
+                                                 "mass_fraction = { rel = 1e-8, abs = 1e-9 }"))
+                    .string();
+  r = verify(o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("tolerance.same_backend.x_Ar: unknown field (fields: pressure"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("bad_case\\.toml:[0-9]+:[0-9]+: "))) << r.err;
+  o.case_file = write_text("bad_case.toml", text("", "x_N2 = { rel = 1e-8, abs = 1e-9 }")).string();
+  r = verify(o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("tolerance.same_backend.x_CO2: missing (every field needs a tolerance, by its name or its "
+                       "group 'mass_fraction')"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("bad_case\\.toml:[0-9]+:[0-9]+: "))) << r.err;
 }

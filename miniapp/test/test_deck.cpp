@@ -1,5 +1,6 @@
 // Unit tests of the deck loader: SI values, defaults, properties, overrides, round trip, error messages.
 #include "miniapp/deck.hpp"
+#include "physics/oil_water/oil_water_model.hpp"
 #include "miniapp/h5.hpp"
 #include "physics/units.hpp"
 
@@ -16,6 +17,13 @@
 
 namespace blockres {
 namespace {
+
+// The oil_water model's own tables of a loaded deck.
+const physics::OilWaterInput& ow(const RunConfig& c)
+{
+  return dynamic_cast<const physics::OilWaterInput&>(*c.model_input);
+}
+
 
 namespace fs = std::filesystem;
 namespace u = units;
@@ -178,14 +186,14 @@ void expect_same(const RunConfig& a, const RunConfig& b)
   EXPECT_EQ(a.rock.kz, b.rock.kz);
   EXPECT_EQ(a.rock.compressibility, b.rock.compressibility);
   EXPECT_EQ(a.rock.reference_pressure, b.rock.reference_pressure);
-  for (auto [pa, pb] : {std::pair{&a.fluid.water, &b.fluid.water}, std::pair{&a.fluid.oil, &b.fluid.oil}}) {
+  for (auto [pa, pb] : {std::pair{&ow(a).fluid.water, &ow(b).fluid.water}, std::pair{&ow(a).fluid.oil, &ow(b).fluid.oil}}) {
     EXPECT_EQ(pa->surface_density, pb->surface_density);
     EXPECT_EQ(pa->fvf_ref, pb->fvf_ref);
     EXPECT_EQ(pa->compressibility, pb->compressibility);
     EXPECT_EQ(pa->reference_pressure, pb->reference_pressure);
     EXPECT_EQ(pa->viscosity, pb->viscosity);
   }
-  const auto &ra = a.fluid.relperm, &rb = b.fluid.relperm;
+  const auto &ra = ow(a).fluid.relperm, &rb = ow(b).fluid.relperm;
   EXPECT_EQ(ra.kind, rb.kind);
   EXPECT_EQ(ra.swc, rb.swc);
   EXPECT_EQ(ra.sor, rb.sor);
@@ -194,13 +202,13 @@ void expect_same(const RunConfig& a, const RunConfig& b)
   EXPECT_EQ(ra.krw_max, rb.krw_max);
   EXPECT_EQ(ra.kro_max, rb.kro_max);
   EXPECT_EQ(ra.table, rb.table);
-  EXPECT_EQ(a.initial.hydrostatic, b.initial.hydrostatic);
-  EXPECT_EQ(a.initial.pressure, b.initial.pressure);
-  EXPECT_EQ(a.initial.datum_depth, b.initial.datum_depth);
-  EXPECT_EQ(a.initial.sw, b.initial.sw);
-  ASSERT_EQ(a.wells.size(), b.wells.size());
-  for (std::size_t w = 0; w < a.wells.size(); ++w) {
-    const auto &wa = a.wells[w], &wb = b.wells[w];
+  EXPECT_EQ(ow(a).initial.hydrostatic, ow(b).initial.hydrostatic);
+  EXPECT_EQ(ow(a).initial.pressure, ow(b).initial.pressure);
+  EXPECT_EQ(ow(a).initial.datum_depth, ow(b).initial.datum_depth);
+  EXPECT_EQ(ow(a).initial.sw, ow(b).initial.sw);
+  ASSERT_EQ(ow(a).wells.size(), ow(b).wells.size());
+  for (std::size_t w = 0; w < ow(a).wells.size(); ++w) {
+    const auto &wa = ow(a).wells[w], &wb = ow(b).wells[w];
     EXPECT_EQ(wa.name, wb.name);
     EXPECT_EQ(wa.kind, wb.kind);
     EXPECT_EQ(wa.i, wb.i);
@@ -276,26 +284,26 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_DOUBLE_EQ(c.rock.compressibility, 1e-10);  // 1e-5 / bar
   EXPECT_DOUBLE_EQ(c.rock.reference_pressure, 101325.0);
 
-  EXPECT_EQ(c.fluid.water.surface_density, 1000.0);
-  EXPECT_DOUBLE_EQ(c.fluid.water.viscosity, 0.5e-3);
-  EXPECT_DOUBLE_EQ(c.fluid.water.compressibility, 4e-10);
-  EXPECT_EQ(c.fluid.water.fvf_ref, 1.0);
-  EXPECT_DOUBLE_EQ(c.fluid.oil.viscosity, 2e-3);
-  EXPECT_EQ(c.fluid.oil.fvf_ref, 1.2);
-  EXPECT_EQ(c.fluid.oil.compressibility, 0.0);
-  EXPECT_EQ(c.fluid.relperm.kind, physics::RelpermSpec::Kind::corey);
-  EXPECT_EQ(c.fluid.relperm.swc, 0.1);
-  EXPECT_EQ(c.fluid.relperm.sor, 0.2);
-  EXPECT_EQ(c.fluid.relperm.nw, 3.0);
-  EXPECT_EQ(c.fluid.relperm.no, 2.0);
-  EXPECT_EQ(c.fluid.relperm.kro_max, 1.0);
+  EXPECT_EQ(ow(c).fluid.water.surface_density, 1000.0);
+  EXPECT_DOUBLE_EQ(ow(c).fluid.water.viscosity, 0.5e-3);
+  EXPECT_DOUBLE_EQ(ow(c).fluid.water.compressibility, 4e-10);
+  EXPECT_EQ(ow(c).fluid.water.fvf_ref, 1.0);
+  EXPECT_DOUBLE_EQ(ow(c).fluid.oil.viscosity, 2e-3);
+  EXPECT_EQ(ow(c).fluid.oil.fvf_ref, 1.2);
+  EXPECT_EQ(ow(c).fluid.oil.compressibility, 0.0);
+  EXPECT_EQ(ow(c).fluid.relperm.kind, physics::RelpermSpec::Kind::corey);
+  EXPECT_EQ(ow(c).fluid.relperm.swc, 0.1);
+  EXPECT_EQ(ow(c).fluid.relperm.sor, 0.2);
+  EXPECT_EQ(ow(c).fluid.relperm.nw, 3.0);
+  EXPECT_EQ(ow(c).fluid.relperm.no, 2.0);
+  EXPECT_EQ(ow(c).fluid.relperm.kro_max, 1.0);
 
-  EXPECT_FALSE(c.initial.hydrostatic);
-  EXPECT_DOUBLE_EQ(c.initial.pressure, 200e5);
-  EXPECT_EQ(c.initial.sw, 0.1);
+  EXPECT_FALSE(ow(c).initial.hydrostatic);
+  EXPECT_DOUBLE_EQ(ow(c).initial.pressure, 200e5);
+  EXPECT_EQ(ow(c).initial.sw, 0.1);
 
-  ASSERT_EQ(c.wells.size(), 2u);
-  const auto& inj = c.wells[0];
+  ASSERT_EQ(ow(c).wells.size(), 2u);
+  const auto& inj = ow(c).wells[0];
   EXPECT_EQ(inj.name, "INJ");
   EXPECT_EQ(inj.kind, physics::WellKind::injector);
   EXPECT_EQ(inj.i, 0);
@@ -310,7 +318,7 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_EQ(inj.skin, 0.0);
   EXPECT_TRUE(inj.well_index.empty());
   EXPECT_FALSE(inj.ref_depth.has_value());
-  const auto& prod = c.wells[1];
+  const auto& prod = ow(c).wells[1];
   EXPECT_EQ(prod.kind, physics::WellKind::producer);
   EXPECT_EQ(prod.i, 3);
   EXPECT_EQ(prod.j, 2);
@@ -368,7 +376,7 @@ TEST_F(DeckTest, ResolvedDeckRoundTrips)
   const RunConfig b = load_deck(write(a.resolved_toml, "resolved.toml"));
   expect_same(a, b);
   EXPECT_EQ(b.resolved_toml, a.resolved_toml);
-  EXPECT_EQ(b.wells[1].skin, 1.5);
+  EXPECT_EQ(ow(b).wells[1].skin, 1.5);
   EXPECT_EQ(b.newton.max_iterations, 7);
 }
 
@@ -390,10 +398,10 @@ TEST_F(DeckTest, RoundTripWithFieldsAndTables)
   text = edit(text, "end_time = 100.0\nreport_interval = 30.0", "report_times = [1, 2.5, 10]");
   const RunConfig a = load_deck(write(text));
   EXPECT_EQ(a.rock.porosity, poro);
-  EXPECT_EQ(a.fluid.relperm.kind, physics::RelpermSpec::Kind::table);
-  EXPECT_EQ(a.fluid.relperm.table, (std::vector<double>{0.0, 0.0, 1.0, 0.5e5, 0.7, 0.4, 0.1, 0.1e5, 1, 1, 0, 0}));
-  EXPECT_TRUE(a.initial.hydrostatic);
-  EXPECT_EQ(a.initial.datum_depth, 1001.5);
+  EXPECT_EQ(ow(a).fluid.relperm.kind, physics::RelpermSpec::Kind::table);
+  EXPECT_EQ(ow(a).fluid.relperm.table, (std::vector<double>{0.0, 0.0, 1.0, 0.5e5, 0.7, 0.4, 0.1, 0.1e5, 1, 1, 0, 0}));
+  EXPECT_TRUE(ow(a).initial.hydrostatic);
+  EXPECT_EQ(ow(a).initial.datum_depth, 1001.5);
   EXPECT_EQ(a.schedule.report_times, (std::vector<double>{1 * u::day, 2.5 * u::day, 10 * u::day}));
 
   // The resolved deck names the property file absolutely, so it loads from anywhere.
@@ -481,12 +489,12 @@ TEST_F(DeckTest, Overrides)
                                                   "solver.newton.cut_factor=0.25",  // creates tables
                                                   "rock.porosity=[0.25, 0.35]",     // array value
                                               });
-  EXPECT_DOUBLE_EQ(c.initial.pressure, 250e5);
+  EXPECT_DOUBLE_EQ(ow(c).initial.pressure, 250e5);
   EXPECT_EQ(c.linear.krylov.method, KrylovMethod::gmres);
   EXPECT_EQ(c.output.name, "renamed");
   EXPECT_EQ(c.grid.dx, (std::vector<double>{10, 25, 30, 40}));
-  EXPECT_DOUBLE_EQ(c.wells[1].bhp, 120e5);
-  EXPECT_DOUBLE_EQ(c.wells[0].rate, 200.0 / 86400.0);
+  EXPECT_DOUBLE_EQ(ow(c).wells[1].bhp, 120e5);
+  EXPECT_DOUBLE_EQ(ow(c).wells[0].rate, 200.0 / 86400.0);
   EXPECT_EQ(c.newton.cut_factor, 0.25);
   EXPECT_EQ(c.rock.porosity[0], 0.25);
   EXPECT_EQ(c.deck_text, kDeck);  // the verbatim deck; the overrides are in resolved_toml
@@ -652,6 +660,37 @@ TEST_F(DeckTest, IsaiPreconditionerAndIdr)
   expect_edit_error("dt_initial = 0.5", pre + "isai_power = 1", k + "isai_power", "isai_power");
   expect_edit_error("dt_initial = 0.5", lin + "idr_s = 4", "solver.linear.idr_s", "idr_s");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"idr\"\nidr_s = 0", "solver.linear.idr_s", "idr_s");
+}
+
+// factor_view of ILU(0): scalar (default) or block; block ISAI only with block factors; keys of
+// the wrong value, type or preconditioner are errors naming the key.
+TEST_F(DeckTest, IluFactorView)
+{
+  const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
+  const RunConfig d = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"")));
+  EXPECT_EQ(d.linear.preconditioner_options.ilu0.factor_view, IluFactorView::scalar);
+  const RunConfig b = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"")));
+  EXPECT_EQ(b.linear.preconditioner_options.ilu0.factor_view, IluFactorView::block);
+  const RunConfig r = load_deck(write(b.resolved_toml, "resolved.toml"));
+  EXPECT_EQ(r.linear.preconditioner_options.ilu0.factor_view, IluFactorView::block);
+  // Block factors with ISAI: the block view is the default.
+  const RunConfig i = load_deck(
+      write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"")));
+  EXPECT_EQ(i.linear.preconditioner_options.ilu0.view, IsaiView::block);
+
+  const std::string k = "solver.linear.preconditioner.";
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"blocks\"", k + "factor_view",
+                    "factor_view");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = 1", k + "factor_view", "factor_view");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"isai\"\nfactor_view = \"block\"", k + "factor_view",
+                    "factor_view");
+  expect_edit_error("dt_initial = 0.5", pre + "factor_view = \"block\"", k + "factor_view", "factor_view");
+  expect_edit_error("dt_initial = 0.5",
+                    pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"\nisai_view = \"scalar\"",
+                    k + "isai_view", "isai_view");
+  expect_edit_error("dt_initial = 0.5",
+                    pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"\nsweeps = 2", k + "sweeps",
+                    "sweeps");
 }
 
 // Krylov methods: every method name, `restart` for the restarted ones only (like idr_s for IDR),

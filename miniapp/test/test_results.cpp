@@ -1,13 +1,17 @@
 // Result files: round trip through the writer and reader (fields, steps, wells, /newton and
-// /statistics), atomic commit (nothing under the final name before commit, no temporary left
-// after an abandoned run), clear errors for missing, foreign and truncated files and for
-// unknown layout versions; version 1 files stay readable.
+// /statistics) for the oil_water model and for a multicomponent-like test double, atomic commit
+// (nothing under the final name before commit, no temporary left after an abandoned run), clear
+// errors for missing, foreign, truncated and inconsistent files and for unknown layout versions;
+// version 1 and 2 files (the stored baselines) stay readable.
 #include "miniapp/results.hpp"
+#include "miniapp/test/fake_model.hpp"
 #include "physics/test/model_fixture.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <optional>
 #include <unistd.h>
 
 using namespace blockres;
@@ -49,9 +53,12 @@ TEST(Results, RoundTripAndAtomicCommit)
     ResultsWriter w(path, f.cfg, {"cpu", "test device", "blockres run x"}, f.grid, f.model, {1.5, 2.5});
     w.write_report(0.0, x0);
     StepRecord st;
-    st.time = 86400.0 * 2, st.dt = 86400.0 * 2, st.newton_iterations = 3, st.linear_iterations = 17;
+    st.time = 86400.0 * 2, st.dt = 86400.0 * 2, st.newton_iterations = 3, st.linear_iterations = 17, st.cuts = 1;
+    st.norms.cnv = {1e-4, 2e-4}, st.norms.mb = {1e-8, 2e-8};
     st.in_place = {1.25, 2.75};
-    st.wells = {{250e5, 100.0 / 86400, 0.0, false}, {150e5, -40.0 / 86400, -60.0 / 86400, true}, {190e5, 0, -1.0 / 86400, true}};
+    st.wells = {{250e5, {100.0 / 86400, 0.0}, false},
+                {150e5, {-40.0 / 86400, -60.0 / 86400}, true},
+                {190e5, {0, -1.0 / 86400}, true}};
     w.write_step(st);
     w.write_report(st.time, x1);
     w.write_newton({1, 0, 0, 10, 0.1, 0.08, true, SolveReason::converged});
@@ -75,29 +82,79 @@ TEST(Results, RoundTripAndAtomicCommit)
   EXPECT_EQ(r.device, "test device");
   EXPECT_EQ(r.deck_text, f.cfg.deck_text);
   EXPECT_EQ(r.resolved_deck, f.cfg.resolved_toml);
+  EXPECT_EQ(r.model, "oil_water");
+  EXPECT_EQ(r.block_size, 2);
+  EXPECT_EQ(r.unknown_names, (std::vector<std::string>{"p", "sw"}));
   EXPECT_EQ(r.nx, 5);
   EXPECT_EQ(r.report_times, (std::vector<double>{0.0, 2.0}));
-  ASSERT_EQ(r.pressure.size(), 2u);
+  // The fields in the file are the model's with in_results: so (VTK only) is not among them.
+  ASSERT_EQ(r.cell_fields.size(), 2u);
+  EXPECT_EQ(r.cell_fields[0].name, "pressure");
+  EXPECT_EQ(r.cell_fields[0].unit, "bar");
+  EXPECT_EQ(r.cell_fields[1].name, "sw");
+  EXPECT_FALSE(r.has_cell_field("so"));
+  const auto& p = r.cell_field("pressure").rows;
+  const auto& sw = r.cell_field("sw").rows;
+  ASSERT_EQ(p.size(), 2u);
   // Field values land on the full grid at their global index, in bar; inactive cells are NaN.
   for (index_t a = 0; a < n; ++a) {
     const auto g = f.grid.global_of_active(a);
-    EXPECT_DOUBLE_EQ(r.pressure[1][g], x1[2 * a] / 1e5);
-    EXPECT_DOUBLE_EQ(r.sw[0][g], x0[2 * a + 1]);
+    EXPECT_DOUBLE_EQ(p[1][g], x1[2 * a] / 1e5);
+    EXPECT_DOUBLE_EQ(sw[0][g], x0[2 * a + 1]);
   }
   for (index_t g = 0; g < f.grid.num_cells(); ++g) {
     if (f.grid.active_index(g) < 0) {
-      EXPECT_TRUE(std::isnan(r.pressure[0][g]));
+      EXPECT_TRUE(std::isnan(p[0][g]));
     }
   }
   EXPECT_EQ(r.step_dt, (std::vector<double>{2.0}));
   EXPECT_EQ(r.linear_iterations, (std::vector<double>{17.0}));
-  EXPECT_EQ(r.initial_water_in_place, 1.5);
-  EXPECT_EQ(r.oil_in_place, (std::vector<double>{2.75}));
+  EXPECT_EQ(r.cuts, (std::vector<double>{1.0}));
+  EXPECT_EQ(r.equation_names, (std::vector<std::string>{"water", "oil"}));
+  ASSERT_EQ(r.cnv.size(), 2u);
+  EXPECT_EQ(r.cnv[1].values, (std::vector<double>{2e-4}));
+  EXPECT_EQ(r.mb[0].values, (std::vector<double>{1e-8}));
+  EXPECT_EQ(r.in_place_series("water_in_place").initial, 1.5);
+  EXPECT_EQ(r.in_place_series("oil_in_place").values, (std::vector<double>{2.75}));
+  EXPECT_EQ(r.in_place_series("oil_in_place").unit, "surface m3");
   EXPECT_EQ(r.well_names, (std::vector<std::string>{"INJ", "PROD", "P2"}));
+  EXPECT_EQ(r.well_types, (std::vector<std::string>{"injector", "producer", "producer"}));
+  EXPECT_EQ(r.well_controls, (std::vector<std::string>{"rate", "rate", "bhp"}));
   ASSERT_EQ(r.well_bhp.size(), 1u);
   EXPECT_DOUBLE_EQ(r.well_bhp[0][0], 250.0);
-  EXPECT_DOUBLE_EQ(r.well_water_rate[0][0], 100.0);
-  EXPECT_DOUBLE_EQ(r.well_oil_rate[0][1], -60.0);
+  EXPECT_EQ(r.well_at_bhp[0], (std::vector<double>{0, 1, 1}));
+  EXPECT_NEAR(r.well_rate("water_rate").rows[0][0], 100.0, 1e-12);
+  EXPECT_NEAR(r.well_rate("oil_rate").rows[0][1], -60.0, 1e-12);
+  EXPECT_EQ(r.well_rate("oil_rate").unit, "surface m3/day");
+  EXPECT_THROW(r.well_rate("gas_rate"), std::out_of_range);
+
+  // The oil_water datasets keep their version 2 names and values: read as a version 2 file (the
+  // fixed names, no lists), the file gives the same numbers.
+  {
+    h5::Id fid(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_GE(fid.get(), 0);
+    ASSERT_GE(H5Adelete(fid, "layout_version"), 0);
+    h5::write_attribute(fid, "layout_version", std::int64_t(2));
+  }
+  const Results old = read_results(path);
+  EXPECT_EQ(old.layout_version, 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(old.cell_fields[k].name, r.cell_fields[k].name);
+    EXPECT_EQ(old.cell_fields[k].unit, r.cell_fields[k].unit);
+    for (std::size_t row = 0; row < 2; ++row)
+      for (std::size_t c = 0; c < p[row].size(); ++c) {
+        const double a = old.cell_fields[k].rows[row][c], b = r.cell_fields[k].rows[row][c];
+        EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b)));
+      }
+    EXPECT_EQ(old.in_place[k].name, r.in_place[k].name);
+    EXPECT_EQ(old.in_place[k].values, r.in_place[k].values);
+    EXPECT_EQ(old.in_place[k].initial, r.in_place[k].initial);
+    EXPECT_EQ(old.well_rates[k].name, r.well_rates[k].name);
+    EXPECT_EQ(old.well_rates[k].unit, r.well_rates[k].unit);
+    EXPECT_EQ(old.well_rates[k].rows, r.well_rates[k].rows);
+    EXPECT_EQ(old.cnv[k].values, r.cnv[k].values);
+    EXPECT_EQ(old.mb[k].values, r.mb[k].values);
+  }
 
   EXPECT_EQ(r.newton_step, (std::vector<double>{1, 1, 1}));
   EXPECT_EQ(r.newton_attempt, (std::vector<double>{0, 0, 1}));
@@ -147,7 +204,8 @@ void set_layout_version(const std::filesystem::path& p, std::int64_t v)
 }  // namespace
 
 // Version 1 files (before /newton) are still read, without the version 2 additions; versions
-// this build does not know are rejected with a message that names the version.
+// this build does not know are rejected with a message that names the version. (An oil_water
+// version 3 file is a version 2 file plus lists, so relabelled it reads as one.)
 TEST(Results, LayoutVersions)
 {
   Fixture f;
@@ -161,6 +219,12 @@ TEST(Results, LayoutVersions)
     st.newton_iterations = 1, st.linear_iterations = 4, st.linear_method = "gmres";
     w.commit(st);
   }
+  const Results v3 = read_results(path);
+  EXPECT_EQ(v3.layout_version, 3);
+  EXPECT_EQ(v3.newton_linear_iterations, (std::vector<double>{4}));
+  EXPECT_EQ(v3.statistics.linear_method, "gmres");
+
+  set_layout_version(path, 2);
   const Results v2 = read_results(path);
   EXPECT_EQ(v2.layout_version, 2);
   EXPECT_EQ(v2.newton_linear_iterations, (std::vector<double>{4}));
@@ -236,4 +300,220 @@ TEST(Results, ClearErrorsForBadFiles)
     other.close();
   }
   expect_error(dir / "other.h5", "not a blockres result file");
+}
+
+namespace {
+
+// A small grid with one inactive cell for the test double.
+struct FakeFixture {
+  physics::GridSpec gs;
+  physics::RockSpec rock;
+  RunConfig cfg;
+  std::optional<physics::Grid> grid;
+  std::optional<test::FakeModel> model;
+  FakeFixture()
+  {
+    gs.nx = 3, gs.ny = 2, gs.nz = 2;
+    gs.dx = {1, 2, 3}, gs.dy = {1, 1}, gs.dz = {1, 2};
+    rock.porosity.assign(12, 0.2);
+    rock.porosity[4] = 0.0;
+    rock.kx = rock.ky = rock.kz = std::vector<double>(12, 100 * units::millidarcy);
+    grid.emplace(gs, rock);
+    model.emplace(*grid);
+    cfg.model = "ignored: the file names the model's own type";
+    cfg.grid = gs, cfg.rock = rock;
+    cfg.deck_text = cfg.resolved_toml = "[model]\ntype = \"fake\"\n";
+  }
+};
+
+// A complete file of the test double: reports at 0 and 1 day, two steps.
+void write_fake(const std::filesystem::path& path, const FakeFixture& f, const std::vector<double>& x0,
+                const std::vector<double>& x1)
+{
+  ResultsWriter w(path, f.cfg, {"cpu", "d", "c"}, *f.grid, *f.model, {10.0, 20.0, 30.0});
+  w.write_report(0.0, x0);
+  for (int s = 1; s <= 2; ++s) {
+    StepRecord st;
+    st.time = 43200.0 * s, st.dt = 43200.0, st.newton_iterations = s, st.linear_iterations = 5 * s;
+    st.norms.cnv = {1e-3 * s, 2e-3 * s, 3e-3 * s}, st.norms.mb = {1e-9, 2e-9, 3e-9};
+    st.in_place = {10.0 + s, 20.0 + s, 30.0 - 2 * s};
+    st.wells = {{300e5, {1.0 / 86400, 2.0 / 86400, 0.0}, false}, {100e5, {-0.5 / 86400, -s / 86400.0, -1.0}, true}};
+    w.write_step(st);
+  }
+  w.write_report(86400.0, x1);
+  w.commit({});
+}
+
+}  // namespace
+
+// A model the result code knows nothing of: every cell field with in_results, the per-equation
+// norms, the quantities in place and the well rates come back with their names, units and groups.
+TEST(Results, GenericModelRoundTrip)
+{
+  FakeFixture f;
+  const auto path = tmpdir() / "fake.h5";
+  auto x0 = f.model->initial_state(), x1 = x0;
+  for (auto& v : x1) v *= 1.01;
+  write_fake(path, f, x0, x1);
+  const Results r = read_results(path);
+  EXPECT_EQ(r.layout_version, 3);
+  EXPECT_EQ(r.model, "fake_multicomponent");
+  EXPECT_EQ(r.block_size, 3);
+  EXPECT_EQ(r.unknown_names, (std::vector<std::string>{"p", "x_N2", "x_CO2"}));
+  EXPECT_EQ(r.equation_names, (std::vector<std::string>{"N2", "CO2", "C1"}));
+
+  std::vector<std::string> names, groups, units_;
+  for (const auto& s : r.cell_fields) names.push_back(s.name), groups.push_back(s.group), units_.push_back(s.unit);
+  EXPECT_EQ(names, (std::vector<std::string>{"pressure", "density", "x_N2", "x_CO2", "x_C1"}));  // no x_sum
+  EXPECT_EQ(groups, (std::vector<std::string>{"pressure", "density", "mass_fraction", "mass_fraction", "mass_fraction"}));
+  EXPECT_EQ(units_, (std::vector<std::string>{"bar", "kg/m3", "1", "1", "1"}));
+  EXPECT_EQ(r.cell_field("x_CO2").description, "mass fraction of CO2");
+  // Values: the model's, on the full grid, NaN in the inactive cell.
+  const auto v0 = f.model->cell_field_values(x0), v1 = f.model->cell_field_values(x1);
+  for (std::size_t k = 0; k < 5; ++k) {
+    ASSERT_EQ(r.cell_fields[k].rows.size(), 2u);
+    for (index_t a = 0; a < f.grid->num_active(); ++a) {
+      EXPECT_EQ(r.cell_fields[k].rows[0][f.grid->global_of_active(a)], v0[k][a]) << names[k];
+      EXPECT_EQ(r.cell_fields[k].rows[1][f.grid->global_of_active(a)], v1[k][a]) << names[k];
+    }
+    EXPECT_TRUE(std::isnan(r.cell_fields[k].rows[1][4])) << names[k];
+  }
+  EXPECT_THROW(r.cell_field("x_sum"), std::out_of_range);
+  try {
+    r.cell_field("sw");
+    ADD_FAILURE() << "no error for a field the file does not have";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("no cell field 'sw' (cell field: pressure, density, x_N2"), std::string::npos)
+        << e.what();
+  }
+
+  EXPECT_EQ(r.step_time, (std::vector<double>{0.5, 1.0}));
+  EXPECT_EQ(r.newton_iterations, (std::vector<double>{1, 2}));
+  ASSERT_EQ(r.cnv.size(), 3u);
+  EXPECT_EQ(r.cnv[2].name, "C1");
+  EXPECT_EQ(r.cnv[2].values, (std::vector<double>{3e-3, 6e-3}));
+  EXPECT_EQ(r.mb[1].values, (std::vector<double>{2e-9, 2e-9}));
+  ASSERT_EQ(r.in_place.size(), 3u);
+  EXPECT_EQ(r.in_place[0].name, "N2_in_place");
+  EXPECT_EQ(r.in_place[0].unit, "kg");
+  EXPECT_EQ(r.in_place[0].group, "mass_in_place");
+  EXPECT_EQ(r.in_place[0].initial, 10.0);
+  EXPECT_EQ(r.in_place_series("C1_in_place").values, (std::vector<double>{28.0, 26.0}));
+
+  EXPECT_EQ(r.well_names, (std::vector<std::string>{"INJ", "PROD"}));
+  EXPECT_EQ(r.well_types, (std::vector<std::string>{"injector", "producer"}));
+  EXPECT_EQ(r.well_controls, (std::vector<std::string>{"rate", "bhp"}));
+  ASSERT_EQ(r.well_rates.size(), 3u);
+  EXPECT_EQ(r.well_rates[1].name, "CO2_rate");
+  EXPECT_EQ(r.well_rates[1].unit, "kg/day");
+  EXPECT_EQ(r.well_rates[1].group, "well_mass_rate");
+  ASSERT_EQ(r.well_rates[1].rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.well_rates[1].rows[0][0], 2.0);   // SI * from_si
+  EXPECT_DOUBLE_EQ(r.well_rates[1].rows[1][1], -2.0);
+  EXPECT_DOUBLE_EQ(r.well_rates[2].rows[0][1], -86400.0);
+  EXPECT_EQ(r.well_bhp[1], (std::vector<double>{300.0, 100.0}));
+  EXPECT_EQ(r.well_at_bhp[0], (std::vector<double>{0.0, 1.0}));
+
+  // The lists a reader without the model needs are in the file, as are the units and groups.
+  const h5::File file = h5::File::open_read(path);
+  EXPECT_EQ(h5::read_string_list(file.id(), "reports/fields"), names);
+  EXPECT_EQ(h5::read_string_list(file.id(), "steps/equations"), r.equation_names);
+  EXPECT_EQ(h5::read_string_list(file.id(), "steps/in_place"),
+            (std::vector<std::string>{"N2_in_place", "CO2_in_place", "C1_in_place"}));
+  EXPECT_EQ(h5::read_string_list(file.id(), "wells/rates"), (std::vector<std::string>{"N2_rate", "CO2_rate", "C1_rate"}));
+  EXPECT_EQ(h5::read_string_list(file.id(), "unknowns"), r.unknown_names);
+  EXPECT_EQ(h5::read_int_attribute(file.id(), "block_size"), 3);
+  h5::Id ds(H5Dopen2(file.id(), "steps/cnv_CO2", H5P_DEFAULT));
+  ASSERT_GE(ds.get(), 0);
+  EXPECT_EQ(h5::read_string_attribute(ds, "units"), "1");
+  h5::Id rate(H5Dopen2(file.id(), "wells/C1_rate", H5P_DEFAULT));
+  EXPECT_EQ(h5::read_string_attribute(rate, "group"), "well_mass_rate");
+  EXPECT_EQ(h5::read_string_attribute(rate, "sign"), "positive into the reservoir");
+  h5::Id steps(H5Gopen2(file.id(), "steps", H5P_DEFAULT));
+  EXPECT_EQ(h5::read_double_attribute(steps, "initial_CO2_in_place"), 20.0);
+}
+
+// A model whose lists do not fit the file is refused before anything is written; so is a step
+// record of the wrong shape.
+TEST(Results, WriterChecksTheModelsLists)
+{
+  FakeFixture f;
+  const auto path = tmpdir() / "bad_lists.h5";
+  EXPECT_THROW(ResultsWriter(path, f.cfg, {"cpu", "d", "c"}, *f.grid, *f.model, {1.0, 2.0}), std::invalid_argument);
+  const test::FakeModel clash(*f.grid, {"A", "A"});  // x_A twice
+  EXPECT_THROW(ResultsWriter(path, f.cfg, {"cpu", "d", "c"}, *f.grid, clash, {1.0, 2.0}), std::invalid_argument);
+  const test::FakeModel slash(*f.grid, {"A/B", "C"});
+  EXPECT_THROW(ResultsWriter(path, f.cfg, {"cpu", "d", "c"}, *f.grid, slash, {1.0, 2.0}), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+
+  ResultsWriter w(path, f.cfg, {"cpu", "d", "c"}, *f.grid, *f.model, {1.0, 2.0, 3.0});
+  StepRecord st;
+  st.norms.cnv = st.norms.mb = {0, 0};  // 2 of 3 equations
+  st.in_place = {1, 2, 3};
+  st.wells = {{1e5, {0, 0, 0}, false}, {1e5, {0, 0, 0}, false}};
+  EXPECT_THROW(w.write_step(st), std::invalid_argument);
+  st.norms.cnv = st.norms.mb = {0, 0, 0};
+  st.wells[1].rates = {0, 0};
+  EXPECT_THROW(w.write_step(st), std::invalid_argument);
+  EXPECT_THROW(w.write_report(0.0, std::vector<double>(5, 1.0)), std::invalid_argument);
+}
+
+// The stored baselines are layout version 2 (oil_water): they read into the generic structure
+// with the oil_water names, units and groups.
+TEST(Results, ReadsTheStoredVersion2Baselines)
+{
+  const Results r = read_results(std::filesystem::path(BLOCKRES_SOURCE_DIR) / "verification/baselines/buckley_leverett.h5");
+  EXPECT_EQ(r.layout_version, 2);
+  EXPECT_EQ(r.model, "oil_water");
+  EXPECT_EQ(r.block_size, 2);
+  ASSERT_EQ(r.cell_fields.size(), 2u);
+  EXPECT_EQ(r.cell_fields[0].name, "pressure");
+  EXPECT_EQ(r.cell_fields[0].unit, "bar");
+  EXPECT_EQ(r.cell_fields[0].group, "pressure");
+  EXPECT_EQ(r.cell_fields[1].name, "sw");
+  EXPECT_EQ(r.cell_field("sw").rows.size(), r.report_times.size());
+  EXPECT_EQ(r.cell_field("sw").rows[0].size(), std::size_t(r.nx) * r.ny * r.nz);
+  EXPECT_EQ(r.equation_names, (std::vector<std::string>{"water", "oil"}));
+  ASSERT_EQ(r.cnv.size(), 2u);
+  EXPECT_EQ(r.cnv[0].values.size(), r.step_time.size());
+  ASSERT_EQ(r.in_place.size(), 2u);
+  EXPECT_EQ(r.in_place[0].name, "water_in_place");
+  EXPECT_EQ(r.in_place[1].unit, "surface m3");
+  EXPECT_GT(r.in_place[1].initial, 0.0);
+  EXPECT_EQ(r.in_place[1].values.size(), r.step_time.size());
+  ASSERT_EQ(r.well_rates.size(), 2u);
+  EXPECT_EQ(r.well_rates[0].name, "water_rate");
+  EXPECT_EQ(r.well_rates[1].name, "oil_rate");
+  EXPECT_EQ(r.well_rates[1].unit, "surface m3/day");
+  EXPECT_EQ(r.well_rate("water_rate").rows.size(), r.step_time.size());
+  EXPECT_FALSE(r.well_names.empty());
+}
+
+// A version 3 file whose list names a dataset that is not there (edited by hand, or written by a
+// broken tool) is an error naming the dataset and the list.
+TEST(Results, MissingListedDatasetIsAClearError)
+{
+  FakeFixture f;
+  const auto dir = tmpdir();
+  const auto x = f.model->initial_state();
+  for (const auto& [dataset, list] : std::vector<std::pair<std::string, std::string>>{
+           {"reports/x_CO2", "reports/fields"},
+           {"steps/C1_in_place", "steps/in_place"},
+           {"steps/mb_N2", "steps/equations"},
+           {"wells/N2_rate", "wells/rates"}}) {
+    const auto path = dir / "missing_listed.h5";
+    write_fake(path, f, x, x);
+    {
+      h5::Id fid(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+      ASSERT_GE(fid.get(), 0);
+      ASSERT_GE(H5Ldelete(fid, dataset.c_str(), H5P_DEFAULT), 0) << dataset;
+    }
+    try {
+      read_results(path);
+      ADD_FAILURE() << "no error without " << dataset;
+    } catch (const h5::Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("dataset '" + dataset + "' is listed in '" + list + "' but missing"), std::string::npos) << msg;
+    }
+  }
 }

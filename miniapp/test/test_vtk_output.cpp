@@ -1,5 +1,8 @@
-// VTK time series of `blockres run` read back with VTK's reader and compared with the HDF5 result; atomic commit.
+// VTK time series of `blockres run` read back with VTK's reader and compared with the HDF5 result; every model
+// cell field in the .vtr (a test double's too); atomic commit.
+#include "miniapp/fields.hpp"
 #include "miniapp/h5.hpp"
+#include "miniapp/test/fake_model.hpp"
 #include "miniapp/vtk_output.hpp"
 #include "physics/units.hpp"
 #include "verification/run_helpers.hpp"
@@ -196,11 +199,14 @@ void check_series(const SimRun& run, bool expect_inactive)
     }
 
     vtkCellData* cd = g->GetCellData();
-    expect_field(cd->GetArray("pressure"), res.pressure[r], "pressure");
-    expect_field(cd->GetArray("sw"), res.sw[r], "sw");
-    std::vector<double> so(res.sw[r]);
+    // Every field of the HDF5 file, bit for bit, and so = 1 - sw, which only VTK gets.
+    for (const auto& field : res.cell_fields) expect_field(cd->GetArray(field.name.c_str()), field.rows[r], field.name);
+    EXPECT_EQ(res.cell_fields.size(), 2u);
+    std::vector<double> so(res.cell_field("sw").rows[r]);
     for (double& s : so) s = 1.0 - s;
     expect_field(cd->GetArray("so"), so, "so");
+    ASSERT_NE(cd->GetScalars(), nullptr);
+    EXPECT_STREQ(cd->GetScalars()->GetName(), "pressure");
     for (const char* s : {"porosity", "permx", "permy", "permz"})
       expect_field(cd->GetArray(s), h5::read_doubles(f.id(), std::string("static/") + s).values, s);
     expect_field(cd->GetArray("active"), active_d, "active");
@@ -218,7 +224,7 @@ void check_series(const SimRun& run, bool expect_inactive)
       EXPECT_EQ(cd->GetArray(s)->GetDataType(), VTK_DOUBLE) << s;
     for (const auto& [i, j, k] : kInactive) {
       const std::size_t c = std::size_t(i - 1 + nx * (j - 1 + ny * (k - 1)));
-      EXPECT_EQ(std::isnan(res.pressure[r][c]), expect_inactive) << "cell " << c;
+      EXPECT_EQ(std::isnan(res.cell_field("pressure").rows[r][c]), expect_inactive) << "cell " << c;
     }
 
     // Inactive cells are hidden (blanked) through the ghost array, the others visible.
@@ -315,9 +321,10 @@ TEST_F(VtkOutput, WriterWithoutCommitRemovesItsStaging)
   rock.porosity.assign(12, 0.1);
   rock.kx = rock.ky = rock.kz = std::vector<double>(12, 100 * units::millidarcy);
   const physics::Grid grid(gs, rock);
-  const std::vector<double> x(2 * std::size_t(grid.num_active()), 0.5);
+  const test::FakeModel model(grid);
+  const auto x = model.initial_state();
   {
-    VtkSeriesWriter w(dir_, "case", grid, rock);
+    VtkSeriesWriter w(dir_, "case", grid, rock, model);
     w.write_report(0.0, x);
     w.write_report(86400.0, x);
     EXPECT_EQ(listing(dir_ / "case_vtk.tmp"), (std::vector<std::string>{"case_0000.vtr", "case_0001.vtr"}));
@@ -325,7 +332,7 @@ TEST_F(VtkOutput, WriterWithoutCommitRemovesItsStaging)
   }
   EXPECT_TRUE(fs::is_empty(dir_));
 
-  VtkSeriesWriter w(dir_, "case", grid, rock);
+  VtkSeriesWriter w(dir_, "case", grid, rock, model);
   w.write_report(0.0, x);
   w.commit();
   EXPECT_EQ(listing(dir_), (std::vector<std::string>{"case.pvd", "case_vtk"}));
@@ -345,10 +352,11 @@ TEST_F(VtkOutput, WriteErrorsNameTheFile)
   rock.porosity.assign(2, 0.1);
   rock.kx = rock.ky = rock.kz = std::vector<double>(2, 100 * units::millidarcy);
   const physics::Grid grid(gs, rock);
-  VtkSeriesWriter w(dir_, "case", grid, rock);
+  const test::FakeModel model(grid);  // 3 unknowns per cell
+  VtkSeriesWriter w(dir_, "case", grid, rock, model);
   fs::remove_all(dir_ / "case_vtk.tmp");  // VTK cannot open a file in a directory that is gone
   try {
-    w.write_report(0.0, std::vector<double>(4, 1.0));
+    w.write_report(0.0, std::vector<double>(6, 1.0));
     ADD_FAILURE() << "no error writing into a missing directory";
   } catch (const VtkError& e) {
     EXPECT_NE(std::string(e.what()).find((dir_ / "case_vtk.tmp" / "case_0000.vtr").string()), std::string::npos)
@@ -356,7 +364,49 @@ TEST_F(VtkOutput, WriteErrorsNameTheFile)
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
     std::printf("%s\n", e.what());
   }
-  EXPECT_THROW(w.write_report(0.0, std::vector<double>(3, 1.0)), std::invalid_argument);
+  EXPECT_THROW(w.write_report(0.0, std::vector<double>(4, 1.0)), std::invalid_argument);
+}
+
+// A model the writer knows nothing of: every one of its cell fields is a cell array of the .vtr
+// (those kept out of the HDF5 file included), in the model's order, the first the active scalars,
+// with the model's values on the full grid (NaN in the inactive cell); the static fields follow.
+TEST_F(VtkOutput, EveryModelFieldIsInTheSeries)
+{
+  physics::GridSpec gs;
+  gs.nx = 3, gs.ny = 2, gs.nz = 2;
+  gs.dx = {1, 2, 3}, gs.dy = {1, 1}, gs.dz = {1, 1};
+  physics::RockSpec rock;
+  rock.porosity.assign(12, 0.1);
+  rock.porosity[7] = 0.0;
+  rock.kx = rock.ky = rock.kz = std::vector<double>(12, 100 * units::millidarcy);
+  const physics::Grid grid(gs, rock);
+  const test::FakeModel model(grid, {"N2", "CO2", "C1", "H2S"});
+  auto x = model.initial_state();
+  x[1] += 0.01;  // not uniform
+  {
+    VtkSeriesWriter w(dir_, "fake", grid, rock, model);
+    w.write_report(0.0, x);
+    w.commit();
+  }
+  vtkNew<vtkXMLRectilinearGridReader> reader;
+  reader->SetFileName((dir_ / "fake_vtk" / "fake_0000.vtr").c_str());
+  reader->Update();
+  ASSERT_EQ(reader->GetErrorCode(), 0ul);
+  vtkCellData* cd = reader->GetOutput()->GetCellData();
+  const auto fields = model.cell_fields();
+  const auto values = model.cell_field_values(x);
+  ASSERT_EQ(fields.size(), 7u);  // pressure, density, 4 fractions, x_sum
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    SCOPED_TRACE(fields[f].name);
+    expect_field(cd->GetArray(fields[f].name.c_str()), full_grid_values(grid, values[f]), fields[f].name);
+    EXPECT_EQ(std::string(cd->GetArrayName(int(f))), fields[f].name) << "the model's order";
+  }
+  EXPECT_TRUE(std::isnan(cd->GetArray("x_H2S")->GetComponent(7, 0)));
+  ASSERT_NE(cd->GetScalars(), nullptr);
+  EXPECT_STREQ(cd->GetScalars()->GetName(), "pressure");
+  for (const char* s : {"porosity", "permx", "permy", "permz", "active", "i", "j", "k"})
+    EXPECT_NE(cd->GetArray(s), nullptr) << s;
+  EXPECT_EQ(cd->GetNumberOfArrays(), int(fields.size()) + 9);  // + static fields + vtkGhostType
 }
 
 }  // namespace

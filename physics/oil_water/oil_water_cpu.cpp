@@ -1,5 +1,5 @@
 // CPU loops of the oil_water model (the reference the CUDA kernels are tested against).
-#include "physics/oil_water_kernels.hpp"
+#include "physics/oil_water/oil_water_kernels.hpp"
 
 #include "kernels/ordered_sum_cpu.hpp"
 

@@ -2,7 +2,7 @@
 // thread per well, all calling the shared local functions of oil_water_local.hpp.
 #include "kernels/cuda_check.cuh"
 #include "kernels/launch.cuh"
-#include "physics/oil_water_kernels.hpp"
+#include "physics/oil_water/oil_water_kernels.hpp"
 
 #include <algorithm>
 #include <vector>

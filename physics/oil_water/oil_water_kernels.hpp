@@ -2,7 +2,7 @@
 // over cells and wells on the CPU (OpenMP) or as CUDA kernels.
 #pragma once
 
-#include "physics/oil_water_local.hpp"
+#include "physics/oil_water/oil_water_local.hpp"
 
 namespace blockres::physics {
 

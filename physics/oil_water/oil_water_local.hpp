@@ -8,7 +8,7 @@
 // Jacobian: BSR with 2x2 blocks, block (r, c) entry (a, v) = dR_a,r / dx_v,c (row-major).
 #pragma once
 
-#include "physics/oil_water_props.hpp"
+#include "physics/oil_water/oil_water_props.hpp"
 
 namespace blockres::physics {
 

@@ -1,8 +1,9 @@
 // OilWaterModel setup (wells, Jacobian pattern, uploads) and dispatch to the backend loops.
-#include "physics/oil_water_model.hpp"
+#include "physics/oil_water/oil_water_model.hpp"
 
-#include "physics/oil_water_kernels.hpp"
+#include "physics/oil_water/oil_water_kernels.hpp"
 #include "physics/units.hpp"
+#include "physics/wells.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,22 +31,6 @@ PhaseParams phase_params(const PhaseSpec& s)
   return p;
 }
 
-// Peaceman well index of a vertical completion in a cell of size dx x dy x dz.
-double peaceman_wi(double kx, double ky, double dx, double dy, double dz, double rw, double skin, const std::string& well,
-                   int k)
-{
-  if (kx <= 0.0 || ky <= 0.0) return 0.0;
-  const double r1 = std::sqrt(ky / kx), r2 = std::sqrt(kx / ky);
-  const double ro = 0.28 * std::sqrt(r1 * dx * dx + r2 * dy * dy) / (std::sqrt(r1) + std::sqrt(r2));
-  const double denom = std::log(ro / rw) + skin;
-  if (!(denom > 0.0))
-    throw std::invalid_argument(fmt::format(
-        "well '{}': ln(r_o/r_w) + skin = {:.4g} <= 0 in layer {} (r_o = {:.4g} m, r_w = {:.4g} m); the well radius is "
-        "too large for the cell or the skin too negative",
-        well, denom, k + 1, ro, rw));
-  return 2.0 * std::numbers::pi * std::sqrt(kx * ky) * dz / denom;
-}
-
 template <class T>
 Array<T> upload(const ExecPtr& e, const std::vector<T>& v)
 {
@@ -55,8 +40,8 @@ Array<T> upload(const ExecPtr& e, const std::vector<T>& v)
 }  // namespace
 
 OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& rock, const FluidSpec& fluid,
-                             const std::vector<WellSpec>& wells, bool gravity)
-    : exec_(std::move(exec))
+                             const std::vector<WellSpec>& wells, bool gravity, const InitialSpec& initial)
+    : exec_(std::move(exec)), initial_(initial), well_specs_(wells)
 {
   // ---- parameters
   host_params_.water = phase_params(fluid.water);
@@ -81,29 +66,11 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
 
   // ---- wells: completions (active cells of the column), well indices, no shared cells
   const index_t n = grid.num_active();
-  std::map<index_t, std::string> owner;
-  for (const auto& ws : wells) {
-    WellInfo wi{ws, {}, 0.0};
-    for (int k = ws.k_top; k <= ws.k_bottom; ++k) {
-      const index_t g = grid.global_index(ws.i, ws.j, k);
-      const index_t a = grid.active_index(g);
-      if (a < 0) continue;  // inactive cell: no connection (as OPM drops them)
-      const int idx = k - ws.k_top;
-      double w;
-      if (!ws.well_index.empty())
-        w = ws.well_index.at(static_cast<std::size_t>(idx));
-      else
-        w = peaceman_wi(rock.kx[g], rock.ky[g], grid.dx(ws.i), grid.dy(ws.j), grid.dz(k), ws.radius, ws.skin, ws.name, k);
-      if (auto [it, fresh] = owner.emplace(a, ws.name); !fresh)
-        throw std::invalid_argument(fmt::format("wells '{}' and '{}' both complete cell ({}, {}, {})", it->second,
-                                                ws.name, ws.i + 1, ws.j + 1, k + 1));
-      wi.completions.push_back({ws.i, ws.j, k, a, w, grid.depth()[a]});
-    }
-    if (wi.completions.empty())
-      throw std::invalid_argument(fmt::format("well '{}' has no active cell in layers {}..{} of column ({}, {})", ws.name,
-                                              ws.k_top + 1, ws.k_bottom + 1, ws.i + 1, ws.j + 1));
-    wi.ref_depth = ws.ref_depth.value_or(wi.completions.front().depth);
-    wells_.push_back(std::move(wi));
+  {
+    std::vector<const WellGeometry*> geo;
+    std::vector<bool> rate;
+    for (const auto& w : well_specs_) geo.push_back(&w), rate.push_back(w.control == WellControlMode::rate);
+    wells_ = complete_wells(grid, rock, geo, rate);
   }
 
   // ---- Jacobian pattern: the cell, its TPFA neighbours, and for rate-controlled wells
@@ -119,7 +86,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
     for (const auto& [j, t] : nbrs[i]) cols[i].push_back(j);
   }
   for (const auto& w : wells_)
-    if (w.spec.control == WellControlMode::rate)
+    if (w.rate_control)
       for (const auto& c : w.completions)
         for (const auto& c2 : w.completions) cols[c.cell].push_back(c2.cell);
   pattern_.nrows = pattern_.ncols = n;
@@ -168,8 +135,9 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
   std::vector<int> kind, control;
   std::vector<double> target, bhp, weight, ref_depth, wi, cdepth;
   std::vector<index_t> comp_ptr{0}, comp_cell, couple_ptr{0}, couple_block;
-  for (const auto& w : wells_) {
-    const auto& s = w.spec;
+  for (std::size_t wn = 0; wn < wells_.size(); ++wn) {
+    const auto& w = wells_[wn];
+    const auto& s = well_specs_[wn];
     kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
     control.push_back(s.control == WellControlMode::rate ? control_rate : control_bhp);
     target.push_back(s.rate);
@@ -276,7 +244,7 @@ void OilWaterModel::begin_step(const Vector& x0)
 
 void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J)
 {
-  if (J.nnzb() != pattern_.nnzb() || J.block_size() != block_size || R.size() != size64_t(mesh_.ncell) * block_size)
+  if (J.nnzb() != pattern_.nnzb() || J.block_size() != bs || R.size() != size64_t(mesh_.ncell) * bs)
     throw std::invalid_argument("OilWaterModel::assemble: matrix or vector does not match the model");
   BLOCKRES_PHYSICS_DISPATCH(
       cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.values().data()),
@@ -291,6 +259,7 @@ ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, do
                             cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t,
                                              exec_->reduction_workspace()));
   ConvergenceNorms c;
+  c.cnv.resize(num_phases), c.mb.resize(num_phases);
   const double ncell = static_cast<double>(mesh_.ncell);
   for (int ph = 0; ph < num_phases; ++ph) {
     const double b_avg = t[5 + ph] / ncell;
@@ -301,18 +270,24 @@ ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, do
   return c;
 }
 
-void OilWaterModel::update(Vector& x, const Vector& dx, double max_ds, double max_dp_rel) const
+void OilWaterModel::update(Vector& x, const Vector& dx, const UpdateLimits& lim) const
 {
-  BLOCKRES_PHYSICS_DISPATCH(cpu::update(mesh_.ncell, x.data(), dx.data(), max_ds, max_dp_rel),
-                            cuda::update(exec_->stream(), mesh_.ncell, x.data(), dx.data(), max_ds, max_dp_rel));
+  BLOCKRES_PHYSICS_DISPATCH(cpu::update(mesh_.ncell, x.data(), dx.data(), lim.max_ds, lim.max_dp_rel),
+                            cuda::update(exec_->stream(), mesh_.ncell, x.data(), dx.data(), lim.max_ds, lim.max_dp_rel));
 }
 
-std::array<double, 2> OilWaterModel::in_place(const Vector& x) const
+std::vector<double> OilWaterModel::in_place(const Vector& x) const
 {
   double t[2];
   BLOCKRES_PHYSICS_DISPATCH(cpu::in_place(params_, mesh_, x.data(), t),
                             cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t, exec_->reduction_workspace()));
   return {t[0], t[1]};
+}
+
+std::vector<Quantity> OilWaterModel::in_place_quantities() const
+{
+  return {{"water_in_place", "surface m3", 1.0, "water in place after every time step", "", true},
+          {"oil_in_place", "surface m3", 1.0, "oil in place after every time step", "", true}};
 }
 
 std::vector<WellResult> OilWaterModel::well_results() const
@@ -321,9 +296,48 @@ std::vector<WellResult> OilWaterModel::well_results() const
   std::vector<WellResult> r(wells_.size());
   for (std::size_t w = 0; w < r.size(); ++w) {
     const double* o = h.data() + w * well_out_per_well;
-    r[w] = {o[0], o[1], o[2], o[3] != 0.0};
+    r[w] = {o[0], {o[1], o[2]}, o[3] != 0.0};
   }
   return r;
+}
+
+std::vector<Quantity> OilWaterModel::well_rates() const
+{
+  return {{"water_rate", "surface m3/day", 1.0 / units::m3_per_day,
+           "water rate of every well after every time step (positive into the reservoir)", "", true},
+          {"oil_rate", "surface m3/day", 1.0 / units::m3_per_day,
+           "oil rate of every well after every time step (positive into the reservoir)", "", true}};
+}
+
+std::vector<Quantity> OilWaterModel::cell_fields() const
+{
+  return {{"pressure", "bar", 1.0 / units::bar, "cell (oil) pressure at every report step", "", true},
+          {"sw", "1", 1.0, "cell water saturation at every report step", "", true},
+          {"so", "1", 1.0, "cell oil saturation 1 - sw", "", false}};
+}
+
+std::vector<std::vector<double>> OilWaterModel::cell_field_values(std::span<const double> x) const
+{
+  const std::size_t n = static_cast<std::size_t>(mesh_.ncell);
+  if (x.size() != n * bs)
+    throw std::invalid_argument(fmt::format("oil_water: state has {} values, expected {}", x.size(), n * bs));
+  std::vector<std::vector<double>> f(3, std::vector<double>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    f[0][i] = x[bs * i] * (1.0 / units::bar);
+    f[1][i] = x[bs * i + 1];
+    f[2][i] = 1.0 - x[bs * i + 1];
+  }
+  return f;
+}
+
+std::string OilWaterModel::well_summary(const std::vector<WellResult>& wr) const
+{
+  std::string s;
+  for (std::size_t w = 0; w < wr.size() && w < wells_.size(); ++w) {
+    const double q = (wells_[w].injector ? 1.0 : -1.0) * (wr[w].rates[0] + wr[w].rates[1]) / units::m3_per_day;
+    s += fmt::format("  {} {:.1f} bar {:.1f} m3/d", wells_[w].name, wr[w].bhp / units::bar, q);
+  }
+  return s;
 }
 
 }  // namespace blockres::physics

@@ -5,75 +5,69 @@
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
 #include "physics/grid.hpp"
-#include "physics/oil_water_local.hpp"
+#include "physics/model.hpp"
+#include "physics/model_registry.hpp"
+#include "physics/oil_water/oil_water_local.hpp"
 #include "physics/spec.hpp"
 
-#include <array>
 #include <string>
 #include <vector>
 
 namespace blockres::physics {
 
-struct ConvergenceNorms {
-  double cnv[num_phases] = {0, 0};  // max_i B_avg dt |R_a,i| / V_p,i
-  double mb[num_phases] = {0, 0};   // B_avg dt |sum_i R_a,i| / sum_i V_p,i
-  bool finite = true;
-  double max_cnv() const { return cnv[0] > cnv[1] ? cnv[0] : cnv[1]; }
-  double max_mb() const { return mb[0] > mb[1] ? mb[0] : mb[1]; }
+// The oil_water model's deck input (its [fluid], [initial] and [[wells]] tables), SI units.
+struct OilWaterInput : ModelInput {
+  FluidSpec fluid;
+  InitialSpec initial;
+  std::vector<WellSpec> wells;
 };
 
-struct WellResult {
-  double bhp = 0.0;      // [Pa]
-  double q_water = 0.0;  // surface [m^3/s], positive into the reservoir
-  double q_oil = 0.0;
-  bool at_bhp = false;   // BHP-controlled (by choice or because the rate limit was hit)
-};
-
-struct Completion {
-  int i, j, k;
-  index_t cell;  // active index
-  double wi;     // [m^3]
-  double depth;
-};
-
-struct WellInfo {
-  WellSpec spec;
-  std::vector<Completion> completions;
-  double ref_depth;
-};
-
-class OilWaterModel {
+class OilWaterModel final : public Model {
  public:
-  static constexpr int block_size = 2;
+  static constexpr int bs = 2;
 
   // Throws std::invalid_argument for inconsistent input (e.g. a well without active cells).
   OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& rock, const FluidSpec& fluid,
-                const std::vector<WellSpec>& wells, bool gravity);
+                const std::vector<WellSpec>& wells, bool gravity, const InitialSpec& initial = {});
 
-  index_t num_cells() const { return mesh_.ncell; }
-  const BsrPattern& pattern() const { return pattern_; }
-  const std::vector<WellInfo>& wells() const { return wells_; }
+  std::string_view type() const override { return "oil_water"; }
+  int block_size() const override { return bs; }
+  index_t num_cells() const override { return mesh_.ncell; }
+  const BsrPattern& pattern() const override { return pattern_; }
+  std::vector<std::string> unknown_names() const override { return {"p", "sw"}; }
+  std::vector<std::string> equation_names() const override { return {"water", "oil"}; }
+  const std::vector<WellInfo>& wells() const override { return wells_; }
+  const std::vector<WellSpec>& well_specs() const { return well_specs_; }
   const OilWaterParams& host_params() const { return host_params_; }
 
   // Initial state (interleaved p_o, S_w per active cell) computed on the host.
+  std::vector<double> initial_state() const override { return initial_state(initial_); }
   std::vector<double> initial_state(const InitialSpec& init) const;
 
-  // Once per time step, from the state at its start: well head densities (explicit).
-  void begin_step(const Vector& x0);
-  // R(x) and J(x) for the step from x0 over dt; well results are kept for well_results().
-  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J);
-  ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const;
-  void update(Vector& x, const Vector& dx, double max_ds, double max_dp_rel) const;
+  void begin_step(const Vector& x0) override;
+  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
+  // CNV and MB per phase (water, oil), scaled by the average formation volume factor.
+  ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const override;
+  // x <- x - dx with |dS_w| <= max_ds and |dp| <= max_dp_rel |p| per cell, S_w kept in [0, 1].
+  void update(Vector& x, const Vector& dx, const UpdateLimits& limits) const override;
   // Fluid in place [surface m^3]: water, oil.
-  std::array<double, 2> in_place(const Vector& x) const;
-  // BHP and rates evaluated at the last assembled state.
-  std::vector<WellResult> well_results() const;
+  std::vector<double> in_place(const Vector& x) const override;
+  std::vector<Quantity> in_place_quantities() const override;
+  // BHP and rates (water, oil; surface m^3/s) evaluated at the last assembled state.
+  std::vector<WellResult> well_results() const override;
+  std::vector<Quantity> well_rates() const override;
+  // pressure [bar], sw, and for VTK only so = 1 - sw.
+  std::vector<Quantity> cell_fields() const override;
+  std::vector<std::vector<double>> cell_field_values(std::span<const double> x) const override;
+  std::string well_summary(const std::vector<WellResult>& results) const override;
 
  private:
   ExecPtr exec_;
   OilWaterParams host_params_;  // relperm table pointer to host memory
   OilWaterParams params_;       // same, table pointer in executor memory
+  InitialSpec initial_;
   BsrPattern pattern_;
+  std::vector<WellSpec> well_specs_;
   std::vector<WellInfo> wells_;
 
   // Executor-resident static data
@@ -88,5 +82,10 @@ class OilWaterModel {
   std::vector<double> grid_layer_depth_;  // for the initial state
   std::vector<int> cell_layer_;
 };
+
+namespace oil_water {
+// The registry entry (physics/model_registry.cpp).
+ModelEntry model_entry();
+}  // namespace oil_water
 
 }  // namespace blockres::physics

@@ -5,7 +5,7 @@
 
 #include "linalg/test/random_matrix.hpp"
 #include "physics/grid.hpp"
-#include "physics/oil_water_model.hpp"
+#include "physics/oil_water/oil_water_model.hpp"
 #include "physics/units.hpp"
 
 #include <vector>

@@ -3,7 +3,7 @@
 // conservation, the log-normal generator.
 #include "linalg/krylov.hpp"
 #include "physics/dual.hpp"
-#include "physics/oil_water_model.hpp"
+#include "physics/oil_water/oil_water_model.hpp"
 #include "physics/test/model_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -182,8 +182,8 @@ TEST(Wells, RateControlMeetsTargetAndLimitSwitchesToBhp)
   }
   h.residual(x, x, 1.0 * units::day);
   auto wr = h.model.well_results();
-  EXPECT_NEAR(wr[0].q_water, setup.wells[0].rate, 1e-12 * setup.wells[0].rate);
-  EXPECT_NEAR(-(wr[1].q_water + wr[1].q_oil), setup.wells[1].rate, 1e-12 * setup.wells[1].rate);
+  EXPECT_NEAR(wr[0].rates[0], setup.wells[0].rate, 1e-12 * setup.wells[0].rate);
+  EXPECT_NEAR(-(wr[1].rates[0] + wr[1].rates[1]), setup.wells[1].rate, 1e-12 * setup.wells[1].rate);
   EXPECT_GT(wr[0].bhp, 195 * units::bar);
   EXPECT_EQ(wr[2].bhp, setup.wells[2].bhp);
   EXPECT_TRUE(wr[2].at_bhp);
@@ -200,8 +200,8 @@ TEST(Wells, RateControlMeetsTargetAndLimitSwitchesToBhp)
   wr = h2.model.well_results();
   EXPECT_TRUE(wr[0].at_bhp);
   EXPECT_EQ(wr[0].bhp, setup.wells[0].bhp);
-  EXPECT_LT(wr[0].q_water, setup.wells[0].rate);
-  EXPECT_GT(wr[0].q_water, 0.5 * setup.wells[0].rate);
+  EXPECT_LT(wr[0].rates[0], setup.wells[0].rate);
+  EXPECT_GT(wr[0].rates[0], 0.5 * setup.wells[0].rate);
 }
 
 TEST(Conservation, FluxesCancelInAClosedDomain)

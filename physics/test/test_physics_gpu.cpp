@@ -1,7 +1,7 @@
 // The CUDA oil_water kernels against the CPU loops on random states: residual, Jacobian
 // (outputs poisoned first), well results, convergence norms, Newton update, fluid in place.
 // Label `gpu`; skipped without a device.
-#include "physics/oil_water_model.hpp"
+#include "physics/oil_water/oil_water_model.hpp"
 #include "physics/test/model_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -73,8 +73,8 @@ TEST_P(AssemblyGpu, MatchesCpu)
   ASSERT_EQ(wc.size(), wg.size());
   for (std::size_t w = 0; w < wc.size(); ++w) {
     EXPECT_NEAR(wg[w].bhp, wc[w].bhp, 1e-9 * std::abs(wc[w].bhp));
-    EXPECT_NEAR(wg[w].q_water, wc[w].q_water, 1e-12 + 1e-10 * std::abs(wc[w].q_water));
-    EXPECT_NEAR(wg[w].q_oil, wc[w].q_oil, 1e-12 + 1e-10 * std::abs(wc[w].q_oil));
+    EXPECT_NEAR(wg[w].rates[0], wc[w].rates[0], 1e-12 + 1e-10 * std::abs(wc[w].rates[0]));
+    EXPECT_NEAR(wg[w].rates[1], wc[w].rates[1], 1e-12 + 1e-10 * std::abs(wc[w].rates[1]));
     EXPECT_EQ(wg[w].at_bhp, wc[w].at_bhp);
   }
 
@@ -95,7 +95,7 @@ TEST_P(AssemblyGpu, MatchesCpu)
   for (index_t i = 0; i < n; ++i) hdx[2 * i] *= (i % 3 == 0 ? 1e8 : 1e5);
   hdx[5] = nan_v;
   Vector dxc(cpu, std::span<const double>(hdx)), dxg(gpu, std::span<const double>(hdx));
-  mc.update(xc, dxc, 0.2, 0.3), mg.update(xg, dxg, 0.2, 0.3);
+  mc.update(xc, dxc, {0.3, 0.2, 0.2}), mg.update(xg, dxg, {0.3, 0.2, 0.2});
   const auto uc = xc.to_host(), ug = xg.to_host();
   ASSERT_TRUE(std::isnan(uc[5]) && std::isnan(ug[5]));
   for (std::size_t k = 0; k < uc.size(); ++k) {

@@ -1,0 +1,44 @@
+// The registry of physics models: the one place that lists them. A model lives in its own folder
+// (physics/<model>/) and adds one line to physics/model_registry.cpp; the deck loader, the time
+// loop, the writers and `verify` reach it only through this entry and the Model interface.
+#pragma once
+
+#include "linalg/executor.hpp"
+#include "physics/grid.hpp"
+#include "physics/model.hpp"
+#include "physics/spec.hpp"
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+namespace blockres::deck {
+class Section;  // miniapp/deck_section.hpp
+}
+
+namespace blockres::physics {
+
+// A model's own deck input resolved to SI (fluid or components, initial state, wells, ...).
+struct ModelInput {
+  virtual ~ModelInput() = default;
+};
+
+struct ModelEntry {
+  std::string_view name;  // the deck's model.type
+  // Top-level deck tables the model reads itself, besides title, model, grid, rock, schedule,
+  // solver and output (e.g. "fluid", "initial", "wells").
+  std::span<const std::string_view> sections;
+  // Reads and validates those tables from the deck's top level; throws InputError naming
+  // file:line:key (miniapp/deck.hpp).
+  std::shared_ptr<const ModelInput> (*read_deck)(deck::Section& top, const GridSpec& grid, const RockSpec& rock);
+  // Builds the model on `exec`; throws std::invalid_argument for input that only the grid can
+  // reveal as inconsistent (e.g. a well without an active completion).
+  std::unique_ptr<Model> (*create)(ExecPtr exec, const Grid& grid, const RockSpec& rock, bool gravity,
+                                   const ModelInput& input);
+};
+
+std::span<const ModelEntry> registered_models();
+// nullptr when no model of that name is registered.
+const ModelEntry* find_model(std::string_view name);
+
+}  // namespace blockres::physics

@@ -1,0 +1,209 @@
+// CUDA kernels of the multicomponent model: pass 1 (one thread per cell), the size-class dispatch
+// of pass 2 (multicomponent_cuda.cuh), wells (a thread per well for the BHP, a thread block per
+// well for its block entries), reductions (norms, masses in place) and the Newton update, all
+// calling the shared local functions of multicomponent_local.hpp.
+#include "kernels/launch.cuh"
+#include "physics/multicomponent/multicomponent_cuda.cuh"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+namespace blockres::physics::multicomponent::cuda {
+
+namespace {
+
+using detail::blocks_for;
+
+__global__ void props_kernel(Params P, Mesh M, const double* __restrict__ x, const double* __restrict__ x0,
+                             double* __restrict__ props)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M.ncell) multicomponent::cell_props(P, M, x, x0, props, i);
+}
+
+__global__ void prepare_wells_kernel(Params P, Wells W, const double* __restrict__ x)
+{
+  const int w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w < W.nwell) prepare_well(P, W, x, w);
+}
+
+__global__ void well_setup_kernel(Params P, Wells W, const double* __restrict__ x, const double* __restrict__ props)
+{
+  const int w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w < W.nwell) well_setup(P, W, x, props, w);
+}
+
+// One thread block per well, lanes over the nc x nc entries of each block it touches.
+__global__ void well_entries_kernel(Params P, Mesh M, Wells W, const double* __restrict__ x,
+                                    const double* __restrict__ props, double* __restrict__ R, double* __restrict__ J)
+{
+  well_entries(P, M, W, x, props, R, J, blockIdx.x, threadIdx.x, blockDim.x);
+}
+
+__global__ void mass_kernel(Params P, Mesh M, const double* __restrict__ x, double* __restrict__ cell_scratch)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M.ncell) cell_mass(P, M, x, i, cell_scratch[2 * size64_t(i)], cell_scratch[2 * size64_t(i) + 1]);
+}
+
+constexpr int reduce_threads = 256;
+
+// Per-component reductions over cells. Thread t serves component k = t % nc of the cells
+// r = t / nc, r + rows, ... (rows = 256 / nc cells per sweep of the block), so consecutive
+// threads read consecutive entries of R and x. mode 0 (norms): partial[b][k] = max |R_k|/m,
+// [nc + k] = sum R_k, [2 nc] = sum m; mode 1 (in place): partial[b][k] = sum m x_k.
+__global__ void __launch_bounds__(reduce_threads) reduce_kernel(Params P, Mesh M, const double* __restrict__ x,
+                                                                const double* __restrict__ R,
+                                                                const double* __restrict__ cell_scratch, int mode,
+                                                                double* __restrict__ partial)
+{
+  __shared__ double sh_max[reduce_threads], sh_sum[reduce_threads], sh_mass[reduce_threads];
+  const int nc = P.nc, rows = reduce_threads / nc;
+  const int t = threadIdx.x, k = t % nc, r = t / nc;
+  double mx = 0.0, sm = 0.0, sm_mass = 0.0;
+  if (r < rows)
+    for (index_t i = index_t(blockIdx.x) * rows + r; i < M.ncell; i += index_t(gridDim.x) * rows) {
+      const double mass = cell_scratch[2 * size64_t(i)];
+      if (mode == 0) {
+        const double rr = R[size64_t(i) * nc + k];
+        const double q = fabs(rr) / mass;
+        mx = fmax(mx, q);
+        if (q != q) sm += q;  // fmax drops NaN: carry it through the sum
+        sm += rr;
+        if (k == 0) sm_mass += mass;
+      } else {
+        const double xk = k < nc - 1 ? x[size64_t(i) * nc + 1 + k] : cell_scratch[2 * size64_t(i) + 1];
+        sm += mass * xk;
+      }
+    }
+  sh_max[t] = mx, sh_sum[t] = sm, sh_mass[t] = sm_mass;
+  __syncthreads();
+  const int nterms = mode == 0 ? num_norm_terms(nc) : nc;
+  double* out = partial + size64_t(blockIdx.x) * nterms;
+  if (t < nc) {
+    double a = 0.0, s = 0.0;
+    for (int q = 0; q < rows; ++q) {
+      a = fmax(a, sh_max[t + q * nc]);
+      s += sh_sum[t + q * nc];
+    }
+    if (mode == 0) {
+      out[t] = a;
+      out[nc + t] = s;
+    } else {
+      out[t] = s;
+    }
+  }
+  if (mode == 0 && t == 0) {
+    double s = 0.0;
+    for (int q = 0; q < rows; ++q) s += sh_mass[q * nc];
+    out[2 * nc] = s;
+  }
+}
+
+__global__ void update_kernel(int nc, index_t ncell, double* __restrict__ x, const double* __restrict__ dx,
+                              double max_dx, double max_dp_rel)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < ncell) update_cell(nc, x, dx, i, max_dx, max_dp_rel);
+}
+
+// Runs the reduction and combines the block partials on the host in block order.
+void reduce(stream_t s, const Params& P, const Mesh& M, const double* x, const double* R, int mode, double* out,
+            double* workspace, std::size_t workspace_doubles, double* cell_scratch)
+{
+  const int nc = P.nc, nterms = mode == 0 ? num_norm_terms(nc) : nc;
+  const int rows = reduce_threads / nc;
+  if (M.ncell > 0) {
+    mass_kernel<<<blocks_for(M.ncell, 256), 256, 0, s>>>(P, M, x, cell_scratch);
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+  }
+  const size64_t cap = std::min<size64_t>(1024, size64_t(workspace_doubles) / nterms);
+  if (cap < 1) throw std::logic_error("multicomponent reduction: workspace too small");
+  const unsigned nb = static_cast<unsigned>(std::min<size64_t>(cap, blocks_for(M.ncell, rows)));
+  reduce_kernel<<<nb, reduce_threads, 0, s>>>(P, M, x, R, cell_scratch, mode, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  std::vector<double> h(std::size_t(nb) * nterms);
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(h.data(), workspace, h.size() * sizeof(double), cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int q = 0; q < nterms; ++q) out[q] = 0.0;
+  for (unsigned b = 0; b < nb; ++b)
+    for (int q = 0; q < nterms; ++q) {
+      const double v = h[std::size_t(b) * nterms + q];
+      if (mode == 0 && q < nc)
+        out[q] = v != v ? v : std::max(out[q], v);
+      else
+        out[q] += v;
+    }
+}
+
+}  // namespace
+
+void cell_props(stream_t s, const Params& P, const Mesh& M, const double* x, const double* x0, double* props)
+{
+  if (M.ncell == 0) return;
+  props_kernel<<<blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x, x0, props);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+// The one size-class dispatch of pass 2 (layouts: multicomponent_cuda.cuh).
+void assemble_cells(stream_t s, const Params& P, const Mesh& M, const double* x, const double* x0, const double* props,
+                    double dt, double* R, double* J)
+{
+  if (M.ncell == 0) return;
+  switch (P.nc) {
+    case 1: return assemble_cells_fixed<1>(s, P, M, x, x0, props, dt, R, J);
+    case 2: return assemble_cells_fixed<2>(s, P, M, x, x0, props, dt, R, J);
+    case 3: return assemble_cells_fixed<3>(s, P, M, x, x0, props, dt, R, J);
+    case 4: return assemble_cells_fixed<4>(s, P, M, x, x0, props, dt, R, J);
+    case 8: return assemble_cells_fixed<8>(s, P, M, x, x0, props, dt, R, J);
+    case 16: return assemble_cells_fixed<16>(s, P, M, x, x0, props, dt, R, J);
+    case 32: return assemble_cells_fixed<32>(s, P, M, x, x0, props, dt, R, J);
+    case 64: return assemble_cells_fixed<64>(s, P, M, x, x0, props, dt, R, J);
+    default: break;
+  }
+  if (P.nc < 1 || P.nc > max_components) throw std::invalid_argument("multicomponent: nc out of 1..64");
+  // Run-time nc (5..63 outside the fixed sizes): entries per lane ceil(nc^2 / group).
+  if (P.nc <= 32)
+    detail::launch_cells_group<0, 4>(s, P, M, x, x0, props, dt, R, J);
+  else
+    detail::launch_cells_group<0, 16>(s, P, M, x, x0, props, dt, R, J);
+}
+
+void prepare_wells(stream_t s, const Params& P, const Wells& W, const double* x)
+{
+  if (W.nwell == 0) return;
+  prepare_wells_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void assemble_wells(stream_t s, const Params& P, const Mesh& M, const Wells& W, const double* x, const double* props,
+                    double* R, double* J)
+{
+  if (W.nwell == 0) return;
+  well_setup_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, x, props);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  well_entries_kernel<<<W.nwell, 128, 0, s>>>(P, M, W, x, props, R, J);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void norm_terms(stream_t s, const Params& P, const Mesh& M, const double* x, const double* R, double* out,
+                double* workspace, std::size_t workspace_doubles, double* cell_scratch)
+{
+  reduce(s, P, M, x, R, 0, out, workspace, workspace_doubles, cell_scratch);
+}
+
+void in_place(stream_t s, const Params& P, const Mesh& M, const double* x, double* out, double* workspace,
+              std::size_t workspace_doubles, double* cell_scratch)
+{
+  reduce(s, P, M, x, nullptr, 1, out, workspace, workspace_doubles, cell_scratch);
+}
+
+void update(stream_t s, int nc, index_t ncell, double* x, const double* dx, double max_dx, double max_dp_rel)
+{
+  if (ncell == 0) return;
+  update_kernel<<<blocks_for(ncell, 256), 256, 0, s>>>(nc, ncell, x, dx, max_dx, max_dp_rel);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace blockres::physics::multicomponent::cuda

@@ -1,0 +1,486 @@
+// MulticomponentModel setup (faces with diffusion coefficients, wells, Jacobian pattern, uploads),
+// initial state, quantities, and dispatch to the backend loops.
+//
+// Executor memory per active cell: static data 2 doubles (V_p,ref, depth) + 1 index (diagonal
+// block) + per connection 2 doubles and 2 indices; scratch props_stride(nc) = 7 + 3 nc doubles
+// (pass-1 records) + 2 doubles (reductions). The Jacobian (nnzb nc^2 doubles) and the vectors
+// belong to the caller.
+#include "physics/multicomponent/multicomponent_model.hpp"
+
+#include "physics/multicomponent/multicomponent_kernels.hpp"
+#include "physics/units.hpp"
+#include "physics/wells.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blockres::physics {
+
+using namespace multicomponent;
+
+namespace {
+
+template <class T>
+Array<T> upload(const ExecPtr& e, const std::vector<T>& v)
+{
+  return Array<T>(e, std::span<const T>(v));
+}
+
+}  // namespace
+
+MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const RockSpec& rock, bool gravity,
+                                         const MulticomponentInput& input)
+    : exec_(std::move(exec)), nc_(input.components.nc()), comps_(input.components), initial_(input.initial),
+      well_specs_(input.wells)
+{
+  const int nc = nc_;
+  if (nc < 1 || nc > max_components)
+    throw std::invalid_argument(fmt::format("multicomponent: {} components (must be 1..{})", nc, max_components));
+  const auto sized = [&](const std::vector<double>& v, std::size_t n, const char* what) {
+    if (v.size() != n) throw std::invalid_argument(fmt::format("multicomponent: {} has {} values, expected {}", what, v.size(), n));
+  };
+  sized(comps_.density, nc, "density");
+  sized(comps_.compressibility, nc, "compressibility");
+  sized(comps_.viscosity, nc, "viscosity");
+  if (comps_.reactions.empty()) comps_.reactions.assign(std::size_t(nc) * nc, 0.0);
+  sized(comps_.reactions, std::size_t(nc) * nc, "reactions");
+  if (initial_.composition.empty()) throw std::invalid_argument("multicomponent: no initial composition");
+  if (initial_.composition.size() != 1 && initial_.composition.size() != std::size_t(grid.nz()))
+    throw std::invalid_argument("multicomponent: initial composition must be one or one per layer");
+  for (const auto& c : initial_.composition) sized(c, nc, "an initial composition");
+  for (const auto& w : well_specs_)
+    if (w.kind == WellKind::injector) sized(w.composition, nc, "an injected composition");
+
+  // ---- parameters
+  host_rho_ref_ = comps_.density;
+  host_comp_ = comps_.compressibility;
+  for (const double mu : comps_.viscosity) host_ln_mu_.push_back(std::log(mu));
+  host_K_ = comps_.reactions;
+  rho_ref_ = upload(exec_, host_rho_ref_);
+  comp_ = upload(exec_, host_comp_);
+  ln_mu_ = upload(exec_, host_ln_mu_);
+  K_ = upload(exec_, host_K_);
+  host_params_.nc = nc;
+  host_params_.gravity = gravity ? units::standard_gravity : 0.0;
+  host_params_.rock_compressibility = rock.compressibility;
+  host_params_.rock_reference_pressure = rock.reference_pressure;
+  host_params_.reference_pressure = comps_.reference_pressure;
+  params_ = host_params_;
+  host_params_.rho_ref = host_rho_ref_.data();
+  host_params_.compressibility = host_comp_.data();
+  host_params_.ln_mu = host_ln_mu_.data();
+  host_params_.K = host_K_.data();
+  params_.rho_ref = rho_ref_.data();
+  params_.compressibility = comp_.data();
+  params_.ln_mu = ln_mu_.data();
+  params_.K = K_.data();
+
+  // ---- wells
+  {
+    std::vector<const WellGeometry*> geo;
+    std::vector<bool> rate;
+    for (const auto& w : well_specs_) {
+      geo.push_back(&w);
+      rate.push_back(w.control == WellControlMode::rate);
+    }
+    wells_ = complete_wells(grid, rock, geo, rate);
+  }
+
+  // ---- faces: transmissibility and diffusion coefficient D_ij = phi_face D_m A / d, with
+  // phi_face the arithmetic mean of the two porosities, A the shared face area and d the distance
+  // between the cell centres. Faces of zero transmissibility are not in the grid, so they carry
+  // no diffusion either.
+  const index_t n = grid.num_active();
+  const GridSpec& g = grid.spec();
+  std::vector<std::vector<std::pair<index_t, std::size_t>>> nbrs(static_cast<std::size_t>(n));
+  for (std::size_t f = 0; f < grid.faces().size(); ++f) {
+    const auto& face = grid.faces()[f];
+    const index_t ga = grid.global_of_active(face.a), gb = grid.global_of_active(face.b);
+    const int ia = int(ga % g.nx), ja = int((ga / g.nx) % g.ny), ka = int(ga / (index_t(g.nx) * g.ny));
+    const int ib = int(gb % g.nx), jb = int((gb / g.nx) % g.ny), kb = int(gb / (index_t(g.nx) * g.ny));
+    double area, dist;
+    if (ia != ib)
+      area = g.dy[ja] * g.dz[ka], dist = 0.5 * (g.dx[ia] + g.dx[ib]);
+    else if (ja != jb)
+      area = g.dx[ia] * g.dz[ka], dist = 0.5 * (g.dy[ja] + g.dy[jb]);
+    else
+      area = g.dx[ia] * g.dy[ja], dist = 0.5 * (g.dz[ka] + g.dz[kb]);
+    const double phi_face = 0.5 * (rock.porosity[ga] + rock.porosity[gb]);
+    face_diff_.push_back(phi_face * comps_.diffusion * area / dist);
+    nbrs[face.a].push_back({face.b, f});
+    nbrs[face.b].push_back({face.a, f});
+  }
+
+  // ---- Jacobian pattern: the cell, its neighbours, and for rate-controlled wells every pair of
+  // completed cells (the implicit BHP couples them).
+  std::vector<std::vector<index_t>> cols(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) {
+    cols[i].push_back(i);
+    for (const auto& [j, f] : nbrs[i]) cols[i].push_back(j);
+  }
+  for (const auto& w : wells_)
+    if (w.rate_control)
+      for (const auto& c : w.completions)
+        for (const auto& c2 : w.completions) cols[c.cell].push_back(c2.cell);
+  pattern_.nrows = pattern_.ncols = n;
+  pattern_.row_ptr.assign(std::size_t(n) + 1, 0);
+  for (index_t i = 0; i < n; ++i) {
+    auto& c = cols[i];
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    pattern_.row_ptr[i + 1] = pattern_.row_ptr[i] + static_cast<index_t>(c.size());
+  }
+  pattern_.col_ind.reserve(pattern_.row_ptr.back());
+  for (auto& c : cols) pattern_.col_ind.insert(pattern_.col_ind.end(), c.begin(), c.end());
+  cols.clear();
+
+  // ---- connection arrays with their Jacobian positions; blocks no face writes
+  std::vector<index_t> nbr_ptr(static_cast<std::size_t>(n) + 1, 0), nbr_cell, nbr_block, diag_block(static_cast<std::size_t>(n));
+  std::vector<index_t> extra_ptr(static_cast<std::size_t>(n) + 1, 0), extra_block;
+  std::vector<double> nbr_trans, nbr_diff;
+  for (index_t i = 0; i < n; ++i) {
+    for (const auto& [j, f] : nbrs[i]) {
+      nbr_cell.push_back(j);
+      nbr_trans.push_back(grid.faces()[f].trans);
+      nbr_diff.push_back(face_diff_[f]);
+      nbr_block.push_back(pattern_.find(i, j));
+    }
+    nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
+    diag_block[i] = pattern_.find(i, i);
+    for (index_t b = pattern_.row_ptr[i]; b < pattern_.row_ptr[i + 1]; ++b) {
+      const index_t c = pattern_.col_ind[b];
+      const bool face = std::any_of(nbrs[i].begin(), nbrs[i].end(), [&](const auto& e) { return e.first == c; });
+      if (c != i && !face) extra_block.push_back(b);
+    }
+    extra_ptr[i + 1] = static_cast<index_t>(extra_block.size());
+  }
+  host_pv_ref_ = grid.pore_volume_ref();
+  host_depth_ = grid.depth();
+  pv_ref_ = upload(exec_, host_pv_ref_);
+  depth_ = upload(exec_, host_depth_);
+  nbr_ptr_ = upload(exec_, nbr_ptr);
+  nbr_cell_ = upload(exec_, nbr_cell);
+  nbr_trans_ = upload(exec_, nbr_trans);
+  nbr_diff_ = upload(exec_, nbr_diff);
+  nbr_block_ = upload(exec_, nbr_block);
+  diag_block_ = upload(exec_, diag_block);
+  extra_ptr_ = upload(exec_, extra_ptr);
+  extra_block_ = upload(exec_, extra_block);
+  mesh_ = Mesh{n,
+               pv_ref_.data(),
+               depth_.data(),
+               nbr_ptr_.data(),
+               nbr_cell_.data(),
+               nbr_trans_.data(),
+               nbr_diff_.data(),
+               nbr_block_.data(),
+               diag_block_.data(),
+               extra_ptr_.data(),
+               extra_block_.data()};
+  props_ = Array<double>(exec_, std::max<size64_t>(1, size64_t(n) * props_stride(nc)));
+  cell_scratch_ = Array<double>(exec_, std::max<size64_t>(1, 2 * size64_t(n)));
+
+  // ---- well arrays
+  std::vector<int> kind, control;
+  std::vector<double> target, bhp, ref_depth, inj_comp, wi, cdepth;
+  std::vector<index_t> comp_ptr{0}, comp_cell, couple_ptr{0}, couple_block;
+  for (std::size_t w = 0; w < wells_.size(); ++w) {
+    const auto& s = well_specs_[w];
+    const auto& info = wells_[w];
+    kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
+    control.push_back(s.control == WellControlMode::rate ? control_rate : control_bhp);
+    target.push_back(s.rate);
+    bhp.push_back(s.bhp);
+    ref_depth.push_back(info.ref_depth);
+    for (int k = 0; k < nc; ++k) inj_comp.push_back(s.kind == WellKind::injector ? s.composition[k] : 0.0);
+    for (const auto& c : info.completions) {
+      comp_cell.push_back(c.cell);
+      wi.push_back(c.wi);
+      cdepth.push_back(c.depth);
+    }
+    comp_ptr.push_back(static_cast<index_t>(comp_cell.size()));
+    if (info.rate_control)
+      for (const auto& c : info.completions)
+        for (const auto& c2 : info.completions) couple_block.push_back(pattern_.find(c.cell, c2.cell));
+    couple_ptr.push_back(static_cast<index_t>(couple_block.size()));
+  }
+  const int nw = static_cast<int>(wells_.size());
+  well_kind_ = upload(exec_, kind);
+  well_control_ = upload(exec_, control);
+  well_target_ = upload(exec_, target);
+  well_bhp_ = upload(exec_, bhp);
+  well_ref_depth_ = upload(exec_, ref_depth);
+  well_inj_comp_ = upload(exec_, inj_comp);
+  well_head_density_ = Array<double>(exec_, nw);
+  comp_ptr_ = upload(exec_, comp_ptr);
+  comp_cell_ = upload(exec_, comp_cell);
+  comp_wi_ = upload(exec_, wi);
+  comp_depth_ = upload(exec_, cdepth);
+  couple_ptr_ = upload(exec_, couple_ptr);
+  couple_block_ = upload(exec_, couple_block);
+  well_scratch_ = Array<double>(exec_, size64_t(comp_cell.size()) * well_scratch_per_completion);
+  well_out_ = Array<double>(exec_, size64_t(nw) * well_out_stride(nc));
+  wells_view_ = Wells{nw,
+                      well_kind_.data(),
+                      well_control_.data(),
+                      well_target_.data(),
+                      well_bhp_.data(),
+                      well_ref_depth_.data(),
+                      well_inj_comp_.data(),
+                      well_head_density_.data(),
+                      comp_ptr_.data(),
+                      comp_cell_.data(),
+                      comp_wi_.data(),
+                      comp_depth_.data(),
+                      couple_ptr_.data(),
+                      couple_block_.data(),
+                      well_scratch_.data(),
+                      well_out_.data()};
+  if (nw > 0) {
+    well_out_.copy_from_host(std::vector<double>(std::size_t(nw) * well_out_stride(nc), 0.0));
+    well_head_density_.copy_from_host(std::vector<double>(std::size_t(nw), 0.0));
+  }
+
+  double top = g.top;
+  for (int k = 0; k < grid.nz(); ++k) {
+    layer_top_.push_back(top);
+    layer_depth_.push_back(grid.layer_depth(k));
+    top += g.dz[k];
+  }
+  layer_top_.push_back(top);  // bottom of the grid
+  cell_layer_.resize(std::size_t(n));
+  for (index_t a = 0; a < n; ++a) cell_layer_[a] = int(grid.global_of_active(a) / (index_t(g.nx) * g.ny));
+}
+
+std::vector<std::string> MulticomponentModel::unknown_names() const
+{
+  std::vector<std::string> v{"p"};
+  for (int k = 0; k + 1 < nc_; ++k) v.push_back("x_" + comps_.names[k]);
+  return v;
+}
+
+std::vector<std::string> MulticomponentModel::equation_names() const { return comps_.names; }
+
+std::vector<double> MulticomponentModel::initial_state() const
+{
+  const int nz = static_cast<int>(layer_depth_.size());
+  const auto& comps = initial_.composition;
+  auto layer_comp = [&](int k) -> const std::vector<double>& { return comps.size() == 1 ? comps[0] : comps[std::clamp(k, 0, nz - 1)]; };
+  std::vector<double> layer_p(static_cast<std::size_t>(nz), initial_.pressure);
+  if (initial_.hydrostatic && host_params_.gravity > 0.0) {
+    // dp/dz = rho(p, composition at z) g from the datum, RK4 with steps of at most 0.5 m, the path
+    // split at layer boundaries (the composition may jump there).
+    auto layer_at = [&](double z) {
+      int k = 0;
+      while (k + 1 < nz && z >= layer_top_[k + 1]) ++k;
+      return k;
+    };
+    auto integrate = [&](double p, double z0, double z1) {
+      std::vector<double> pts{z0};
+      for (int k = 1; k < nz; ++k)
+        if ((layer_top_[k] - z0) * (layer_top_[k] - z1) < 0.0) pts.push_back(layer_top_[k]);
+      pts.push_back(z1);
+      if (z1 < z0) std::sort(pts.begin() + 1, pts.end() - 1, std::greater<>());
+      else std::sort(pts.begin() + 1, pts.end() - 1);
+      for (std::size_t s = 0; s + 1 < pts.size(); ++s) {
+        const std::vector<double>& y = layer_comp(layer_at(0.5 * (pts[s] + pts[s + 1])));
+        auto rhs = [&](double pp) { return mixture_density(host_params_, y.data(), pp) * host_params_.gravity; };
+        const double dz = pts[s + 1] - pts[s];
+        const int steps = std::max(1, static_cast<int>(std::ceil(std::abs(dz) / 0.5)));
+        const double h = dz / steps;
+        for (int q = 0; q < steps; ++q) {
+          const double k1 = rhs(p), k2 = rhs(p + 0.5 * h * k1), k3 = rhs(p + 0.5 * h * k2), k4 = rhs(p + h * k3);
+          p += h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4);
+        }
+      }
+      return p;
+    };
+    for (int k = 0; k < nz; ++k) layer_p[k] = integrate(initial_.pressure, initial_.datum_depth, layer_depth_[k]);
+  }
+  const index_t n = mesh_.ncell;
+  std::vector<double> x(static_cast<std::size_t>(n) * nc_);
+  for (index_t a = 0; a < n; ++a) {
+    const int k = cell_layer_[a];
+    x[std::size_t(a) * nc_] = layer_p[k];
+    const auto& y = layer_comp(k);
+    for (int c = 0; c + 1 < nc_; ++c) x[std::size_t(a) * nc_ + 1 + c] = y[c];
+  }
+  return x;
+}
+
+#if BLOCKRES_HAVE_CUDA
+#define BLOCKRES_MC_DISPATCH(call_cpu, call_cuda) \
+  do {                                            \
+    if (exec_->is_cuda())                         \
+      call_cuda;                                  \
+    else                                          \
+      call_cpu;                                   \
+  } while (0)
+#else
+#define BLOCKRES_MC_DISPATCH(call_cpu, call_cuda) call_cpu
+#endif
+
+void MulticomponentModel::begin_step(const Vector& x0)
+{
+  BLOCKRES_MC_DISPATCH(cpu::prepare_wells(params_, wells_view_, x0.data()),
+                       cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
+}
+
+void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J)
+{
+  const size64_t nrow = size64_t(mesh_.ncell) * nc_;
+  if (J.nnzb() != pattern_.nnzb() || J.block_size() != nc_ || R.size() != nrow || x.size() != nrow ||
+      x0.size() != nrow)
+    throw std::invalid_argument("MulticomponentModel::assemble: matrix or vector does not match the model");
+  double* props = props_.data();
+#if BLOCKRES_HAVE_CUDA
+  if (exec_->is_cuda()) {
+    cuda::cell_props(exec_->stream(), params_, mesh_, x.data(), x0.data(), props);
+    cuda::assemble_cells(exec_->stream(), params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
+    cuda::assemble_wells(exec_->stream(), params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
+    return;
+  }
+#endif
+  cpu::cell_props(params_, mesh_, x.data(), x0.data(), props);
+  cpu::assemble_cells(params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
+  cpu::assemble_wells(params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
+}
+
+ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector& R, double dt) const
+{
+  std::vector<double> t(static_cast<std::size_t>(num_norm_terms(nc_)));
+  BLOCKRES_MC_DISPATCH(cpu::norm_terms(params_, mesh_, x.data(), R.data(), t.data()),
+                       cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t.data(),
+                                        exec_->reduction_workspace(), Executor::reduction_workspace_doubles,
+                                        cell_scratch_.data()));
+  ConvergenceNorms c;
+  c.cnv.resize(std::size_t(nc_));
+  c.mb.resize(std::size_t(nc_));
+  for (int k = 0; k < nc_; ++k) {
+    c.cnv[k] = dt * t[k];
+    c.mb[k] = dt * std::abs(t[nc_ + k]) / t[2 * nc_];
+    c.finite = c.finite && std::isfinite(c.cnv[k]) && std::isfinite(c.mb[k]);
+  }
+  return c;
+}
+
+void MulticomponentModel::update(Vector& x, const Vector& dx, const UpdateLimits& limits) const
+{
+  BLOCKRES_MC_DISPATCH(cpu::update(nc_, mesh_.ncell, x.data(), dx.data(), limits.max_dx, limits.max_dp_rel),
+                       cuda::update(exec_->stream(), nc_, mesh_.ncell, x.data(), dx.data(), limits.max_dx,
+                                    limits.max_dp_rel));
+}
+
+std::vector<double> MulticomponentModel::in_place(const Vector& x) const
+{
+  std::vector<double> t(static_cast<std::size_t>(nc_));
+  BLOCKRES_MC_DISPATCH(cpu::in_place(params_, mesh_, x.data(), t.data()),
+                       cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t.data(), exec_->reduction_workspace(),
+                                      Executor::reduction_workspace_doubles, cell_scratch_.data()));
+  return t;
+}
+
+std::vector<Quantity> MulticomponentModel::in_place_quantities() const
+{
+  std::vector<Quantity> q;
+  for (const auto& name : comps_.names)
+    q.push_back({name + "_in_place", "kg", 1.0, fmt::format("mass of component {} in place", name), "mass_in_place"});
+  return q;
+}
+
+std::vector<WellResult> MulticomponentModel::well_results() const
+{
+  const auto h = well_out_.to_host();
+  const int stride = well_out_stride(nc_);
+  std::vector<WellResult> r(wells_.size());
+  for (std::size_t w = 0; w < r.size(); ++w) {
+    const double* o = h.data() + w * stride;
+    r[w].bhp = o[0];
+    r[w].at_bhp = o[1] != 0.0;
+    r[w].rates.assign(o + 3, o + 3 + nc_);
+  }
+  return r;
+}
+
+std::vector<Quantity> MulticomponentModel::well_rates() const
+{
+  std::vector<Quantity> q;
+  for (const auto& name : comps_.names)
+    q.push_back({name + "_rate", "kg/day", units::day,
+                 fmt::format("mass rate of component {} (positive into the reservoir)", name), "well_mass_rate"});
+  return q;
+}
+
+std::vector<Quantity> MulticomponentModel::cell_fields() const
+{
+  std::vector<Quantity> q;
+  q.push_back({"pressure", "bar", 1.0 / units::bar, "pressure", ""});
+  q.push_back({"density", "kg/m3", 1.0, "mixture density", ""});
+  for (const auto& name : comps_.names)
+    q.push_back({"x_" + name, "1", 1.0, fmt::format("mass fraction of component {}", name), "mass_fraction"});
+  return q;
+}
+
+std::vector<std::vector<double>> MulticomponentModel::cell_field_values(std::span<const double> x) const
+{
+  const index_t n = mesh_.ncell;
+  if (x.size() != std::size_t(n) * nc_) throw std::invalid_argument("MulticomponentModel::cell_field_values: size");
+  std::vector<std::vector<double>> f(static_cast<std::size_t>(2 + nc_), std::vector<double>(std::size_t(n)));
+  std::vector<double> y(static_cast<std::size_t>(nc_));
+  for (index_t i = 0; i < n; ++i) {
+    const double* xc = x.data() + std::size_t(i) * nc_;
+    double s = 0.0;
+    for (int k = 0; k + 1 < nc_; ++k) y[k] = xc[1 + k], s += xc[1 + k];
+    y[nc_ - 1] = 1.0 - s;
+    f[0][i] = xc[0] / units::bar;
+    f[1][i] = mixture_density(host_params_, y.data(), xc[0]);
+    for (int k = 0; k < nc_; ++k) f[2 + k][i] = y[k];
+  }
+  return f;
+}
+
+std::string MulticomponentModel::well_summary(const std::vector<WellResult>& results) const
+{
+  std::string s;
+  for (std::size_t w = 0; w < results.size() && w < wells_.size(); ++w) {
+    double q = 0.0;  // total mass rate, counted positive for what the well does (as oil_water's summary)
+    for (const double r : results[w].rates) q += r;
+    if (!wells_[w].injector) q = -q;
+    s += fmt::format("  {} {:.1f} bar {:.1f} kg/d", wells_[w].name, results[w].bhp / units::bar, q * units::day);
+  }
+  return s;
+}
+
+size64_t MulticomponentModel::assembly_bytes() const
+{
+  const size64_t rows = size64_t(mesh_.ncell) * nc_;
+  return (size64_t(pattern_.nnzb()) * nc_ * nc_ + rows + 2 * rows) * size64_t(sizeof(double));
+}
+
+size64_t MulticomponentModel::scratch_bytes() const
+{
+  return (size64_t(mesh_.ncell) * (props_stride(nc_) + 2) + well_scratch_.size()) * size64_t(sizeof(double));
+}
+
+namespace multicomponent {
+
+namespace {
+constexpr std::string_view sections[] = {"components", "initial", "wells"};
+
+std::unique_ptr<Model> create(ExecPtr exec, const Grid& grid, const RockSpec& rock, bool gravity, const ModelInput& input)
+{
+  const auto* in = dynamic_cast<const MulticomponentInput*>(&input);
+  if (!in) throw std::invalid_argument("multicomponent model: input of another model");
+  return std::make_unique<MulticomponentModel>(std::move(exec), grid, rock, gravity, *in);
+}
+}  // namespace
+
+ModelEntry model_entry() { return {"multicomponent", sections, &read_deck, &create}; }
+
+}  // namespace multicomponent
+
+}  // namespace blockres::physics

@@ -1,0 +1,65 @@
+// Well completions and Peaceman well indices, shared by every model.
+#include "physics/wells.hpp"
+
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blockres::physics {
+
+double peaceman_well_index(double kx, double ky, double dx, double dy, double dz, double rw, double skin, const std::string& well,
+                   int k)
+{
+  if (kx <= 0.0 || ky <= 0.0) return 0.0;
+  const double r1 = std::sqrt(ky / kx), r2 = std::sqrt(kx / ky);
+  const double ro = 0.28 * std::sqrt(r1 * dx * dx + r2 * dy * dy) / (std::sqrt(r1) + std::sqrt(r2));
+  const double denom = std::log(ro / rw) + skin;
+  if (!(denom > 0.0))
+    throw std::invalid_argument(fmt::format(
+        "well '{}': ln(r_o/r_w) + skin = {:.4g} <= 0 in layer {} (r_o = {:.4g} m, r_w = {:.4g} m); the well radius is "
+        "too large for the cell or the skin too negative",
+        well, denom, k + 1, ro, rw));
+  return 2.0 * std::numbers::pi * std::sqrt(kx * ky) * dz / denom;
+}
+
+std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, const std::vector<const WellGeometry*>& wells,
+                                     const std::vector<bool>& rate_control)
+{
+  std::vector<WellInfo> out;
+  std::map<index_t, std::string> owner;
+  for (std::size_t n = 0; n < wells.size(); ++n) {
+    const WellGeometry& ws = *wells[n];
+    WellInfo wi;
+    wi.name = ws.name;
+    wi.injector = ws.kind == WellKind::injector;
+    wi.rate_control = rate_control.at(n);
+    wi.i = ws.i, wi.j = ws.j;
+    for (int k = ws.k_top; k <= ws.k_bottom; ++k) {
+      const index_t g = grid.global_index(ws.i, ws.j, k);
+      const index_t a = grid.active_index(g);
+      if (a < 0) continue;  // inactive cell: no connection (as OPM drops them)
+      const int idx = k - ws.k_top;
+      double w;
+      if (!ws.well_index.empty())
+        w = ws.well_index.at(static_cast<std::size_t>(idx));
+      else
+        w = peaceman_well_index(rock.kx[g], rock.ky[g], grid.dx(ws.i), grid.dy(ws.j), grid.dz(k), ws.radius, ws.skin,
+                                ws.name, k);
+      if (auto [it, fresh] = owner.emplace(a, ws.name); !fresh)
+        throw std::invalid_argument(fmt::format("wells '{}' and '{}' both complete cell ({}, {}, {})", it->second,
+                                                ws.name, ws.i + 1, ws.j + 1, k + 1));
+      wi.completions.push_back({ws.i, ws.j, k, a, w, grid.depth()[a]});
+    }
+    if (wi.completions.empty())
+      throw std::invalid_argument(fmt::format("well '{}' has no active cell in layers {}..{} of column ({}, {})", ws.name,
+                                              ws.k_top + 1, ws.k_bottom + 1, ws.i + 1, ws.j + 1));
+    wi.ref_depth = ws.ref_depth.value_or(wi.completions.front().depth);
+    out.push_back(std::move(wi));
+  }
+  return out;
+}
+
+}  // namespace blockres::physics

@@ -1,0 +1,26 @@
+// Well geometry shared by every model: a vertical well completed in a range of layers of one
+// column, its completions in active cells and their well indices (Peaceman or given).
+#pragma once
+
+#include "physics/grid.hpp"
+#include "physics/model.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blockres::physics {
+
+// Peaceman well index of a vertical completion in a cell of size dx x dy x dz:
+// WI = 2 pi sqrt(kx ky) dz / (ln(r_o / r_w) + skin). Throws std::invalid_argument when
+// ln(r_o/r_w) + skin <= 0 (naming the well and the 0-based layer k).
+double peaceman_well_index(double kx, double ky, double dx, double dy, double dz, double rw, double skin,
+                           const std::string& well, int k);
+
+// Completions of each well in active cells (inactive cells are skipped, as OPM does), with their
+// well indices and depths, and the BHP reference depth. Throws std::invalid_argument for a well
+// without an active completion or two wells completing the same cell.
+std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, const std::vector<const WellGeometry*>& wells,
+                                     const std::vector<bool>& rate_control);
+
+}  // namespace blockres::physics
