@@ -101,4 +101,25 @@ struct SolverBenchOptions {
 // result, not a failure).
 int run_solver_bench(const SolverBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
+struct ModelBenchOptions {
+  std::string deck;                     // input deck (its model, grid and solver settings)
+  std::vector<std::string> overrides;   // --set key=value
+  // deck (the deck's own), none, jacobi, block_jacobi (natural blocks; Gauss-Jordan up to 32, LU
+  // above), block_jacobi_lu, ilu0 / ilu0_isai (scalar view), bilu0 / bilu0_isai (block ILU(0)).
+  std::vector<std::string> preconditioners{"deck", "block_jacobi", "bilu0", "bilu0_isai"};
+  int newton_iterations = 3;            // of the first time step, from the initial state
+  double rel_tol = 1e-4;                // relative tolerance of each linear solve
+  double verify_gb = 4.0;               // assembly checked against the CPU when the Jacobian is at most this
+  int reps = 10;
+  int warmup = 2;
+  std::string json_path = "bench_model.json";
+  std::string command_line;
+};
+
+// A deck's model on the CUDA device (bench_model.cpp): assembly throughput against the copy
+// bandwidth of the same run (checked against the CPU assembly), and the first Newton iterations
+// with each preconditioner: assembly, setup and solve times, linear iterations, peak device memory.
+// Returns 1 when the assembly check fails, else 0 (a preconditioner that fails is a result).
+int run_model_bench(const ModelBenchOptions& opt, const std::function<void(const std::string&)>& log);
+
 }  // namespace blockres

@@ -25,4 +25,9 @@ int run_solver_bench(const SolverBenchOptions&, const std::function<void(const s
   throw std::runtime_error("bench solver needs the CUDA backend, and this blockres was built without CUDA");
 }
 
+int run_model_bench(const ModelBenchOptions&, const std::function<void(const std::string&)>&)
+{
+  throw std::runtime_error("bench model needs the CUDA backend, and this blockres was built without CUDA");
+}
+
 }  // namespace blockres

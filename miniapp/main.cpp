@@ -210,6 +210,36 @@ int main(int argc, char** argv)
   solver->add_option("--jacobian", bsv.jacobians, "Jacobian file from 'blockres run --write-jacobian' (repeatable)")
       ->check(CLI::ExistingFile);
 
+  blockres::ModelBenchOptions bm;
+  auto* bmodel = bench->add_subcommand(
+      "model",
+      "a deck's model on the device: assembly throughput against the copy bandwidth (checked against the CPU "
+      "assembly), and the first Newton iterations with each preconditioner: assembly, setup and solve times, linear "
+      "iterations, peak device memory");
+  bmodel->add_option("deck", bm.deck, "input deck (TOML)")->required()->check(CLI::ExistingFile);
+  bmodel->add_option("--set", bm.overrides, "override a deck key: --set dotted.key=value (repeatable)")
+      ->allow_extra_args(false);
+  bmodel
+      ->add_option("--preconditioners", bm.preconditioners,
+                   "deck, none, jacobi, block_jacobi, block_jacobi_lu, ilu0, ilu0_isai, bilu0, bilu0_isai "
+                   "(default deck,block_jacobi,bilu0,bilu0_isai)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"deck", "none", "jacobi", "block_jacobi", "block_jacobi_lu", "ilu0", "ilu0_isai", "bilu0",
+                             "bilu0_isai"}));
+  bmodel->add_option("--newton", bm.newton_iterations, "Newton iterations of the first time step per preconditioner")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  bmodel->add_option("--tol", bm.rel_tol, "relative tolerance of each linear solve")
+      ->check(CLI::Range(1e-14, 0.5))
+      ->capture_default_str();
+  bmodel->add_option("--verify-gb", bm.verify_gb, "check the assembly against the CPU when the Jacobian has at most "
+                                                  "this many GB")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  bmodel->add_option("--reps", bm.reps, "timed assemblies (median reported)")->check(CLI::Range(3, 100000))->capture_default_str();
+  bmodel->add_option("--warmup", bm.warmup, "untimed assemblies first")->check(CLI::Range(0, 1000))->capture_default_str();
+  bmodel->add_option("--json", bm.json_path, "report file (JSON)")->capture_default_str();
+
   blockres::VerifyOptions vo;
   auto* verify = app.add_subcommand(
       "verify",
@@ -291,6 +321,10 @@ int main(int argc, char** argv)
       bsv.solve_section = !solver_no_solve;
       bsv.iteration_section = !solver_no_iteration;
       return blockres::run_solver_bench(bsv, log_line);
+    }
+    if (bmodel->parsed()) {
+      bm.command_line = command_line;
+      return blockres::run_model_bench(bm, log_line);
     }
   } catch (const blockres::InputError& e) {
     fail(e.what());
