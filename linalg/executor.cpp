@@ -97,13 +97,18 @@ void* Executor::allocate(std::size_t bytes) const
     const cudaError_t err = cudaMalloc(&p, bytes);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      throw std::runtime_error(fmt::format("cudaMalloc of {} bytes failed: {}", bytes, cudaGetErrorString(err)));
+      std::size_t free = 0, total = 0;
+      const bool known = cudaMemGetInfo(&free, &total) == cudaSuccess;
+      throw std::runtime_error(fmt::format("device memory: allocating {:.3f} GB ({} bytes) failed: {}{}", bytes / 1e9,
+                                           bytes, cudaGetErrorString(err),
+                                           known ? fmt::format(" ({:.3f} GB free of {:.3f} GB)", free / 1e9, total / 1e9)
+                                                 : std::string()));
     }
     return p;
   }
 #endif
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!p) throw std::bad_alloc();
+  if (!p) throw std::runtime_error(fmt::format("host memory: allocating {:.3f} GB ({} bytes) failed", bytes / 1e9, bytes));
   return p;
 }
 
