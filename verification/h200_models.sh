@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# GPU-machine session for the models (device tool): build with CUDA for sm_90 (once per machine),
+# the `gpu` tests, the multicomponent verification cases on CUDA against their CPU baselines, and
+# `bench model` on the multicomponent decks at benchmark size. Logs and JSON go to $OUT.
+# Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
+#   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
+# Usage there: verification/h200_models.sh [tests|small|large|all]   (default all)
+#   tests  ctest -L gpu (every GPU test and the CUDA runs of every verification case)
+#   small  bench model: nc = 3, 8 at 100^3 = 1M cells
+#   large  bench model: nc = 16 at 1M cells, nc = 32 and 64 at 50x50x40 = 100k cells (the decks' grid)
+set -uo pipefail
+OUT=${OUT:-/tmp/blockres-out}
+mkdir -p "$OUT"
+B=/tmp/blockres-build
+what=${1:-all}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+if [[ ! -x $B/miniapp/blockres ]]; then
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" -DTOMLPP_INCLUDE_DIR="$PWD/.gpu-carry/include" \
+        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  /usr/bin/time -f "build wall %e s" cmake --build $B -j 16 > "$OUT/build.log" 2>&1 ||
+    { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
+  tail -1 "$OUT/build.log"
+fi
+echo "commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (modified tree)')"
+
+if [[ $what == all || $what == tests ]]; then
+  ctest --test-dir $B -L gpu -j 4 --timeout 600 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
+  grep -E "tests passed|Failed|\*\*\*|Skipped" "$OUT/ctest-gpu.log" | tail -30
+fi
+
+bench() {  # name deck preconditioners extra --set arguments...
+  local name=$1 deck=$2 pcs=$3
+  shift 3
+  /usr/bin/time -f "wall %e s" $B/miniapp/blockres bench model inputs/$deck.toml --preconditioners "$pcs" \
+    --json "$OUT/bench_model_$name.json" "$@" > "$OUT/bench_model_$name.txt" 2>&1
+  echo "== $name: exit $?"
+  grep -E "^assembly|^model|  [a-z_0-9]+ +(ilu0|block|error|none)|newton [0-9]|wall" "$OUT/bench_model_$name.txt"
+}
+million=(--set grid.nx=100 --set grid.ny=100 --set grid.nz=100 --set wells.PROD.i=100 --set wells.PROD.j=100
+         --set solver.linear.max_iterations=500)
+if [[ $what == all || $what == small ]]; then
+  bench nc3_1M multicomponent_3 deck,bilu0,bilu0_isai,ilu0 "${million[@]}" --set wells.PROD.j=100
+  bench nc8_1M multicomponent_8 deck,bilu0,bilu0_isai,ilu0 "${million[@]}"
+fi
+if [[ $what == all || $what == large ]]; then
+  bench nc16_1M multicomponent_16 deck,bilu0,bilu0_isai "${million[@]}"
+  bench nc32_100k multicomponent_32 deck,bilu0,bilu0_isai --set solver.linear.max_iterations=500
+  bench nc64_100k multicomponent_64 deck,bilu0,bilu0_isai --set solver.linear.max_iterations=500
+fi
