@@ -65,7 +65,10 @@ void assemble_wells(const Params& P, const Mesh& M, const Wells& W, const double
 {
   // After the cell pass: wells add to rows it has written. No two wells share a cell.
   for (int w = 0; w < W.nwell; ++w) well_setup(P, W, x, props, w);
-  for (int w = 0; w < W.nwell; ++w) well_entries(P, M, W, x, props, R, J, w, 0, 1);
+  for (int w = 0; w < W.nwell; ++w) {
+    well_rates(P, W, x, props, R, w, 0, 1);
+    for (index_t c = W.comp_ptr[w]; c < W.comp_ptr[w + 1]; ++c) well_completion_entries(P, M, W, x, props, J, w, c, 0, 1);
+  }
 }
 
 void norm_terms(const Params& P, const Mesh& M, const double* x, const double* R, double* out)

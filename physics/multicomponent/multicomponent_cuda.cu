@@ -34,11 +34,23 @@ __global__ void well_setup_kernel(Params P, Wells W, const double* __restrict__ 
   if (w < W.nwell) well_setup(P, W, x, props, w);
 }
 
-// One thread block per well, lanes over the nc x nc entries of each block it touches.
-__global__ void well_entries_kernel(Params P, Mesh M, Wells W, const double* __restrict__ x,
-                                    const double* __restrict__ props, double* __restrict__ R, double* __restrict__ J)
+// One warp per well, lanes over the components.
+__global__ void well_rates_kernel(Params P, Wells W, const double* __restrict__ x, const double* __restrict__ props,
+                                  double* __restrict__ R)
 {
-  well_entries(P, M, W, x, props, R, J, blockIdx.x, threadIdx.x, blockDim.x);
+  well_rates(P, W, x, props, R, blockIdx.x, threadIdx.x, blockDim.x);
+}
+
+// One thread block per completion (of all wells), threads over its (c2, entry) items: a well with
+// m completions under rate control has m^2 nc^2 coupling entries (40 completions at nc = 64: 6.6M),
+// which one thread block per well would walk serially.
+__global__ void well_completion_kernel(Params P, Mesh M, Wells W, const double* __restrict__ x,
+                                       const double* __restrict__ props, double* __restrict__ J)
+{
+  const index_t c = blockIdx.x;
+  int w = 0;
+  while (W.comp_ptr[w + 1] <= c) ++w;
+  well_completion_entries(P, M, W, x, props, J, w, c, threadIdx.x, blockDim.x);
 }
 
 __global__ void mass_kernel(Params P, Mesh M, const double* __restrict__ x, double* __restrict__ cell_scratch)
@@ -183,8 +195,12 @@ void assemble_wells(stream_t s, const Params& P, const Mesh& M, const Wells& W, 
   if (W.nwell == 0) return;
   well_setup_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, x, props);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  well_entries_kernel<<<W.nwell, 128, 0, s>>>(P, M, W, x, props, R, J);
+  well_rates_kernel<<<W.nwell, 32, 0, s>>>(P, W, x, props, R);
   BLOCKRES_CUDA_CHECK_LAUNCH();
+  if (W.ncompletion > 0) {
+    well_completion_kernel<<<static_cast<unsigned>(W.ncompletion), 256, 0, s>>>(P, M, W, x, props, J);
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+  }
 }
 
 void norm_terms(stream_t s, const Params& P, const Mesh& M, const double* x, const double* R, double* out,

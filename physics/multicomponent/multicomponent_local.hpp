@@ -336,6 +336,7 @@ BLOCKRES_HD int well_out_stride(int nc) { return 3 + nc; }
 
 struct Wells {
   int nwell = 0;
+  index_t ncompletion = 0;             // comp_ptr[nwell]
   const int* kind = nullptr;
   const int* control = nullptr;
   const double* target = nullptr;      // total mass rate magnitude [kg/s] (rate control)
@@ -513,18 +514,23 @@ BLOCKRES_HD double connection_bhp_derivative(const Connection& q, int nc, int k)
   return q.mode == connection_shut ? 0.0 : q.wi * q.lam * connection_comp(q, nc, k);
 }
 
-// Well step 2 (after well_setup and the cell pass): subtracts the connection rates from R and
-// their derivatives from J in the completed cells' block rows, entries e = lane, lane + group, ...
-// Under rate control the BHP is an implicit function of every completed cell's state:
-// d bhp/d u_c2 = -(dF/du_c2)/(dF/dbhp) couples the cells through W.couple_block (exact Newton,
-// no separate well unknown). Also writes the component rates to out[3..].
-BLOCKRES_HD void well_entries(const Params& P, const Mesh& M, const Wells& W, const double* x, const double* props,
-                              double* R, double* J, int w, int lane, int group)
+// Well step 2 (after well_setup and the cell pass), in two parts that run in parallel over what
+// they write (the block rows of different completions never overlap, nor do different wells'):
+//   well_rates           per well, lanes over k: subtracts the connection rates Q_k from R and
+//                        writes the well's component rates to out[3..];
+//   well_completion_entries  per completion c, lanes over its items: subtracts dQ/du of the cell
+//                        from its diagonal block and, under rate control, the coupling through
+//                        the BHP: d bhp/d u_c2 = -(dF/du_c2)/(dF/dbhp) into block (c, c2) for every
+//                        completion c2 of the well (exact Newton, no separate well unknown).
+// Item t of completion c is entry e = t % nn of the block of c2 = c0 + t / nn (only c2 = c when the
+// well is not coupled); the diagonal and the (c, c) coupling of one entry are updated by the same
+// item, in that order, so the result is the same on every backend and layout.
+BLOCKRES_HD void well_rates(const Params& P, const Wells& W, const double* x, const double* props, double* R, int w,
+                            int lane, int group)
 {
-  const int nc = P.nc, nn = nc * nc;
-  const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1], ncomp = c1 - c0;
+  const int nc = P.nc;
+  const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1];
   double* out = W.out + size64_t(w) * well_out_stride(nc);
-  const double dF_dbhp = out[2];
   for (int k = lane; k < nc; k += group) {
     double q = 0.0;
     for (index_t c = c0; c < c1; ++c) {
@@ -535,23 +541,27 @@ BLOCKRES_HD void well_entries(const Params& P, const Mesh& M, const Wells& W, co
     }
     out[3 + k] = q;
   }
-  for (index_t c = c0; c < c1; ++c) {
-    const Connection cn = connection(P, W, x, props, w, c);
-    double* Jd = J + size64_t(M.diag_block[W.comp_cell[c]]) * nn;
-    for (int e = lane; e < nn; e += group) {
-      const int k = e / nc, v = e - k * nc;
-      Jd[e] -= connection_derivative(cn, nc, k, v);
-    }
-    if (!(dF_dbhp > 0.0)) continue;
-    for (index_t c2 = c0; c2 < c1; ++c2) {
-      const Connection cn2 = connection(P, W, x, props, w, c2);
-      double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + size64_t(c - c0) * ncomp + (c2 - c0)]) * nn;
-      for (int e = lane; e < nn; e += group) {
-        const int k = e / nc, v = e - k * nc;
-        const double dbhp = -connection_total_derivative(cn2, nc, v) / dF_dbhp;
-        Jc[e] -= connection_bhp_derivative(cn, nc, k) * dbhp;
-      }
-    }
+}
+
+BLOCKRES_HD void well_completion_entries(const Params& P, const Mesh& M, const Wells& W, const double* x,
+                                         const double* props, double* J, int w, index_t c, int lane, int group)
+{
+  const int nc = P.nc, nn = nc * nc;
+  const index_t c0 = W.comp_ptr[w], ncomp = W.comp_ptr[w + 1] - c0;
+  const double dF_dbhp = W.out[size64_t(w) * well_out_stride(nc) + 2];
+  const bool coupled = dF_dbhp > 0.0;
+  const Connection cn = connection(P, W, x, props, w, c);
+  double* Jd = J + size64_t(M.diag_block[W.comp_cell[c]]) * nn;
+  const size64_t items = coupled ? size64_t(ncomp) * nn : size64_t(nn);
+  for (size64_t t = lane; t < items; t += group) {
+    const index_t c2 = coupled ? c0 + index_t(t / nn) : c;
+    const int e = int(t % nn), k = e / nc, v = e - k * nc;
+    if (c2 == c) Jd[e] -= connection_derivative(cn, nc, k, v);
+    if (!coupled) continue;
+    const Connection cn2 = connection(P, W, x, props, w, c2);
+    double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + size64_t(c - c0) * ncomp + (c2 - c0)]) * nn;
+    const double dbhp = -connection_total_derivative(cn2, nc, v) / dF_dbhp;
+    Jc[e] -= connection_bhp_derivative(cn, nc, k) * dbhp;
   }
 }
 

@@ -225,6 +225,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   well_scratch_ = Array<double>(exec_, size64_t(comp_cell.size()) * well_scratch_per_completion);
   well_out_ = Array<double>(exec_, size64_t(nw) * well_out_stride(nc));
   wells_view_ = Wells{nw,
+                      static_cast<index_t>(comp_cell.size()),
                       well_kind_.data(),
                       well_control_.data(),
                       well_target_.data(),
