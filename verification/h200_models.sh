@@ -4,7 +4,8 @@
 # `bench model` on the multicomponent decks at benchmark size. Logs and JSON go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
 #   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
-# Usage there: verification/h200_models.sh [tests|small|large|all]   (default all)
+# Usage there: verification/h200_models.sh [tests|small|large|all|profile|agree]   (default all; profile: ncu
+# kernel times; agree: CPU vs CUDA runs of every multicomponent deck compared by verify)
 #   tests  ctest -L gpu (every GPU test and the CUDA runs of every verification case)
 #   small  bench model: nc = 3, 8 at 100^3 = 1M cells
 #   large  bench model: nc = 16 at 1M cells, nc = 32 and 64 at 50x50x40 = 100k cells (the decks' grid)
@@ -46,7 +47,46 @@ if [[ $what == all || $what == small ]]; then
   bench nc8_1M multicomponent_8 deck,bilu0,bilu0_isai,ilu0 "${million[@]}"
 fi
 if [[ $what == all || $what == large ]]; then
-  bench nc16_1M multicomponent_16 deck,bilu0,bilu0_isai "${million[@]}"
-  bench nc32_100k multicomponent_32 deck,bilu0,bilu0_isai --set solver.linear.max_iterations=500
-  bench nc64_100k multicomponent_64 deck,bilu0,bilu0_isai --set solver.linear.max_iterations=500
+  # bilu0_isai: the block ISAI generation takes 40 s (nc 16, 1M cells) to 100 s (nc 64) per setup.
+  pcs=${LARGE_PRECONDITIONERS:-deck,bilu0,bilu0_isai}
+  bench nc16_1M multicomponent_16 $pcs "${million[@]}"
+  bench nc32_100k multicomponent_32 $pcs --set solver.linear.max_iterations=500
+  bench nc64_100k multicomponent_64 $pcs --set solver.linear.max_iterations=500
+fi
+if [[ $what == profile ]]; then
+  # Kernel times of one assembly (ncu), nc = 3 and 8 at 1M cells and nc = 64 at 100k cells.
+  for spec in "3 multicomponent_3" "8 multicomponent_8" "64 multicomponent_64"; do
+    set -- $spec
+    args=(--preconditioners none --newton 1 --reps 3 --warmup 0 --verify-gb 0 --json /tmp/p.json)
+    [[ $1 != 64 ]] && args+=("${million[@]}")
+    ncu --metrics gpu__time_duration.sum -k regex:"props|cells|well|reduce|mass" --launch-skip 0 --launch-count 12 \
+      $B/miniapp/blockres bench model inputs/$2.toml "${args[@]}" > "$OUT/ncu_nc$1.txt" 2>&1
+    echo "== ncu nc$1: exit $?"
+    grep -E "^\s+[a-z_]+.*\(|gpu__time_duration" "$OUT/ncu_nc$1.txt" | paste - - | awk '{print $1, $(NF)}' | head -12
+  done
+fi
+if [[ $what == agree ]]; then
+  # CPU and CUDA runs of the same deck compared field by field (rel 1e-6, abs 1e-6 in the file's units):
+  # the nc = 3, 8, 16 decks as shipped, nc = 32 and 64 shortened (12x12x6 cells, 2 days).
+  A=/tmp/blockres-agree
+  short=(--set grid.nx=12 --set grid.ny=12 --set grid.nz=6 --set wells.PROD.i=12 --set wells.PROD.j=12
+         --set schedule.end_time=2 --set schedule.report_interval=1)
+  agree() {  # deck extra args...
+    local deck=$1
+    shift
+    for be in cpu cuda; do
+      timeout 400 $B/miniapp/blockres run inputs/$deck.toml --backend $be --output $A/$be --set output.vtk=false "$@" \
+        > "$OUT/agree_${deck}_$be.log" 2>&1 &
+    done
+    wait
+    $B/miniapp/blockres verify $A/cuda/$deck.h5 --baseline $A/cpu/$deck.h5 --rtol 1e-6 --atol 1e-6 \
+      > "$OUT/agree_${deck}.txt" 2>&1
+    echo "== agree $deck: exit $? | $(grep -E '^verify:' "$OUT/agree_${deck}.txt") | cpu $(grep -E '^done' "$OUT/agree_${deck}_cpu.log") | cuda $(grep -E '^done' "$OUT/agree_${deck}_cuda.log")"
+    grep -E "^time:" "$OUT/agree_${deck}_cpu.log" "$OUT/agree_${deck}_cuda.log" | cut -c1-160
+  }
+  agree multicomponent_3
+  agree multicomponent_8
+  agree multicomponent_16
+  agree multicomponent_32 "${short[@]}"
+  agree multicomponent_64 "${short[@]}"
 fi

@@ -28,10 +28,35 @@ __global__ void prepare_wells_kernel(Params P, Wells W, const double* __restrict
   if (w < W.nwell) prepare_well(P, W, x, w);
 }
 
-__global__ void well_setup_kernel(Params P, Wells W, const double* __restrict__ x, const double* __restrict__ props)
+// One warp per well: lanes over the completions for the connection set-up, then over the
+// breakpoints for the BHP bracket (merged by shuffles), lane 0 finishes.
+__global__ void __launch_bounds__(32) well_setup_kernel(Params P, Wells W, const double* __restrict__ x,
+                                                        const double* __restrict__ props)
 {
-  const int w = blockIdx.x * blockDim.x + threadIdx.x;
-  if (w < W.nwell) well_setup(P, W, x, props, w);
+  const int w = blockIdx.x, lane = threadIdx.x;
+  const index_t c0 = W.comp_ptr[w], ncomp = W.comp_ptr[w + 1] - c0;
+  for (index_t c = lane; c < ncomp; c += 32) well_connection_setup(P, W, x, props, w, c);
+  __syncwarp();
+  BhpBracket br;
+  if (W.control[w] != control_bhp) {
+    const double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+    const double goal = well_rate_goal(W, w);
+    for (index_t k = lane; k < ncomp; k += 32) {
+      const double bp = scr[size64_t(k) * well_scratch_per_completion];
+      bracket_add(br, bp, well_rate_at(scr, ncomp, bp), goal);
+    }
+    for (int off = 16; off > 0; off /= 2) {
+      BhpBracket o;
+      o.has_lo = __shfl_down_sync(0xffffffffu, int(br.has_lo), off) != 0;
+      o.has_hi = __shfl_down_sync(0xffffffffu, int(br.has_hi), off) != 0;
+      o.lo = __shfl_down_sync(0xffffffffu, br.lo, off);
+      o.flo = __shfl_down_sync(0xffffffffu, br.flo, off);
+      o.hi = __shfl_down_sync(0xffffffffu, br.hi, off);
+      o.fhi = __shfl_down_sync(0xffffffffu, br.fhi, off);
+      bracket_merge(br, o);
+    }
+  }
+  if (lane == 0) well_setup_finish(P, W, w, br);
 }
 
 // One warp per well, lanes over the components.
@@ -193,7 +218,7 @@ void assemble_wells(stream_t s, const Params& P, const Mesh& M, const Wells& W, 
                     double* R, double* J)
 {
   if (W.nwell == 0) return;
-  well_setup_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, x, props);
+  well_setup_kernel<<<W.nwell, 32, 0, s>>>(P, W, x, props);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   well_rates_kernel<<<W.nwell, 32, 0, s>>>(P, W, x, props, R);
   BLOCKRES_CUDA_CHECK_LAUNCH();

@@ -1,5 +1,5 @@
 // Pass-2 launchers of the multicomponent model with nc fixed at compile time (the sizes that pay:
-// 1-4 one thread per cell, 8/16/32/64 a thread group per cell; multicomponent_cuda.cuh).
+// 1-2 one thread per cell, 3/4/8/16/32/64 a thread group per cell; multicomponent_cuda.cuh).
 #include "physics/multicomponent/multicomponent_cuda.cuh"
 
 namespace blockres::physics::multicomponent::cuda {
@@ -8,11 +8,11 @@ template <int NC>
 void assemble_cells_fixed(stream_t s, const Params& P, const Mesh& M, const double* x, const double* x0,
                           const double* props, double dt, double* R, double* J)
 {
-  if constexpr (NC <= 4) {
+  if constexpr (NC <= 2) {
     detail::cells_thread_kernel<NC><<<detail::blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x, x0, props, dt, R, J);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   } else {
-    constexpr int group = NC * NC < detail::cells_threads ? (NC * NC + 31) / 32 * 32 : detail::cells_threads;
+    constexpr int group = detail::group_size(NC);
     constexpr int ept = (NC * NC + group - 1) / group;
     detail::launch_cells_group<NC, ept>(s, P, M, x, x0, props, dt, R, J);
   }

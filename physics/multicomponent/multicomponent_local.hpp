@@ -259,10 +259,13 @@ BLOCKRES_HD double accumulation_derivative(const Params& P, const double* xc, co
 // written exactly once (blocks no face touches are zeroed), so poisoned outputs are overwritten.
 // NC > 0 fixes nc at compile time (NC == P.nc); NC == 0 is the run-time path.
 // Requires EPT * group >= nc^2 and RPT * group >= nc.
+// `faces`: the row's face terms precomputed in face order (the GPU group kernels share them
+// through shared memory), or nullptr to compute them here; the values are the same.
+inline constexpr int max_shared_faces = 6;  // TPFA on a Cartesian grid
 template <int NC, int EPT, int RPT>
 BLOCKRES_HD void assemble_cell_entries(const Params& P, const Mesh& M, const double* x, const double* x0,
                                        const double* props, double dt, double* R, double* J, index_t i, int lane,
-                                       int group)
+                                       int group, const FaceTerm* faces = nullptr)
 {
   const int nc = NC > 0 ? NC : P.nc;
   const int nn = nc * nc;
@@ -292,7 +295,7 @@ BLOCKRES_HD void assemble_cell_entries(const Params& P, const Mesh& M, const dou
     res[m] = accumulation_residual(P, xc, x0c, pr, nc, lane + m * group, inv_dt);
   }
   for (index_t n = M.nbr_ptr[i]; n < M.nbr_ptr[i + 1]; ++n) {
-    const FaceTerm f = face_term(P, M, x, props, i, n, nc);
+    const FaceTerm f = faces ? faces[n - M.nbr_ptr[i]] : face_term(P, M, x, props, i, n, nc);
     double* Jo = J + size64_t(f.off_block) * nn;
     BLOCKRES_MC_UNROLL
     for (int m = 0; m < EPT; ++m) {
@@ -381,64 +384,86 @@ BLOCKRES_HD void prepare_well(const Params& P, const Wells& W, const double* x, 
 
 // BHP that makes the total mass rate F(bhp) = sum_c slope_c(bhp) (bhp - bp_c) equal `goal`. F is
 // continuous, piecewise linear and non-decreasing with a kink at each breakpoint, so the root
-// is exact from the values at the breakpoints. false when no BHP reaches the goal.
-BLOCKRES_HD bool solve_well_bhp(const double* scratch, index_t ncomp, double goal, double& bhp)
+// is exact from the values at the breakpoints: the highest breakpoint with F <= goal (lo) and the
+// lowest with F >= goal (hi) bracket it. Evaluating F at every breakpoint costs m^2 for m
+// completions, so the GPU spreads the breakpoints over a warp and merges the brackets
+// (bracket_merge gives the result of the sequential loop: equal breakpoints have equal F).
+BLOCKRES_HD double well_rate_at(const double* scratch, index_t ncomp, double b)
 {
-  auto F = [&](double b) {
-    double f = 0.0;
-    for (index_t c = 0; c < ncomp; ++c) {
-      const double* s = scratch + size64_t(c) * well_scratch_per_completion;
-      f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
-    }
-    return f;
-  };
+  double f = 0.0;
+  for (index_t c = 0; c < ncomp; ++c) {
+    const double* s = scratch + size64_t(c) * well_scratch_per_completion;
+    f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
+  }
+  return f;
+}
+struct BhpBracket {
   bool has_lo = false, has_hi = false;
   double lo = 0, flo = 0, hi = 0, fhi = 0;
-  for (index_t k = 0; k < ncomp; ++k) {
-    const double bp = scratch[size64_t(k) * well_scratch_per_completion];
-    const double f = F(bp);
-    if (f <= goal && (!has_lo || bp > lo)) has_lo = true, lo = bp, flo = f;
-    if (f >= goal && (!has_hi || bp < hi)) has_hi = true, hi = bp, fhi = f;
-  }
-  if (has_lo && flo == goal) return bhp = lo, true;
-  if (has_lo && has_hi) return bhp = (fhi == flo) ? lo : lo + (goal - flo) * (hi - lo) / (fhi - flo), true;
+};
+BLOCKRES_HD void bracket_add(BhpBracket& br, double bp, double f, double goal)
+{
+  if (f <= goal && (!br.has_lo || bp > br.lo)) br.has_lo = true, br.lo = bp, br.flo = f;
+  if (f >= goal && (!br.has_hi || bp < br.hi)) br.has_hi = true, br.hi = bp, br.fhi = f;
+}
+BLOCKRES_HD void bracket_merge(BhpBracket& a, const BhpBracket& b)
+{
+  if (b.has_lo && (!a.has_lo || b.lo > a.lo)) a.has_lo = true, a.lo = b.lo, a.flo = b.flo;
+  if (b.has_hi && (!a.has_hi || b.hi < a.hi)) a.has_hi = true, a.hi = b.hi, a.fhi = b.fhi;
+}
+// false when no BHP reaches the goal.
+BLOCKRES_HD bool finish_well_bhp(const double* scratch, index_t ncomp, const BhpBracket& br, double goal, double& bhp)
+{
+  if (br.has_lo && br.flo == goal) return bhp = br.lo, true;
+  if (br.has_lo && br.has_hi)
+    return bhp = (br.fhi == br.flo) ? br.lo : br.lo + (goal - br.flo) * (br.hi - br.lo) / (br.fhi - br.flo), true;
   double slope = 0.0;
-  for (index_t c = 0; c < ncomp; ++c) slope += scratch[size64_t(c) * well_scratch_per_completion + (has_lo ? 2 : 1)];
+  for (index_t c = 0; c < ncomp; ++c) slope += scratch[size64_t(c) * well_scratch_per_completion + (br.has_lo ? 2 : 1)];
   if (!(slope > 0.0)) return false;
-  bhp = has_lo ? lo + (goal - flo) / slope : hi - (fhi - goal) / slope;
+  bhp = br.has_lo ? br.lo + (goal - br.flo) / slope : br.hi - (br.fhi - goal) / slope;
   return true;
 }
 
-// Well step 1 (one thread per well, after pass 1): the BHP (solved for rate control, switching to
-// BHP control at the limit), each connection's mode and mobility, into scratch and out[0..2].
+// Well step 1 (after pass 1), in three parts: well_connection_setup per completion (breakpoint
+// p - head and slopes into scratch), the bracket of the BHP over the breakpoints (rate control),
+// and well_setup_finish per well: the BHP (solved for rate control, switching to BHP control at
+// the limit), each connection's mode and mobility, into scratch and out[0..2].
 // A connection with bhp + head > p injects: an injector's the injected composition with the
 // injected mixture's rho/mu at the cell pressure; a producer's connection is then shut (no
 // back-flow into the reservoir). Otherwise it produces the cell's fluid (composition, rho/mu).
-BLOCKRES_HD void well_setup(const Params& P, const Wells& W, const double* x, const double* props, int w)
+BLOCKRES_HD void well_connection_setup(const Params& P, const Wells& W, const double* x, const double* props, int w,
+                                       index_t c)
 {
   const int nc = P.nc, stride = props_stride(nc);
-  const index_t c0 = W.comp_ptr[w], ncomp = W.comp_ptr[w + 1] - c0;
-  double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+  const index_t c0 = W.comp_ptr[w];
+  double* s = W.scratch + size64_t(c0 + c) * well_scratch_per_completion;
   const double head_grad = W.head_density[w] * P.gravity;
   const bool injector = W.kind[w] == well_injector;
   const double* y = W.inj_comp + size64_t(w) * nc;
-  for (index_t c = 0; c < ncomp; ++c) {
-    const index_t cell = W.comp_cell[c0 + c];
-    const double p = x[size64_t(cell) * nc];
-    const double wi = W.comp_wi[c0 + c];
-    double* s = scr + size64_t(c) * well_scratch_per_completion;
-    s[0] = p - head_grad * (W.comp_depth[c0 + c] - W.ref_depth[w]);
-    s[1] = wi * props[size64_t(cell) * stride + prop_lam];
-    double dlam = 0.0, rho = 0.0;
-    s[2] = injector ? wi * injected_mobility(P, y, p, dlam, rho) : 0.0;
-    s[6] = dlam;
-  }
+  const index_t cell = W.comp_cell[c0 + c];
+  const double p = x[size64_t(cell) * nc];
+  const double wi = W.comp_wi[c0 + c];
+  s[0] = p - head_grad * (W.comp_depth[c0 + c] - W.ref_depth[w]);
+  s[1] = wi * props[size64_t(cell) * stride + prop_lam];
+  double dlam = 0.0, rho = 0.0;
+  s[2] = injector ? wi * injected_mobility(P, y, p, dlam, rho) : 0.0;
+  s[6] = dlam;
+}
+BLOCKRES_HD double well_rate_goal(const Wells& W, int w)
+{
+  return W.kind[w] == well_injector ? W.target[w] : -W.target[w];
+}
+BLOCKRES_HD void well_setup_finish(const Params& P, const Wells& W, int w, const BhpBracket& br)
+{
+  const int nc = P.nc;
+  const index_t c0 = W.comp_ptr[w], ncomp = W.comp_ptr[w + 1] - c0;
+  double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+  const bool injector = W.kind[w] == well_injector;
   bool at_bhp = W.control[w] == control_bhp;
   double bhp = W.bhp_value[w];
   if (!at_bhp) {
-    const double goal = injector ? W.target[w] : -W.target[w];
     double b = 0.0;
-    const bool reachable = solve_well_bhp(scr, ncomp, goal, b);
+    const bool reachable = finish_well_bhp(scr, ncomp, br, well_rate_goal(W, w), b);
     const bool beyond = injector ? b > W.bhp_value[w] : b < W.bhp_value[w];
     if (reachable && !beyond)
       bhp = b;
@@ -461,6 +486,24 @@ BLOCKRES_HD void well_setup(const Params& P, const Wells& W, const double* x, co
   out[0] = bhp;
   out[1] = at_bhp ? 1.0 : 0.0;
   out[2] = (!at_bhp && dF_dbhp > 0.0) ? dF_dbhp : 0.0;
+}
+
+
+// The whole of well step 1 for well w on one thread (the CPU path).
+BLOCKRES_HD void well_setup(const Params& P, const Wells& W, const double* x, const double* props, int w)
+{
+  const index_t c0 = W.comp_ptr[w], ncomp = W.comp_ptr[w + 1] - c0;
+  for (index_t c = 0; c < ncomp; ++c) well_connection_setup(P, W, x, props, w, c);
+  BhpBracket br;
+  if (W.control[w] != control_bhp) {
+    const double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+    const double goal = well_rate_goal(W, w);
+    for (index_t k = 0; k < ncomp; ++k) {
+      const double bp = scr[size64_t(k) * well_scratch_per_completion];
+      bracket_add(br, bp, well_rate_at(scr, ncomp, bp), goal);
+    }
+  }
+  well_setup_finish(P, W, w, br);
 }
 
 // Connection c's component k mass rate Q_k = WI lam dp z_k (z = x_cell or y) and its derivatives.
