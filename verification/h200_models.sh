@@ -42,9 +42,10 @@ bench() {  # name deck preconditioners extra --set arguments...
 }
 million=(--set grid.nx=100 --set grid.ny=100 --set grid.nz=100 --set wells.PROD.i=100 --set wells.PROD.j=100
          --set solver.linear.max_iterations=500)
+small_pcs=${SMALL_PRECONDITIONERS:-deck,bilu0,bilu0_isai,ilu0}
 if [[ $what == all || $what == small ]]; then
-  bench nc3_1M multicomponent_3 deck,bilu0,bilu0_isai,ilu0 "${million[@]}" --set wells.PROD.j=100
-  bench nc8_1M multicomponent_8 deck,bilu0,bilu0_isai,ilu0 "${million[@]}"
+  bench nc3_1M multicomponent_3 $small_pcs "${million[@]}" --set wells.PROD.j=100
+  bench nc8_1M multicomponent_8 $small_pcs "${million[@]}"
 fi
 if [[ $what == all || $what == large ]]; then
   # bilu0_isai: the block ISAI generation takes 40 s (nc 16, 1M cells) to 100 s (nc 64) per setup.
@@ -93,4 +94,17 @@ if [[ $what == agree ]]; then
   agree multicomponent_16
   agree multicomponent_32 "${short[@]}"
   agree multicomponent_64 "${short[@]}"
+fi
+if [[ $what == profile-detail ]]; then
+  # ncu sections of the two assembly passes (occupancy, memory throughput, registers), nc = 8 at 1M cells
+  # and nc = 64 at 100k cells.
+  for spec in "8 multicomponent_8" "64 multicomponent_64"; do
+    set -- $spec
+    args=(--preconditioners none --newton 1 --reps 3 --warmup 0 --verify-gb 0 --json /tmp/p.json)
+    [[ $1 != 64 ]] && args+=("${million[@]}")
+    ncu --section SpeedOfLight --section Occupancy --section LaunchStats -k regex:"props_kernel|cells_" \
+      --launch-count 2 $B/miniapp/blockres bench model inputs/$2.toml "${args[@]}" > "$OUT/ncu_detail_nc$1.txt" 2>&1
+    echo "== ncu detail nc$1: exit $?"
+    grep -E "^  [a-zA-Z_].*\(|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Block Limit Shared|Dynamic Shared|Static Shared" "$OUT/ncu_detail_nc$1.txt" | cut -c1-110
+  done
 fi

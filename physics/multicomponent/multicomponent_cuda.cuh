@@ -28,16 +28,21 @@ struct GroupLayout {
   int group;            // threads per cell
   int cells_per_block;
 };
+// Threads per block of the group kernel: 1024 for the fixed nc = 32, 64 (one cell per block, at
+// most 4 entries per lane: with 256 threads nc = 64 kept 16 diagonal accumulators per lane, used
+// 250 registers and ran at 12.5% occupancy on the H200), else cells_threads.
+template <int NC>
+inline constexpr int block_threads = NC >= 32 ? 1024 : cells_threads;
 // nc^2 lanes per cell up to a warp (so a warp writes whole neighbouring blocks), else nc^2 rounded
-// up to a multiple of 32 and capped at cells_threads.
-constexpr int group_size(int nc)
+// up to a multiple of 32 and capped at the block's threads.
+constexpr int group_size(int nc, int threads = cells_threads)
 {
-  return nc * nc <= 32 ? nc * nc : (nc * nc + 31) / 32 * 32 < cells_threads ? (nc * nc + 31) / 32 * 32 : cells_threads;
+  return nc * nc <= 32 ? nc * nc : (nc * nc + 31) / 32 * 32 < threads ? (nc * nc + 31) / 32 * 32 : threads;
 }
-inline GroupLayout group_layout(int nc)
+inline GroupLayout group_layout(int nc, int threads = cells_threads)
 {
-  const int g = group_size(nc);
-  return {g, cells_threads / g};
+  const int g = group_size(nc, threads);
+  return {g, threads / g};
 }
 inline unsigned blocks_for(size64_t n, int per_block)
 {
@@ -57,31 +62,43 @@ __global__ void __launch_bounds__(128) cells_thread_kernel(Params P, Mesh M, con
 // The row's face terms are computed once per cell by its first lanes into shared memory (every
 // lane needs all of them; computed per lane they are chains of dependent global loads).
 template <int NC, int EPT>
-__global__ void __launch_bounds__(cells_threads) cells_group_kernel(Params P, Mesh M, const double* __restrict__ x,
+__global__ void __launch_bounds__(block_threads<NC>) cells_group_kernel(Params P, Mesh M, const double* __restrict__ x,
                                                                    const double* __restrict__ x0,
                                                                    const double* __restrict__ props, double dt,
                                                                    double* __restrict__ R, double* __restrict__ J,
                                                                    int group)
 {
-  // Cells per thread block: fixed nc from its group size; the run-time path has nc >= 5 (group >= 25).
-  constexpr int max_cells = cells_threads / (NC > 0 ? group_size(NC) : 25);
+  // Cells per thread block: fixed nc from its group size; the run-time path has nc >= 5 (group >= 25)
+  // and at most 64 components over the cells of a block (10 x 5, 4 x 7, 2 x 15, 1 x 63, ...).
+  constexpr int max_cells = block_threads<NC> / (NC > 0 ? group_size(NC, block_threads<NC>) : 25);
+  constexpr int max_cell_components = NC > 0 ? max_cells * NC : max_components;
   __shared__ FaceTerm faces[max_cells][max_shared_faces];
+  __shared__ double vectors[max_cell_components * max_shared_faces * 6];
+  const int nc = NC > 0 ? NC : P.nc;
   const int g = threadIdx.x / group, lane = threadIdx.x - g * group;
   const index_t i = index_t(blockIdx.x) * (blockDim.x / group) + g;
   const bool active = i < M.ncell && g < max_cells;
   const index_t nf = active ? M.nbr_ptr[i + 1] - M.nbr_ptr[i] : 0;
   const bool shared = nf <= max_shared_faces;
+  double* vec = vectors + size64_t(g) * max_shared_faces * face_vector_doubles(nc);
   if (shared)
-    for (index_t q = lane; q < nf; q += group) faces[g][q] = face_term(P, M, x, props, i, M.nbr_ptr[i] + q, P.nc);
+    for (index_t q = lane; q < nf; q += group) faces[g][q] = face_term(P, M, x, props, i, M.nbr_ptr[i] + q, nc);
   __syncthreads();
-  if (active) assemble_cell_entries<NC, EPT, 1>(P, M, x, x0, props, dt, R, J, i, lane, group, shared ? faces[g] : nullptr);
+  if (shared)
+    for (index_t t = lane; t < nf * nc; t += group)
+      face_vector_entry(faces[g][t / nc], nc, int(t % nc), vec + size64_t(t / nc) * face_vector_doubles(nc));
+  __syncthreads();
+  if (active) {
+    if (!shared) __trap();  // the model refuses rows of more than max_shared_faces faces
+    assemble_cell_entries<NC, EPT, 1, true>(P, M, x, x0, props, dt, R, J, i, lane, group, faces[g], vec);
+  }
 }
 
 template <int NC, int EPT>
 void launch_cells_group(stream_t s, const Params& P, const Mesh& M, const double* x, const double* x0,
                         const double* props, double dt, double* R, double* J)
 {
-  const GroupLayout L = group_layout(P.nc);
+  const GroupLayout L = group_layout(P.nc, block_threads<NC>);
   cells_group_kernel<NC, EPT><<<blocks_for(M.ncell, L.cells_per_block), L.group * L.cells_per_block, 0, s>>>(
       P, M, x, x0, props, dt, R, J, L.group);
   BLOCKRES_CUDA_CHECK_LAUNCH();

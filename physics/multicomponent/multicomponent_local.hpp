@@ -212,25 +212,44 @@ BLOCKRES_HD FaceTerm face_term(const Params& P, const Mesh& M, const double* x, 
   return f;
 }
 
-// Mass flux of component k from a to b: F x_k,up + D rho_face (x_k,a - x_k,b).
-BLOCKRES_HD double face_flux(const FaceTerm& f, int nc, int k)
+// A face's per-component vectors, so that each Jacobian entry of its two blocks is a few
+// products: for q = 0..nc-1 (as the unknown v or the component k),
+//   [0] dF/du_q of cell a, [1] of cell b (F = T lambda_up dPhi), [2] d rho/du_q of a, [3] of b,
+//   [4] x_q,up, [5] x_q,a - x_q,b;
+// stored vector after vector (stride nc): face_vector_doubles(nc) per face.
+BLOCKRES_HD int face_vector_doubles(int nc) { return 6 * nc; }
+BLOCKRES_HD void face_vector_entry(const FaceTerm& f, int nc, int q, double* vec)
 {
-  const double xka = comp_of(f.xa, f.pa, nc, k), xkb = comp_of(f.xb, f.pb, nc, k);
-  return f.F * (f.up_a ? xka : xkb) + f.D * f.rho_face * (xka - xkb);
+  for (int side = 0; side < 2; ++side) {
+    const bool side_a = side == 0;
+    const double* pc = side_a ? f.pa : f.pb;
+    const double s = side_a ? 1.0 : -1.0;
+    const bool is_up = side_a == f.up_a;
+    const double drho = pc[prop_drho + q];
+    const double ddphi = (q == 0 ? s : 0.0) - 0.5 * drho * f.gdz;
+    vec[side * nc + q] = f.trans * ((is_up ? pc[prop_dlam(nc) + q] * f.dphi : 0.0) + f.lam_up * ddphi);
+    vec[(2 + side) * nc + q] = drho;
+  }
+  const double xka = comp_of(f.xa, f.pa, nc, q), xkb = comp_of(f.xb, f.pb, nc, q);
+  vec[4 * nc + q] = f.up_a ? xka : xkb;
+  vec[5 * nc + q] = xka - xkb;
+}
+
+// Mass flux of component k from a to b: F x_k,up + D rho_face (x_k,a - x_k,b).
+BLOCKRES_HD double face_flux(const FaceTerm& f, const double* vec, int nc, int k)
+{
+  return f.F * vec[4 * nc + k] + f.D * f.rho_face * vec[5 * nc + k];
 }
 
 // d face_flux_k / d u_v of cell a (side_a) or b.
-BLOCKRES_HD double face_flux_derivative(const FaceTerm& f, int nc, int k, int v, bool side_a)
+BLOCKRES_HD double face_flux_derivative(const FaceTerm& f, const double* vec, int nc, int k, int v, bool side_a)
 {
-  const double* pc = side_a ? f.pa : f.pb;
   const double s = side_a ? 1.0 : -1.0;
   const bool is_up = side_a == f.up_a;
-  const double drho = pc[prop_drho + v];
-  const double ddphi = (v == 0 ? s : 0.0) - 0.5 * drho * f.gdz;
-  const double dF = f.trans * ((is_up ? pc[prop_dlam(nc) + v] * f.dphi : 0.0) + f.lam_up * ddphi);
-  const double xka = comp_of(f.xa, f.pa, nc, k), xkb = comp_of(f.xb, f.pb, nc, k);
   const double dc = dcomp(nc, k, v);
-  return dF * (f.up_a ? xka : xkb) + (is_up ? f.F * dc : 0.0) + f.D * (0.5 * drho * (xka - xkb) + f.rho_face * s * dc);
+  const int side = side_a ? 0 : 1;
+  return vec[side * nc + v] * vec[4 * nc + k] + (is_up ? f.F * dc : 0.0) +
+         f.D * (0.5 * vec[(2 + side) * nc + v] * vec[5 * nc + k] + f.rho_face * s * dc);
 }
 
 // Accumulation and reaction of cell i: residual entry k and Jacobian entry (k, v) of the diagonal block.
@@ -259,13 +278,14 @@ BLOCKRES_HD double accumulation_derivative(const Params& P, const double* xc, co
 // written exactly once (blocks no face touches are zeroed), so poisoned outputs are overwritten.
 // NC > 0 fixes nc at compile time (NC == P.nc); NC == 0 is the run-time path.
 // Requires EPT * group >= nc^2 and RPT * group >= nc.
-// `faces`: the row's face terms precomputed in face order (the GPU group kernels share them
-// through shared memory), or nullptr to compute them here; the values are the same.
+// STAGED: `faces` and `vectors` hold the row's face terms and face vectors (face_vector_entry) in
+// face order (the GPU group kernels stage them in shared memory); otherwise both are computed here,
+// one face at a time. The values are the same.
 inline constexpr int max_shared_faces = 6;  // TPFA on a Cartesian grid
-template <int NC, int EPT, int RPT>
+template <int NC, int EPT, int RPT, bool STAGED = false>
 BLOCKRES_HD void assemble_cell_entries(const Params& P, const Mesh& M, const double* x, const double* x0,
                                        const double* props, double dt, double* R, double* J, index_t i, int lane,
-                                       int group, const FaceTerm* faces = nullptr)
+                                       int group, const FaceTerm* faces = nullptr, const double* vectors = nullptr)
 {
   const int nc = NC > 0 ? NC : P.nc;
   const int nn = nc * nc;
@@ -295,20 +315,28 @@ BLOCKRES_HD void assemble_cell_entries(const Params& P, const Mesh& M, const dou
     res[m] = accumulation_residual(P, xc, x0c, pr, nc, lane + m * group, inv_dt);
   }
   for (index_t n = M.nbr_ptr[i]; n < M.nbr_ptr[i + 1]; ++n) {
-    const FaceTerm f = faces ? faces[n - M.nbr_ptr[i]] : face_term(P, M, x, props, i, n, nc);
+    const index_t q = n - M.nbr_ptr[i];
+    const FaceTerm f = STAGED ? faces[q] : face_term(P, M, x, props, i, n, nc);
+    // STAGED: the caller staged every face's vectors (GPU group kernels); else one face at a time here.
+    double local[STAGED ? 1 : 6 * (NC > 0 ? NC : max_components)];
+    const double* vec = local;
+    if (STAGED)
+      vec = vectors + size64_t(q) * face_vector_doubles(nc);
+    else
+      for (int c = 0; c < nc; ++c) face_vector_entry(f, nc, c, local);
     double* Jo = J + size64_t(f.off_block) * nn;
     BLOCKRES_MC_UNROLL
     for (int m = 0; m < EPT; ++m) {
       if (m >= me) break;
       const int e = lane + m * group;
       const int k = e / nc, v = e - k * nc;
-      diag[m] += f.sgn * face_flux_derivative(f, nc, k, v, f.own_is_a);
-      Jo[e] = f.sgn * face_flux_derivative(f, nc, k, v, !f.own_is_a);
+      diag[m] += f.sgn * face_flux_derivative(f, vec, nc, k, v, f.own_is_a);
+      Jo[e] = f.sgn * face_flux_derivative(f, vec, nc, k, v, !f.own_is_a);
     }
     BLOCKRES_MC_UNROLL
     for (int m = 0; m < RPT; ++m) {
       if (m >= mr) break;
-      res[m] += f.sgn * face_flux(f, nc, lane + m * group);
+      res[m] += f.sgn * face_flux(f, vec, nc, lane + m * group);
     }
   }
   double* Jd = J + size64_t(M.diag_block[i]) * nn;

@@ -150,6 +150,10 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
       nbr_block.push_back(pattern_.find(i, j));
     }
     nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
+    // The CUDA assembly stages a row's faces in shared memory (multicomponent_cuda.cuh).
+    if (nbr_ptr[i + 1] - nbr_ptr[i] > multicomponent::max_shared_faces)
+      throw std::invalid_argument(fmt::format("multicomponent: cell {} has {} faces, more than the {} of a Cartesian grid",
+                                              i, nbr_ptr[i + 1] - nbr_ptr[i], multicomponent::max_shared_faces));
     diag_block[i] = pattern_.find(i, i);
     for (index_t b = pattern_.row_ptr[i]; b < pattern_.row_ptr[i + 1]; ++b) {
       const index_t c = pattern_.col_ind[b];
