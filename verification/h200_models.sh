@@ -102,9 +102,11 @@ if [[ $what == profile-detail ]]; then
     set -- $spec
     args=(--preconditioners none --newton 1 --reps 3 --warmup 0 --verify-gb 0 --json /tmp/p.json)
     [[ $1 != 64 ]] && args+=("${million[@]}")
-    ncu --section SpeedOfLight --section Occupancy --section LaunchStats -k regex:"props_kernel|cells_" \
+    ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section MemoryWorkloadAnalysis -k regex:"props_kernel|cells_" \
       --launch-count 2 $B/miniapp/blockres bench model inputs/$2.toml "${args[@]}" > "$OUT/ncu_detail_nc$1.txt" 2>&1
     echo "== ncu detail nc$1: exit $?"
-    grep -E "^  [a-zA-Z_].*\(|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Block Limit Shared|Dynamic Shared|Static Shared" "$OUT/ncu_detail_nc$1.txt" | cut -c1-110
+    grep -E "^  [a-zA-Z_].*\(|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Block Limit Shared|Dynamic Shared|Static Shared|Stall|Warp Cycles|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth" \
+      "$OUT/ncu_detail_nc$1.txt" | cut -c1-110
   done
 fi

@@ -28,11 +28,11 @@ struct GroupLayout {
   int group;            // threads per cell
   int cells_per_block;
 };
-// Threads per block of the group kernel: 1024 for the fixed nc = 32, 64 (one cell per block, at
-// most 4 entries per lane: with 256 threads nc = 64 kept 16 diagonal accumulators per lane, used
-// 250 registers and ran at 12.5% occupancy on the H200), else cells_threads.
+// Threads per block of the group kernel: 1024 for the fixed nc = 64 (one cell per block, at most 4
+// entries per lane: with 256 threads it kept 16 diagonal accumulators per lane, used 250 registers
+// and ran at 12.5% occupancy on the H200; nc = 32 measured faster with 256), else cells_threads.
 template <int NC>
-inline constexpr int block_threads = NC >= 32 ? 1024 : cells_threads;
+inline constexpr int block_threads = NC >= 64 ? 1024 : cells_threads;
 // nc^2 lanes per cell up to a warp (so a warp writes whole neighbouring blocks), else nc^2 rounded
 // up to a multiple of 32 and capped at the block's threads.
 constexpr int group_size(int nc, int threads = cells_threads)

@@ -126,12 +126,13 @@ BLOCKRES_HD double injected_mobility(const Params& P, const double* y, double p,
 }
 
 // Pass 1: the property record of cell i at state x (and the old mass at x0). O(nc^2) (K x).
-BLOCKRES_HD void cell_props(const Params& P, const Mesh& M, const double* x, const double* x0, double* props, index_t i)
+// Cell i's record into pr (props + i props_stride(nc), or a staging buffer).
+BLOCKRES_HD void cell_props_record(const Params& P, const Mesh& M, const double* x, const double* x0, index_t i,
+                                   double* pr)
 {
   const int nc = P.nc;
   const double* xc = x + size64_t(i) * nc;
   const double* x0c = x0 + size64_t(i) * nc;
-  double* pr = props + size64_t(i) * props_stride(nc);
   double* drho = pr + prop_drho;
   double* dlam = pr + prop_dlam(nc);
   double* kx = pr + prop_kx(nc);
@@ -173,6 +174,11 @@ BLOCKRES_HD void cell_props(const Params& P, const Mesh& M, const double* x, con
     for (int l = 0; l < nc - 1; ++l) a += Kk[l] * xc[1 + l];
     kx[k] = a + Kk[nc - 1] * xl;
   }
+}
+
+BLOCKRES_HD void cell_props(const Params& P, const Mesh& M, const double* x, const double* x0, double* props, index_t i)
+{
+  cell_props_record(P, M, x, x0, i, props + size64_t(i) * props_stride(P.nc));
 }
 
 // ---- Pass 2: block rows ---------------------------------------------------------------------------
