@@ -217,9 +217,9 @@ void assemble_cells(stream_t s, const Params& P, const Mesh& M, const double* x,
   if (P.nc < 1 || P.nc > max_components) throw std::invalid_argument("multicomponent: nc out of 1..64");
   // Run-time nc (5..63 outside the fixed sizes): entries per lane ceil(nc^2 / group).
   if (P.nc <= 32)
-    detail::launch_cells_group<0, 4>(s, P, M, x, x0, props, dt, R, J);
+    detail::launch_cells_group<0, 4>(s, P, M, x, x0, props, dt, R, J, detail::group_layout(P.nc).group);
   else
-    detail::launch_cells_group<0, 16>(s, P, M, x, x0, props, dt, R, J);
+    detail::launch_cells_group<0, 16>(s, P, M, x, x0, props, dt, R, J, detail::group_layout(P.nc).group);
 }
 
 void prepare_wells(stream_t s, const Params& P, const Wells& W, const double* x)

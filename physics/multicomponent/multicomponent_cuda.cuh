@@ -9,7 +9,8 @@
 //              so a warp store touches 32 cache lines), else nc^2 rounded up to a multiple of 32 and capped
 //              at 256; 256/group cells per thread block. Lane l owns the entries
 //              l, l + group, ... of every block of the row (EPT = ceil(nc^2/group) <= 16 diagonal
-//              accumulators in registers) and the residual entry l < nc; consecutive lanes write
+//              accumulators in registers; the compiled sizes 8..64 use nc^2/4 lanes, EPT 2-4, see
+//              fixed_group_size) and the residual entry l < nc; consecutive lanes write
 //              consecutive doubles of a block, so the writes are coalesced. nc in {8, 16, 32, 64}
 //              is fixed at compile time (divisions by nc become shifts), the rest runs the same
 //              code with nc read at run time.
@@ -44,6 +45,16 @@ inline GroupLayout group_layout(int nc, int threads = cells_threads)
   const int g = group_size(nc, threads);
   return {g, threads / g};
 }
+// The compiled sizes give each lane about 4 entries per block from nc = 8 on (a cell's faces are
+// staged once, so more entries per lane amortise the staging; measured on the H200 at 1M cells:
+// nc = 16 with 256 lanes of 1 entry 24.7% of copy, nc = 32 with 256 lanes of 4 entries 39.7%).
+constexpr int fixed_group_size(int nc, int threads)
+{
+  const int nn = nc * nc;
+  if (nn <= 32) return nn;
+  const int quarter = (nn / 4 + 31) / 32 * 32;  // about 4 entries per lane, whole warps
+  return quarter < 32 ? 32 : quarter > threads ? threads : quarter;
+}
 inline unsigned blocks_for(size64_t n, int per_block)
 {
   return static_cast<unsigned>(std::max<size64_t>(1, (n + per_block - 1) / per_block));
@@ -70,7 +81,7 @@ __global__ void __launch_bounds__(block_threads<NC>) cells_group_kernel(Params P
 {
   // Cells per thread block: fixed nc from its group size; the run-time path has nc >= 5 (group >= 25)
   // and at most 64 components over the cells of a block (10 x 5, 4 x 7, 2 x 15, 1 x 63, ...).
-  constexpr int max_cells = block_threads<NC> / (NC > 0 ? group_size(NC, block_threads<NC>) : 25);
+  constexpr int max_cells = block_threads<NC> / (NC > 0 ? fixed_group_size(NC, block_threads<NC>) : 25);
   constexpr int max_cell_components = NC > 0 ? max_cells * NC : max_components;
   __shared__ FaceTerm faces[max_cells][max_shared_faces];
   __shared__ double vectors[max_cell_components * max_shared_faces * 6];
@@ -94,11 +105,12 @@ __global__ void __launch_bounds__(block_threads<NC>) cells_group_kernel(Params P
   }
 }
 
+// group: lanes per cell (fixed_group_size(NC, ...) for compiled sizes, group_layout(nc).group else).
 template <int NC, int EPT>
 void launch_cells_group(stream_t s, const Params& P, const Mesh& M, const double* x, const double* x0,
-                        const double* props, double dt, double* R, double* J)
+                        const double* props, double dt, double* R, double* J, int group)
 {
-  const GroupLayout L = group_layout(P.nc, block_threads<NC>);
+  const GroupLayout L{group, block_threads<NC> / group};
   cells_group_kernel<NC, EPT><<<blocks_for(M.ncell, L.cells_per_block), L.group * L.cells_per_block, 0, s>>>(
       P, M, x, x0, props, dt, R, J, L.group);
   BLOCKRES_CUDA_CHECK_LAUNCH();

@@ -12,9 +12,9 @@ void assemble_cells_fixed(stream_t s, const Params& P, const Mesh& M, const doub
     detail::cells_thread_kernel<NC><<<detail::blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x, x0, props, dt, R, J);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   } else {
-    constexpr int group = detail::group_size(NC, detail::block_threads<NC>);
+    constexpr int group = detail::fixed_group_size(NC, detail::block_threads<NC>);
     constexpr int ept = (NC * NC + group - 1) / group;
-    detail::launch_cells_group<NC, ept>(s, P, M, x, x0, props, dt, R, J);
+    detail::launch_cells_group<NC, ept>(s, P, M, x, x0, props, dt, R, J, group);
   }
 }
 
