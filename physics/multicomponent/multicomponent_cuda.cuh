@@ -45,15 +45,16 @@ inline GroupLayout group_layout(int nc, int threads = cells_threads)
   const int g = group_size(nc, threads);
   return {g, threads / g};
 }
-// The compiled sizes give each lane about 4 entries per block from nc = 8 on (a cell's faces are
+// The compiled sizes give each lane about 4 entries per block from nc = 8 on (16 lanes at nc = 8:
+// two cells per warp, each half-warp writing 128 contiguous bytes; a cell's faces are
 // staged once, so more entries per lane amortise the staging; measured on the H200 at 1M cells:
 // nc = 16 with 256 lanes of 1 entry 24.7% of copy, nc = 32 with 256 lanes of 4 entries 39.7%).
 constexpr int fixed_group_size(int nc, int threads)
 {
   const int nn = nc * nc;
   if (nn <= 32) return nn;
-  const int quarter = (nn / 4 + 31) / 32 * 32;  // about 4 entries per lane, whole warps
-  return quarter < 32 ? 32 : quarter > threads ? threads : quarter;
+  const int quarter = (nn / 4 + 15) / 16 * 16;  // about 4 entries per lane, half or whole warps
+  return quarter > threads ? threads : quarter;
 }
 inline unsigned blocks_for(size64_t n, int per_block)
 {
