@@ -1,6 +1,7 @@
 // Well completions and Peaceman well indices, shared by every model.
 #include "physics/wells.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -60,6 +61,33 @@ std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, con
     out.push_back(std::move(wi));
   }
   return out;
+}
+
+BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells)
+{
+  const index_t n = grid.num_active();
+  std::vector<std::vector<index_t>> cols(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) cols[i].push_back(i);
+  for (const auto& f : grid.faces()) {
+    cols[f.a].push_back(f.b);
+    cols[f.b].push_back(f.a);
+  }
+  for (const auto& w : wells)
+    if (w.rate_control)
+      for (const auto& c : w.completions)
+        for (const auto& c2 : w.completions) cols[c.cell].push_back(c2.cell);
+  BsrPattern p;
+  p.nrows = p.ncols = n;
+  p.row_ptr.assign(std::size_t(n) + 1, 0);
+  for (index_t i = 0; i < n; ++i) {
+    auto& c = cols[i];
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    p.row_ptr[i + 1] = p.row_ptr[i] + static_cast<index_t>(c.size());
+  }
+  p.col_ind.reserve(std::size_t(p.row_ptr.back()));
+  for (auto& c : cols) p.col_ind.insert(p.col_ind.end(), c.begin(), c.end());
+  return p;
 }
 
 }  // namespace blockres::physics

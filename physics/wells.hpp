@@ -2,6 +2,7 @@
 // column, its completions in active cells and their well indices (Peaceman or given).
 #pragma once
 
+#include "linalg/bsr_matrix.hpp"
 #include "physics/grid.hpp"
 #include "physics/model.hpp"
 
@@ -22,5 +23,10 @@ double peaceman_well_index(double kx, double ky, double dx, double dy, double dz
 // without an active completion or two wells completing the same cell.
 std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, const std::vector<const WellGeometry*>& wells,
                                      const std::vector<bool>& rate_control);
+
+// The block pattern every model's Jacobian has: each active cell, its TPFA neighbours (grid faces)
+// and, for wells under rate control, every pair of completed cells (the implicit BHP couples them);
+// columns sorted.
+BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells);
 
 }  // namespace blockres::physics

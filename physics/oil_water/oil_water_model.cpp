@@ -80,26 +80,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
     nbrs[f.a].push_back({f.b, f.trans});
     nbrs[f.b].push_back({f.a, f.trans});
   }
-  std::vector<std::vector<index_t>> cols(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) {
-    cols[i].push_back(i);
-    for (const auto& [j, t] : nbrs[i]) cols[i].push_back(j);
-  }
-  for (const auto& w : wells_)
-    if (w.rate_control)
-      for (const auto& c : w.completions)
-        for (const auto& c2 : w.completions) cols[c.cell].push_back(c2.cell);
-  pattern_.nrows = pattern_.ncols = n;
-  pattern_.row_ptr.assign(std::size_t(n) + 1, 0);
-  for (index_t i = 0; i < n; ++i) {
-    auto& c = cols[i];
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    pattern_.row_ptr[i + 1] = pattern_.row_ptr[i] + static_cast<index_t>(c.size());
-  }
-  pattern_.col_ind.reserve(pattern_.row_ptr.back());
-  for (auto& c : cols) pattern_.col_ind.insert(pattern_.col_ind.end(), c.begin(), c.end());
-  cols.clear();
+  pattern_ = jacobian_pattern(grid, wells_);
 
   // ---- connection arrays with their Jacobian positions
   std::vector<index_t> nbr_ptr(static_cast<std::size_t>(n) + 1, 0), nbr_cell, nbr_block, diag_block(static_cast<std::size_t>(n));
