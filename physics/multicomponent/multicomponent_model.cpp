@@ -8,6 +8,7 @@
 #include "physics/multicomponent/multicomponent_model.hpp"
 
 #include "physics/multicomponent/multicomponent_kernels.hpp"
+#include "physics/dispatch.hpp"
 #include "physics/units.hpp"
 #include "physics/wells.hpp"
 
@@ -298,21 +299,10 @@ std::vector<double> MulticomponentModel::initial_state() const
   return x;
 }
 
-#if BLOCKRES_HAVE_CUDA
-#define BLOCKRES_MC_DISPATCH(call_cpu, call_cuda) \
-  do {                                            \
-    if (exec_->is_cuda())                         \
-      call_cuda;                                  \
-    else                                          \
-      call_cpu;                                   \
-  } while (0)
-#else
-#define BLOCKRES_MC_DISPATCH(call_cpu, call_cuda) call_cpu
-#endif
 
 void MulticomponentModel::begin_step(const Vector& x0)
 {
-  BLOCKRES_MC_DISPATCH(cpu::prepare_wells(params_, wells_view_, x0.data()),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::prepare_wells(params_, wells_view_, x0.data()),
                        cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
 
@@ -339,7 +329,7 @@ void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt,
 ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector& R, double dt) const
 {
   std::vector<double> t(static_cast<std::size_t>(num_norm_terms(nc_)));
-  BLOCKRES_MC_DISPATCH(cpu::norm_terms(params_, mesh_, x.data(), R.data(), t.data()),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::norm_terms(params_, mesh_, x.data(), R.data(), t.data()),
                        cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t.data(),
                                         exec_->reduction_workspace(), Executor::reduction_workspace_doubles,
                                         cell_scratch_.data()));
@@ -356,7 +346,7 @@ ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector&
 
 void MulticomponentModel::update(Vector& x, const Vector& dx, const UpdateLimits& limits) const
 {
-  BLOCKRES_MC_DISPATCH(cpu::update(nc_, mesh_.ncell, x.data(), dx.data(), limits.max_dx, limits.max_dp_rel),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::update(nc_, mesh_.ncell, x.data(), dx.data(), limits.max_dx, limits.max_dp_rel),
                        cuda::update(exec_->stream(), nc_, mesh_.ncell, x.data(), dx.data(), limits.max_dx,
                                     limits.max_dp_rel));
 }
@@ -364,7 +354,7 @@ void MulticomponentModel::update(Vector& x, const Vector& dx, const UpdateLimits
 std::vector<double> MulticomponentModel::in_place(const Vector& x) const
 {
   std::vector<double> t(static_cast<std::size_t>(nc_));
-  BLOCKRES_MC_DISPATCH(cpu::in_place(params_, mesh_, x.data(), t.data()),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::in_place(params_, mesh_, x.data(), t.data()),
                        cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t.data(), exec_->reduction_workspace(),
                                       Executor::reduction_workspace_doubles, cell_scratch_.data()));
   return t;

@@ -2,6 +2,7 @@
 #include "physics/oil_water/oil_water_model.hpp"
 
 #include "physics/oil_water/oil_water_kernels.hpp"
+#include "physics/dispatch.hpp"
 #include "physics/units.hpp"
 #include "physics/wells.hpp"
 
@@ -205,21 +206,10 @@ std::vector<double> OilWaterModel::initial_state(const InitialSpec& init) const
   return x;
 }
 
-#if BLOCKRES_HAVE_CUDA
-#define BLOCKRES_PHYSICS_DISPATCH(call_cpu, call_cuda) \
-  do {                                                 \
-    if (exec_->is_cuda())                              \
-      call_cuda;                                       \
-    else                                               \
-      call_cpu;                                        \
-  } while (0)
-#else
-#define BLOCKRES_PHYSICS_DISPATCH(call_cpu, call_cuda) call_cpu
-#endif
 
 void OilWaterModel::begin_step(const Vector& x0)
 {
-  BLOCKRES_PHYSICS_DISPATCH(cpu::prepare_wells(params_, wells_view_, x0.data()),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::prepare_wells(params_, wells_view_, x0.data()),
                             cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
 
@@ -227,7 +217,7 @@ void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vecto
 {
   if (J.nnzb() != pattern_.nnzb() || J.block_size() != bs || R.size() != size64_t(mesh_.ncell) * bs)
     throw std::invalid_argument("OilWaterModel::assemble: matrix or vector does not match the model");
-  BLOCKRES_PHYSICS_DISPATCH(
+  BLOCKRES_PHYSICS_DISPATCH(exec_,
       cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.values().data()),
       cuda::assemble(exec_->stream(), params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(),
                      J.values().data()));
@@ -236,7 +226,7 @@ void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vecto
 ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, double dt) const
 {
   double t[num_norm_terms];
-  BLOCKRES_PHYSICS_DISPATCH(cpu::norm_terms(params_, mesh_, x.data(), R.data(), t),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::norm_terms(params_, mesh_, x.data(), R.data(), t),
                             cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t,
                                              exec_->reduction_workspace()));
   ConvergenceNorms c;
@@ -253,14 +243,14 @@ ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, do
 
 void OilWaterModel::update(Vector& x, const Vector& dx, const UpdateLimits& lim) const
 {
-  BLOCKRES_PHYSICS_DISPATCH(cpu::update(mesh_.ncell, x.data(), dx.data(), lim.max_ds, lim.max_dp_rel),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::update(mesh_.ncell, x.data(), dx.data(), lim.max_ds, lim.max_dp_rel),
                             cuda::update(exec_->stream(), mesh_.ncell, x.data(), dx.data(), lim.max_ds, lim.max_dp_rel));
 }
 
 std::vector<double> OilWaterModel::in_place(const Vector& x) const
 {
   double t[2];
-  BLOCKRES_PHYSICS_DISPATCH(cpu::in_place(params_, mesh_, x.data(), t),
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::in_place(params_, mesh_, x.data(), t),
                             cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t, exec_->reduction_workspace()));
   return {t[0], t[1]};
 }
