@@ -34,7 +34,7 @@ int max_block_rows(BlockFactorization f)
 }
 
 BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOptions opt)
-    : exec_(std::move(exec)), opt_(opt)
+    : exec_(std::move(exec)), opt_(opt), fact_(opt.factorization)  // "automatic" until the first setup
 {
   if (opt_.max_block_size < 0 || opt_.max_block_size > max_block_rows(opt_.factorization))
     throw std::invalid_argument(fmt::format("block-Jacobi: max_block_size {} is not in 0..{} for {}",

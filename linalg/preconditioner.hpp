@@ -85,7 +85,7 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   index_t nnzb_ = -1;
   int bs_ = 0;
   enum class Mode { scalar, natural, agglomerated } mode_ = Mode::natural;
-  BlockFactorization fact_ = BlockFactorization::gauss_jordan;  // opt_.factorization with automatic resolved
+  BlockFactorization fact_;  // opt_.factorization, with automatic resolved by the first setup
   kernels::BatchLayout layout_;
   Array<index_t> row_off_;
   Array<size64_t> mat_off_;

@@ -171,7 +171,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
     model->begin_step(x0);
     try {
       auto P = make_preconditioner(pc.type, e, pc.options);
-      run.name = P->name();
+      run.name = P->name();  // again after the setups: some resolve their choices there
       KrylovSolver krylov(e, cfg.linear.krylov);
       KrylovConfig kc = cfg.linear.krylov;
       kc.rel_tol = o.rel_tol;
@@ -217,6 +217,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
         if (!ls.converged) break;
         model->update(x, dx, limits);
       }
+      run.name = P->name();
     } catch (const std::exception& ex) {
       run.error = ex.what();
     }
