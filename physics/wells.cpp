@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <span>
+#include <type_traits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -88,6 +90,30 @@ BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells
   p.col_ind.reserve(std::size_t(p.row_ptr.back()));
   for (auto& c : cols) p.col_ind.insert(p.col_ind.end(), c.begin(), c.end());
   return p;
+}
+
+WellConnectivity::WellConnectivity(const ExecPtr& exec, const std::vector<WellInfo>& wells, const BsrPattern& pattern)
+{
+  std::vector<double> wi, depth;
+  std::vector<index_t> ptr{0}, cell, cptr{0}, cblock;
+  for (const auto& w : wells) {
+    for (const auto& c : w.completions) {
+      cell.push_back(c.cell);
+      wi.push_back(c.wi);
+      depth.push_back(c.depth);
+    }
+    ptr.push_back(static_cast<index_t>(cell.size()));
+    if (w.rate_control)
+      for (const auto& c : w.completions)
+        for (const auto& c2 : w.completions) cblock.push_back(pattern.find(c.cell, c2.cell));
+    cptr.push_back(static_cast<index_t>(cblock.size()));
+  }
+  auto up = [&](const auto& v) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    return Array<T>(exec, std::span<const T>(v));
+  };
+  comp_ptr = up(ptr), comp_cell = up(cell), couple_ptr = up(cptr), couple_block = up(cblock);
+  comp_wi = up(wi), comp_depth = up(depth);
 }
 
 }  // namespace blockres::physics

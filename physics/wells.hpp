@@ -2,6 +2,7 @@
 // column, its completions in active cells and their well indices (Peaceman or given).
 #pragma once
 
+#include "linalg/array.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "physics/grid.hpp"
 #include "physics/model.hpp"
@@ -28,5 +29,17 @@ std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, con
 // and, for wells under rate control, every pair of completed cells (the implicit BHP couples them);
 // columns sorted.
 BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells);
+
+// The completions of every well on the executor, as the models' well kernels read them: completion
+// c of well w is comp_ptr[w] <= c < comp_ptr[w + 1] (cell, well index, depth); a rate-controlled
+// well's coupling blocks (cell of c, cell of c2) for every pair of its completions at
+// couple_block[couple_ptr[w] + (c - c0) m + (c2 - c0)], m its completion count.
+struct WellConnectivity {
+  Array<index_t> comp_ptr, comp_cell, couple_ptr, couple_block;
+  Array<double> comp_wi, comp_depth;
+  WellConnectivity() = default;
+  WellConnectivity(const ExecPtr& exec, const std::vector<WellInfo>& wells, const BsrPattern& pattern);
+  index_t completions() const { return static_cast<index_t>(comp_cell.size()); }
+};
 
 }  // namespace blockres::physics

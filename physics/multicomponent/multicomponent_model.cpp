@@ -172,8 +172,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
 
   // ---- well arrays
   std::vector<int> kind, control;
-  std::vector<double> target, bhp, ref_depth, inj_comp, wi, cdepth;
-  std::vector<index_t> comp_ptr{0}, comp_cell, couple_ptr{0}, couple_block;
+  std::vector<double> target, bhp, ref_depth, inj_comp;
   for (std::size_t w = 0; w < wells_.size(); ++w) {
     const auto& s = well_specs_[w];
     const auto& info = wells_[w];
@@ -183,16 +182,6 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
     bhp.push_back(s.bhp);
     ref_depth.push_back(info.ref_depth);
     for (int k = 0; k < nc; ++k) inj_comp.push_back(s.kind == WellKind::injector ? s.composition[k] : 0.0);
-    for (const auto& c : info.completions) {
-      comp_cell.push_back(c.cell);
-      wi.push_back(c.wi);
-      cdepth.push_back(c.depth);
-    }
-    comp_ptr.push_back(static_cast<index_t>(comp_cell.size()));
-    if (info.rate_control)
-      for (const auto& c : info.completions)
-        for (const auto& c2 : info.completions) couple_block.push_back(pattern_.find(c.cell, c2.cell));
-    couple_ptr.push_back(static_cast<index_t>(couple_block.size()));
   }
   const int nw = static_cast<int>(wells_.size());
   well_kind_ = upload(exec_, kind);
@@ -202,16 +191,11 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   well_ref_depth_ = upload(exec_, ref_depth);
   well_inj_comp_ = upload(exec_, inj_comp);
   well_head_density_ = Array<double>(exec_, nw);
-  comp_ptr_ = upload(exec_, comp_ptr);
-  comp_cell_ = upload(exec_, comp_cell);
-  comp_wi_ = upload(exec_, wi);
-  comp_depth_ = upload(exec_, cdepth);
-  couple_ptr_ = upload(exec_, couple_ptr);
-  couple_block_ = upload(exec_, couple_block);
-  well_scratch_ = Array<double>(exec_, size64_t(comp_cell.size()) * well_scratch_per_completion);
+  conn_ = WellConnectivity(exec_, wells_, pattern_);
+  well_scratch_ = Array<double>(exec_, size64_t(conn_.completions()) * well_scratch_per_completion);
   well_out_ = Array<double>(exec_, size64_t(nw) * well_out_stride(nc));
   wells_view_ = Wells{nw,
-                      static_cast<index_t>(comp_cell.size()),
+                      conn_.completions(),
                       well_kind_.data(),
                       well_control_.data(),
                       well_target_.data(),
@@ -219,12 +203,12 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
                       well_ref_depth_.data(),
                       well_inj_comp_.data(),
                       well_head_density_.data(),
-                      comp_ptr_.data(),
-                      comp_cell_.data(),
-                      comp_wi_.data(),
-                      comp_depth_.data(),
-                      couple_ptr_.data(),
-                      couple_block_.data(),
+                      conn_.comp_ptr.data(),
+                      conn_.comp_cell.data(),
+                      conn_.comp_wi.data(),
+                      conn_.comp_depth.data(),
+                      conn_.couple_ptr.data(),
+                      conn_.couple_block.data(),
                       well_scratch_.data(),
                       well_out_.data()};
   if (nw > 0) {

@@ -10,6 +10,7 @@
 #include "physics/model_registry.hpp"
 #include "physics/multicomponent/multicomponent_local.hpp"
 #include "physics/spec.hpp"
+#include "physics/wells.hpp"
 
 #include <string>
 #include <vector>
@@ -116,8 +117,8 @@ class MulticomponentModel final : public Model {
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, extra_ptr_, extra_block_;
   Array<int> well_kind_, well_control_;
   Array<double> well_target_, well_bhp_, well_ref_depth_, well_inj_comp_, well_head_density_;
-  Array<index_t> comp_ptr_, comp_cell_, couple_ptr_, couple_block_;
-  Array<double> comp_wi_, comp_depth_, well_scratch_, well_out_;
+  WellConnectivity conn_;
+  Array<double> well_scratch_, well_out_;
   mutable Array<double> props_, cell_scratch_;
   multicomponent::Mesh mesh_;
   multicomponent::Wells wells_view_;

@@ -115,8 +115,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
 
   // ---- well arrays
   std::vector<int> kind, control;
-  std::vector<double> target, bhp, weight, ref_depth, wi, cdepth;
-  std::vector<index_t> comp_ptr{0}, comp_cell, couple_ptr{0}, couple_block;
+  std::vector<double> target, bhp, weight, ref_depth;
   for (std::size_t wn = 0; wn < wells_.size(); ++wn) {
     const auto& w = wells_[wn];
     const auto& s = well_specs_[wn];
@@ -127,16 +126,6 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
     weight.push_back(s.target == RateTarget::oil ? 0.0 : 1.0);
     weight.push_back(s.target == RateTarget::water ? 0.0 : 1.0);
     ref_depth.push_back(w.ref_depth);
-    for (const auto& c : w.completions) {
-      comp_cell.push_back(c.cell);
-      wi.push_back(c.wi);
-      cdepth.push_back(c.depth);
-    }
-    comp_ptr.push_back(static_cast<index_t>(comp_cell.size()));
-    if (s.control == WellControlMode::rate)
-      for (const auto& c : w.completions)
-        for (const auto& c2 : w.completions) couple_block.push_back(pattern_.find(c.cell, c2.cell));
-    couple_ptr.push_back(static_cast<index_t>(couple_block.size()));
   }
   const int nw = static_cast<int>(wells_.size());
   well_kind_ = upload(exec_, kind);
@@ -146,13 +135,8 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
   well_weight_ = upload(exec_, weight);
   well_ref_depth_ = upload(exec_, ref_depth);
   well_head_density_ = Array<double>(exec_, nw);
-  comp_ptr_ = upload(exec_, comp_ptr);
-  comp_cell_ = upload(exec_, comp_cell);
-  comp_wi_ = upload(exec_, wi);
-  comp_depth_ = upload(exec_, cdepth);
-  couple_ptr_ = upload(exec_, couple_ptr);
-  couple_block_ = upload(exec_, couple_block);
-  well_scratch_ = Array<double>(exec_, size64_t(comp_cell.size()) * well_scratch_per_completion);
+  conn_ = WellConnectivity(exec_, wells_, pattern_);
+  well_scratch_ = Array<double>(exec_, size64_t(conn_.completions()) * well_scratch_per_completion);
   well_out_ = Array<double>(exec_, size64_t(nw) * well_out_per_well);
   wells_view_ = WellsView{nw,
                           well_kind_.data(),
@@ -162,12 +146,12 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
                           well_weight_.data(),
                           well_ref_depth_.data(),
                           well_head_density_.data(),
-                          comp_ptr_.data(),
-                          comp_cell_.data(),
-                          comp_wi_.data(),
-                          comp_depth_.data(),
-                          couple_ptr_.data(),
-                          couple_block_.data(),
+                          conn_.comp_ptr.data(),
+                          conn_.comp_cell.data(),
+                          conn_.comp_wi.data(),
+                          conn_.comp_depth.data(),
+                          conn_.couple_ptr.data(),
+                          conn_.couple_block.data(),
                           well_scratch_.data(),
                           well_out_.data()};
   if (nw > 0) {

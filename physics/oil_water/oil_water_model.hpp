@@ -9,6 +9,7 @@
 #include "physics/model_registry.hpp"
 #include "physics/oil_water/oil_water_local.hpp"
 #include "physics/spec.hpp"
+#include "physics/wells.hpp"
 
 #include <string>
 #include <vector>
@@ -75,8 +76,8 @@ class OilWaterModel final : public Model {
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, row_ptr_;
   Array<int> well_kind_, well_control_;
   Array<double> well_target_, well_bhp_, well_weight_, well_ref_depth_, well_head_density_;
-  Array<index_t> comp_ptr_, comp_cell_, couple_ptr_, couple_block_;
-  Array<double> comp_wi_, comp_depth_, well_scratch_, well_out_;
+  WellConnectivity conn_;
+  Array<double> well_scratch_, well_out_;
   MeshView mesh_;
   WellsView wells_view_;
   std::vector<double> grid_layer_depth_;  // for the initial state
