@@ -2,7 +2,9 @@
 // preconditioner factory.
 #include "linalg/preconditioner.hpp"
 
+#include "linalg/amg/amg.hpp"
 #include "linalg/block_ilu_preconditioner.hpp"
+#include "linalg/cpr_preconditioner.hpp"
 #include "linalg/ilu_preconditioner.hpp"
 
 #include "kernels/batched_gh.hpp"
@@ -239,6 +241,8 @@ std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, Exe
         return std::make_unique<BlockIlu0Preconditioner>(std::move(exec), opt.ilu0);
       return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
     case PreconditionerType::isai: return std::make_unique<IsaiPreconditioner>(std::move(exec), opt.isai);
+    case PreconditionerType::amg: return std::make_unique<AmgPreconditioner>(std::move(exec), opt.amg);
+    case PreconditionerType::cpr: return std::make_unique<CprPreconditioner>(std::move(exec), opt.cpr);
   }
   throw std::invalid_argument("unknown preconditioner type");
 }

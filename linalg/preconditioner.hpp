@@ -4,6 +4,7 @@
 
 #include "linalg/bsr_matrix.hpp"
 #include "kernels/batched.hpp"
+#include "linalg/amg/amg_options.hpp"
 #include "linalg/vector_ops.hpp"
 
 #include <memory>
@@ -137,13 +138,37 @@ struct IsaiOptions {
   IsaiView view = IsaiView::block;
 };
 
-struct PreconditionerOptions {
+enum class PreconditionerType { none, block_jacobi, ilu0, isai, amg, cpr };
+
+// The options of every preconditioner that can be a stage of CPR (everything but CPR itself).
+struct BasicPreconditionerOptions {
   BlockJacobiOptions block_jacobi;
   Ilu0Options ilu0;
   IsaiOptions isai;
+  AmgOptions amg;  // bs = 1 matrices only (a CPR pressure stage, or a scalar system)
 };
 
-enum class PreconditionerType { none, block_jacobi, ilu0, isai };
+// CPR (linalg/cpr_preconditioner.hpp): decoupling weights and the two stages.
+//   quasi_impes  w_i = D_ii^{-T} e_0 from the diagonal blocks, on the executor every setup;
+//   external     weights supplied by CprPreconditioner::set_weights (e.g. true-IMPES from the
+//                model's accumulation derivatives).
+enum class CprWeights { quasi_impes, external };
+std::string_view to_string(CprWeights w);
+
+struct CprStageOptions {
+  PreconditionerType type = PreconditionerType::ilu0;  // any type but cpr
+  BasicPreconditionerOptions options;
+};
+
+struct CprOptions {
+  CprWeights weights = CprWeights::quasi_impes;
+  CprStageOptions pressure;  // stage 1, on the bs = 1 pressure matrix (default ILU(0))
+  CprStageOptions second = {PreconditionerType::ilu0, {{}, {.factor_view = IluFactorView::block}, {}, {}}};  // stage 2
+};
+
+struct PreconditionerOptions : BasicPreconditionerOptions {
+  CprOptions cpr;
+};
 std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
                                                     const PreconditionerOptions& opt = {});
 

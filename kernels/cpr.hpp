@@ -1,0 +1,40 @@
+// CPR (constrained pressure residual) kernels: quasi-IMPES decoupling weights, the scalar
+// pressure matrix, restriction and prolongation. CPU reference and CUDA version of each.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace blockres::kernels {
+
+// Storage: A is BSR with block size bs (row-major blocks), cell r owns the scalar unknowns
+// r*bs .. r*bs+bs-1 and unknown 0 of a cell is its pressure. w holds bs weights per cell
+// (w[r*bs + a]), pressure vectors one entry per cell.
+//
+// cpr_quasi_impes_weights: for every cell r with diagonal block D = A_{r,r} (at block position
+//   diag_pos[r]) solves D^T w_r = e_0 (so that w_r^T D = e_0^T) by Gauss elimination with partial
+//   pivoting, then scales w_r by 1 / max_a |w_r[a]| (the largest weight has magnitude 1, as in
+//   OPM's quasi-IMPES; a row scaling of the pressure system, so it changes neither the
+//   restricted solve nor the exactness of CPR). info[r] = 0 on success, k + 1 when the pivot of
+//   elimination step k is zero or not finite (then w_r is left undefined).
+// cpr_pressure_values: ap[k] = sum_a w[r*bs + a] * A_k(a, 0) for every block k of block row r
+//   (the bs = 1 pressure matrix W^T A P on A's block pattern, in A's block order).
+// cpr_restrict: rp[r] = sum_a w[r*bs + a] * x[r*bs + a].
+// cpr_prolong_add: x[r*bs] += xp[r] (the other unknowns are left alone).
+namespace cpu {
+void cpr_quasi_impes_weights(index_t nrows, int bs, const index_t* diag_pos, const double* values, double* w,
+                             int* info);
+void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const double* values, const double* w,
+                         double* ap);
+void cpr_restrict(index_t nrows, int bs, const double* w, const double* x, double* rp);
+void cpr_prolong_add(index_t nrows, int bs, const double* xp, double* x);
+}  // namespace cpu
+namespace cuda {
+void cpr_quasi_impes_weights(stream_t s, index_t nrows, int bs, const index_t* diag_pos, const double* values,
+                             double* w, int* info);
+void cpr_pressure_values(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const double* values,
+                         const double* w, double* ap);
+void cpr_restrict(stream_t s, index_t nrows, int bs, const double* w, const double* x, double* rp);
+void cpr_prolong_add(stream_t s, index_t nrows, int bs, const double* xp, double* x);
+}  // namespace cuda
+
+}  // namespace blockres::kernels

@@ -1,0 +1,46 @@
+// Options of the aggregation AMG (linalg/amg/amg.hpp), apart so that linalg/preconditioner.hpp can
+// hold them among every preconditioner's options without the AMG machinery.
+#pragma once
+
+#include "kernels/common.hpp"
+
+#include <string_view>
+
+namespace blockres {
+
+enum class AmgSmoother { jacobi, l1_jacobi };
+std::string_view to_string(AmgSmoother s);  // "jacobi", "l1_jacobi"
+
+// Plain: piecewise-constant P (one entry per row). Smoothed: P = (I - omega D^-1 A) P0 with
+// omega = 4 / (3 rho), rho the Gershgorin bound of D^-1 A (smoothed aggregation, Vanek et al.).
+enum class AmgInterpolation { plain, smoothed };
+std::string_view to_string(AmgInterpolation p);  // "plain", "smoothed"
+
+struct AmgOptions {
+  // Strength of connection on level l: i ~ j when |a_ij| >= theta_l * sqrt(|a_ii a_jj|) (either
+  // direction), theta_l = theta * 2^-l (Vanek, Mandel, Brezina: Galerkin operators get denser,
+  // each coupling weaker relative to the diagonal; with a fixed 0.08 the smoothed-aggregation
+  // level 1 of 3D Poisson has no strong couplings at all and coarsening stops).
+  double theta = 0.08;
+  // Nominal aggregate size: 2 (one pairwise matching pass), 4 (two passes) or 8 (three), as in
+  // AMGX's size-2/4/8 aggregation and Notay's double pairwise aggregation. A row whose strong
+  // neighbours are all taken joins its strongest neighbour's aggregate, so a few aggregates
+  // exceed the nominal size.
+  int aggregate_size = 8;
+  AmgInterpolation interpolation = AmgInterpolation::smoothed;
+  AmgSmoother smoother = AmgSmoother::jacobi;
+  double jacobi_omega = 2.0 / 3.0;  // damped Jacobi only (l1-Jacobi is undamped)
+  int pre_sweeps = 1;
+  int post_sweeps = 1;
+  int max_levels = 20;
+  // Coarsening stops at this many rows; the coarsest level is factored densely with the batched
+  // LU (at most kernels::batched_lu_max_size = 512 rows).
+  index_t max_coarse = 500;
+  // Coarsening also stops when a level keeps more than this fraction of its rows (stagnation).
+  double min_coarsening_ratio = 0.85;
+  // setup() on a matrix with the same structure (row pointers and columns, compared by
+  // content) keeps the aggregates and patterns and only recomputes values (refresh_numeric).
+  bool reuse_structure = true;
+};
+
+}  // namespace blockres

@@ -1,0 +1,64 @@
+// CPR (constrained pressure residual) two-stage preconditioner: a pressure stage on the scalar
+// pressure matrix W^T A P, then a second stage on the full system, combined multiplicatively.
+#pragma once
+
+#include "linalg/preconditioner.hpp"
+
+#include <memory>
+
+namespace blockres {
+
+// For A in BSR with block size bs (1..64) whose unknown 0 of every cell is the pressure:
+//   w_i    decoupling weights per cell (CprWeights: quasi-IMPES w_i = D_ii^{-T} e_0 scaled to
+//          max |w_i| = 1, computed on the executor every setup; or supplied by set_weights);
+//   A_p    the bs = 1 pressure matrix on A's block pattern, A_p(i, j) = w_i^T A_ij e_0, formed on
+//          the executor every setup (pattern once per structure);
+//   apply  x1 = P M_p^{-1} W^T r  (restriction r_p,i = w_i^T r_i, prolongation into unknown 0),
+//          r2 = r - A x1,  z = x1 + M_2^{-1} r2,
+// with M_p any preconditioner on A_p (stage 1) and M_2 any preconditioner on A (stage 2), both
+// built through make_preconditioner. Exactness: with quasi-IMPES weights w_i^T A_ii S = 0 (S the
+// non-pressure unknowns); when every off-diagonal block A_ij has nonzeros in column 0 only, also
+// w_i^T A_ij S = 0, so W^T A = A_p P^T and an exact stage 1 leaves an error without pressure part,
+// which block-Jacobi (D^{-1} of the off-diagonal part sees only pressures) removes exactly: then
+// z = A^{-1} r (linalg/test/test_cpr_preconditioner.cpp checks this).
+// apply() uses A itself (the SpMV of stage 2's residual): the matrix given to setup() must stay
+// alive with the same values until the next setup. A stage whose setup fails, or a cell whose
+// weights cannot be computed (singular diagonal block), fails the setup with a message.
+class CprPreconditioner final : public Preconditioner {
+ public:
+  explicit CprPreconditioner(ExecPtr exec, CprOptions opt = {});
+  ~CprPreconditioner() override;
+  SetupStatus setup(const BsrMatrix& A) override;
+  void apply(const Vector& r, Vector& z) const override;
+  std::string name() const override;
+
+  // Weights from outside (opt.weights == external; bs per cell, A's executor): copied, used by
+  // every later setup until replaced. Must be called before the first setup in that mode.
+  void set_weights(const Vector& w);
+
+  // After setup: the weights (bs per cell) and the pressure matrix.
+  const Vector& weights() const { return w_; }
+  const BsrMatrix* pressure_matrix() const { return ap_.get(); }
+  const Preconditioner& pressure_stage() const { return *stage1_; }
+  const Preconditioner& second_stage() const { return *stage2_; }
+
+ private:
+  void symbolic(const BsrMatrix& A);
+
+  ExecPtr exec_;
+  CprOptions opt_;
+  std::unique_ptr<Preconditioner> stage1_, stage2_;
+  const BsrMatrix* A_ = nullptr;
+  const index_t* row_ptr_key_ = nullptr;
+  index_t nrows_ = 0;
+  index_t nnzb_ = -1;
+  int bs_ = 0;
+  bool have_external_ = false;
+  Vector w_;
+  Array<int> info_;
+  Array<index_t> counter_;
+  std::unique_ptr<BsrMatrix> ap_;
+  mutable Vector rp_, xp_, x1_, r2_;
+};
+
+}  // namespace blockres
