@@ -306,6 +306,105 @@ ScheduleConfig read_schedule(Section s)
   return c;
 }
 
+// One preconditioner table: [solver.linear.preconditioner], or a CPR stage table within it (cpr ==
+// nullptr: every type but cpr). Keys of another type are an error; defaults are filled in.
+void read_preconditioner(Section p, std::string def_type, PreconditionerType& ptype, BasicPreconditionerOptions& opts,
+                         CprOptions* cpr, std::string def_factor_view = "scalar")
+{
+  std::vector<std::string_view> keys = {"type",       "factorization", "max_block_size", "trisolve",
+                                        "isai_power", "isai_view",     "sweeps",         "factor_view",
+                                        "aggregate_size", "interpolation", "smoother", "theta",
+                                        "pre_sweeps", "post_sweeps", "max_levels", "max_coarse"};
+  if (cpr) keys.insert(keys.end(), {"weights", "pressure", "second"});
+  p.only(keys);
+  const std::string type =
+      cpr ? p.choice("type", def_type, {"block_jacobi", "jacobi", "ilu0", "isai", "amg", "cpr", "none"})
+          : p.choice("type", def_type, {"block_jacobi", "jacobi", "ilu0", "isai", "amg", "none"});
+  // Point Jacobi is block-Jacobi on 1x1 blocks (the scalar diagonal), with no choice to make.
+  ptype = type == "none"   ? PreconditionerType::none
+          : type == "ilu0" ? PreconditionerType::ilu0
+          : type == "isai" ? PreconditionerType::isai
+          : type == "amg"  ? PreconditionerType::amg
+          : type == "cpr"  ? PreconditionerType::cpr
+                           : PreconditionerType::block_jacobi;
+  // Keys of another type are an inconsistency, not something to ignore silently. Only the keys
+  // of the chosen type are read (and get their defaults in the resolved deck).
+  auto only_for = [&](std::initializer_list<const char*> keys, bool applies, std::string_view what) {
+    for (const char* k : keys)
+      if (const toml::node* n = p.table().get(k); !applies && n)  // from the file or --set
+        p.bad(*n, k, fmt::format("only applies to {}", what));
+  };
+  auto view = [&](IsaiView dflt) {
+    const std::string v = p.choice("isai_view", std::string(to_string(dflt)), {"scalar", "block"});
+    return v == "block" ? IsaiView::block : IsaiView::scalar;
+  };
+  only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
+  only_for({"trisolve", "sweeps", "factor_view"}, type == "ilu0", "type = \"ilu0\"");
+  only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
+  only_for({"aggregate_size", "interpolation", "smoother", "theta", "pre_sweeps", "post_sweeps", "max_levels",
+            "max_coarse"},
+           type == "amg", "type = \"amg\"");
+  if (cpr) only_for({"weights", "pressure", "second"}, type == "cpr", "type = \"cpr\"");
+  if (type == "block_jacobi") {
+    auto& bj = opts.block_jacobi;
+    const std::string f =
+        p.choice("factorization", "automatic", {"automatic", "gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
+    bj.factorization = f == "lu"              ? BlockFactorization::lu
+                       : f == "automatic"     ? BlockFactorization::automatic
+                       : f == "gauss_huard"   ? BlockFactorization::gauss_huard
+                       : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
+                                              : BlockFactorization::gauss_jordan;
+    bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
+  }
+  if (type == "jacobi") opts.block_jacobi.max_block_size = 1;
+  if (type == "ilu0") {
+    auto& ilu = opts.ilu0;
+    ilu.factor_view = p.choice("factor_view", def_factor_view, {"scalar", "block"}) == "block" ? IluFactorView::block
+                                                                                               : IluFactorView::scalar;
+    ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
+                                                                              : TriangularSolve::exact;
+    only_for({"isai_power", "isai_view", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
+    if (ilu.trisolve == TriangularSolve::isai) {
+      ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));
+      const bool block = ilu.factor_view == IluFactorView::block;  // block factors: block ISAI only
+      ilu.view = view(block ? IsaiView::block : Ilu0Options{}.view);
+      ilu.sweeps = p.integer("sweeps", 0, between(0, max_isai_sweeps));
+      if (block && ilu.view != IsaiView::block)
+        p.bad(p.require("isai_view"), "isai_view", "must be \"block\" with factor_view = \"block\"");
+      if (block && ilu.sweeps != 0)
+        p.bad(p.require("sweeps"), "sweeps", "must be 0 with factor_view = \"block\" (sweeps are not supported)");
+    }
+  }
+  if (type == "isai") {
+    auto& isai = opts.isai;
+    isai.power = p.integer("isai_power", 1, between(1, max_isai_power));
+    isai.view = view(IsaiOptions{}.view);
+  }
+  if (type == "amg") {
+    auto& a = opts.amg;
+    a.aggregate_size = p.integer("aggregate_size", a.aggregate_size, between(2, 8));
+    if (a.aggregate_size != 2 && a.aggregate_size != 4 && a.aggregate_size != 8)
+      p.bad(p.require("aggregate_size"), "aggregate_size", "must be 2, 4 or 8");
+    a.interpolation = p.choice("interpolation", "smoothed", {"smoothed", "plain"}) == "plain" ? AmgInterpolation::plain
+                                                                                               : AmgInterpolation::smoothed;
+    a.smoother = p.choice("smoother", "jacobi", {"jacobi", "l1_jacobi"}) == "l1_jacobi" ? AmgSmoother::l1_jacobi
+                                                                                       : AmgSmoother::jacobi;
+    a.theta = p.number("theta", a.theta, between(0, 1));
+    a.pre_sweeps = p.integer("pre_sweeps", a.pre_sweeps, between(0, 10));
+    a.post_sweeps = p.integer("post_sweeps", a.post_sweeps, between(0, 10));
+    a.max_levels = p.integer("max_levels", a.max_levels, between(1, 50));
+    a.max_coarse = p.integer("max_coarse", a.max_coarse, between(1, 512));
+  }
+  if (type == "cpr") {
+    CprOptions& c = *cpr;
+    c.weights = CprWeights::quasi_impes;
+    p.choice("weights", "quasi_impes", {"quasi_impes"});
+    // Each stage is a table with the keys of a preconditioner (not cpr itself).
+    read_preconditioner(p.sub("pressure", false), "ilu0", c.pressure.type, c.pressure.options, nullptr);
+    read_preconditioner(p.sub("second", false), "ilu0", c.second.type, c.second.options, nullptr, "block");
+  }
+}
+
 void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
 {
   s.only({"newton", "linear"});
@@ -366,63 +465,8 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
     fc.eta_initial = l.number("eta_initial", fc.eta_max, between(fc.eta_min, fc.eta_max));
     linear.krylov.rel_tol = fc.eta_initial;
   }
-  Section p = l.sub("preconditioner", false);
-  p.only({"type", "factorization", "max_block_size", "trisolve", "isai_power", "isai_view", "sweeps", "factor_view"});
-  const std::string type = p.choice("type", "block_jacobi", {"block_jacobi", "jacobi", "ilu0", "isai", "none"});
-  // Point Jacobi is block-Jacobi on 1x1 blocks (the scalar diagonal), with no choice to make.
-  linear.preconditioner = type == "none"   ? PreconditionerType::none
-                          : type == "ilu0" ? PreconditionerType::ilu0
-                          : type == "isai" ? PreconditionerType::isai
-                                           : PreconditionerType::block_jacobi;
-  // Keys of another type are an inconsistency, not something to ignore silently. Only the keys
-  // of the chosen type are read (and get their defaults in the resolved deck).
-  auto only_for = [&](std::initializer_list<const char*> keys, bool applies, std::string_view what) {
-    for (const char* k : keys)
-      if (const toml::node* n = p.table().get(k); !applies && n)  // from the file or --set
-        p.bad(*n, k, fmt::format("only applies to {}", what));
-  };
-  auto view = [&](IsaiView dflt) {
-    const std::string v = p.choice("isai_view", std::string(to_string(dflt)), {"scalar", "block"});
-    return v == "block" ? IsaiView::block : IsaiView::scalar;
-  };
-  only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
-  only_for({"trisolve", "sweeps", "factor_view"}, type == "ilu0", "type = \"ilu0\"");
-  only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
-  if (type == "block_jacobi") {
-    auto& bj = linear.preconditioner_options.block_jacobi;
-    const std::string f =
-        p.choice("factorization", "automatic", {"automatic", "gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
-    bj.factorization = f == "lu"              ? BlockFactorization::lu
-                       : f == "automatic"     ? BlockFactorization::automatic
-                       : f == "gauss_huard"   ? BlockFactorization::gauss_huard
-                       : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
-                                              : BlockFactorization::gauss_jordan;
-    bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
-  }
-  if (type == "jacobi") linear.preconditioner_options.block_jacobi.max_block_size = 1;
-  if (type == "ilu0") {
-    auto& ilu = linear.preconditioner_options.ilu0;
-    ilu.factor_view = p.choice("factor_view", "scalar", {"scalar", "block"}) == "block" ? IluFactorView::block
-                                                                                        : IluFactorView::scalar;
-    ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
-                                                                              : TriangularSolve::exact;
-    only_for({"isai_power", "isai_view", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
-    if (ilu.trisolve == TriangularSolve::isai) {
-      ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));
-      const bool block = ilu.factor_view == IluFactorView::block;  // block factors: block ISAI only
-      ilu.view = view(block ? IsaiView::block : Ilu0Options{}.view);
-      ilu.sweeps = p.integer("sweeps", 0, between(0, max_isai_sweeps));
-      if (block && ilu.view != IsaiView::block)
-        p.bad(p.require("isai_view"), "isai_view", "must be \"block\" with factor_view = \"block\"");
-      if (block && ilu.sweeps != 0)
-        p.bad(p.require("sweeps"), "sweeps", "must be 0 with factor_view = \"block\" (sweeps are not supported)");
-    }
-  }
-  if (type == "isai") {
-    auto& isai = linear.preconditioner_options.isai;
-    isai.power = p.integer("isai_power", 1, between(1, max_isai_power));
-    isai.view = view(IsaiOptions{}.view);
-  }
+  read_preconditioner(l.sub("preconditioner", false), "block_jacobi", linear.preconditioner,
+                      linear.preconditioner_options, &linear.preconditioner_options.cpr);
 }
 
 #if BLOCKRES_HAVE_VTK

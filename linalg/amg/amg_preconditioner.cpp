@@ -70,7 +70,7 @@ amg::CsrRef AmgPreconditioner::level_operator(int l) const
 
 void AmgPreconditioner::check_matrix(const BsrMatrix& A) const
 {
-  if (A.block_size() != 1) throw std::invalid_argument("AmgPreconditioner: scalar matrices only (block size 1)");
+  if (A.block_size() != 1) throw std::invalid_argument("AmgPreconditioner: scalar matrices only (block size 1); for a block system use type = \"cpr\" with an amg pressure stage");
   if (A.nrows() != A.ncols()) throw std::invalid_argument("AmgPreconditioner: the matrix must be square");
   if (A.exec().is_cuda()) throw std::invalid_argument("AmgPreconditioner: the matrix must be on the CPU executor");
 }

@@ -693,6 +693,47 @@ TEST_F(DeckTest, IluFactorView)
                     "sweeps");
 }
 
+// CPR: stage tables with the keys of a preconditioner (defaults ILU(0) on the pressure, block ILU(0)
+// on the system), AMG keys only with type amg, no cpr inside cpr, and the resolved deck loading to
+// the same configuration.
+TEST_F(DeckTest, CprAndAmg)
+{
+  const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
+  const RunConfig d = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"")));
+  EXPECT_EQ(d.linear.preconditioner, PreconditionerType::cpr);
+  const CprOptions& c = d.linear.preconditioner_options.cpr;
+  EXPECT_EQ(c.weights, CprWeights::quasi_impes);
+  EXPECT_EQ(c.pressure.type, PreconditionerType::ilu0);
+  EXPECT_EQ(c.pressure.options.ilu0.factor_view, IluFactorView::scalar);
+  EXPECT_EQ(c.second.type, PreconditionerType::ilu0);
+  EXPECT_EQ(c.second.options.ilu0.factor_view, IluFactorView::block);
+
+  const RunConfig a = load_deck(write(edit(kDeck, "dt_initial = 0.5",
+                                           pre + "type = \"cpr\"\n[solver.linear.preconditioner.pressure]\n"
+                                                 "type = \"amg\"\naggregate_size = 4\nsmoother = \"l1_jacobi\"\n"
+                                                 "[solver.linear.preconditioner.second]\ntype = \"block_jacobi\"")));
+  const CprOptions& ca = a.linear.preconditioner_options.cpr;
+  EXPECT_EQ(ca.pressure.type, PreconditionerType::amg);
+  EXPECT_EQ(ca.pressure.options.amg.aggregate_size, 4);
+  EXPECT_EQ(ca.pressure.options.amg.smoother, AmgSmoother::l1_jacobi);
+  EXPECT_EQ(ca.second.type, PreconditionerType::block_jacobi);
+  const RunConfig r = load_deck(write(a.resolved_toml, "resolved.toml"));
+  EXPECT_EQ(r.linear.preconditioner_options.cpr.pressure.type, PreconditionerType::amg);
+  EXPECT_EQ(r.linear.preconditioner_options.cpr.pressure.options.amg.aggregate_size, 4);
+  EXPECT_EQ(r.linear.preconditioner_options.cpr.second.type, PreconditionerType::block_jacobi);
+
+  const std::string k = "solver.linear.preconditioner.";
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"cpr\"\n[solver.linear.preconditioner.pressure]\ntype  =  \"cpr\"",
+                    k + "pressure.type", "type  =  \"cpr\"");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\n[solver.linear.preconditioner.pressure]\ntype = \"amg\"",
+                    k + "pressure", "[solver.linear.preconditioner.pressure]");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\naggregate_size = 4", k + "aggregate_size",
+                    "aggregate_size");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"amg\"\naggregate_size = 3", k + "aggregate_size",
+                    "aggregate_size");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"true_impes\"", k + "weights", "weights =");
+}
+
 // Krylov methods: every method name, `restart` for the restarted ones only (like idr_s for IDR),
 // the tolerance reference, and the resolved deck loading to the same configuration.
 TEST_F(DeckTest, KrylovMethods)
