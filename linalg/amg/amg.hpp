@@ -25,6 +25,7 @@ struct AmgStatistics {
   bool coarsest_direct = true;             // false: the coarsest level (> 512 rows) is smoothed only
   int full_setups = 0;                     // symbolic + numeric
   int numeric_setups = 0;                  // numeric only (structure reused)
+  int kept_setups = 0;                     // setup() calls that kept the hierarchy (refresh_interval)
   std::string to_string() const;           // a one-line-per-level table
 };
 
@@ -89,6 +90,7 @@ class AmgPreconditioner final : public Preconditioner {
   std::vector<index_t> coarse_piv_;
   bool coarse_direct_ = false;
   AmgStatistics stats_;
+  int since_refresh_ = 0;  // setup() calls since the last full or numeric setup
 };
 
 }  // namespace blockres

@@ -41,6 +41,11 @@ struct AmgOptions {
   // setup() on a matrix with the same structure (row pointers and columns, compared by
   // content) keeps the aggregates and patterns and only recomputes values (refresh_numeric).
   bool reuse_structure = true;
+  // Numeric re-setup every this many setup() calls on the same structure: 1 refreshes on every
+  // call; k > 1 lets one hierarchy serve k calls (k Newton iterations, as OPM can keep its CPR
+  // hierarchy): the finest level's operator is then the current matrix, its smoother scaling and
+  // every coarser level those of the last refresh.
+  int refresh_interval = 1;
 };
 
 }  // namespace blockres

@@ -52,6 +52,7 @@ AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::
   if (!(opt_.theta >= 0.0)) throw std::invalid_argument("AmgPreconditioner: theta must be >= 0");
   if (opt_.pre_sweeps < 0 || opt_.post_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: negative sweeps");
   if (opt_.max_levels < 1) throw std::invalid_argument("AmgPreconditioner: max_levels must be >= 1");
+  if (opt_.refresh_interval < 1) throw std::invalid_argument("AmgPreconditioner: refresh_interval must be >= 1");
   if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
     throw std::invalid_argument(
         fmt::format("AmgPreconditioner: max_coarse must be in 1..{}", kernels::batched_lu_max_size));
@@ -87,7 +88,16 @@ bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
 SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
 {
   check_matrix(A);
-  if (opt_.reuse_structure && same_structure(A)) return refresh_numeric(A);
+  if (opt_.reuse_structure && same_structure(A)) {
+    if (++since_refresh_ < opt_.refresh_interval) {
+      fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data()};
+      ++stats_.kept_setups;
+      return {};
+    }
+    since_refresh_ = 0;
+    return refresh_numeric(A);
+  }
+  since_refresh_ = 0;
   return setup_full(A);
 }
 

@@ -376,6 +376,45 @@ TEST(Amg, NumericResetupEqualsFreshSetup)
   }
 }
 
+// refresh_interval = 3: setups 2 and 3 keep the hierarchy of setup 1 (coarse operators unchanged),
+// setup 4 refreshes it; kept setups still apply the current matrix on the finest level.
+TEST(Amg, RefreshInterval)
+{
+  auto e = Executor::create_cpu();
+  const int n = 16;
+  const auto m1 = fv_poisson(n, n, n, lognormal(n * n * n, 1.0, 31));
+  AmgOptions opt;
+  opt.max_coarse = 50;
+  opt.refresh_interval = 3;
+  BsrMatrix A = test::upload(e, m1);
+  AmgPreconditioner M(e, opt), every(e, AmgOptions{.max_coarse = 50});
+  ASSERT_TRUE(M.setup(A).ok);
+  ASSERT_GE(M.num_levels(), 2);
+  const auto coarse1 = M.level(1).A.values;
+  const size64_t rows = m1.pattern.nrows;
+  Vector r(e, rows), z1(e, rows), z2(e, rows);
+  r.copy_from_host(test::random_vector(rows));
+  for (int call = 2; call <= 4; ++call) {
+    auto m = m1;
+    for (auto& v : m.values) v *= double(call);
+    A.values().copy_from_host(m.values);
+    ASSERT_TRUE(M.setup(A).ok);
+    ASSERT_TRUE(every.setup(A).ok);
+    if (call < 4) {
+      EXPECT_EQ(M.level(1).A.values, coarse1) << "call " << call;
+      EXPECT_EQ(M.statistics().kept_setups, call - 1);
+    } else {
+      EXPECT_NE(M.level(1).A.values, coarse1);
+      EXPECT_EQ(M.statistics().numeric_setups, 1);
+      // Refreshed: the same as a preconditioner refreshed on every call.
+      M.apply(r, z1);
+      every.apply(r, z2);
+      EXPECT_EQ(z1.to_host(), z2.to_host());
+    }
+  }
+  EXPECT_THROW(AmgPreconditioner(e, AmgOptions{.refresh_interval = 0}), std::invalid_argument);
+}
+
 // A different pattern triggers a full setup.
 TEST(Amg, NewStructureRebuildsHierarchy)
 {
