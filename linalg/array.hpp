@@ -94,4 +94,11 @@ class Array {
   bool owner_ = true;
 };
 
+// A host vector copied into exec's memory (the element type deduced).
+template <class T>
+Array<T> to_executor(const ExecPtr& exec, const std::vector<T>& host)
+{
+  return Array<T>(exec, std::span<const T>(host));
+}
+
 }  // namespace blockres

@@ -28,15 +28,11 @@ struct Ilu0Preconditioner::Isai {
        const std::vector<index_t>& col, int power)
       : pattern(kernels::isai_pattern(tri, n, row_ptr.data(), col.data(), power))
   {
-    auto up = [&](const auto& v) {
-      using T = typename std::decay_t<decltype(v)>::value_type;
-      return Array<T>(exec, std::span<const T>(v));
-    };
-    col_ptr = up(pattern.col_ptr);
-    row_ind = up(pattern.row_ind);
-    csr_pos = up(pattern.csr_pos);
-    short_cols = up(pattern.short_cols);
-    long_cols = up(pattern.long_cols);
+    col_ptr = to_executor(exec, pattern.col_ptr);
+    row_ind = to_executor(exec, pattern.row_ind);
+    csr_pos = to_executor(exec, pattern.csr_pos);
+    short_cols = to_executor(exec, pattern.short_cols);
+    long_cols = to_executor(exec, pattern.long_cols);
     scratch = Array<double>(exec, pattern.scratch_doubles());
     BsrPattern p;
     p.nrows = p.ncols = n;

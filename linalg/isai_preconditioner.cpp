@@ -16,24 +16,16 @@ namespace kg = kernels::cuda;
 
 std::string_view to_string(IsaiView v) { return v == IsaiView::block ? "block" : "scalar"; }
 
-namespace {
-template <class T>
-Array<T> upload(const ExecPtr& exec, const std::vector<T>& v)
-{
-  return Array<T>(exec, std::span<const T>(v));
-}
-}  // namespace
-
 IsaiMatrix::IsaiMatrix(ExecPtr exec, kernels::IsaiKind kind, index_t nrows, int bs, const std::vector<index_t>& row_ptr,
                        const std::vector<index_t>& col_ind, int power)
     : exec_(std::move(exec)),
       pattern_(kernels::isai_block_pattern(kind, nrows, bs, row_ptr.data(), col_ind.data(), power))
 {
-  col_ptr_ = upload(exec_, pattern_.col_ptr);
-  row_ind_ = upload(exec_, pattern_.row_ind);
-  bsr_pos_ = upload(exec_, pattern_.bsr_pos);
-  short_cols_ = upload(exec_, pattern_.short_cols);
-  long_cols_ = upload(exec_, pattern_.long_cols);
+  col_ptr_ = to_executor(exec_, pattern_.col_ptr);
+  row_ind_ = to_executor(exec_, pattern_.row_ind);
+  bsr_pos_ = to_executor(exec_, pattern_.bsr_pos);
+  short_cols_ = to_executor(exec_, pattern_.short_cols);
+  long_cols_ = to_executor(exec_, pattern_.long_cols);
   info_ = Array<int>(exec_, 1);
 #if BLOCKRES_HAVE_CUDA
   if (exec_->is_cuda()) scratch_ = Array<double>(exec_, kg::isai_block_scratch_doubles(pattern_));

@@ -5,8 +5,6 @@
 #include <cmath>
 #include <map>
 #include <numbers>
-#include <span>
-#include <type_traits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -108,12 +106,9 @@ WellConnectivity::WellConnectivity(const ExecPtr& exec, const std::vector<WellIn
         for (const auto& c2 : w.completions) cblock.push_back(pattern.find(c.cell, c2.cell));
     cptr.push_back(static_cast<index_t>(cblock.size()));
   }
-  auto up = [&](const auto& v) {
-    using T = typename std::decay_t<decltype(v)>::value_type;
-    return Array<T>(exec, std::span<const T>(v));
-  };
-  comp_ptr = up(ptr), comp_cell = up(cell), couple_ptr = up(cptr), couple_block = up(cblock);
-  comp_wi = up(wi), comp_depth = up(depth);
+  comp_ptr = to_executor(exec, ptr), comp_cell = to_executor(exec, cell);
+  couple_ptr = to_executor(exec, cptr), couple_block = to_executor(exec, cblock);
+  comp_wi = to_executor(exec, wi), comp_depth = to_executor(exec, depth);
 }
 
 }  // namespace blockres::physics

@@ -25,12 +25,6 @@ using namespace multicomponent;
 
 namespace {
 
-template <class T>
-Array<T> upload(const ExecPtr& e, const std::vector<T>& v)
-{
-  return Array<T>(e, std::span<const T>(v));
-}
-
 }  // namespace
 
 MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const RockSpec& rock, bool gravity,
@@ -61,10 +55,10 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   host_comp_ = comps_.compressibility;
   for (const double mu : comps_.viscosity) host_ln_mu_.push_back(std::log(mu));
   host_K_ = comps_.reactions;
-  rho_ref_ = upload(exec_, host_rho_ref_);
-  comp_ = upload(exec_, host_comp_);
-  ln_mu_ = upload(exec_, host_ln_mu_);
-  K_ = upload(exec_, host_K_);
+  rho_ref_ = to_executor(exec_, host_rho_ref_);
+  comp_ = to_executor(exec_, host_comp_);
+  ln_mu_ = to_executor(exec_, host_ln_mu_);
+  K_ = to_executor(exec_, host_K_);
   host_params_.nc = nc;
   host_params_.gravity = gravity ? units::standard_gravity : 0.0;
   host_params_.rock_compressibility = rock.compressibility;
@@ -146,16 +140,16 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   }
   host_pv_ref_ = grid.pore_volume_ref();
   host_depth_ = grid.depth();
-  pv_ref_ = upload(exec_, host_pv_ref_);
-  depth_ = upload(exec_, host_depth_);
-  nbr_ptr_ = upload(exec_, nbr_ptr);
-  nbr_cell_ = upload(exec_, nbr_cell);
-  nbr_trans_ = upload(exec_, nbr_trans);
-  nbr_diff_ = upload(exec_, nbr_diff);
-  nbr_block_ = upload(exec_, nbr_block);
-  diag_block_ = upload(exec_, diag_block);
-  extra_ptr_ = upload(exec_, extra_ptr);
-  extra_block_ = upload(exec_, extra_block);
+  pv_ref_ = to_executor(exec_, host_pv_ref_);
+  depth_ = to_executor(exec_, host_depth_);
+  nbr_ptr_ = to_executor(exec_, nbr_ptr);
+  nbr_cell_ = to_executor(exec_, nbr_cell);
+  nbr_trans_ = to_executor(exec_, nbr_trans);
+  nbr_diff_ = to_executor(exec_, nbr_diff);
+  nbr_block_ = to_executor(exec_, nbr_block);
+  diag_block_ = to_executor(exec_, diag_block);
+  extra_ptr_ = to_executor(exec_, extra_ptr);
+  extra_block_ = to_executor(exec_, extra_block);
   mesh_ = Mesh{n,
                pv_ref_.data(),
                depth_.data(),
@@ -184,12 +178,12 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
     for (int k = 0; k < nc; ++k) inj_comp.push_back(s.kind == WellKind::injector ? s.composition[k] : 0.0);
   }
   const int nw = static_cast<int>(wells_.size());
-  well_kind_ = upload(exec_, kind);
-  well_control_ = upload(exec_, control);
-  well_target_ = upload(exec_, target);
-  well_bhp_ = upload(exec_, bhp);
-  well_ref_depth_ = upload(exec_, ref_depth);
-  well_inj_comp_ = upload(exec_, inj_comp);
+  well_kind_ = to_executor(exec_, kind);
+  well_control_ = to_executor(exec_, control);
+  well_target_ = to_executor(exec_, target);
+  well_bhp_ = to_executor(exec_, bhp);
+  well_ref_depth_ = to_executor(exec_, ref_depth);
+  well_inj_comp_ = to_executor(exec_, inj_comp);
   well_head_density_ = Array<double>(exec_, nw);
   conn_ = WellConnectivity(exec_, wells_, pattern_);
   well_scratch_ = Array<double>(exec_, size64_t(conn_.completions()) * well_scratch_per_completion);

@@ -32,12 +32,6 @@ PhaseParams phase_params(const PhaseSpec& s)
   return p;
 }
 
-template <class T>
-Array<T> upload(const ExecPtr& e, const std::vector<T>& v)
-{
-  return Array<T>(e, std::span<const T>(v));
-}
-
 }  // namespace
 
 OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& rock, const FluidSpec& fluid,
@@ -60,7 +54,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
       throw std::invalid_argument("relperm table needs at least two rows of (S_w, k_rw, k_ro, P_cow)");
     host_params_.relperm.table = rp.table.data();
     host_params_.relperm.nrows = static_cast<int>(rp.table.size() / 4);
-    relperm_table_ = upload(exec_, rp.table);
+    relperm_table_ = to_executor(exec_, rp.table);
   }
   params_ = host_params_;
   params_.relperm.table = relperm_table_.data();
@@ -95,14 +89,14 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
     nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
     diag_block[i] = pattern_.find(i, i);
   }
-  pv_ref_ = upload(exec_, grid.pore_volume_ref());
-  depth_ = upload(exec_, grid.depth());
-  nbr_ptr_ = upload(exec_, nbr_ptr);
-  nbr_cell_ = upload(exec_, nbr_cell);
-  nbr_trans_ = upload(exec_, nbr_trans);
-  nbr_block_ = upload(exec_, nbr_block);
-  diag_block_ = upload(exec_, diag_block);
-  row_ptr_ = upload(exec_, pattern_.row_ptr);
+  pv_ref_ = to_executor(exec_, grid.pore_volume_ref());
+  depth_ = to_executor(exec_, grid.depth());
+  nbr_ptr_ = to_executor(exec_, nbr_ptr);
+  nbr_cell_ = to_executor(exec_, nbr_cell);
+  nbr_trans_ = to_executor(exec_, nbr_trans);
+  nbr_block_ = to_executor(exec_, nbr_block);
+  diag_block_ = to_executor(exec_, diag_block);
+  row_ptr_ = to_executor(exec_, pattern_.row_ptr);
   mesh_ = MeshView{n,
                    pv_ref_.data(),
                    depth_.data(),
@@ -128,12 +122,12 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
     ref_depth.push_back(w.ref_depth);
   }
   const int nw = static_cast<int>(wells_.size());
-  well_kind_ = upload(exec_, kind);
-  well_control_ = upload(exec_, control);
-  well_target_ = upload(exec_, target);
-  well_bhp_ = upload(exec_, bhp);
-  well_weight_ = upload(exec_, weight);
-  well_ref_depth_ = upload(exec_, ref_depth);
+  well_kind_ = to_executor(exec_, kind);
+  well_control_ = to_executor(exec_, control);
+  well_target_ = to_executor(exec_, target);
+  well_bhp_ = to_executor(exec_, bhp);
+  well_weight_ = to_executor(exec_, weight);
+  well_ref_depth_ = to_executor(exec_, ref_depth);
   well_head_density_ = Array<double>(exec_, nw);
   conn_ = WellConnectivity(exec_, wells_, pattern_);
   well_scratch_ = Array<double>(exec_, size64_t(conn_.completions()) * well_scratch_per_completion);
