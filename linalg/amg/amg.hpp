@@ -1,12 +1,16 @@
 // Aggregation algebraic multigrid for scalar (bs = 1) matrices: options, hierarchy statistics and
-// AmgPreconditioner (one V-cycle per apply). CPU backend now; the CUDA twin follows the same
-// structure (linalg/amg/amg_kernels.hpp lists the kernels it needs).
+// AmgPreconditioner (one V-cycle per apply), on the CPU and the CUDA backend. One setup driver
+// and one cycle (amg_preconditioner.cpp) call the backend's operations (amg_ops.hpp): the CPU
+// reference kernels (amg_kernels_cpu.cpp) or their CUDA twins with cuSPARSE SpGEMM for the
+// Galerkin products (amg_kernels_cuda.cu).
 #pragma once
 
 #include "linalg/amg/amg_kernels.hpp"
 #include "linalg/amg/amg_options.hpp"
+#include "linalg/array.hpp"
 #include "linalg/preconditioner.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,16 +35,42 @@ struct AmgStatistics {
 
 namespace amg {
 
+// Scalar CSR matrix in an executor's memory (columns sorted on the CPU; the cuSPARSE products'
+// column order on the CUDA backend: no kernel relies on sorted columns).
+struct Matrix {
+  index_t nrows = 0;
+  index_t ncols = 0;
+  Array<index_t> row_ptr, col_ind;
+  Array<double> values;
+  index_t nnz() const { return static_cast<index_t>(col_ind.size()); }
+  CsrRef ref() const { return {nrows, ncols, row_ptr.data(), col_ind.data(), values.data(), nnz()}; }
+};
+
+class Ops;  // the backend's operations (amg_ops.hpp)
+
+// A backend's saved state of one sparse product or transpose (symbolic once, numeric many times).
+struct Plan {
+  virtual ~Plan() = default;
+};
+
 struct Level {
-  Csr A;                   // the operator (empty on level 0: the finest is the caller's matrix)
-  std::vector<index_t> agg;  // aggregate of every row (not on the coarsest level)
-  Csr P0;                  // piecewise-constant prolongation (smoothed aggregation only)
-  Csr P, R;                // prolongation and restriction R = P^T
-  std::vector<index_t> r_map;  // R.values[q] = P.values[r_map[q]]
-  Csr AP;                  // A P (Galerkin intermediate)
-  double sa_omega = 0.0;   // smoothed aggregation damping of this level
-  std::vector<double> dinv;  // smoother scaling
-  mutable std::vector<double> x, b, r, t;  // cycle work vectors
+  Matrix A;                  // the operator (empty on level 0: the finest is the caller's matrix)
+  Array<index_t> agg;        // aggregate of every row (not on the coarsest level)
+  Matrix P0;                 // piecewise-constant prolongation (smoothed aggregation only)
+  Matrix P, R;               // prolongation and restriction R = P^T
+  Matrix AP;                 // A P (Galerkin intermediate)
+  std::unique_ptr<Plan> ap0_plan, ap_plan, rap_plan, r_plan;  // A P0 (smoothed), A P, R (A P), P^T
+  double sa_omega = 0.0;     // smoothed aggregation damping of this level
+  Array<double> dinv;        // smoother scaling
+  mutable Array<double> x, b, r, t;  // cycle work vectors
+};
+
+// A host copy of one level (tests, diagnostics): rows of every matrix sorted by column.
+struct HostLevel {
+  Csr A, P, R;
+  std::vector<index_t> agg;
+  std::vector<double> dinv;
+  double sa_omega = 0.0;
 };
 
 }  // namespace amg
@@ -50,10 +80,12 @@ struct Level {
 // post-smoothing. With symmetric A, equal pre/post sweeps and a symmetric smoother the cycle is
 // a symmetric operator (usable by CG).
 // The finest level is read from the matrix given to setup(), which must stay alive, with the
-// same values, while the preconditioner is applied.
+// same values, while the preconditioner is applied. Matrix and vectors live on the executor the
+// preconditioner was made for (CPU or CUDA); the setup runs there too.
 class AmgPreconditioner final : public Preconditioner {
  public:
   explicit AmgPreconditioner(ExecPtr exec, AmgOptions opt = {});
+  ~AmgPreconditioner() override;
   // Full setup when the structure is new (or reuse_structure is off), refresh_numeric otherwise.
   SetupStatus setup(const BsrMatrix& A) override;
   // Recomputes the values (P for smoothed aggregation, Galerkin operators, smoother scalings,
@@ -69,8 +101,10 @@ class AmgPreconditioner final : public Preconditioner {
   const AmgStatistics& statistics() const { return stats_; }
   int num_levels() const { return static_cast<int>(levels_.size()); }
   const amg::Level& level(int l) const { return levels_.at(static_cast<std::size_t>(l)); }
-  // The operator of level l (level 0: the matrix of the last setup).
+  // The operator of level l (level 0: the matrix of the last setup), in the executor's memory.
   amg::CsrRef level_operator(int l) const;
+  // Host copies of level l's operator, transfer operators, aggregates and smoother scaling.
+  amg::HostLevel level_host(int l) const;
 
  private:
   bool same_structure(const BsrMatrix& A) const;
@@ -82,12 +116,13 @@ class AmgPreconditioner final : public Preconditioner {
 
   ExecPtr exec_;
   AmgOptions opt_;
+  std::unique_ptr<amg::Ops> ops_;
   amg::CsrRef fine_;  // the last setup's matrix
-  std::vector<index_t> key_row_ptr_, key_col_ind_;  // structure of the last full setup
+  Array<index_t> key_row_ptr_, key_col_ind_;  // structure of the last full setup
   std::vector<amg::Level> levels_;
   // Coarsest level: dense LU (row-major, one-block batch layout).
-  std::vector<double> coarse_lu_;
-  std::vector<index_t> coarse_piv_;
+  Array<double> coarse_lu_;
+  Array<index_t> coarse_piv_;
   bool coarse_direct_ = false;
   AmgStatistics stats_;
   int since_refresh_ = 0;  // setup() calls since the last full or numeric setup

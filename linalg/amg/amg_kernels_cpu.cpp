@@ -47,7 +47,7 @@ void strength_graph(const CsrRef& A, index_t n_local, double theta, Csr& G)
   Csr St;
   std::vector<index_t> map;
   transpose_symbolic(ref(S), St, map);
-  transpose_numeric(ref(S), map, St);
+  transpose_numeric(S.values.data(), map.data(), S.nnz(), St.values.data());
 
   G.nrows = G.ncols = n;
   G.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
@@ -72,45 +72,145 @@ void strength_graph(const CsrRef& A, index_t n_local, double theta, Csr& G)
   }
 }
 
-index_t pairwise_match(const Csr& G, std::vector<index_t>& agg)
+index_t handshake_match(const CsrRef& G, index_t* agg)
 {
   const index_t n = G.nrows;
-  agg.assign(static_cast<std::size_t>(n), -1);
-  index_t nc = 0;
+  std::vector<index_t> mate(static_cast<std::size_t>(n), -1), choice(static_cast<std::size_t>(n), -1);
+  for (int round = 0; round < max_match_rounds; ++round) {
+#pragma omp parallel for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      index_t best = -1;
+      double wb = 0.0;
+      std::uint64_t hb = 0;
+      if (mate[i] < 0)
+        for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
+          const index_t j = G.col_ind[p];
+          if (mate[j] >= 0) continue;
+          const std::uint64_t h = edge_hash(i, j);
+          if (best < 0 || stronger(G.values[p], h, wb, hb)) best = j, wb = G.values[p], hb = h;
+        }
+      choice[i] = best;
+    }
+    index_t matched = 0;
+#pragma omp parallel for schedule(static) reduction(+ : matched)
+    for (index_t i = 0; i < n; ++i) {
+      const index_t c = choice[i];
+      if (c >= 0 && choice[c] == i) mate[i] = c, ++matched;
+    }
+    if (matched == 0) break;
+  }
+  // Free nodes join the pair of their strongest matched neighbour (root: the pair's smaller row).
+  std::vector<index_t> root(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
   for (index_t i = 0; i < n; ++i) {
-    if (agg[i] >= 0) continue;
-    index_t best_free = -1, best_any = -1;
-    double w_free = -1.0, w_any = -1.0;
+    if (mate[i] >= 0) {
+      root[i] = std::min(i, mate[i]);
+      continue;
+    }
+    index_t best = -1;
+    double wb = 0.0;
+    std::uint64_t hb = 0;
     for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
       const index_t j = G.col_ind[p];
-      const double w = G.values[p];
-      if (agg[j] < 0) {
-        if (w > w_free) w_free = w, best_free = j;
-      } else if (w > w_any) {
-        w_any = w, best_any = j;
+      if (mate[j] < 0) continue;
+      const std::uint64_t h = edge_hash(i, j);
+      if (best < 0 || stronger(G.values[p], h, wb, hb)) best = j, wb = G.values[p], hb = h;
+    }
+    root[i] = best >= 0 ? std::min(best, mate[best]) : i;
+  }
+  // Aggregates numbered in the order of their roots.
+  std::vector<index_t> number(static_cast<std::size_t>(n), -1);
+  index_t nc = 0;
+  for (index_t i = 0; i < n; ++i)
+    if (root[i] == i) number[i] = nc++;
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < n; ++i) agg[i] = number[root[i]];
+  return nc;
+}
+
+index_t mis2_aggregate(const CsrRef& G, index_t* agg, std::vector<index_t>* roots)
+{
+  const index_t n = G.nrows;
+  // Tuples (state, priority, index) as one comparison: state out < undecided < in.
+  std::vector<signed char> state(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) state[i] = G.row_ptr[i + 1] > G.row_ptr[i] ? mis_undecided : mis_out;
+  std::vector<index_t> m1(static_cast<std::size_t>(n)), m2(static_cast<std::size_t>(n));
+  auto better = [&](index_t a, index_t b) {  // is a's tuple larger than b's?
+    return state[a] != state[b] ? state[a] > state[b] : mis_priority_greater(a, b);
+  };
+  for (;;) {
+    index_t undecided = 0;
+#pragma omp parallel for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      index_t best = i;
+      for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p)
+        if (better(G.col_ind[p], best)) best = G.col_ind[p];
+      m1[i] = best;
+    }
+#pragma omp parallel for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      index_t best = m1[i];
+      for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p)
+        if (better(m1[G.col_ind[p]], best)) best = m1[G.col_ind[p]];
+      m2[i] = best;
+    }
+#pragma omp parallel for schedule(static) reduction(+ : undecided)
+    for (index_t i = 0; i < n; ++i) {
+      if (state[i] != mis_undecided) continue;
+      if (m2[i] == i) state[i] = mis_in;
+      else if (state[m2[i]] == mis_in) state[i] = mis_out;
+      else ++undecided;
+    }
+    if (undecided == 0) break;
+  }
+  // Roots numbered in row order; their neighbours join them; the rest join the aggregate of their
+  // strongest aggregated neighbour.
+  index_t nc = 0;
+  if (roots) roots->clear();
+  for (index_t i = 0; i < n; ++i) {
+    agg[i] = state[i] == mis_in ? nc++ : -1;
+    if (roots && state[i] == mis_in) roots->push_back(i);
+  }
+  std::vector<index_t> first(agg, agg + n);
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < n; ++i) {
+    if (state[i] == mis_in) continue;
+    for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p)
+      if (state[G.col_ind[p]] == mis_in) {
+        first[i] = agg[G.col_ind[p]];
+        break;
       }
+  }
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < n; ++i) {
+    agg[i] = first[i];
+    if (first[i] >= 0 || G.row_ptr[i + 1] == G.row_ptr[i]) continue;
+    index_t best = -1;
+    double wb = 0.0;
+    std::uint64_t hb = 0;
+    for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
+      const index_t j = G.col_ind[p];
+      if (first[j] < 0) continue;
+      const std::uint64_t h = edge_hash(i, j);
+      if (best < 0 || stronger(G.values[p], h, wb, hb)) best = j, wb = G.values[p], hb = h;
     }
-    if (best_free >= 0) {
-      agg[i] = agg[best_free] = nc++;
-    } else if (best_any >= 0) {
-      agg[i] = agg[best_any];
-    } else {
-      agg[i] = nc++;
-    }
+    agg[i] = best >= 0 ? first[best] : -1;
   }
   return nc;
 }
 
-void coarse_graph(const Csr& G, const std::vector<index_t>& agg, index_t nc, Csr& Gc)
+void coarse_graph(const CsrRef& G, const index_t* agg, index_t nc, Csr& Gc)
 {
   const index_t n = G.nrows;
   // Members of every aggregate, in increasing row order (counting sort).
   std::vector<index_t> start(static_cast<std::size_t>(nc) + 1, 0), members(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) ++start[agg[i] + 1];
+  for (index_t i = 0; i < n; ++i)
+    if (agg[i] >= 0) ++start[agg[i] + 1];
   for (index_t c = 0; c < nc; ++c) start[c + 1] += start[c];
   {
     std::vector<index_t> next(start.begin(), start.end() - 1);
-    for (index_t i = 0; i < n; ++i) members[next[agg[i]]++] = i;
+    for (index_t i = 0; i < n; ++i)
+      if (agg[i] >= 0) members[next[agg[i]]++] = i;
   }
   Gc.nrows = Gc.ncols = nc;
   Gc.row_ptr.assign(static_cast<std::size_t>(nc) + 1, 0);
@@ -123,7 +223,7 @@ void coarse_graph(const Csr& G, const std::vector<index_t>& agg, index_t nc, Csr
       const index_t i = members[m];
       for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
         const index_t J = agg[G.col_ind[p]];
-        if (J == I) continue;
+        if (J == I || J < 0) continue;
         if (pos[J] < 0) {
           pos[J] = static_cast<index_t>(Gc.col_ind.size());
           Gc.col_ind.push_back(J);
@@ -146,15 +246,17 @@ void coarse_graph(const Csr& G, const std::vector<index_t>& agg, index_t nc, Csr
   }
 }
 
-void tentative_prolongation(const std::vector<index_t>& agg, index_t nc, Csr& P)
+void tentative_prolongation(const index_t* agg, index_t n, index_t nc, Csr& P)
 {
-  const index_t n = static_cast<index_t>(agg.size());
   P.nrows = n;
   P.ncols = nc;
-  P.row_ptr.resize(static_cast<std::size_t>(n) + 1);
-  for (index_t i = 0; i <= n; ++i) P.row_ptr[i] = i;
-  P.col_ind = agg;
-  P.values.assign(static_cast<std::size_t>(n), 1.0);
+  P.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  P.col_ind.clear();
+  for (index_t i = 0; i < n; ++i) {
+    if (agg[i] >= 0) P.col_ind.push_back(agg[i]);
+    P.row_ptr[i + 1] = static_cast<index_t>(P.col_ind.size());
+  }
+  P.values.assign(P.col_ind.size(), 1.0);
 }
 
 void spgemm_symbolic(const CsrRef& A, const CsrRef& B, Csr& C)
@@ -183,10 +285,9 @@ void spgemm_symbolic(const CsrRef& A, const CsrRef& B, Csr& C)
   C.values.assign(C.col_ind.size(), 0.0);
 }
 
-void spgemm_numeric(const CsrRef& A, const CsrRef& B, Csr& C)
+void spgemm_numeric(const CsrRef& A, const CsrRef& B, const CsrRef& C, double* c_values)
 {
   if (C.nrows != A.nrows || C.ncols != B.ncols) throw std::invalid_argument("amg::spgemm_numeric: C does not match A B");
-  C.values.resize(C.col_ind.size());
 #pragma omp parallel
   {
     // pos[j]: position of column j in the current row of C (rows are disjoint: no races).
@@ -195,12 +296,12 @@ void spgemm_numeric(const CsrRef& A, const CsrRef& B, Csr& C)
     for (index_t i = 0; i < A.nrows; ++i) {
       for (index_t c = C.row_ptr[i]; c < C.row_ptr[i + 1]; ++c) {
         pos[C.col_ind[c]] = c;
-        C.values[c] = 0.0;
+        c_values[c] = 0.0;
       }
       for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
         const double a = A.values[p];
         const index_t k = A.col_ind[p];
-        for (index_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) C.values[pos[B.col_ind[q]]] += a * B.values[q];
+        for (index_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) c_values[pos[B.col_ind[q]]] += a * B.values[q];
       }
       for (index_t c = C.row_ptr[i]; c < C.row_ptr[i + 1]; ++c) pos[C.col_ind[c]] = -1;
     }
@@ -228,24 +329,20 @@ void transpose_symbolic(const CsrRef& A, Csr& R, std::vector<index_t>& map)
   R.values.assign(static_cast<std::size_t>(nnz), 0.0);
 }
 
-void transpose_numeric(const CsrRef& A, const std::vector<index_t>& map, Csr& R)
+void transpose_numeric(const double* a_values, const index_t* map, index_t nnz, double* r_values)
 {
-  R.values.resize(map.size());
-  const index_t nnz = static_cast<index_t>(map.size());
 #pragma omp parallel for schedule(static)
-  for (index_t q = 0; q < nnz; ++q) R.values[q] = A.values[map[q]];
+  for (index_t q = 0; q < nnz; ++q) r_values[q] = a_values[map[q]];
 }
 
-void smoothed_prolongation(const CsrRef& A, const CsrRef& P0, double omega, Csr& P)
+void smoothed_prolongation(const CsrRef& A, const index_t* agg, double omega, const CsrRef& P, double* p_values)
 {
-  spgemm_numeric(A, P0, P);  // P = A P0
 #pragma omp parallel for schedule(static)
   for (index_t i = 0; i < A.nrows; ++i) {
     const double d = diagonal(A, i);
     const double s = d != 0.0 ? -omega / d : 0.0;
-    const index_t a = P0.col_ind[P0.row_ptr[i]];  // P0 has one entry (value 1) per row
     for (index_t p = P.row_ptr[i]; p < P.row_ptr[i + 1]; ++p)
-      P.values[p] = s * P.values[p] + (P.col_ind[p] == a ? 1.0 : 0.0);
+      p_values[p] = s * p_values[p] + (P.col_ind[p] == agg[i] ? 1.0 : 0.0);
   }
 }
 

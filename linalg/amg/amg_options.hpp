@@ -11,6 +11,12 @@ namespace blockres {
 enum class AmgSmoother { jacobi, l1_jacobi };
 std::string_view to_string(AmgSmoother s);  // "jacobi", "l1_jacobi"
 
+// mis2: aggregates around a distance-2 maximal independent set (root and its strong neighbours,
+// the rest attached to a neighbouring aggregate: about 3^d / 2 rows per aggregate on a d-dimensional
+// stencil); matching: aggregate_size / 2 ... passes of parallel pairwise (handshake) matching.
+enum class AmgAggregation { mis2, matching };
+std::string_view to_string(AmgAggregation a);  // "mis2", "matching"
+
 // Plain: piecewise-constant P (one entry per row). Smoothed: P = (I - omega D^-1 A) P0 with
 // omega = 4 / (3 rho), rho the Gershgorin bound of D^-1 A (smoothed aggregation, Vanek et al.).
 enum class AmgInterpolation { plain, smoothed };
@@ -22,7 +28,8 @@ struct AmgOptions {
   // each coupling weaker relative to the diagonal; with a fixed 0.08 the smoothed-aggregation
   // level 1 of 3D Poisson has no strong couplings at all and coarsening stops).
   double theta = 0.08;
-  // Nominal aggregate size: 2 (one pairwise matching pass), 4 (two passes) or 8 (three), as in
+  AmgAggregation aggregation = AmgAggregation::mis2;
+  // matching only: nominal aggregate size 2 (one pairwise matching pass), 4 (two passes) or 8 (three), as in
   // AMGX's size-2/4/8 aggregation and Notay's double pairwise aggregation. A row whose strong
   // neighbours are all taken joins its strongest neighbour's aggregate, so a few aggregates
   // exceed the nominal size.
@@ -34,8 +41,9 @@ struct AmgOptions {
   int post_sweeps = 1;
   int max_levels = 20;
   // Coarsening stops at this many rows; the coarsest level is factored densely with the batched
-  // LU (at most kernels::batched_lu_max_size = 512 rows).
-  index_t max_coarse = 500;
+  // LU (at most kernels::batched_lu_max_size = 512 rows). 128: a dense LU of 500 rows cost more
+  // than the rest of a numeric setup of 4,500 rows (CPU), and coarse levels are cheap.
+  index_t max_coarse = 128;
   // Coarsening also stops when a level keeps more than this fraction of its rows (stagnation).
   double min_coarsening_ratio = 0.85;
   // setup() on a matrix with the same structure (row pointers and columns, compared by

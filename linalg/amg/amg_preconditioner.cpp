@@ -1,8 +1,11 @@
-// AmgPreconditioner: hierarchy setup (full and numeric-only) and the V-cycle, on the CPU
-// reference kernels of amg_kernels.hpp.
+// AmgPreconditioner: hierarchy setup (full and numeric-only) and the V-cycle, one driver for both
+// backends on the operations of amg_ops.hpp.
 #include "linalg/amg/amg.hpp"
 
+#include "linalg/amg/amg_ops.hpp"
+
 #include "kernels/batched_lu.hpp"
+#include "linalg/vector_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,11 +17,22 @@
 
 namespace blockres {
 
+using amg::Level;
+
 std::string_view to_string(AmgSmoother s)
 {
   switch (s) {
     case AmgSmoother::jacobi: return "jacobi";
     case AmgSmoother::l1_jacobi: return "l1_jacobi";
+  }
+  return "?";
+}
+
+std::string_view to_string(AmgAggregation a)
+{
+  switch (a) {
+    case AmgAggregation::mis2: return "mis2";
+    case AmgAggregation::matching: return "matching";
   }
   return "?";
 }
@@ -46,7 +60,6 @@ std::string AmgStatistics::to_string() const
 AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::move(exec)), opt_(opt)
 {
   if (!exec_) throw std::invalid_argument("AmgPreconditioner: null executor");
-  if (exec_->is_cuda()) throw std::invalid_argument("AmgPreconditioner: the CUDA backend is not implemented yet (CPU only)");
   if (opt_.aggregate_size != 2 && opt_.aggregate_size != 4 && opt_.aggregate_size != 8)
     throw std::invalid_argument("AmgPreconditioner: aggregate_size must be 2, 4 or 8");
   if (!(opt_.theta >= 0.0)) throw std::invalid_argument("AmgPreconditioner: theta must be >= 0");
@@ -56,33 +69,81 @@ AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::
   if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
     throw std::invalid_argument(
         fmt::format("AmgPreconditioner: max_coarse must be in 1..{}", kernels::batched_lu_max_size));
+  ops_ = amg::Ops::create(exec_);
 }
+
+AmgPreconditioner::~AmgPreconditioner() = default;
 
 std::string AmgPreconditioner::name() const
 {
-  return fmt::format("amg({}, aggregates {}, {} {}/{})", to_string(opt_.interpolation), opt_.aggregate_size,
-                     to_string(opt_.smoother), opt_.pre_sweeps, opt_.post_sweeps);
+  const std::string agg = opt_.aggregation == AmgAggregation::mis2
+                              ? std::string("mis2 aggregates")
+                              : fmt::format("matched aggregates of {}", opt_.aggregate_size);
+  return fmt::format("amg({}, {}, {} {}/{})", to_string(opt_.interpolation), agg, to_string(opt_.smoother),
+                     opt_.pre_sweeps, opt_.post_sweeps);
 }
 
 amg::CsrRef AmgPreconditioner::level_operator(int l) const
 {
-  return l == 0 ? fine_ : amg::ref(levels_.at(static_cast<std::size_t>(l)).A);
+  return l == 0 ? fine_ : levels_.at(static_cast<std::size_t>(l)).A.ref();
+}
+
+namespace {
+
+amg::Csr host_copy(const amg::CsrRef& A, const Executor& e)
+{
+  amg::Csr C;
+  C.nrows = A.nrows;
+  C.ncols = A.ncols;
+  const index_t nnz = A.nz >= 0 ? A.nz : 0;
+  C.row_ptr.resize(static_cast<std::size_t>(A.nrows) + 1);
+  C.col_ind.resize(static_cast<std::size_t>(nnz));
+  C.values.resize(static_cast<std::size_t>(nnz));
+  if (A.row_ptr) e.copy_to_host(C.row_ptr.data(), A.row_ptr, C.row_ptr.size() * sizeof(index_t));
+  if (nnz) {
+    e.copy_to_host(C.col_ind.data(), A.col_ind, C.col_ind.size() * sizeof(index_t));
+    if (A.values) e.copy_to_host(C.values.data(), A.values, C.values.size() * sizeof(double));
+  }
+  // Rows sorted by column (the CUDA products leave cuSPARSE's order).
+  std::vector<std::pair<index_t, double>> row;
+  for (index_t i = 0; i < C.nrows; ++i) {
+    const index_t b = C.row_ptr[i], e2 = C.row_ptr[i + 1];
+    row.clear();
+    for (index_t p = b; p < e2; ++p) row.emplace_back(C.col_ind[p], C.values[p]);
+    std::sort(row.begin(), row.end());
+    for (index_t p = b; p < e2; ++p) C.col_ind[p] = row[p - b].first, C.values[p] = row[p - b].second;
+  }
+  return C;
+}
+
+}  // namespace
+
+amg::HostLevel AmgPreconditioner::level_host(int l) const
+{
+  const amg::Level& L = levels_.at(static_cast<std::size_t>(l));
+  amg::HostLevel h;
+  h.A = host_copy(level_operator(l), *exec_);
+  if (L.P.nrows) h.P = host_copy(L.P.ref(), *exec_);
+  if (L.R.nrows) h.R = host_copy(L.R.ref(), *exec_);
+  h.agg = L.agg.to_host();
+  h.dinv = L.dinv.to_host();
+  h.sa_omega = L.sa_omega;
+  return h;
 }
 
 void AmgPreconditioner::check_matrix(const BsrMatrix& A) const
 {
   if (A.block_size() != 1) throw std::invalid_argument("AmgPreconditioner: scalar matrices only (block size 1); for a block system use type = \"cpr\" with an amg pressure stage");
   if (A.nrows() != A.ncols()) throw std::invalid_argument("AmgPreconditioner: the matrix must be square");
-  if (A.exec().is_cuda()) throw std::invalid_argument("AmgPreconditioner: the matrix must be on the CPU executor");
+  if (&A.exec() != exec_.get() && A.exec().is_cuda() != exec_->is_cuda())
+    throw std::invalid_argument("AmgPreconditioner: the matrix lives on another backend");
 }
 
 bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
 {
   if (levels_.empty()) return false;
-  const std::size_t n = static_cast<std::size_t>(A.nrows()) + 1, nnz = static_cast<std::size_t>(A.nnzb());
-  return key_row_ptr_.size() == n && key_col_ind_.size() == nnz &&
-         std::memcmp(key_row_ptr_.data(), A.row_ptr().data(), n * sizeof(index_t)) == 0 &&
-         (nnz == 0 || std::memcmp(key_col_ind_.data(), A.col_ind().data(), nnz * sizeof(index_t)) == 0);
+  const amg::CsrRef a{A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+  return ops_->same_structure(key_row_ptr_, key_col_ind_, a);
 }
 
 SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
@@ -90,7 +151,7 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
   check_matrix(A);
   if (opt_.reuse_structure && same_structure(A)) {
     if (++since_refresh_ < opt_.refresh_interval) {
-      fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data()};
+      fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
       ++stats_.kept_setups;
       return {};
     }
@@ -105,9 +166,11 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
 {
   using namespace amg;
   check_matrix(A);
-  fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data()};
-  key_row_ptr_.assign(fine_.row_ptr, fine_.row_ptr + fine_.nrows + 1);
-  key_col_ind_.assign(fine_.col_ind, fine_.col_ind + fine_.nnz());
+  fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+  key_row_ptr_ = Array<index_t>(exec_, A.nrows() + 1);
+  key_row_ptr_.copy_from(A.row_ptr());
+  key_col_ind_ = Array<index_t>(exec_, A.nnzb());
+  key_col_ind_.copy_from(A.col_ind());
   levels_.clear();
   levels_.emplace_back();
   const int passes = opt_.aggregate_size == 2 ? 1 : opt_.aggregate_size == 4 ? 2 : 3;
@@ -117,40 +180,41 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
     const index_t n = Al.nrows;
     if (n <= opt_.max_coarse || l + 1 >= opt_.max_levels) break;
 
-    // Aggregation: `passes` pairwise matchings, each on the graph of the previous aggregates.
-    Csr G;
+    // Aggregation: `passes` handshake matchings, each on the graph of the previous aggregates.
+    Matrix G;
     // Vanek, Mandel, Brezina: theta halves with every level, since Galerkin operators get denser
     // and each coupling weaker relative to the diagonal.
-    cpu::strength_graph(Al, n, opt_.theta * std::ldexp(1.0, -l), G);
-    std::vector<index_t> agg;  // fine row -> aggregate
-    index_t nc = cpu::pairwise_match(G, agg);
-    std::vector<index_t> pass_agg = agg;  // node of the last pass's graph -> aggregate
-    for (int pass = 1; pass < passes && nc > 1; ++pass) {
-      Csr Gc;
-      cpu::coarse_graph(G, pass_agg, nc, Gc);
-      const index_t nc2 = cpu::pairwise_match(Gc, pass_agg);
-      for (auto& a : agg) a = pass_agg[a];
+    ops_->strength_graph(Al, n, opt_.theta * std::ldexp(1.0, -l), G);
+    Array<index_t> agg;  // fine row -> aggregate
+    index_t nc = opt_.aggregation == AmgAggregation::mis2 ? ops_->mis2_aggregate(G, agg) : ops_->handshake_match(G, agg);
+    for (int pass = 1; opt_.aggregation == AmgAggregation::matching && pass < passes && nc > 1; ++pass) {
+      Matrix Gc;
+      ops_->coarse_graph(G, agg, nc, Gc);
+      Array<index_t> pass_agg;  // aggregate of the last pass -> merged aggregate
+      const index_t nc2 = ops_->handshake_match(Gc, pass_agg);
+      ops_->compose(agg, pass_agg);
       G = std::move(Gc);
       nc = nc2;
     }
     if (nc == 0 || double(nc) > opt_.min_coarsening_ratio * double(n)) break;
 
-    // Patterns of P, R = P^T, A P and A_c = R (A P).
-    Csr Ac;
+    // Patterns (and product plans) of P, R = P^T, A P and A_c = R (A P).
+    Matrix Ac;
     {
       Level& L = levels_[static_cast<std::size_t>(l)];
       L.agg = std::move(agg);
-      Csr P0;
-      cpu::tentative_prolongation(L.agg, nc, P0);
+      Matrix P0;
+      ops_->tentative_prolongation(L.agg, nc, P0);
       if (opt_.interpolation == AmgInterpolation::smoothed) {
-        cpu::spgemm_symbolic(Al, ref(P0), L.P);
+        // P's pattern is A P0's; P0 itself is only needed for this product.
+        L.ap0_plan = ops_->product_symbolic(Al, P0.ref(), L.P);
         L.P0 = std::move(P0);
       } else {
         L.P = std::move(P0);
       }
-      cpu::transpose_symbolic(ref(L.P), L.R, L.r_map);
-      cpu::spgemm_symbolic(Al, ref(L.P), L.AP);
-      cpu::spgemm_symbolic(ref(L.R), ref(L.AP), Ac);
+      L.r_plan = ops_->transpose_symbolic(L.P, L.R);
+      L.ap_plan = ops_->product_symbolic(Al, L.P.ref(), L.AP);
+      L.rap_plan = ops_->product_symbolic(L.R.ref(), L.AP.ref(), Ac);
     }
     levels_.emplace_back();
     levels_.back().A = std::move(Ac);
@@ -165,7 +229,7 @@ SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
   check_matrix(A);
   if (!same_structure(A))
     throw std::invalid_argument("AmgPreconditioner::refresh_numeric: the matrix structure differs from the last full setup");
-  fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data()};
+  fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
   for (int l = 0; l + 1 < num_levels(); ++l) numeric_level(l);
   ++stats_.numeric_setups;
   return finish_numeric();
@@ -173,60 +237,51 @@ SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
 
 void AmgPreconditioner::numeric_level(int l)
 {
-  using namespace amg;
   Level& L = levels_[static_cast<std::size_t>(l)];
-  const CsrRef Al = level_operator(l);
+  const amg::CsrRef Al = level_operator(l);
   if (opt_.interpolation == AmgInterpolation::smoothed) {
-    const double rho = cpu::jacobi_radius_bound(Al);
+    const double rho = ops_->jacobi_radius_bound(Al);
     L.sa_omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
-    cpu::smoothed_prolongation(Al, ref(L.P0), L.sa_omega, L.P);
+    ops_->product_numeric(*L.ap0_plan, Al, L.P0.ref(), L.P);  // P = A P0
+    ops_->smoothed_prolongation(Al, L.agg, L.sa_omega, L.P);
   }  // plain: P's values are ones from the symbolic phase
-  cpu::transpose_numeric(ref(L.P), L.r_map, L.R);
-  cpu::spgemm_numeric(Al, ref(L.P), L.AP);
-  cpu::spgemm_numeric(ref(L.R), ref(L.AP), levels_[static_cast<std::size_t>(l) + 1].A);
+  ops_->transpose_numeric(*L.r_plan, L.P, L.R);
+  ops_->product_numeric(*L.ap_plan, Al, L.P.ref(), L.AP);
+  ops_->product_numeric(*L.rap_plan, L.R.ref(), L.AP.ref(), levels_[static_cast<std::size_t>(l) + 1].A);
 }
 
 SetupStatus AmgPreconditioner::finish_numeric()
 {
-  using namespace amg;
   const int nl = num_levels();
   const index_t nc = level_operator(nl - 1).nrows;
   coarse_direct_ = nc <= kernels::batched_lu_max_size;
   SetupStatus status;
   for (int l = 0; l < nl; ++l) {
     Level& L = levels_[static_cast<std::size_t>(l)];
-    const CsrRef Al = level_operator(l);
-    const std::size_t n = static_cast<std::size_t>(Al.nrows);
-    L.x.assign(n, 0.0);
-    L.b.assign(n, 0.0);
-    L.r.assign(n, 0.0);
-    L.t.assign(n, 0.0);
+    const amg::CsrRef Al = level_operator(l);
+    const size64_t n = Al.nrows;
+    if (L.x.size() != n) {
+      L.x = Array<double>(exec_, n);
+      L.b = Array<double>(exec_, n);
+      L.r = Array<double>(exec_, n);
+      L.t = Array<double>(exec_, n);
+    }
     if (l == nl - 1 && coarse_direct_) {
-      L.dinv.clear();
+      L.dinv = Array<double>();
       continue;
     }
-    L.dinv.resize(n);
-    const index_t bad = cpu::jacobi_scaling(Al, opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv.data());
+    const index_t bad = ops_->jacobi_scaling(Al, opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv);
     if (bad && status.ok) {
       status.ok = false;
       status.message = fmt::format("AMG level {}: row {} has a zero or non-finite smoother scaling", l, bad - 1);
     }
   }
   // Coarsest level: dense copy, LU with partial pivoting (a batch of one block).
-  coarse_lu_.clear();
-  coarse_piv_.clear();
-  if (coarse_direct_ && nc > 0) {
-    const CsrRef Ac = level_operator(nl - 1);
-    coarse_lu_.assign(static_cast<std::size_t>(nc) * nc, 0.0);
-    coarse_piv_.assign(static_cast<std::size_t>(nc), 0);
-    for (index_t i = 0; i < nc; ++i)
-      for (index_t p = Ac.row_ptr[i]; p < Ac.row_ptr[i + 1]; ++p)
-        coarse_lu_[static_cast<std::size_t>(i) * nc + Ac.col_ind[p]] = Ac.values[p];
-    kernels::BatchLayout layout;
-    layout.count = 1;
-    layout.uniform = layout.max_size = nc;
-    int info = 0;
-    kernels::cpu::lu_factor(layout, coarse_lu_.data(), coarse_piv_.data(), &info);
+  if (!coarse_direct_ || nc == 0) {
+    coarse_lu_ = Array<double>();
+    coarse_piv_ = Array<index_t>();
+  } else {
+    const int info = ops_->coarse_factor(level_operator(nl - 1), coarse_lu_, coarse_piv_);
     if (info != 0 && status.ok) {
       status.ok = false;
       status.message = fmt::format("AMG coarsest level ({} rows): LU pivot {} is zero or tiny (singular operator)", nc, info);
@@ -254,26 +309,22 @@ void AmgPreconditioner::update_statistics()
 
 void AmgPreconditioner::cycle(int l) const
 {
-  using namespace amg;
   const Level& L = levels_[static_cast<std::size_t>(l)];
-  const CsrRef A = level_operator(l);
+  const amg::CsrRef A = level_operator(l);
   const int nl = num_levels();
   if (l == nl - 1 && coarse_direct_) {
     if (A.nrows == 0) return;
-    kernels::BatchLayout layout;
-    layout.count = 1;
-    layout.uniform = layout.max_size = A.nrows;
-    kernels::cpu::lu_solve(layout, coarse_lu_.data(), coarse_piv_.data(), L.b.data(), L.x.data());
+    ops_->coarse_solve(A.nrows, coarse_lu_, coarse_piv_, L.b.data(), L.x.data());
     return;
   }
   // Smoothing from a zero guess; x and t alternate (Jacobi reads the old iterate everywhere).
   auto smooth = [&](int sweeps, bool from_zero) {
     for (int s = 0; s < sweeps; ++s) {
       if (from_zero && s == 0) {
-        cpu::jacobi_sweep(A, L.dinv.data(), L.b.data(), nullptr, L.x.data());
+        ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), nullptr, L.x.data());
       } else {
-        cpu::jacobi_sweep(A, L.dinv.data(), L.b.data(), L.x.data(), L.t.data());
-        L.x.swap(L.t);
+        ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), L.x.data(), L.t.data());
+        std::swap(L.x, L.t);
       }
     }
   };
@@ -282,13 +333,13 @@ void AmgPreconditioner::cycle(int l) const
     return;
   }
   if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, true);
-  else std::fill(L.x.begin(), L.x.end(), 0.0);
+  else fill(L.x, 0.0);
 
   const Level& C = levels_[static_cast<std::size_t>(l) + 1];
-  cpu::residual(A, L.b.data(), L.x.data(), L.r.data());
-  cpu::spmv(ref(L.R), 1.0, L.r.data(), 0.0, C.b.data());
+  ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
+  ops_->spmv(L.R.ref(), 1.0, L.r.data(), 0.0, C.b.data());
   cycle(l + 1);
-  cpu::spmv(ref(L.P), 1.0, C.x.data(), 1.0, L.x.data());
+  ops_->spmv(L.P.ref(), 1.0, C.x.data(), 1.0, L.x.data());
   smooth(opt_.post_sweeps, false);
 }
 
@@ -296,12 +347,12 @@ void AmgPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (levels_.empty()) throw std::logic_error("AmgPreconditioner::apply before setup");
   const amg::Level& L0 = levels_[0];
-  const std::size_t n = L0.b.size();
-  if (static_cast<std::size_t>(r.size()) != n || static_cast<std::size_t>(z.size()) != n)
+  const size64_t n = L0.b.size();
+  if (r.size() != n || z.size() != n)
     throw std::invalid_argument("AmgPreconditioner::apply: vector size differs from the matrix");
-  std::copy(r.data(), r.data() + n, L0.b.begin());
+  copy(r, L0.b);
   cycle(0);
-  std::copy(L0.x.begin(), L0.x.end(), z.data());
+  copy(L0.x, z);
 }
 
 }  // namespace blockres

@@ -3,6 +3,7 @@
 // aggregates against dense computations, numeric re-setup against a fresh setup, tiny matrices.
 #include "linalg/amg/amg.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/test/amg_test_matrices.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
@@ -16,93 +17,11 @@
 #include <vector>
 
 using namespace blockres;
+using blockres::test::fv_poisson;
+using blockres::test::lognormal;
+using blockres::test::random_spd;
 
 namespace {
-
-// 7-point finite-volume operator on an n^3 grid with cell coefficients k (harmonic face
-// averages), anisotropy factors (ax, ay, az) and Dirichlet boundaries (half-cell distance) folded
-// into the diagonal. k = 1, a = 1: the standard 7-point Poisson matrix (diagonal 6 + boundary terms).
-test::TestMatrix fv_poisson(int nx, int ny, int nz, const std::vector<double>& k, double ax = 1, double ay = 1,
-                            double az = 1)
-{
-  test::TestMatrix m;
-  m.bs = 1;
-  const index_t n = nx * ny * nz;
-  m.pattern.nrows = m.pattern.ncols = n;
-  m.pattern.row_ptr.push_back(0);
-  auto id = [&](int i, int j, int kk) { return static_cast<index_t>(i + nx * (j + ny * kk)); };
-  auto face = [&](index_t a, index_t b) { return 2.0 * k[a] * k[b] / (k[a] + k[b]); };
-  for (int kk = 0; kk < nz; ++kk)
-    for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) {
-        const index_t c = id(i, j, kk);
-        std::map<index_t, double> row;
-        double diag = 0.0;
-        auto couple = [&](bool inside, int di, int dj, int dk, double a) {
-          if (inside) {
-            const double t = a * face(c, id(i + di, j + dj, kk + dk));
-            row[id(i + di, j + dj, kk + dk)] = -t;
-            diag += t;
-          } else {
-            diag += a * k[c];  // Dirichlet boundary face (k = 1: the standard 7-point stencil)
-          }
-        };
-        couple(i > 0, -1, 0, 0, ax);
-        couple(i + 1 < nx, 1, 0, 0, ax);
-        couple(j > 0, 0, -1, 0, ay);
-        couple(j + 1 < ny, 0, 1, 0, ay);
-        couple(kk > 0, 0, 0, -1, az);
-        couple(kk + 1 < nz, 0, 0, 1, az);
-        row[c] = diag;
-        for (const auto& [col, v] : row) {
-          m.pattern.col_ind.push_back(col);
-          m.values.push_back(v);
-        }
-        m.pattern.row_ptr.push_back(static_cast<index_t>(m.pattern.col_ind.size()));
-      }
-  return m;
-}
-
-std::vector<double> lognormal(index_t n, double std_log, unsigned seed)
-{
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> d(0.0, std_log);
-  std::vector<double> k(static_cast<std::size_t>(n));
-  for (auto& v : k) v = std::exp(d(g));
-  return k;
-}
-
-// Symmetric, weakly diagonally dominant random matrix with negative off-diagonals (an M-matrix).
-test::TestMatrix random_spd(index_t n, int per_row, unsigned seed)
-{
-  std::mt19937_64 g(seed);
-  std::uniform_int_distribution<index_t> col(0, n - 1);
-  std::uniform_real_distribution<double> val(0.1, 1.0);
-  std::vector<std::map<index_t, double>> rows(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i)
-    for (int e = 0; e < per_row; ++e) {
-      const index_t j = col(g);
-      if (j == i) continue;
-      const double v = -val(g);
-      rows[i][j] = v;
-      rows[j][i] = v;
-    }
-  test::TestMatrix m;
-  m.bs = 1;
-  m.pattern.nrows = m.pattern.ncols = n;
-  m.pattern.row_ptr.push_back(0);
-  for (index_t i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (const auto& [j, v] : rows[i]) s += std::abs(v);
-    rows[i][i] = s + 0.05 + 0.1 * val(g);
-    for (const auto& [j, v] : rows[i]) {
-      m.pattern.col_ind.push_back(j);
-      m.values.push_back(v);
-    }
-    m.pattern.row_ptr.push_back(static_cast<index_t>(m.pattern.col_ind.size()));
-  }
-  return m;
-}
 
 using Dense = std::vector<std::vector<double>>;
 
@@ -205,18 +124,84 @@ TEST(Amg, StrengthAndPairwiseMatchingByHand)
   EXPECT_EQ(G.row_ptr, (std::vector<index_t>{0, 1, 3, 4, 5, 7, 8}));
   EXPECT_EQ(G.col_ind, (std::vector<index_t>{1, 0, 2, 1, 4, 3, 5, 4}));
   for (double w : G.values) EXPECT_DOUBLE_EQ(w, 0.5);
-  std::vector<index_t> agg;
-  // 0 pairs with 1; 2's only strong neighbour is taken: it joins that aggregate; 3 pairs with 4;
-  // 5 joins 4's aggregate.
-  EXPECT_EQ(amg::cpu::pairwise_match(G, agg), 2);
+  std::vector<index_t> agg(6, -1);
+  // Handshakes pair 1 with 0 or 2, and 4 with 3 or 5 (the edge hash decides between the equal
+  // weights); the node left over has only a matched neighbour and joins that pair.
+  EXPECT_EQ(amg::cpu::handshake_match(amg::ref(G), agg.data()), 2);
   EXPECT_EQ(agg, (std::vector<index_t>{0, 0, 0, 1, 1, 1}));
   // An isolated row stays a singleton.
   amg::cpu::strength_graph(A, 6, 0.6, G);
   EXPECT_EQ(G.nnz(), 0);
-  EXPECT_EQ(amg::cpu::pairwise_match(G, agg), 6);
+  EXPECT_EQ(amg::cpu::handshake_match(amg::ref(G), agg.data()), 6);
   // Only local columns: with n_local = 3 the couplings to columns 3.. are ignored.
   amg::cpu::strength_graph(A, 3, 0.08, G);
   EXPECT_EQ(G.col_ind, (std::vector<index_t>{1, 0, 2, 1}));
+}
+
+// MIS(2) aggregation on random strength graphs: the roots (numbered in row order) are pairwise more than 2 apart, every node with a strong connection is within
+// distance 2 of a root and in an aggregate adjacent to its root's, isolated nodes are left out.
+TEST(Amg, Mis2AggregationProperties)
+{
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const auto m = random_spd(997, 2 + seed, seed);
+    const amg::CsrRef A{m.pattern.nrows, m.pattern.ncols, m.pattern.row_ptr.data(), m.pattern.col_ind.data(),
+                        m.values.data()};
+    amg::Csr G;
+    amg::cpu::strength_graph(A, A.nrows, 0.25, G);  // 0.25 leaves some rows isolated
+    const index_t n = G.nrows;
+    std::vector<index_t> agg(static_cast<std::size_t>(n), -7);
+    std::vector<index_t> root;
+    const index_t nc = amg::cpu::mis2_aggregate(amg::ref(G), agg.data(), &root);
+    ASSERT_GT(nc, 0);
+    ASSERT_EQ(static_cast<index_t>(root.size()), nc);
+    auto adjacent = [&](index_t i, index_t j) {
+      for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p)
+        if (G.col_ind[p] == j) return true;
+      return false;
+    };
+    index_t isolated = 0;
+    for (index_t i = 0; i < n; ++i) {
+      const bool iso = G.row_ptr[i + 1] == G.row_ptr[i];
+      isolated += iso;
+      if (iso) {
+        EXPECT_EQ(agg[i], -1) << i;
+        continue;
+      }
+      ASSERT_GE(agg[i], 0) << i;
+      ASSERT_LT(agg[i], nc);
+    }
+    EXPECT_GT(isolated, 0) << "the test should cover isolated rows";
+    for (index_t c = 0; c < nc; ++c) EXPECT_EQ(agg[root[c]], c);
+    for (index_t c = 0; c + 1 < nc; ++c) EXPECT_LT(root[c], root[c + 1]);  // numbered in root order
+    // Distance of every node to the roots (BFS on G), and root separation.
+    std::vector<int> dist(static_cast<std::size_t>(n), 99);
+    std::vector<index_t> queue;
+    for (index_t r : root) dist[r] = 0, queue.push_back(r);
+    for (std::size_t q = 0; q < queue.size(); ++q)
+      for (index_t p = G.row_ptr[queue[q]]; p < G.row_ptr[queue[q] + 1]; ++p)
+        if (dist[G.col_ind[p]] > dist[queue[q]] + 1) dist[G.col_ind[p]] = dist[queue[q]] + 1, queue.push_back(G.col_ind[p]);
+    for (index_t i = 0; i < n; ++i)
+      if (agg[i] >= 0) {
+        EXPECT_LE(dist[i], 2) << i;
+        if (dist[i] == 1) EXPECT_TRUE(adjacent(i, root[agg[i]])) << i;  // a root's neighbour joins it
+        if (dist[i] == 0) EXPECT_EQ(root[agg[i]], i);
+      }
+    for (index_t a = 0; a < nc; ++a)
+      for (index_t p = G.row_ptr[root[a]]; p < G.row_ptr[root[a] + 1]; ++p)
+        EXPECT_NE(dist[G.col_ind[p]], 0) << "two adjacent roots";
+    for (index_t a = 0; a < nc; ++a)  // no two roots at distance 2
+      for (index_t p = G.row_ptr[root[a]]; p < G.row_ptr[root[a] + 1]; ++p) {
+        const index_t j = G.col_ind[p];
+        for (index_t q = G.row_ptr[j]; q < G.row_ptr[j + 1]; ++q)
+          EXPECT_TRUE(G.col_ind[q] == root[a] || dist[G.col_ind[q]] != 0) << "roots at distance 2";
+      }
+    // Handshake matching on the same graph: aggregates of 1..n rows, every pair adjacent.
+    std::vector<index_t> pairs(static_cast<std::size_t>(n), -7);
+    const index_t np = amg::cpu::handshake_match(amg::ref(G), pairs.data());
+    EXPECT_GT(np, n / 3 - 1);
+    EXPECT_LE(np, n);
+    for (index_t i = 0; i < n; ++i) ASSERT_TRUE(pairs[i] >= 0 && pairs[i] < np) << i;
+  }
 }
 
 // Plain (piecewise-constant) aggregation with a V-cycle is not size-independent in general (a
@@ -254,32 +239,34 @@ TEST(Amg, GalerkinOperatorsAndAggregatesMatchDense)
 {
   auto e = Executor::create_cpu();
   for (auto interp : {AmgInterpolation::plain, AmgInterpolation::smoothed})
-    for (int agg_size : {2, 4, 8}) {
+    for (int agg_size : {0, 2, 4, 8}) {  // 0: mis2 aggregation
       const auto m = random_spd(300, 3, 5 + agg_size);
       BsrMatrix A = test::upload(e, m);
       AmgOptions opt;
       opt.interpolation = interp;
-      opt.aggregate_size = agg_size;
+      opt.aggregation = agg_size ? AmgAggregation::matching : AmgAggregation::mis2;
+      if (agg_size) opt.aggregate_size = agg_size;
       opt.max_coarse = 8;
       AmgPreconditioner M(e, opt);
       ASSERT_TRUE(M.setup(A).ok);
       ASSERT_GE(M.num_levels(), 2);
       for (int l = 0; l + 1 < M.num_levels(); ++l) {
-        const auto& L = M.level(l);
-        const auto Al = M.level_operator(l);
+        const auto L = M.level_host(l);
+        const auto Al = amg::ref(L.A);
         const index_t nc = M.level_operator(l + 1).nrows;
         ASSERT_EQ(static_cast<index_t>(L.agg.size()), Al.nrows);
         std::vector<int> members(static_cast<std::size_t>(nc), 0);
         for (index_t a : L.agg) {
-          ASSERT_GE(a, 0);
+          ASSERT_GE(a, opt.aggregation == AmgAggregation::mis2 ? -1 : 0);  // mis2: -1 = no strong connection
           ASSERT_LT(a, nc);
-          ++members[a];
+          if (a >= 0) ++members[a];
         }
         for (int c : members) EXPECT_GE(c, 1);
         const Dense A_d = dense(Al), P = dense(amg::ref(L.P));
         if (interp == AmgInterpolation::plain) {
           for (index_t i = 0; i < Al.nrows; ++i) {
-            ASSERT_EQ(L.P.row_ptr[i + 1] - L.P.row_ptr[i], 1);
+            ASSERT_EQ(L.P.row_ptr[i + 1] - L.P.row_ptr[i], L.agg[i] >= 0 ? 1 : 0);
+            if (L.agg[i] < 0) continue;
             EXPECT_EQ(L.P.col_ind[L.P.row_ptr[i]], L.agg[i]);
             EXPECT_EQ(L.P.values[L.P.row_ptr[i]], 1.0);
           }
@@ -294,7 +281,7 @@ TEST(Amg, GalerkinOperatorsAndAggregatesMatchDense)
             }
         }
         // Dense P^T A P.
-        const Dense Ac = dense(M.level_operator(l + 1));
+        const Dense Ac = dense(amg::ref(M.level_host(l + 1).A));
         double scale = 0.0;
         for (const auto& row : A_d)
           for (double v : row) scale = std::max(scale, std::abs(v));
@@ -342,8 +329,8 @@ TEST(Amg, NumericResetupEqualsFreshSetup)
     ASSERT_EQ(fresh.num_levels(), reused.num_levels());
     ASSERT_GE(fresh.num_levels(), 3);
     for (int l = 1; l < fresh.num_levels(); ++l) {
-      EXPECT_EQ(fresh.level(l).A.col_ind, reused.level(l).A.col_ind) << l;
-      EXPECT_EQ(fresh.level(l).A.values, reused.level(l).A.values) << l;
+      EXPECT_EQ(fresh.level_host(l).A.col_ind, reused.level_host(l).A.col_ind) << l;
+      EXPECT_EQ(fresh.level_host(l).A.values, reused.level_host(l).A.values) << l;
     }
     const size64_t rows = m1.pattern.nrows;
     Vector r(e, rows), z1(e, rows), z2(e, rows);
@@ -357,19 +344,23 @@ TEST(Amg, NumericResetupEqualsFreshSetup)
     A.values().copy_from_host(m2.values);
     ASSERT_TRUE(reused.refresh_numeric(A).ok);
     for (int l = 0; l + 1 < reused.num_levels(); ++l) {
-      const auto Al = reused.level_operator(l);
+      const auto L = reused.level_host(l);
+      const auto Al = amg::ref(L.A);
       amg::Csr AP, Ac;
-      const auto& L = reused.level(l);
       // The sparse product is checked against dense elsewhere; here the refreshed values must
       // equal a product recomputed from the refreshed P on the new values.
       amg::cpu::spgemm_symbolic(Al, amg::ref(L.P), AP);
-      amg::cpu::spgemm_numeric(Al, amg::ref(L.P), AP);
+      amg::cpu::spgemm_numeric(Al, amg::ref(L.P), amg::ref(AP), AP.values.data());
       amg::cpu::spgemm_symbolic(amg::ref(L.R), amg::ref(AP), Ac);
-      amg::cpu::spgemm_numeric(amg::ref(L.R), amg::ref(AP), Ac);
-      EXPECT_EQ(Ac.values, reused.level(l + 1).A.values) << l;
+      amg::cpu::spgemm_numeric(amg::ref(L.R), amg::ref(AP), amg::ref(Ac), Ac.values.data());
+      EXPECT_EQ(Ac.values, reused.level_host(l + 1).A.values) << l;
       if (interp == AmgInterpolation::smoothed) {
-        amg::Csr P = L.P;
-        amg::cpu::smoothed_prolongation(Al, amg::ref(L.P0), 4.0 / (3.0 * amg::cpu::jacobi_radius_bound(Al)), P);
+        amg::Csr P0, P;
+        amg::cpu::tentative_prolongation(L.agg.data(), Al.nrows, reused.level_operator(l + 1).nrows, P0);
+        amg::cpu::spgemm_symbolic(Al, amg::ref(P0), P);
+        amg::cpu::spgemm_numeric(Al, amg::ref(P0), amg::ref(P), P.values.data());
+        amg::cpu::smoothed_prolongation(Al, L.agg.data(), 4.0 / (3.0 * amg::cpu::jacobi_radius_bound(Al)), amg::ref(P),
+                                        P.values.data());
         EXPECT_EQ(P.values, L.P.values) << l;
       }
     }
@@ -390,7 +381,7 @@ TEST(Amg, RefreshInterval)
   AmgPreconditioner M(e, opt), every(e, AmgOptions{.max_coarse = 50});
   ASSERT_TRUE(M.setup(A).ok);
   ASSERT_GE(M.num_levels(), 2);
-  const auto coarse1 = M.level(1).A.values;
+  const auto coarse1 = M.level_host(1).A.values;
   const size64_t rows = m1.pattern.nrows;
   Vector r(e, rows), z1(e, rows), z2(e, rows);
   r.copy_from_host(test::random_vector(rows));
@@ -401,10 +392,10 @@ TEST(Amg, RefreshInterval)
     ASSERT_TRUE(M.setup(A).ok);
     ASSERT_TRUE(every.setup(A).ok);
     if (call < 4) {
-      EXPECT_EQ(M.level(1).A.values, coarse1) << "call " << call;
+      EXPECT_EQ(M.level_host(1).A.values, coarse1) << "call " << call;
       EXPECT_EQ(M.statistics().kept_setups, call - 1);
     } else {
-      EXPECT_NE(M.level(1).A.values, coarse1);
+      EXPECT_NE(M.level_host(1).A.values, coarse1);
       EXPECT_EQ(M.statistics().numeric_setups, 1);
       // Refreshed: the same as a preconditioner refreshed on every call.
       M.apply(r, z1);
@@ -511,7 +502,7 @@ TEST(Amg, ResultsIndependentOfThreadCount)
     r.copy_from_host(rh);
     M.apply(r, z);
     z_out.push_back(z.to_host());
-    coarse_out.push_back(M.level(M.num_levels() - 1).A.values);
+    coarse_out.push_back(M.level_host(M.num_levels() - 1).A.values);
   }
   omp_set_num_threads(saved);
   EXPECT_EQ(z_out[0], z_out[1]);
