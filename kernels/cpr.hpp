@@ -15,7 +15,8 @@ namespace blockres::kernels {
 //   pivoting, then scales w_r by 1 / max_a |w_r[a]| (the largest weight has magnitude 1, as in
 //   OPM's quasi-IMPES; a row scaling of the pressure system, so it changes neither the
 //   restricted solve nor the exactness of CPR). info[r] = 0 on success, k + 1 when the pivot of
-//   elimination step k is zero or not finite (then w_r is left undefined).
+//   elimination step k is zero or not finite (then w_r is left undefined). `values` may be any
+//   array of bs x bs blocks: true-IMPES passes the model's accumulation blocks with diag_pos[r] = r.
 // cpr_pressure_values: ap[k] = sum_a w[r*bs + a] * A_k(a, 0) for every block k of block row r
 //   (the bs = 1 pressure matrix W^T A P on A's block pattern, in A's block order).
 // cpr_restrict: rp[r] = sum_a w[r*bs + a] * x[r*bs + a].

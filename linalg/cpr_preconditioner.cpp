@@ -5,7 +5,9 @@
 #include "kernels/cpr.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@ std::string_view to_string(CprWeights w)
 {
   switch (w) {
     case CprWeights::quasi_impes: return "quasi-impes";
+    case CprWeights::true_impes: return "true-impes";
     case CprWeights::external: return "external";
   }
   return "?";
@@ -58,6 +61,14 @@ void CprPreconditioner::set_weights(const Vector& w)
   have_external_ = true;
 }
 
+void CprPreconditioner::set_accumulation_blocks(const Vector& C)
+{
+  if (opt_.weights != CprWeights::true_impes)
+    throw std::invalid_argument("cpr: set_accumulation_blocks needs weights = true_impes");
+  if (&C.exec() != exec_.get()) throw std::invalid_argument("cpr: set_accumulation_blocks: blocks on another executor");
+  accumulation_ = &C;
+}
+
 void CprPreconditioner::symbolic(const BsrMatrix& A)
 {
   const int bs = A.block_size();
@@ -72,7 +83,12 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   if (ap_) stage1_ = make_stage(opt_.pressure, exec_, "pressure");
   ap_ = std::make_unique<BsrMatrix>(exec_, 1, p);
   const index_t n = A.nrows();
-  if (opt_.weights == CprWeights::quasi_impes && w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
+  if (opt_.weights != CprWeights::external && w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
+  if (opt_.weights == CprWeights::true_impes) {
+    std::vector<index_t> id(static_cast<std::size_t>(n));
+    std::iota(id.begin(), id.end(), index_t(0));
+    block_index_ = to_executor(exec_, id);
+  }
   info_ = Array<int>(exec_, std::max<index_t>(n, 1));
   counter_ = Array<index_t>(exec_, 1);
   rp_ = Vector(exec_, n);
@@ -100,13 +116,26 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
       throw std::invalid_argument(fmt::format("cpr: {} external weights for {} cells of block size {}", w_.size(), n,
                                               bs_));
   }
+  if (opt_.weights == CprWeights::true_impes) {
+    if (!accumulation_)
+      throw std::invalid_argument("cpr: weights = true_impes but no accumulation blocks were given "
+                                  "(set_accumulation_blocks)");
+    if (accumulation_->size() != size64_t(n) * bs_ * bs_)
+      throw std::invalid_argument(fmt::format("cpr: {} accumulation block values for {} cells of block size {}",
+                                              accumulation_->size(), n, bs_));
+  }
+  // The IMPES weights: the same solve D^T w = e_0 on the diagonal blocks of A (quasi) or on the
+  // accumulation blocks (true, block r of C at position r).
+  const bool impes = opt_.weights != CprWeights::external;
+  const bool true_impes = opt_.weights == CprWeights::true_impes;
+  const index_t* block_pos = true_impes ? block_index_.data() : A.diag_pos().data();
+  const double* blocks = true_impes ? accumulation_->data() : A.values().data();
   index_t failed = 0;
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
-    if (opt_.weights == CprWeights::quasi_impes) {
-      kernels::cuda::cpr_quasi_impes_weights(s, n, bs_, A.diag_pos().data(), A.values().data(), w_.data(),
-                                             info_.data());
+    if (impes) {
+      kernels::cuda::cpr_quasi_impes_weights(s, n, bs_, block_pos, blocks, w_.data(), info_.data());
       failed = kernels::cuda::count_nonzero(s, n, info_.data(), counter_.data());
     }
     if (failed == 0)
@@ -114,8 +143,8 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
                                          ap_->values().data());
 #endif
   } else {
-    if (opt_.weights == CprWeights::quasi_impes) {
-      kernels::cpu::cpr_quasi_impes_weights(n, bs_, A.diag_pos().data(), A.values().data(), w_.data(), info_.data());
+    if (impes) {
+      kernels::cpu::cpr_quasi_impes_weights(n, bs_, block_pos, blocks, w_.data(), info_.data());
       failed = kernels::cpu::count_nonzero(n, info_.data());
     }
     if (failed == 0)
@@ -125,9 +154,9 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   if (failed != 0) {
     const auto info = info_.to_host();
     const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
-    return {false, fmt::format("cpr (quasi-impes weights): {} singular diagonal block(s), the first at block row {} "
-                               "(pivot {})",
-                               failed, first, info[first])};
+    return {false, fmt::format("cpr ({} weights): {} singular {} block(s), the first at block row {} (pivot {})",
+                               to_string(opt_.weights), failed, true_impes ? "accumulation" : "diagonal", first,
+                               info[first])};
   }
   if (auto st = stage1_->setup(*ap_); !st.ok) return {false, "cpr pressure stage: " + st.message};
   if (auto st = stage2_->setup(A); !st.ok) return {false, "cpr second stage: " + st.message};

@@ -9,8 +9,10 @@
 namespace blockres {
 
 // For A in BSR with block size bs (1..64) whose unknown 0 of every cell is the pressure:
-//   w_i    decoupling weights per cell (CprWeights: quasi-IMPES w_i = D_ii^{-T} e_0 scaled to
-//          max |w_i| = 1, computed on the executor every setup; or supplied by set_weights);
+//   w_i    decoupling weights per cell (CprWeights: quasi-IMPES w_i = D_ii^{-T} e_0, or true-IMPES
+//          w_i = C_i^{-T} e_0 with C_i the cell's accumulation block given by
+//          set_accumulation_blocks, both scaled to max |w_i| = 1 and computed on the executor every
+//          setup; or supplied by set_weights);
 //   A_p    the bs = 1 pressure matrix on A's block pattern, A_p(i, j) = w_i^T A_ij e_0, formed on
 //          the executor every setup (pattern once per structure);
 //   apply  x1 = P M_p^{-1} W^T r  (restriction r_p,i = w_i^T r_i, prolongation into unknown 0),
@@ -23,7 +25,8 @@ namespace blockres {
 // z = A^{-1} r (linalg/test/test_cpr_preconditioner.cpp checks this).
 // apply() uses A itself (the SpMV of stage 2's residual): the matrix given to setup() must stay
 // alive with the same values until the next setup. A stage whose setup fails, or a cell whose
-// weights cannot be computed (singular diagonal block), fails the setup with a message.
+// weights cannot be computed (singular diagonal or accumulation block), fails the setup with a
+// message.
 class CprPreconditioner final : public Preconditioner {
  public:
   explicit CprPreconditioner(ExecPtr exec, CprOptions opt = {});
@@ -35,6 +38,11 @@ class CprPreconditioner final : public Preconditioner {
   // Weights from outside (opt.weights == external; bs per cell, A's executor): copied, used by
   // every later setup until replaced. Must be called before the first setup in that mode.
   void set_weights(const Vector& w);
+  // The accumulation blocks for weights = true_impes (nrows * bs * bs, cell r's bs x bs block
+  // row-major at r * bs * bs, row = equation, column = unknown; A's executor), e.g. filled by
+  // physics::Model::accumulation_blocks. Not copied: every later setup reads them, so C must stay
+  // alive and hold the blocks of the state the matrix given to that setup was assembled at.
+  void set_accumulation_blocks(const Vector& C);
 
   // After setup: the weights (bs per cell) and the pressure matrix.
   const Vector& weights() const { return w_; }
@@ -54,6 +62,8 @@ class CprPreconditioner final : public Preconditioner {
   index_t nnzb_ = -1;
   int bs_ = 0;
   bool have_external_ = false;
+  const Vector* accumulation_ = nullptr;  // true_impes
+  Array<index_t> block_index_;            // true_impes: 0, 1, .., n-1 (block r of C is cell r's)
   Vector w_;
   Array<int> info_;
   Array<index_t> counter_;

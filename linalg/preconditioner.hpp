@@ -150,9 +150,12 @@ struct BasicPreconditionerOptions {
 
 // CPR (linalg/cpr_preconditioner.hpp): decoupling weights and the two stages.
 //   quasi_impes  w_i = D_ii^{-T} e_0 from the diagonal blocks, on the executor every setup;
-//   external     weights supplied by CprPreconditioner::set_weights (e.g. true-IMPES from the
-//                model's accumulation derivatives).
-enum class CprWeights { quasi_impes, external };
+//   true_impes   w_i = C_i^{-T} e_0 from the accumulation blocks C_i = d(accumulation_i)/d(u_i)
+//                that the model provides (CprPreconditioner::set_accumulation_blocks,
+//                physics::Model::accumulation_blocks), on the executor every setup;
+//   external     weights supplied by CprPreconditioner::set_weights.
+// Both IMPES variants are scaled to max |w_i| = 1.
+enum class CprWeights { quasi_impes, true_impes, external };
 std::string_view to_string(CprWeights w);
 
 struct CprStageOptions {

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,21 @@ class Model {
   // R(x) and J(x) of the backward-Euler step from x0 over dt; well results kept for well_results().
   virtual void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) = 0;
   virtual ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const = 0;
+
+  // The accumulation derivatives per cell, for true-IMPES CPR weights (linalg/cpr_preconditioner.hpp):
+  // blocks (num_cells() * bs * bs, executor memory) receives for every cell i the bs x bs block
+  //   C_i(a, v) = d(accumulation term of equation a of cell i) / d(unknown v of cell i)
+  // row-major, with the Jacobian's equation order, sign and scaling (the accumulation term is the
+  // residual's [m^{n+1} - m^n] / dt, so C_i is the accumulation's share of J's diagonal block
+  // at the same x and dt; fluxes, wells and sources such as reactions are not in it). Computed on
+  // the model's executor from x alone (x0 does not enter a derivative). Models without it keep the
+  // defaults: has_accumulation_blocks() false, accumulation_blocks() throws std::logic_error.
+  virtual bool has_accumulation_blocks() const { return false; }
+  virtual void accumulation_blocks(const Vector& x, double dt, Vector& blocks) const
+  {
+    (void)x, (void)dt, (void)blocks;
+    throw std::logic_error("model " + std::string(type()) + " does not provide accumulation blocks");
+  }
   // x <- x - dx with the model's chops (documented by each model).
   virtual void update(Vector& x, const Vector& dx, const UpdateLimits& limits) const = 0;
 

@@ -2,7 +2,8 @@
 // {1, 2, 3, 5, 8, 17, 33, 64}, outputs poisoned with NaN): quasi-IMPES weights (one thread per
 // cell up to bs 8, a thread block per cell above) with a singular block reported in info at the
 // same cell, pressure-matrix values, restriction, prolongation; then the whole CPR preconditioner
-// on both backends (one application, and GMRES iteration counts). Label `gpu`.
+// on both backends (one application, and GMRES iteration counts), with quasi- and with true-IMPES
+// weights. Label `gpu`.
 #include "kernels/block_diag.hpp"
 #include "kernels/cpr.hpp"
 #include "linalg/cpr_preconditioner.hpp"
@@ -163,5 +164,40 @@ TEST(CprGpu, PreconditionerAgreesWithCpu)
     Mg->apply(rg, zg);
     EXPECT_LT(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-9) << "bs " << bs;
     test::expect_gmres_agrees(Ac, *Mc, Ag, *Mg, hr, 300, "cpr bs " + std::to_string(bs));
+  }
+}
+
+// True-IMPES: CPR with weights from given accumulation blocks (random, one per cell, not A's
+// diagonal blocks) on both backends: the same weights, one application and GMRES agree.
+TEST(CprGpu, TrueImpesAgreesWithCpu)
+{
+  for (int bs : {1, 3, 8, 17}) {
+    const auto tm = test::convection_diffusion(11, 9, 7, bs, 1.5);
+    auto Ac = test::upload(cpu(), tm);
+    auto Ag = test::upload(gpu(), tm);
+    const std::size_t bb = std::size_t(bs) * bs;
+    const index_t n = Ac.nrows();
+    auto hc = test::random_vector(size64_t(n) * bb);
+    for (index_t r = 0; r < n; ++r)
+      for (int a = 0; a < bs; ++a) hc[r * bb + a * bs + a] += 2.0 * bs;
+    Vector Cc(cpu(), std::span<const double>(hc)), Cg(gpu(), std::span<const double>(hc));
+    PreconditionerOptions o;
+    o.cpr.weights = CprWeights::true_impes;
+    CprPreconditioner Mc(cpu(), o.cpr), Mg(gpu(), o.cpr);
+    Mc.set_accumulation_blocks(Cc);
+    Mg.set_accumulation_blocks(Cg);
+    ASSERT_TRUE(Mc.setup(Ac).ok);
+    const auto st = Mg.setup(Ag);
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_EQ(Mc.name(), Mg.name());
+    EXPECT_LT(test::max_rel_diff(Mg.weights().to_host(), Mc.weights().to_host()), 1e-11 * bs) << "bs " << bs;
+    const auto hr = test::random_vector(Ac.scalar_rows());
+    Vector rc(cpu(), std::span<const double>(hr)), rg(gpu(), std::span<const double>(hr));
+    Vector zc(cpu(), rc.size());
+    Vector zg = poisoned<double>(rg.size(), nan_v);
+    Mc.apply(rc, zc);
+    Mg.apply(rg, zg);
+    EXPECT_LT(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-9) << "bs " << bs;
+    test::expect_gmres_agrees(Ac, Mc, Ag, Mg, hr, 300, "cpr true-impes bs " + std::to_string(bs));
   }
 }

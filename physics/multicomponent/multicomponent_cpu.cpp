@@ -99,6 +99,15 @@ void in_place(const Params& P, const Mesh& M, const double* x, double* out)
   });
 }
 
+void accumulation_blocks(const Params& P, const Mesh& M, const double* x, const double* props, double dt, double* C)
+{
+  const int nn = P.nc * P.nc;
+  const double inv_dt = 1.0 / dt;
+#pragma omp parallel for schedule(static) if (M.ncell > omp_min_cells)
+  for (index_t i = 0; i < M.ncell; ++i)
+    for (int e = 0; e < nn; ++e) C[size64_t(i) * nn + e] = accumulation_block_entry(P, x, props, inv_dt, i, e);
+}
+
 void update(int nc, index_t ncell, double* x, const double* dx, double max_dx, double max_dp_rel)
 {
 #pragma omp parallel for schedule(static) if (ncell > omp_min_cells)

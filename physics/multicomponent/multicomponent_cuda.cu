@@ -150,6 +150,16 @@ __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Params P, Mesh M
   }
 }
 
+// A thread per block entry (consecutive threads write consecutive doubles of a cell's block).
+__global__ void accumulation_blocks_kernel(Params P, index_t ncell, const double* __restrict__ x,
+                                           const double* __restrict__ props, double inv_dt, double* __restrict__ C)
+{
+  const int nn = P.nc * P.nc;
+  const size64_t total = size64_t(ncell) * nn;
+  for (size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; t < total; t += size64_t(gridDim.x) * blockDim.x)
+    C[t] = accumulation_block_entry(P, x, props, inv_dt, index_t(t / nn), int(t % nn));
+}
+
 __global__ void update_kernel(int nc, index_t ncell, double* __restrict__ x, const double* __restrict__ dx,
                               double max_dx, double max_dp_rel)
 {
@@ -253,6 +263,15 @@ void in_place(stream_t s, const Params& P, const Mesh& M, const double* x, doubl
               std::size_t workspace_doubles, double* cell_scratch)
 {
   reduce(s, P, M, x, nullptr, 1, out, workspace, workspace_doubles, cell_scratch);
+}
+
+void accumulation_blocks(stream_t s, const Params& P, const Mesh& M, const double* x, const double* props, double dt,
+                         double* C)
+{
+  if (M.ncell == 0) return;
+  const size64_t total = size64_t(M.ncell) * P.nc * P.nc;
+  accumulation_blocks_kernel<<<cuda_detail::grid_for(total, 256), 256, 0, s>>>(P, M.ncell, x, props, 1.0 / dt, C);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 void update(stream_t s, int nc, index_t ncell, double* x, const double* dx, double max_dx, double max_dp_rel)

@@ -19,6 +19,8 @@ void assemble_wells(const Params& P, const Mesh& M, const Wells& W, const double
                     double* J);
 void norm_terms(const Params& P, const Mesh& M, const double* x, const double* R, double* out);  // num_norm_terms(nc)
 void in_place(const Params& P, const Mesh& M, const double* x, double* out);                    // nc masses [kg]
+// C: nc^2 doubles per cell, accumulation_block_entry() of every entry; props: pass-1 records at x.
+void accumulation_blocks(const Params& P, const Mesh& M, const double* x, const double* props, double dt, double* C);
 void update(int nc, index_t ncell, double* x, const double* dx, double max_dx, double max_dp_rel);
 }  // namespace cpu
 
@@ -36,6 +38,8 @@ void norm_terms(stream_t s, const Params& P, const Mesh& M, const double* x, con
 void in_place(stream_t s, const Params& P, const Mesh& M, const double* x, double* out, double* workspace,
               std::size_t workspace_doubles, double* cell_scratch);
 void update(stream_t s, int nc, index_t ncell, double* x, const double* dx, double max_dx, double max_dp_rel);
+void accumulation_blocks(stream_t s, const Params& P, const Mesh& M, const double* x, const double* props, double dt,
+                         double* C);
 
 // Pass 2 launchers with nc fixed at compile time (multicomponent_cuda_fixed.cu), called only from
 // the one size-class dispatch in multicomponent_cuda.cu.

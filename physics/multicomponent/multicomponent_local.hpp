@@ -258,7 +258,8 @@ BLOCKRES_HD double face_flux_derivative(const FaceTerm& f, const double* vec, in
          f.D * (0.5 * vec[(2 + side) * nc + v] * vec[5 * nc + k] + f.rho_face * s * dc);
 }
 
-// Accumulation and reaction of cell i: residual entry k and Jacobian entry (k, v) of the diagonal block.
+// Accumulation and reaction of cell i: residual entry k and Jacobian entry (k, v) of the diagonal block
+// (Reaction = false: the accumulation d((V_p rho x_k) / dt)/du_v alone, for true-IMPES weights).
 BLOCKRES_HD double accumulation_residual(const Params& P, const double* xc, const double* x0c, const double* pr, int nc,
                                          int k, double inv_dt)
 {
@@ -268,15 +269,27 @@ BLOCKRES_HD double accumulation_residual(const Params& P, const double* xc, cons
   (void)P;
   return (mass * xk - pr[prop_mass0] * x0k) * inv_dt - mass * pr[prop_kx(nc) + k];
 }
+template <bool Reaction = true>
 BLOCKRES_HD double accumulation_derivative(const Params& P, const double* xc, const double* pr, int nc, int k, int v,
                                            double inv_dt)
 {
   const double rho = pr[prop_rho], pv = pr[prop_pv];
   const double dmass = (v == 0 ? pr[prop_dpv] * rho : 0.0) + pv * pr[prop_drho + v];
   const double xk = comp_of(xc, pr, nc, k);
+  if constexpr (!Reaction) return dmass * (xk * inv_dt) + pv * rho * (dcomp(nc, k, v) * inv_dt);
   const double* Kk = P.K + size64_t(k) * nc;
   const double dkx = v == 0 ? 0.0 : Kk[v - 1] - Kk[nc - 1];
   return dmass * (xk * inv_dt - pr[prop_kx(nc) + k]) + pv * rho * (dcomp(nc, k, v) * inv_dt - dkx);
+}
+// Entry e = k nc + v of cell i's accumulation block (the accumulation's share of the diagonal Jacobian
+// block, reaction left out) from its property record in props (pass 1 at x).
+BLOCKRES_HD double accumulation_block_entry(const Params& P, const double* x, const double* props, double inv_dt,
+                                            index_t i, int e)
+{
+  const int nc = P.nc;
+  const int k = e / nc, v = e - k * nc;
+  return accumulation_derivative<false>(P, x + size64_t(i) * nc, props + size64_t(i) * props_stride(nc), nc, k, v,
+                                        inv_dt);
 }
 
 // Pass 2 for block row i: the entries e = lane + m*group (m < EPT, e < nc^2) of every block of the

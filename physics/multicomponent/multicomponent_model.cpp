@@ -322,6 +322,20 @@ ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector&
   return c;
 }
 
+void MulticomponentModel::accumulation_blocks(const Vector& x, double dt, Vector& C) const
+{
+  const size64_t nrow = size64_t(mesh_.ncell) * nc_;
+  if (x.size() != nrow || C.size() != nrow * nc_)
+    throw std::invalid_argument("MulticomponentModel::accumulation_blocks: vector sizes do not match the model");
+  // The records at x (x0 := x: its old-mass slots are not used by a derivative).
+  double* props = props_.data();
+  BLOCKRES_PHYSICS_DISPATCH(exec_,
+      (cpu::cell_props(params_, mesh_, x.data(), x.data(), props),
+       cpu::accumulation_blocks(params_, mesh_, x.data(), props, dt, C.data())),
+      (cuda::cell_props(exec_->stream(), params_, mesh_, x.data(), x.data(), props),
+       cuda::accumulation_blocks(exec_->stream(), params_, mesh_, x.data(), props, dt, C.data())));
+}
+
 void MulticomponentModel::update(Vector& x, const Vector& dx, const UpdateLimits& limits) const
 {
   BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::update(nc_, mesh_.ncell, x.data(), dx.data(), limits.max_dx, limits.max_dp_rel),

@@ -70,6 +70,10 @@ class MulticomponentModel final : public Model {
   void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
   // CNV_k = max_i |R_k,i| dt / (V_p,i rho_i), MB_k = |sum_i R_k,i| dt / sum_i V_p,i rho_i.
   ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const override;
+  // d(V_p rho x_k)/du_v / dt per cell (reactions left out). Recomputes the pass-1 records at x into
+  // the assembly's scratch (nothing reads them between assemblies).
+  bool has_accumulation_blocks() const override { return true; }
+  void accumulation_blocks(const Vector& x, double dt, Vector& blocks) const override;
   // x <- x - dx with |dp| <= max_dp_rel |p| and the composition chop of update_cell()
   // (multicomponent_local.hpp): every x_k in [0, 1], |dx_k| <= max_dx.
   void update(Vector& x, const Vector& dx, const UpdateLimits& limits) const override;

@@ -60,6 +60,13 @@ void in_place(const OilWaterParams& P, const MeshView& M, const double* x, doubl
   out[0] = sums[0], out[1] = sums[1];
 }
 
+void accumulation_blocks(const OilWaterParams& P, const MeshView& M, const double* x, double dt, double* C)
+{
+  const double inv_dt = 1.0 / dt;
+#pragma omp parallel for schedule(static) if (M.ncell > omp_min_cells)
+  for (index_t i = 0; i < M.ncell; ++i) accumulation_block(P, M, x, inv_dt, i, C + 4 * size64_t(i));
+}
+
 void update(index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel)
 {
 #pragma omp parallel for schedule(static) if (ncell > omp_min_cells)

@@ -70,6 +70,13 @@ __global__ void in_place_kernel(OilWaterParams P, MeshView M, const double* __re
   }
 }
 
+__global__ void accumulation_blocks_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x, double inv_dt,
+                                           double* __restrict__ C)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M.ncell) accumulation_block(P, M, x, inv_dt, i, C + 4 * size64_t(i));
+}
+
 __global__ void update_kernel(index_t ncell, double* __restrict__ x, const double* __restrict__ dx, double max_ds,
                               double max_dp_rel)
 {
@@ -129,6 +136,13 @@ void in_place(stream_t s, const OilWaterParams& P, const MeshView& M, const doub
   BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
   out[0] = out[1] = 0.0;
   for (unsigned b = 0; b < nb; ++b) out[0] += h[2 * b], out[1] += h[2 * b + 1];
+}
+
+void accumulation_blocks(stream_t s, const OilWaterParams& P, const MeshView& M, const double* x, double dt, double* C)
+{
+  if (M.ncell == 0) return;
+  accumulation_blocks_kernel<<<blocks_for(M.ncell, 256), 256, 0, s>>>(P, M, x, 1.0 / dt, C);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 void update(stream_t s, index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel)

@@ -12,6 +12,8 @@ void assemble(const OilWaterParams& P, const MeshView& M, const WellsView& W, co
               double dt, double* R, double* J);
 void norm_terms(const OilWaterParams& P, const MeshView& M, const double* x, const double* R, double out[num_norm_terms]);
 void in_place(const OilWaterParams& P, const MeshView& M, const double* x, double out[2]);
+// C: 4 doubles per cell, accumulation_block() of every cell.
+void accumulation_blocks(const OilWaterParams& P, const MeshView& M, const double* x, double dt, double* C);
 void update(index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel);
 }  // namespace cpu
 
@@ -26,6 +28,7 @@ void norm_terms(stream_t s, const OilWaterParams& P, const MeshView& M, const do
                 double out[num_norm_terms], double* workspace);
 void in_place(stream_t s, const OilWaterParams& P, const MeshView& M, const double* x, double out[2],
               double* workspace);
+void accumulation_blocks(stream_t s, const OilWaterParams& P, const MeshView& M, const double* x, double dt, double* C);
 void update(stream_t s, index_t ncell, double* x, const double* dx, double max_ds, double max_dp_rel);
 }  // namespace cuda
 

@@ -65,6 +65,31 @@ BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, do
   }
 }
 
+// Accumulation of a cell in surface volumes, V_p S_a b_a per phase (water, oil), at pressure p and
+// water saturation s (double or Dual): the residual's accumulation term is its change over dt.
+template <class T>
+BLOCKRES_HD void cell_accumulation(const OilWaterParams& P, double pv_ref, const T& p, const T& s, T acc[num_phases])
+{
+  const T pv = pv_ref * pore_volume_multiplier(P, p);
+  acc[water] = pv * s * inv_fvf(P.water, p);
+  acc[oil] = pv * (1.0 - s) * inv_fvf(P.oil, p);
+}
+
+// d(accumulation of cell i at x) / d(p, S_w of cell i) * inv_dt: the 2x2 block (a, v) row-major,
+// written to C[4] (the accumulation's share of the diagonal Jacobian block; true-IMPES weights).
+BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, const double* x, double inv_dt,
+                                    index_t i, double C[4])
+{
+  using D2 = Dual<2>;
+  const D2 p = D2::variable(x[2 * i], 0), s = D2::variable(x[2 * i + 1], 1);
+  D2 acc[num_phases];
+  cell_accumulation(P, M.pv_ref[i], p, s, acc);
+  for (int ph = 0; ph < num_phases; ++ph) {
+    C[2 * ph + 0] = acc[ph].d[0] * inv_dt;
+    C[2 * ph + 1] = acc[ph].d[1] * inv_dt;
+  }
+}
+
 // Writes block row i of the Jacobian (all its blocks, cleared first) and R_i, without wells.
 BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
                                double dt, double* R, double* J, index_t i)
@@ -79,10 +104,10 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   {  // accumulation
     const D2 p = D2::variable(x[2 * i], 0), s = D2::variable(x[2 * i + 1], 1);
     const double p0 = x0[2 * i], s0 = x0[2 * i + 1];
-    const D2 pv = M.pv_ref[i] * pore_volume_multiplier(P, p);
-    const double pv0 = M.pv_ref[i] * pore_volume_multiplier(P, p0);
-    const D2 acc[num_phases] = {pv * s * inv_fvf(P.water, p), pv * (1.0 - s) * inv_fvf(P.oil, p)};
-    const double acc0[num_phases] = {pv0 * s0 * inv_fvf(P.water, p0), pv0 * (1.0 - s0) * inv_fvf(P.oil, p0)};
+    D2 acc[num_phases];
+    double acc0[num_phases];
+    cell_accumulation(P, M.pv_ref[i], p, s, acc);
+    cell_accumulation(P, M.pv_ref[i], p0, s0, acc0);
     const double inv_dt = 1.0 / dt;
     for (int ph = 0; ph < num_phases; ++ph) {
       r[ph] = (acc[ph].v - acc0[ph]) * inv_dt;
@@ -272,10 +297,7 @@ BLOCKRES_HD void cell_norm_terms(const OilWaterParams& P, const MeshView& M, con
 // Fluid in place of cell i in surface volumes: [0] water, [1] oil.
 BLOCKRES_HD void cell_in_place(const OilWaterParams& P, const MeshView& M, const double* x, index_t i, double t[2])
 {
-  const double p = x[2 * i], sw = x[2 * i + 1];
-  const double pv = M.pv_ref[i] * pore_volume_multiplier(P, p);
-  t[0] = pv * sw * inv_fvf(P.water, p);
-  t[1] = pv * (1.0 - sw) * inv_fvf(P.oil, p);
+  cell_accumulation(P, M.pv_ref[i], x[2 * i], x[2 * i + 1], t);
 }
 
 // Newton update x <- x - dx with Appleyard-style chopping: |dS_w| <= max_ds and

@@ -219,6 +219,15 @@ ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, do
   return c;
 }
 
+void OilWaterModel::accumulation_blocks(const Vector& x, double dt, Vector& C) const
+{
+  const size64_t n = size64_t(mesh_.ncell);
+  if (x.size() != n * bs || C.size() != n * bs * bs)
+    throw std::invalid_argument("OilWaterModel::accumulation_blocks: vector sizes do not match the model");
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::accumulation_blocks(params_, mesh_, x.data(), dt, C.data()),
+                            cuda::accumulation_blocks(exec_->stream(), params_, mesh_, x.data(), dt, C.data()));
+}
+
 void OilWaterModel::update(Vector& x, const Vector& dx, const UpdateLimits& lim) const
 {
   BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::update(mesh_.ncell, x.data(), dx.data(), lim.max_ds, lim.max_dp_rel),

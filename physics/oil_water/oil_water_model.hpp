@@ -49,6 +49,9 @@ class OilWaterModel final : public Model {
   void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
   // CNV and MB per phase (water, oil), scaled by the average formation volume factor.
   ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const override;
+  // d(V_p S_a b_a)/d(p, S_w) / dt per cell (phase rows water, oil; columns p, S_w).
+  bool has_accumulation_blocks() const override { return true; }
+  void accumulation_blocks(const Vector& x, double dt, Vector& blocks) const override;
   // x <- x - dx with |dS_w| <= max_ds and |dp| <= max_dp_rel |p| per cell, S_w kept in [0, 1].
   void update(Vector& x, const Vector& dx, const UpdateLimits& limits) const override;
   // Fluid in place [surface m^3]: water, oil.

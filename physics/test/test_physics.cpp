@@ -1,5 +1,6 @@
 // Physics on the CPU backend: hand-checked formulas, the assembled Jacobian against finite
-// differences of the residual (cells and implicitly coupled wells), well controls,
+// differences of the residual (cells and implicitly coupled wells), the accumulation blocks of
+// true-IMPES against finite differences and the Jacobian, well controls,
 // conservation, the log-normal generator.
 #include "linalg/krylov.hpp"
 #include "physics/dual.hpp"
@@ -8,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <numbers>
 
 using namespace blockres;
@@ -168,6 +172,68 @@ TEST_P(JacobianVsFiniteDifferences, AllColumns)
 }
 
 INSTANTIATE_TEST_SUITE_P(Relperm, JacobianVsFiniteDifferences, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("table") : std::string("corey"); });
+
+// True-IMPES accumulation blocks (Model::accumulation_blocks), poisoned output first:
+// - every entry against central differences of the fluid in place divided by dt (in place is the
+//   sum over cells of V_p S_a b_a, so its derivative by one cell's unknown is that cell's
+//   accumulation derivative);
+// - against the Jacobian's diagonal blocks: the accumulation is the only part of them that scales
+//   with 1/dt (fluxes and wells do not see dt), so J_ii(dt) - J_ii(2 dt) = C_i(dt) / 2 entry by entry,
+//   which also pins the equation order, the sign and the scaling to the Jacobian rows.
+class AccumulationBlocks : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AccumulationBlocks, MatchFiniteDifferencesAndTheJacobian)
+{
+  Harness h(test::small_setup(GetParam(), test::rng()()));
+  const index_t n = h.model.num_cells();
+  const auto x0 = test::random_state(n);
+  const auto x = test::random_state(n);
+  const double dt = 2.5 * units::day;
+  ASSERT_TRUE(h.model.has_accumulation_blocks());
+  Vector xv(h.exec, std::span<const double>(x));
+  const std::vector<double> poison(4 * std::size_t(n), std::numeric_limits<double>::quiet_NaN());
+  Vector C(h.exec, std::span<const double>(poison));
+  h.model.accumulation_blocks(xv, dt, C);
+  const auto c = C.to_host();
+
+  double worst = 0.0;
+  for (index_t i = 0; i < n; ++i)
+    for (int v = 0; v < 2; ++v) {
+      const double step = v == 0 ? 1e3 : 1e-4;  // Pa; S_w (the accumulation is linear in S_w)
+      auto xp = x, xm = x;
+      xp[2 * i + v] += step, xm[2 * i + v] -= step;
+      const auto ip = h.model.in_place(Vector(h.exec, std::span<const double>(xp)));
+      const auto im = h.model.in_place(Vector(h.exec, std::span<const double>(xm)));
+      const double scale = std::max(std::abs(c[4 * i + v]), std::abs(c[4 * i + 2 + v]));
+      ASSERT_GT(scale, 0.0) << "cell " << i << " unknown " << v;
+      for (int a = 0; a < 2; ++a) {
+        const double fd = (ip[a] - im[a]) / (2 * step * dt), an = c[4 * i + 2 * a + v];
+        const double err = std::abs(fd - an) / scale;
+        worst = std::max(worst, err);
+        EXPECT_LE(err, 1e-6) << "cell " << i << " equation " << a << " unknown " << v << ": " << an << " fd " << fd;
+      }
+    }
+  std::printf("accumulation blocks: largest relative error against central differences %.2e\n", worst);
+
+  {
+    Vector x0v(h.exec, std::span<const double>(x0));
+    h.model.begin_step(x0v);
+  }
+  h.residual(x, x0, dt);
+  const auto j1 = h.J.values().to_host();
+  h.residual(x, x0, 2 * dt);
+  const auto j2 = h.J.values().to_host();
+  for (index_t i = 0; i < n; ++i) {
+    const std::size_t k = std::size_t(h.model.pattern().find(i, i));
+    double scale = 0.0;
+    for (int e = 0; e < 4; ++e) scale = std::max({scale, std::abs(j1[4 * k + e]), std::abs(j2[4 * k + e])});
+    for (int e = 0; e < 4; ++e)
+      EXPECT_NEAR(2 * (j1[4 * k + e] - j2[4 * k + e]), c[4 * i + e], 1e-10 * scale) << "cell " << i << " entry " << e;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Relperm, AccumulationBlocks, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("table") : std::string("corey"); });
 
 TEST(Wells, RateControlMeetsTargetAndLimitSwitchesToBhp)

@@ -1,5 +1,6 @@
 // The CUDA oil_water kernels against the CPU loops on random states: residual, Jacobian
-// (outputs poisoned first), well results, convergence norms, Newton update, fluid in place.
+// (outputs poisoned first), well results, convergence norms, Newton update, fluid in place, the
+// true-IMPES accumulation blocks.
 // Label `gpu`; skipped without a device.
 #include "physics/oil_water/oil_water_model.hpp"
 #include "physics/test/model_fixture.hpp"
@@ -115,6 +116,26 @@ TEST_P(AssemblyGpu, MatchesCpu)
 
 INSTANTIATE_TEST_SUITE_P(Relperm, AssemblyGpu, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("table") : std::string("corey"); });
+
+// True-IMPES accumulation blocks (Model::accumulation_blocks), outputs poisoned: the pressure and
+// the saturation columns (different units) each within 1e-12 of their largest CPU entry.
+TEST_P(AssemblyGpu, AccumulationBlocksMatchCpu)
+{
+  Pair P(test::small_setup(GetParam(), test::rng()()));
+  const index_t n = P.mc.num_cells();
+  const double dt = 1.5 * units::day;
+  const std::vector<double> poison(4 * std::size_t(n), nan_v);
+  Vector Cc(P.cpu, std::span<const double>(poison)), Cg(P.gpu, std::span<const double>(poison));
+  P.mc.accumulation_blocks(P.xc, dt, Cc);
+  P.mg.accumulation_blocks(P.xg, dt, Cg);
+  const auto c = Cc.to_host(), g = Cg.to_host();
+  for (int v = 0; v < 2; ++v) {  // column v of every block
+    std::vector<double> cv, gv;
+    for (std::size_t q = 0; q < c.size(); ++q)
+      if (int(q % 2) == v) cv.push_back(c[q]), gv.push_back(g[q]);
+    EXPECT_LE(test::max_rel_diff(gv, cv), 1e-12) << "column " << v;
+  }
+}
 
 TEST(AssemblyGpu, LargeGridMatchesCpu)
 {
