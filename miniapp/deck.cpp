@@ -313,7 +313,7 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
 {
   std::vector<std::string_view> keys = {"type",       "factorization", "max_block_size", "trisolve",
                                         "isai_power", "isai_view",     "sweeps",         "factor_view",
-                                        "aggregate_size", "interpolation", "smoother", "theta",
+                                        "aggregation", "aggregate_size", "interpolation", "smoother", "theta",
                                         "pre_sweeps", "post_sweeps", "max_levels", "max_coarse", "refresh_interval"};
   if (cpr) keys.insert(keys.end(), {"weights", "pressure", "second"});
   p.only(keys);
@@ -341,8 +341,8 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
   only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
   only_for({"trisolve", "sweeps", "factor_view"}, type == "ilu0", "type = \"ilu0\"");
   only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
-  only_for({"aggregate_size", "interpolation", "smoother", "theta", "pre_sweeps", "post_sweeps", "max_levels",
-            "max_coarse", "refresh_interval"},
+  only_for({"aggregation", "aggregate_size", "interpolation", "smoother", "theta", "pre_sweeps", "post_sweeps",
+            "max_levels", "max_coarse", "refresh_interval"},
            type == "amg", "type = \"amg\"");
   if (cpr) only_for({"weights", "pressure", "second"}, type == "cpr", "type = \"cpr\"");
   if (type == "block_jacobi") {
@@ -382,9 +382,14 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
   }
   if (type == "amg") {
     auto& a = opts.amg;
-    a.aggregate_size = p.integer("aggregate_size", a.aggregate_size, between(2, 8));
-    if (a.aggregate_size != 2 && a.aggregate_size != 4 && a.aggregate_size != 8)
-      p.bad(p.require("aggregate_size"), "aggregate_size", "must be 2, 4 or 8");
+    a.aggregation = p.choice("aggregation", "mis2", {"mis2", "matching"}) == "matching" ? AmgAggregation::matching
+                                                                                       : AmgAggregation::mis2;
+    only_for({"aggregate_size"}, a.aggregation == AmgAggregation::matching, "aggregation = \"matching\"");
+    if (a.aggregation == AmgAggregation::matching) {
+      a.aggregate_size = p.integer("aggregate_size", a.aggregate_size, between(2, 8));
+      if (a.aggregate_size != 2 && a.aggregate_size != 4 && a.aggregate_size != 8)
+        p.bad(p.require("aggregate_size"), "aggregate_size", "must be 2, 4 or 8");
+    }
     a.interpolation = p.choice("interpolation", "smoothed", {"smoothed", "plain"}) == "plain" ? AmgInterpolation::plain
                                                                                                : AmgInterpolation::smoothed;
     a.smoother = p.choice("smoother", "jacobi", {"jacobi", "l1_jacobi"}) == "l1_jacobi" ? AmgSmoother::l1_jacobi
@@ -398,8 +403,9 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
   }
   if (type == "cpr") {
     CprOptions& c = *cpr;
-    c.weights = CprWeights::quasi_impes;
-    p.choice("weights", "quasi_impes", {"quasi_impes"});
+    c.weights = p.choice("weights", "quasi_impes", {"quasi_impes", "true_impes"}) == "true_impes"
+                    ? CprWeights::true_impes
+                    : CprWeights::quasi_impes;
     // Each stage is a table with the keys of a preconditioner (not cpr itself).
     read_preconditioner(p.sub("pressure", false), "ilu0", c.pressure.type, c.pressure.options, nullptr);
     read_preconditioner(p.sub("second", false), "ilu0", c.second.type, c.second.options, nullptr, "block");

@@ -710,11 +710,13 @@ TEST_F(DeckTest, CprAndAmg)
 
   const RunConfig a = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            pre + "type = \"cpr\"\n[solver.linear.preconditioner.pressure]\n"
-                                                 "type = \"amg\"\naggregate_size = 4\nsmoother = \"l1_jacobi\"\n"
+                                                 "type = \"amg\"\naggregation = \"matching\"\naggregate_size = 4\nsmoother = \"l1_jacobi\"\n"
                                                  "[solver.linear.preconditioner.second]\ntype = \"block_jacobi\"")));
   const CprOptions& ca = a.linear.preconditioner_options.cpr;
   EXPECT_EQ(ca.pressure.type, PreconditionerType::amg);
+  EXPECT_EQ(ca.pressure.options.amg.aggregation, AmgAggregation::matching);
   EXPECT_EQ(ca.pressure.options.amg.aggregate_size, 4);
+  EXPECT_EQ(d.linear.preconditioner_options.cpr.pressure.options.amg.aggregation, AmgAggregation::mis2);
   EXPECT_EQ(ca.pressure.options.amg.smoother, AmgSmoother::l1_jacobi);
   EXPECT_EQ(ca.second.type, PreconditionerType::block_jacobi);
   const RunConfig r = load_deck(write(a.resolved_toml, "resolved.toml"));
@@ -729,9 +731,25 @@ TEST_F(DeckTest, CprAndAmg)
                     k + "pressure", "[solver.linear.preconditioner.pressure]");
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\naggregate_size = 4", k + "aggregate_size",
                     "aggregate_size");
-  expect_edit_error("dt_initial = 0.5", pre + "type = \"amg\"\naggregate_size = 3", k + "aggregate_size",
-                    "aggregate_size");
-  expect_edit_error("dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"true_impes\"", k + "weights", "weights =");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"amg\"\naggregation = \"matching\"\naggregate_size = 3",
+                    k + "aggregate_size", "aggregate_size");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"amg\"\naggregate_size = 4", k + "aggregate_size",
+                    "aggregate_size");  // mis2 aggregation: no size to choose
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"amg\"\naggregation = \"pairs\"", k + "aggregation",
+                    "aggregation");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"impes\"", k + "weights", "weights =");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nweights = \"true_impes\"", k + "weights",
+                    "weights =");
+
+  // True-IMPES weights, kept by the resolved deck; the default stays quasi-IMPES.
+  const RunConfig t = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"true_impes\"")));
+  EXPECT_EQ(t.linear.preconditioner_options.cpr.weights, CprWeights::true_impes);
+  EXPECT_EQ(toml::parse(t.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
+            "true_impes");
+  EXPECT_EQ(load_deck(write(t.resolved_toml, "resolved.toml")).linear.preconditioner_options.cpr.weights,
+            CprWeights::true_impes);
+  EXPECT_EQ(toml::parse(d.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
+            "quasi_impes");
 }
 
 // Krylov methods: every method name, `restart` for the restarted ones only (like idr_s for IDR),
