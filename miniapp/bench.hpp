@@ -1,6 +1,9 @@
 // `blockres bench`: verified, reproducible performance reports (JSON file + terminal table).
 #pragma once
 
+#include "linalg/amg/amg_options.hpp"
+
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -121,5 +124,32 @@ struct ModelBenchOptions {
 // with each preconditioner: assembly, setup and solve times, linear iterations, peak device memory.
 // Returns 1 when the assembly check fails, else 0 (a preconditioner that fails is a result).
 int run_model_bench(const ModelBenchOptions& opt, const std::function<void(const std::string&)>& log);
+
+struct AmgBenchOptions {
+  std::string backend = "auto";  // auto (CUDA when a device is present), cpu or cuda
+  std::vector<int> sizes;        // n of the n^3 grids; empty: 100, 200, 300 on CUDA, 32, 64 on the CPU
+  // poisson, lognormal1, lognormal3, anisotropic (miniapp/amg_bench_matrices.hpp), on every size.
+  std::vector<std::string> matrices{"poisson", "lognormal1", "lognormal3", "anisotropic"};
+  std::vector<std::string> decks;      // the CPR pressure matrix of each deck's first Jacobian
+  std::vector<std::string> overrides;  // --set key=value, applied to every deck
+  AmgOptions amg;                      // reuse_structure and refresh_interval are forced to true and 1
+  double rel_tol = 1e-8;
+  int max_iterations = 1000;
+  int reps = 5;         // full setups, numeric re-setups, solves (median reported)
+  int apply_reps = 20;  // SpMV and V-cycle (median reported)
+  int warmup = 1;
+  bool hypre = true;                    // when built with hypre
+  long long hypre_max_rows = 1100000;   // hypre (serial, CPU) only on matrices up to this many rows
+  std::uint64_t seed = 1;
+  double copy_mb = 1024;  // each of the two buffers of the copy-bandwidth measurement
+  std::string json_path = "bench_amg.json";
+  std::string command_line;
+};
+
+// Aggregation AMG (linalg/amg/amg.hpp) on 7-point Poisson, heterogeneous pressure matrices and deck
+// pressure matrices (bench_amg.cpp), on the CPU or CUDA backend: full and numeric setup, V-cycle (seconds,
+// SpMV-equivalents, fraction of the copy bandwidth), hierarchy, AMG-preconditioned CG, and hypre BoomerAMG
+// on the CPU as the quality peer when built in. Returns the process exit code (0 when every check passed).
+int run_amg_bench(const AmgBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
 }  // namespace blockres

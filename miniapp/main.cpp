@@ -62,7 +62,8 @@ int main(int argc, char** argv)
   std::string jacobian_path;
   run->add_option("--write-jacobian", jacobian_path, "write the last assembled Jacobian to this HDF5 file");
 
-  auto* bench = app.add_subcommand("bench", "performance benchmarks with verified results (CUDA device needed)");
+  auto* bench = app.add_subcommand("bench", "performance benchmarks with verified results (CUDA device needed, "
+                                                       "except bench amg)");
   bench->require_subcommand(1);
   blockres::BsrmvBenchOptions bo;
   auto* bsrmv = bench->add_subcommand("bsrmv", "BSR SpMV against cuSPARSE on stencil, power-law and simulator matrices");
@@ -240,6 +241,62 @@ int main(int argc, char** argv)
   bmodel->add_option("--warmup", bm.warmup, "untimed assemblies first")->check(CLI::Range(0, 1000))->capture_default_str();
   bmodel->add_option("--json", bm.json_path, "report file (JSON)")->capture_default_str();
 
+  blockres::AmgBenchOptions ba;
+  auto* bamg = bench->add_subcommand(
+      "amg",
+      "aggregation AMG on 7-point Poisson, log-normal pressure matrices and deck pressure matrices (CPU or CUDA): "
+      "full and numeric setup, V-cycle (ms, SpMV-equivalents, fraction of the copy bandwidth), levels and "
+      "complexities, AMG-preconditioned CG to 1e-8, and hypre BoomerAMG on the CPU as the peer when built in");
+  bamg->add_option("--backend", ba.backend, "auto (CUDA when a device is present), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  bamg->add_option("--sizes", ba.sizes, "grid sides n of the n^3 matrices (default 100,200,300 on CUDA, 32,64 on the CPU)")
+      ->delimiter(',')
+      ->check(CLI::Range(4, 600));
+  std::vector<std::string> amg_matrices;
+  bamg->add_option("--matrices", amg_matrices,
+                   "generated kinds: poisson, lognormal1, lognormal3, anisotropic (default all), or none")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"poisson", "lognormal1", "lognormal3", "anisotropic", "none"}));
+  bamg->add_option("--deck", ba.decks, "also the CPR pressure matrix of this deck's first Jacobian (repeatable)")
+      ->check(CLI::ExistingFile);
+  bamg->add_option("--set", ba.overrides, "override a key of every --deck: --set dotted.key=value (repeatable)")
+      ->allow_extra_args(false);
+  bamg->add_option("--tol", ba.rel_tol, "relative residual of the CG solves")
+      ->check(CLI::Range(1e-14, 0.5))
+      ->capture_default_str();
+  bamg->add_option("--max-iterations", ba.max_iterations, "iteration limit of the solves")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  std::string amg_aggregation = "mis2";
+  bamg->add_option("--aggregation", amg_aggregation, "AMG aggregation: mis2 or matching")
+      ->check(CLI::IsMember({"mis2", "matching"}))
+      ->capture_default_str();
+  bamg->add_option("--aggregate-size", ba.amg.aggregate_size, "AMG nominal aggregate size of matching (2, 4, 8)")
+      ->check(CLI::IsMember({2, 4, 8}))
+      ->capture_default_str();
+  std::string amg_interpolation = "smoothed", amg_smoother = "jacobi";
+  bamg->add_option("--interpolation", amg_interpolation, "AMG prolongation: smoothed or plain")
+      ->check(CLI::IsMember({"smoothed", "plain"}))
+      ->capture_default_str();
+  bamg->add_option("--smoother", amg_smoother, "AMG smoother: jacobi or l1_jacobi")
+      ->check(CLI::IsMember({"jacobi", "l1_jacobi"}))
+      ->capture_default_str();
+  bamg->add_option("--reps", ba.reps, "timed setups and solves (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  bamg->add_option("--apply-reps", ba.apply_reps, "timed SpMVs and V-cycles (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  bamg->add_option("--warmup", ba.warmup, "untimed calls first")->check(CLI::Range(0, 1000))->capture_default_str();
+  bool amg_no_hypre = false;
+  bamg->add_flag("--no-hypre", amg_no_hypre, "skip hypre BoomerAMG (when built in)");
+  bamg->add_option("--hypre-max-rows", ba.hypre_max_rows, "run hypre (serial, CPU) on matrices up to this many rows")
+      ->check(CLI::Range(0LL, 1LL << 31))
+      ->capture_default_str();
+  bamg->add_option("--seed", ba.seed, "seed of the random permeabilities and vectors")->capture_default_str();
+  bamg->add_option("--json", ba.json_path, "report file (JSON)")->capture_default_str();
+
   blockres::VerifyOptions vo;
   auto* verify = app.add_subcommand(
       "verify",
@@ -321,6 +378,22 @@ int main(int argc, char** argv)
       bsv.solve_section = !solver_no_solve;
       bsv.iteration_section = !solver_no_iteration;
       return blockres::run_solver_bench(bsv, log_line);
+    }
+    if (bamg->parsed()) {
+      ba.command_line = command_line;
+      if (!amg_matrices.empty()) {
+        ba.matrices.clear();
+        for (const auto& k : amg_matrices)
+          if (k != "none") ba.matrices.push_back(k);
+      }
+      ba.amg.aggregation =
+          amg_aggregation == "matching" ? blockres::AmgAggregation::matching : blockres::AmgAggregation::mis2;
+      ba.amg.interpolation =
+          amg_interpolation == "plain" ? blockres::AmgInterpolation::plain : blockres::AmgInterpolation::smoothed;
+      ba.amg.smoother = amg_smoother == "l1_jacobi" ? blockres::AmgSmoother::l1_jacobi : blockres::AmgSmoother::jacobi;
+      ba.hypre = !amg_no_hypre;
+      if (ba.matrices.empty() && ba.decks.empty()) fail("bench amg: --matrices none and no --deck leave nothing to run");
+      return blockres::run_amg_bench(ba, log_line);
     }
     if (bmodel->parsed()) {
       bm.command_line = command_line;
