@@ -47,6 +47,14 @@ class Ops {
   virtual void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) = 0;
   virtual void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) = 0;
   virtual void residual(const CsrRef& A, const double* b, const double* x, double* r) = 0;
+
+  // The V-cycle as one launch (CUDA graph): the first apply after a setup records the cycle's
+  // launches (capture_begin .. capture_end, nothing runs), later ones replay them. The CPU has no
+  // graphs: capture_begin returns false and replay false.
+  virtual bool capture_begin() { return false; }
+  virtual void capture_end() {}
+  virtual bool replay() { return false; }
+  virtual void drop_graph() {}
 };
 
 #if BLOCKRES_HAVE_CUDA

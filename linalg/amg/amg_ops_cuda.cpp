@@ -5,6 +5,7 @@
 #include "linalg/amg/amg_ops.hpp"
 
 #include "kernels/batched_lu.hpp"
+#include "kernels/cuda_check.cuh"
 
 #include <cusparse.h>
 
@@ -64,7 +65,40 @@ class CudaOps final : public Ops {
     BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&h_));
     BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(h_, s_));
   }
-  ~CudaOps() override { cusparseDestroy(h_); }
+  ~CudaOps() override
+  {
+    drop_graph();
+    cusparseDestroy(h_);
+  }
+
+  bool capture_begin() override
+  {
+    drop_graph();
+    BLOCKRES_CUDA_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+    return true;
+  }
+  void capture_end() override
+  {
+    cudaGraph_t graph = nullptr;
+    BLOCKRES_CUDA_CHECK(cudaStreamEndCapture(s_, &graph));
+    const cudaError_t err = cudaGraphInstantiate(&graph_, graph, 0);
+    cudaGraphDestroy(graph);
+    if (err != cudaSuccess) {
+      graph_ = nullptr;
+      BLOCKRES_CUDA_CHECK(err);
+    }
+  }
+  bool replay() override
+  {
+    if (!graph_) return false;
+    BLOCKRES_CUDA_CHECK(cudaGraphLaunch(graph_, s_));
+    return true;
+  }
+  void drop_graph() override
+  {
+    if (graph_) cudaGraphExecDestroy(graph_);
+    graph_ = nullptr;
+  }
 
   // Sorted-or-not (key, value) edges -> CSR, the values of equal keys reduced in emission order.
   void build_csr(Array<std::uint64_t>& keys, Array<double>& vals, size64_t m, index_t nrows, index_t ncols, bool max,
@@ -307,6 +341,7 @@ class CudaOps final : public Ops {
   Array<int> info_{e_, 1};
   Array<double> ratio_;
   cusparseHandle_t h_ = nullptr;
+  cudaGraphExec_t graph_ = nullptr;
 };
 
 }  // namespace

@@ -149,6 +149,7 @@ bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
 SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
 {
   check_matrix(A);
+  ops_->drop_graph();
   if (opt_.reuse_structure && same_structure(A)) {
     if (++since_refresh_ < opt_.refresh_interval) {
       fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
@@ -166,6 +167,7 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
 {
   using namespace amg;
   check_matrix(A);
+  ops_->drop_graph();
   fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
   key_row_ptr_ = Array<index_t>(exec_, A.nrows() + 1);
   key_row_ptr_.copy_from(A.row_ptr());
@@ -227,6 +229,7 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
 SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
 {
   check_matrix(A);
+  ops_->drop_graph();
   if (!same_structure(A))
     throw std::invalid_argument("AmgPreconditioner::refresh_numeric: the matrix structure differs from the last full setup");
   fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
@@ -351,7 +354,23 @@ void AmgPreconditioner::apply(const Vector& r, Vector& z) const
   if (r.size() != n || z.size() != n)
     throw std::invalid_argument("AmgPreconditioner::apply: vector size differs from the matrix");
   copy(r, L0.b);
-  cycle(0);
+  // CUDA: the cycle's launches are recorded once per setup and replayed. The x/t swaps of the
+  // smoother happen on the host during the recording only, so L0.x names the replay's result.
+  if (!ops_->replay()) {
+    if (ops_->capture_begin()) {
+      try {
+        cycle(0);
+      } catch (...) {
+        ops_->capture_end();
+        ops_->drop_graph();
+        throw;
+      }
+      ops_->capture_end();
+      ops_->replay();
+    } else {
+      cycle(0);
+    }
+  }
   copy(L0.x, z);
 }
 
