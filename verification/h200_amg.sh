@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# GPU-machine session for issue 16 (device tool): build with CUDA for sm_90 (once per machine),
+# then: tests (AMG and CPR GPU tests), decks (CPR on the 60x60x20 deck and its 1M / 4M / 10M
+# variants), bench (blockres bench amg). Logs under $OUT.
+#   usage: verification/h200_amg.sh [tests|deck|large|huge|bench]...
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+B=/tmp/blockres-build
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+if [[ ! -f $B/build.ninja ]]; then
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" -DTOMLPP_INCLUDE_DIR="$PWD/.gpu-carry/include" \
+        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+fi
+/usr/bin/time -f "build wall %e s" cmake --build $B -j 16 ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1 ||
+  { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
+tail -1 "$OUT/build.log"
+X=$B/miniapp/blockres
+# The shipped deck with its ILU(0)/ISAI preconditioner table reduced to the type (set to cpr below).
+DECK=/tmp/deck_60x60x20_cpr.toml
+sed '/^trisolve = "isai"/d' inputs/quarter_five_spot_60x60x20.toml > $DECK
+CPR=(--set solver.linear.method=fgmres --set solver.linear.preconditioner.type=cpr
+     --set solver.linear.preconditioner.pressure.type=amg)
+M1=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+    --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+M4=(--set grid.nx=400 --set grid.ny=400 --set grid.nz=25 --set grid.dx=0.75 --set grid.dy=0.75 --set grid.dz=0.8
+    --set wells.PROD.i=400 --set wells.PROD.j=400 --set schedule.end_time=2 --set schedule.report_interval=2
+    --set schedule.dt_initial=0.125)
+M10=(--set grid.nx=400 --set grid.ny=400 --set grid.nz=63 --set grid.dx=0.75 --set grid.dy=0.75 --set grid.dz=0.32
+     --set wells.PROD.i=400 --set wells.PROD.j=400 --set schedule.end_time=10 --set schedule.report_interval=10)
+run() {  # name, args...
+  local name=$1; shift
+  mkdir -p /tmp/runs/$name
+  /usr/bin/time -f "$name wall %e s, max RSS %M kB" $X run "$@" --backend cuda --set output.directory=/tmp/runs/$name \
+    > "$OUT/$name.log" 2>&1
+  echo "== $name (rc $?)"; grep -E "^done|^linear|^time|wall|error|Error" "$OUT/$name.log" | head -8
+}
+for what in "${@:-tests}"; do
+  case $what in
+    tests)
+      for t in linalg/test/test_amg_gpu kernels/test/test_cpr_gpu linalg/test/test_amg physics/test/test_physics_gpu; do
+        [[ -x $B/$t ]] || continue
+        $B/$t > "$OUT/$(basename $t).log" 2>&1; echo "== $t rc $?"; grep -E "FAILED|PASSED|Failure|iterations" "$OUT/$(basename $t).log" | head -20
+      done ;;
+    deck) run cpr_60x60x20 $DECK "${CPR[@]}" ;;
+    large) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}"; run cpr_4M $DECK "${CPR[@]}" "${M4[@]}" ;;
+    huge) run cpr_10M $DECK "${CPR[@]}" "${M10[@]}" ;;
+    bench) $X bench amg --backend cuda --json "$OUT/bench_amg.json" > "$OUT/bench_amg.log" 2>&1; echo "== bench rc $?"; tail -40 "$OUT/bench_amg.log" ;;
+  esac
+done
