@@ -703,10 +703,11 @@ TEST_F(DeckTest, CprAndAmg)
   EXPECT_EQ(d.linear.preconditioner, PreconditionerType::cpr);
   const CprOptions& c = d.linear.preconditioner_options.cpr;
   EXPECT_EQ(c.weights, CprWeights::quasi_impes);
-  EXPECT_EQ(c.pressure.type, PreconditionerType::ilu0);
-  EXPECT_EQ(c.pressure.options.ilu0.factor_view, IluFactorView::scalar);
-  EXPECT_EQ(c.second.type, PreconditionerType::ilu0);
-  EXPECT_EQ(c.second.options.ilu0.factor_view, IluFactorView::block);
+  EXPECT_EQ(c.pressure.type, PreconditionerType::amg);
+  EXPECT_EQ(c.second.type, PreconditionerType::block_jacobi);
+  const RunConfig i = load_deck(write(edit(kDeck, "dt_initial = 0.5",
+                                           pre + "type = \"cpr\"\n[solver.linear.preconditioner.second]\ntype = \"ilu0\"")));
+  EXPECT_EQ(i.linear.preconditioner_options.cpr.second.options.ilu0.factor_view, IluFactorView::block);
 
   const RunConfig a = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            pre + "type = \"cpr\"\n[solver.linear.preconditioner.pressure]\n"
