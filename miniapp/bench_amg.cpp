@@ -367,13 +367,10 @@ std::vector<LevelSizes> level_sizes(const AmgPreconditioner& P, bool& from_hiera
   for (std::size_t l = 0; l < st.levels.size(); ++l) {
     LevelSizes s{st.levels[l].rows, st.levels[l].nnz, 0};
     if (l + 1 < st.levels.size()) {
-      const size64_t p = P.level(static_cast<int>(l)).P.nnz();
-      if (p >= s.rows) {
-        s.transfer_nnz = p;
-      } else {
-        from_hierarchy = false;
-        s.transfer_nnz = P.options().interpolation == AmgInterpolation::smoothed ? s.nnz : s.rows;
-      }
+      // Read from the hierarchy on both backends. A plain P (also a smoothed-aggregation level
+      // that fell back to it) has at most one entry per row, fewer where rows without strong
+      // couplings are left out of the aggregates.
+      s.transfer_nnz = P.level(static_cast<int>(l)).P.nnz();
     }
     out.push_back(s);
   }
@@ -672,6 +669,7 @@ std::string report_json(const AmgBenchReport& rep, const AmgBenchOptions& o, con
     j.begin_object("amg").value("name", m.amg_name).value("error", m.amg_error);
     j.value("num_levels", static_cast<int>(m.stats.levels.size()))
         .value("operator_complexity", m.stats.operator_complexity)
+        .value("plain_fallback_levels", m.stats.plain_fallbacks)
         .value("grid_complexity", m.stats.grid_complexity)
         .value("coarsest_direct", m.stats.coarsest_direct)
         .value("transfer_nnz_source", m.transfer_nnz_from_hierarchy ? "hierarchy" : "estimate");
@@ -786,9 +784,13 @@ void log_matrix(const MatrixResult& m, double copy_gbs, bool cuda, const Log& lo
   if (!m.amg_error.empty()) {
     log(fmt::format("  AMG error: {}", m.amg_error));
   } else {
-    log(fmt::format("  {}: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}", m.amg_name,
+    log(fmt::format("  {}: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}{}", m.amg_name,
                     m.stats.levels.size(), m.stats.operator_complexity, m.stats.grid_complexity,
-                    m.stats.coarsest_direct ? "" : " (coarsest level smoothed only)"));
+                    m.stats.coarsest_direct ? "" : " (coarsest level smoothed only)",
+                    m.stats.plain_fallbacks
+                        ? fmt::format("; {} level(s) with a plain P (smoothed product too large for cuSPARSE)",
+                                      m.stats.plain_fallbacks)
+                        : std::string()));
     for (std::size_t l = 0; l < m.levels.size(); ++l)
       log(fmt::format("    level {:2d}: {:>10d} rows {:>11d} nnz {:6.2f} nnz/row; P {:>11d} nnz", l, m.levels[l].rows,
                       m.levels[l].nnz, m.levels[l].rows ? double(m.levels[l].nnz) / m.levels[l].rows : 0.0,

@@ -11,6 +11,7 @@
 #include "linalg/preconditioner.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,7 @@ struct AmgStatistics {
   int full_setups = 0;                     // symbolic + numeric
   int numeric_setups = 0;                  // numeric only (structure reused)
   int kept_setups = 0;                     // setup() calls that kept the hierarchy (refresh_interval)
+  int plain_fallbacks = 0;                 // levels given a plain P because a smoothed product was too large
   std::string to_string() const;           // a one-line-per-level table
 };
 
@@ -48,6 +50,12 @@ struct Matrix {
 
 class Ops;  // the backend's operations (amg_ops.hpp)
 
+// A sparse product the backend cannot form (cuSPARSE "insufficient resources"); the setup then
+// gives that level a plain (piecewise-constant) prolongation.
+struct ProductTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A backend's saved state of one sparse product or transpose (symbolic once, numeric many times).
 struct Plan {
   virtual ~Plan() = default;
@@ -60,6 +68,7 @@ struct Level {
   Matrix P, R;               // prolongation and restriction R = P^T
   Matrix AP;                 // A P (Galerkin intermediate)
   std::unique_ptr<Plan> ap0_plan, ap_plan, rap_plan, r_plan;  // A P0 (smoothed), A P, R (A P), P^T
+  bool smoothed = false;     // smoothed-aggregation P on this level (else piecewise constant)
   double sa_omega = 0.0;     // smoothed aggregation damping of this level
   Array<double> dinv;        // smoother scaling
   mutable Array<double> x, b, r, t;  // cycle work vectors

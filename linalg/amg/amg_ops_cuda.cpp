@@ -42,6 +42,7 @@ struct SpgemmPlan final : Plan {
   cusparseSpGEMMDescr_t desc = nullptr;
   Array<char> buf4, buf5;  // kept for the numeric phase
   bool empty = false;      // A or B without entries: C is the empty pattern
+  cusparseSpGEMMAlg_t alg = CUSPARSE_SPGEMM_DEFAULT;
   ~SpgemmPlan() override
   {
     if (desc) cusparseSpGEMM_destroyDescr(desc);
@@ -180,6 +181,50 @@ class CudaOps final : public Ops {
     cuda::p0_fill(s_, n, agg.data(), P.row_ptr.data(), P.col_ind.data(), P.values.data());
   }
 
+  // One attempt of the symbolic phase with algorithm alg; C's pattern on success.
+  cusparseStatus_t try_symbolic(SpgemmPlan& plan, const CsrRef& A, const CsrRef& B, Matrix& C, cusparseSpGEMMAlg_t alg)
+  {
+    if (plan.desc) cusparseSpGEMM_destroyDescr(plan.desc);
+    if (plan.c) cusparseDestroySpMat(plan.c);
+    plan.desc = nullptr;
+    plan.c = nullptr;
+    plan.alg = alg;
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&plan.c, A.nrows, B.ncols, 0, C.row_ptr.data(), nullptr, nullptr,
+                                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                              CUDA_R_64F));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&plan.desc));
+    const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    std::size_t s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
+#define BLOCKRES_TRY(call)                             \
+  do {                                                 \
+    const cusparseStatus_t st_ = (call);               \
+    if (st_ != CUSPARSE_STATUS_SUCCESS) return st_;    \
+  } while (0)
+    BLOCKRES_TRY(cusparseSpGEMMreuse_workEstimation(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s1, nullptr));
+    Array<char> b1(e_, static_cast<size64_t>(s1));
+    BLOCKRES_TRY(cusparseSpGEMMreuse_workEstimation(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s1, b1.data()));
+    BLOCKRES_TRY(cusparseSpGEMMreuse_nnz(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s2, nullptr, &s3, nullptr,
+                                         &s4, nullptr));
+    Array<char> b2(e_, static_cast<size64_t>(s2)), b3(e_, static_cast<size64_t>(s3));
+    plan.buf4 = Array<char>(e_, static_cast<size64_t>(s4));
+    BLOCKRES_TRY(cusparseSpGEMMreuse_nnz(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s2, b2.data(), &s3,
+                                         b3.data(), &s4, plan.buf4.data()));
+    int64_t rows = 0, cols = 0, nnz = 0;
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpMatGetSize(plan.c, &rows, &cols, &nnz));
+    if (nnz > INT_MAX)
+      throw std::runtime_error(
+          fmt::format("AMG: a Galerkin product has {} entries, more than 32-bit column indices address", nnz));
+    C.col_ind = Array<index_t>(e_, nnz);
+    C.values = Array<double>(e_, nnz);
+    BLOCKRES_CUSPARSE_CHECK(cusparseCsrSetPointers(plan.c, C.row_ptr.data(), C.col_ind.data(), C.values.data()));
+    BLOCKRES_TRY(cusparseSpGEMMreuse_copy(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s5, nullptr));
+    plan.buf5 = Array<char>(e_, static_cast<size64_t>(s5));
+    BLOCKRES_TRY(cusparseSpGEMMreuse_copy(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s5, plan.buf5.data()));
+#undef BLOCKRES_TRY
+    e_->synchronize();  // b1..b3 are released at return
+    return CUSPARSE_STATUS_SUCCESS;
+  }
+
   std::unique_ptr<Plan> product_symbolic(const CsrRef& A, const CsrRef& B, Matrix& C) override
   {
     auto plan = std::make_unique<SpgemmPlan>();
@@ -195,37 +240,20 @@ class CudaOps final : public Ops {
     }
     plan->a = make_csr(A);
     plan->b = make_csr(B);
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&plan->c, A.nrows, B.ncols, 0, C.row_ptr.data(), nullptr, nullptr,
-                                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                              CUDA_R_64F));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&plan->desc));
-    const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
-    std::size_t s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMMreuse_workEstimation(h_, op, op, plan->a, plan->b, plan->c, spgemm_alg,
-                                                               plan->desc, &s1, nullptr));
-    Array<char> b1(e_, static_cast<size64_t>(s1));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMMreuse_workEstimation(h_, op, op, plan->a, plan->b, plan->c, spgemm_alg,
-                                                               plan->desc, &s1, b1.data()));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMMreuse_nnz(h_, op, op, plan->a, plan->b, plan->c, spgemm_alg, plan->desc, &s2,
-                                                    nullptr, &s3, nullptr, &s4, nullptr));
-    Array<char> b2(e_, static_cast<size64_t>(s2)), b3(e_, static_cast<size64_t>(s3));
-    plan->buf4 = Array<char>(e_, static_cast<size64_t>(s4));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMMreuse_nnz(h_, op, op, plan->a, plan->b, plan->c, spgemm_alg, plan->desc, &s2,
-                                                    b2.data(), &s3, b3.data(), &s4, plan->buf4.data()));
-    int64_t rows = 0, cols = 0, nnz = 0;
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpMatGetSize(plan->c, &rows, &cols, &nnz));
-    if (nnz > INT_MAX)
-      throw std::runtime_error(
-          fmt::format("AMG: a Galerkin product has {} entries, more than 32-bit column indices address", nnz));
-    C.col_ind = Array<index_t>(e_, nnz);
-    C.values = Array<double>(e_, nnz);
-    BLOCKRES_CUSPARSE_CHECK(cusparseCsrSetPointers(plan->c, C.row_ptr.data(), C.col_ind.data(), C.values.data()));
-    BLOCKRES_CUSPARSE_CHECK(
-        cusparseSpGEMMreuse_copy(h_, op, op, plan->a, plan->b, plan->c, spgemm_alg, plan->desc, &s5, nullptr));
-    plan->buf5 = Array<char>(e_, static_cast<size64_t>(s5));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMMreuse_copy(h_, op, op, plan->a, plan->b, plan->c, spgemm_alg, plan->desc,
-                                                     &s5, plan->buf5.data()));
-    e_->synchronize();  // b1..b3 are released at scope exit
+    // The deterministic algorithm first (the same bits on every run); it can refuse long rows of
+    // the intermediate products ("insufficient resources", seen on a log-normal std 3 problem of
+    // 8M rows), then cuSPARSE's default algorithm takes over for this product.
+    for (const cusparseSpGEMMAlg_t alg : {spgemm_alg, CUSPARSE_SPGEMM_DEFAULT}) {
+      const cusparseStatus_t st = try_symbolic(*plan, A, B, C, alg);
+      if (st == CUSPARSE_STATUS_SUCCESS) break;
+      if (st == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES && alg == CUSPARSE_SPGEMM_DEFAULT)
+        throw ProductTooLarge(fmt::format(
+            "cuSPARSE has insufficient resources for the symbolic SpGEMM of an AMG level ({} x {} times {} x {})",
+            A.nrows, A.ncols, B.nrows, B.ncols));
+      if (st != CUSPARSE_STATUS_INSUFFICIENT_RESOURCES)
+        throw std::runtime_error(fmt::format("cuSPARSE error '{}' in the symbolic SpGEMM of an AMG level ({} x {} times {} x {})",
+                                             cusparseGetErrorString(st), A.nrows, A.ncols, B.nrows, B.ncols));
+    }
     return plan;
   }
 
@@ -241,7 +269,7 @@ class CudaOps final : public Ops {
     const double one = 1.0, zero = 0.0;
     const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
     BLOCKRES_CUSPARSE_CHECK(cusparseSpGEMMreuse_compute(h_, op, op, &one, plan.a, plan.b, &zero, plan.c, CUDA_R_64F,
-                                                        spgemm_alg, plan.desc));
+                                                        plan.alg, plan.desc));
   }
 
   std::unique_ptr<Plan> transpose_symbolic(const Matrix& P, Matrix& R) override

@@ -48,9 +48,12 @@ std::string_view to_string(AmgInterpolation p)
 
 std::string AmgStatistics::to_string() const
 {
-  std::string s = fmt::format("AMG: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}\n", levels.size(),
+  std::string s = fmt::format("AMG: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}{}\n", levels.size(),
                               operator_complexity, grid_complexity,
-                              coarsest_direct ? "" : " (coarsest level smoothed only)");
+                              coarsest_direct ? "" : " (coarsest level smoothed only)",
+                              plain_fallbacks ? fmt::format(", {} level(s) with a plain P (smoothed product too large)",
+                                                            plain_fallbacks)
+                                              : std::string());
   for (std::size_t l = 0; l < levels.size(); ++l)
     s += fmt::format("  level {:2d}: {:>10d} rows {:>12d} nnz {:6.2f} nnz/row\n", l, levels[l].rows, levels[l].nnz,
                      levels[l].rows ? double(levels[l].nnz) / levels[l].rows : 0.0);
@@ -205,18 +208,33 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
     {
       Level& L = levels_[static_cast<std::size_t>(l)];
       L.agg = std::move(agg);
-      Matrix P0;
-      ops_->tentative_prolongation(L.agg, nc, P0);
-      if (opt_.interpolation == AmgInterpolation::smoothed) {
-        // P's pattern is A P0's; P0 itself is only needed for this product.
-        L.ap0_plan = ops_->product_symbolic(Al, P0.ref(), L.P);
-        L.P0 = std::move(P0);
-      } else {
-        L.P = std::move(P0);
+      auto build = [&](bool smoothed) {
+        Matrix P0;
+        ops_->tentative_prolongation(L.agg, nc, P0);
+        L.smoothed = smoothed;
+        if (smoothed) {
+          // P's pattern is A P0's; P0 itself is only needed for this product.
+          L.ap0_plan = ops_->product_symbolic(Al, P0.ref(), L.P);
+          L.P0 = std::move(P0);
+        } else {
+          L.ap0_plan.reset();
+          L.P0 = Matrix();
+          L.P = std::move(P0);
+        }
+        L.r_plan = ops_->transpose_symbolic(L.P, L.R);
+        L.ap_plan = ops_->product_symbolic(Al, L.P.ref(), L.AP);
+        L.rap_plan = ops_->product_symbolic(L.R.ref(), L.AP.ref(), Ac);
+      };
+      try {
+        build(opt_.interpolation == AmgInterpolation::smoothed);
+      } catch (const amg::ProductTooLarge& e) {
+        // cuSPARSE could not form a smoothed-aggregation product (rows of the intermediate
+        // product too long: high-contrast coefficients make the smoothed P and the Galerkin
+        // operators dense). This level takes the piecewise-constant P, whose products are sparse.
+        if (opt_.interpolation != AmgInterpolation::smoothed) throw;
+        ++stats_.plain_fallbacks;
+        build(false);
       }
-      L.r_plan = ops_->transpose_symbolic(L.P, L.R);
-      L.ap_plan = ops_->product_symbolic(Al, L.P.ref(), L.AP);
-      L.rap_plan = ops_->product_symbolic(L.R.ref(), L.AP.ref(), Ac);
     }
     levels_.emplace_back();
     levels_.back().A = std::move(Ac);
@@ -242,7 +260,7 @@ void AmgPreconditioner::numeric_level(int l)
 {
   Level& L = levels_[static_cast<std::size_t>(l)];
   const amg::CsrRef Al = level_operator(l);
-  if (opt_.interpolation == AmgInterpolation::smoothed) {
+  if (L.smoothed) {
     const double rho = ops_->jacobi_radius_bound(Al);
     L.sa_omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
     ops_->product_numeric(*L.ap0_plan, Al, L.P0.ref(), L.P);  // P = A P0
