@@ -73,6 +73,9 @@ struct MatrixResult {
   bool transfer_nnz_from_hierarchy = false;  // false: nnz(P_l) estimated (see the byte model)
   double first_full_setup_ms = nan_v;        // the very first setup (allocations included)
   Timing full_setup, numeric_setup, vcycle;
+  // Numeric re-setup with keep_interpolation (P and R of the full setup kept; Galerkin operators,
+  // smoothers and coarse LU recomputed): the cost of a re-setup within a time step.
+  Timing numeric_setup_kept;
   double vcycle_bytes = nan_v, full_setup_bytes = nan_v, numeric_setup_bytes = nan_v;
   bool numeric_dispatched = false;   // setup() on the same structure did numeric re-setups only
   double resetup_difference = nan_v; // V-cycle after numeric re-setups vs after the full setup (relative)

@@ -314,7 +314,8 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
   std::vector<std::string_view> keys = {"type",       "factorization", "max_block_size", "trisolve",
                                         "isai_power", "isai_view",     "sweeps",         "factor_view",
                                         "aggregation", "aggregate_size", "interpolation", "smoother", "theta",
-                                        "pre_sweeps", "post_sweeps", "max_levels", "max_coarse", "refresh_interval"};
+                                        "pre_sweeps", "post_sweeps", "max_levels", "max_coarse", "refresh_interval",
+                                        "keep_interpolation"};
   if (cpr) keys.insert(keys.end(), {"weights", "pressure", "second"});
   p.only(keys);
   const std::string type =
@@ -342,7 +343,7 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
   only_for({"trisolve", "sweeps", "factor_view"}, type == "ilu0", "type = \"ilu0\"");
   only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
   only_for({"aggregation", "aggregate_size", "interpolation", "smoother", "theta", "pre_sweeps", "post_sweeps",
-            "max_levels", "max_coarse", "refresh_interval"},
+            "max_levels", "max_coarse", "refresh_interval", "keep_interpolation"},
            type == "amg", "type = \"amg\"");
   if (cpr) only_for({"weights", "pressure", "second"}, type == "cpr", "type = \"cpr\"");
   if (type == "block_jacobi") {
@@ -400,6 +401,7 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
     a.max_levels = p.integer("max_levels", a.max_levels, between(1, 50));
     a.max_coarse = p.integer("max_coarse", a.max_coarse, between(1, 512));
     a.refresh_interval = p.integer("refresh_interval", a.refresh_interval, at_least(1));
+    a.keep_interpolation = p.flag("keep_interpolation", a.keep_interpolation);
   }
   if (type == "cpr") {
     CprOptions& c = *cpr;

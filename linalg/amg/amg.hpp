@@ -69,6 +69,7 @@ struct Level {
   Matrix AP;                 // A P (Galerkin intermediate)
   std::unique_ptr<Plan> ap0_plan, ap_plan, rap_plan, r_plan;  // A P0 (smoothed), A P, R (A P), P^T
   bool smoothed = false;     // smoothed-aggregation P on this level (else piecewise constant)
+  bool p_ready = false;      // P and R hold values (keep_interpolation: not recomputed)
   double sa_omega = 0.0;     // smoothed aggregation damping of this level
   Array<double> dinv;        // smoother scaling
   mutable Array<double> x, b, r, t;  // cycle work vectors

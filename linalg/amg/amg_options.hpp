@@ -54,6 +54,11 @@ struct AmgOptions {
   // hierarchy): the finest level's operator is then the current matrix, its smoother scaling and
   // every coarser level those of the last refresh.
   int refresh_interval = 1;
+  // Numeric re-setups keep the prolongation and restriction of the last full setup and recompute
+  // only the Galerkin operators, smoother scalings and coarse LU (AMGX's structure reuse): cheaper
+  // (no A P0 product, no smoothing of P, no transpose), and P is still a good interpolation while
+  // the matrix changes little (Newton iterations of one time step).
+  bool keep_interpolation = false;
 };
 
 }  // namespace blockres

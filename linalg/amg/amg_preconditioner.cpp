@@ -260,13 +260,15 @@ void AmgPreconditioner::numeric_level(int l)
 {
   Level& L = levels_[static_cast<std::size_t>(l)];
   const amg::CsrRef Al = level_operator(l);
-  if (L.smoothed) {
+  const bool refresh_p = !(opt_.keep_interpolation && L.p_ready);
+  if (L.smoothed && refresh_p) {
     const double rho = ops_->jacobi_radius_bound(Al);
     L.sa_omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
     ops_->product_numeric(*L.ap0_plan, Al, L.P0.ref(), L.P);  // P = A P0
     ops_->smoothed_prolongation(Al, L.agg, L.sa_omega, L.P);
   }  // plain: P's values are ones from the symbolic phase
-  ops_->transpose_numeric(*L.r_plan, L.P, L.R);
+  if (refresh_p) ops_->transpose_numeric(*L.r_plan, L.P, L.R);
+  L.p_ready = true;
   ops_->product_numeric(*L.ap_plan, Al, L.P.ref(), L.AP);
   ops_->product_numeric(*L.rap_plan, L.R.ref(), L.AP.ref(), levels_[static_cast<std::size_t>(l) + 1].A);
 }

@@ -367,6 +367,44 @@ TEST(Amg, NumericResetupEqualsFreshSetup)
   }
 }
 
+// keep_interpolation: numeric re-setups keep P and R of the full setup and recompute the
+// Galerkin operators from the new values: A_c = R A_new P_old.
+TEST(Amg, KeepInterpolationRecomputesOnlyGalerkinOperators)
+{
+  auto e = Executor::create_cpu();
+  const int n = 16;
+  const auto m1 = fv_poisson(n, n, n, lognormal(n * n * n, 1.0, 41));
+  const auto m2 = fv_poisson(n, n, n, lognormal(n * n * n, 1.0, 42));
+  AmgOptions opt;
+  opt.max_coarse = 50;
+  opt.keep_interpolation = true;
+  BsrMatrix A = test::upload(e, m1);
+  AmgPreconditioner M(e, opt);
+  ASSERT_TRUE(M.setup(A).ok);
+  ASSERT_GE(M.num_levels(), 3);
+  std::vector<amg::HostLevel> before;
+  for (int l = 0; l + 1 < M.num_levels(); ++l) before.push_back(M.level_host(l));
+  A.values().copy_from_host(m2.values);
+  ASSERT_TRUE(M.setup(A).ok);
+  EXPECT_EQ(M.statistics().numeric_setups, 1);
+  for (int l = 0; l + 1 < M.num_levels(); ++l) {
+    const auto L = M.level_host(l);
+    EXPECT_EQ(L.P.values, before[l].P.values) << l;  // P and R kept
+    EXPECT_EQ(L.R.values, before[l].R.values) << l;
+    amg::Csr AP, Ac;
+    amg::cpu::spgemm_symbolic(amg::ref(L.A), amg::ref(L.P), AP);
+    amg::cpu::spgemm_numeric(amg::ref(L.A), amg::ref(L.P), amg::ref(AP), AP.values.data());
+    amg::cpu::spgemm_symbolic(amg::ref(L.R), amg::ref(AP), Ac);
+    amg::cpu::spgemm_numeric(amg::ref(L.R), amg::ref(AP), amg::ref(Ac), Ac.values.data());
+    EXPECT_EQ(Ac.values, M.level_host(l + 1).A.values) << l;  // from the new values
+  }
+  EXPECT_NE(M.level_host(1).A.values, [&] {
+    AmgPreconditioner fresh(e, AmgOptions{.max_coarse = 50});
+    EXPECT_TRUE(fresh.setup(A).ok);
+    return fresh.level_host(1).A.values;
+  }()) << "a fresh setup smooths P with the new values: its operators differ";
+}
+
 // refresh_interval = 3: setups 2 and 3 keep the hierarchy of setup 1 (coarse operators unchanged),
 // setup 4 refreshes it; kept setups still apply the current matrix on the finest level.
 TEST(Amg, RefreshInterval)
