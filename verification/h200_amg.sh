@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# GPU-machine session for issue 16 (device tool): build with CUDA for sm_90 (once per machine),
-# then: tests (AMG and CPR GPU tests), decks (CPR on the 60x60x20 deck and its 1M / 4M / 10M
-# variants), bench (blockres bench amg). Logs under $OUT.
-#   usage: verification/h200_amg.sh [tests|deck|large|huge|bench]...
+# GPU-machine session for issue 16 (device tool): build with CUDA for sm_90 (TARGETS="..." limits the
+# build), then: tests (AMG and CPR GPU tests), deck (the shipped 60x60x20 deck), large (its 1M- and
+# 4M-cell variants of issue 16), huge (400x400x63 = 10M cells, 10 days), bench (blockres bench amg,
+# the report in verification/results/amg_h200_*). Logs under $OUT.
+#   usage: verification/h200_amg.sh [tests|deck|large|huge|bench|none]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -18,11 +19,9 @@ fi
   { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
 tail -1 "$OUT/build.log"
 X=$B/miniapp/blockres
-# The shipped deck with its ILU(0)/ISAI preconditioner table reduced to the type (set to cpr below).
-DECK=/tmp/deck_60x60x20_cpr.toml
-sed '/^trisolve = "isai"/d' inputs/quarter_five_spot_60x60x20.toml > $DECK
-CPR=(--set solver.linear.method=fgmres --set solver.linear.preconditioner.type=cpr
-     --set solver.linear.preconditioner.pressure.type=amg)
+# The shipped 60x60x20 deck (FGMRES + CPR: true-IMPES, AMG, block ILU(0)/ISAI) and its variants.
+DECK=inputs/quarter_five_spot_60x60x20.toml
+CPR=()
 M1=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
     --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
 M4=(--set grid.nx=400 --set grid.ny=400 --set grid.nz=25 --set grid.dx=0.75 --set grid.dy=0.75 --set grid.dz=0.8
@@ -47,6 +46,8 @@ for what in "${@:-tests}"; do
     deck) run cpr_60x60x20 $DECK "${CPR[@]}" ;;
     large) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}"; run cpr_4M $DECK "${CPR[@]}" "${M4[@]}" ;;
     huge) run cpr_10M $DECK "${CPR[@]}" "${M10[@]}" ;;
-    bench) $X bench amg --backend cuda --json "$OUT/bench_amg.json" > "$OUT/bench_amg.log" 2>&1; echo "== bench rc $?"; tail -40 "$OUT/bench_amg.log" ;;
+    bench) $X bench amg --backend cuda --deck inputs/quarter_five_spot_60x60x20.toml --deck inputs/multicomponent_8.toml \
+             --deck inputs/quarter_five_spot.toml --reps 3 --json "$OUT/bench_amg.json" > "$OUT/bench_amg.txt" 2>&1
+           echo "== bench rc $?"; sed -n '/^summary/,$p' "$OUT/bench_amg.txt" ;;
   esac
 done
