@@ -31,7 +31,8 @@ struct AmgStatistics {
   int full_setups = 0;                     // symbolic + numeric
   int numeric_setups = 0;                  // numeric only (structure reused)
   int kept_setups = 0;                     // setup() calls that kept the hierarchy (refresh_interval)
-  int plain_fallbacks = 0;                 // levels given a plain P because a smoothed product was too large
+  int plain_fallbacks = 0;                 // levels of the current hierarchy given a plain P because a
+                                           // smoothed product was too large for the backend
   std::string to_string() const;           // a one-line-per-level table
 };
 

@@ -178,6 +178,7 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
   key_col_ind_.copy_from(A.col_ind());
   levels_.clear();
   levels_.emplace_back();
+  stats_.plain_fallbacks = 0;  // describes the current hierarchy
   const int passes = opt_.aggregate_size == 2 ? 1 : opt_.aggregate_size == 4 ? 2 : 3;
 
   for (int l = 0;; ++l) {
@@ -227,7 +228,7 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
       };
       try {
         build(opt_.interpolation == AmgInterpolation::smoothed);
-      } catch (const amg::ProductTooLarge& e) {
+      } catch (const amg::ProductTooLarge&) {
         // cuSPARSE could not form a smoothed-aggregation product (rows of the intermediate
         // product too long: high-contrast coefficients make the smoothed P and the Galerkin
         // operators dense). This level takes the piecewise-constant P, whose products are sparse.

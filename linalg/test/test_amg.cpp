@@ -183,8 +183,12 @@ TEST(Amg, Mis2AggregationProperties)
     for (index_t i = 0; i < n; ++i)
       if (agg[i] >= 0) {
         EXPECT_LE(dist[i], 2) << i;
-        if (dist[i] == 1) EXPECT_TRUE(adjacent(i, root[agg[i]])) << i;  // a root's neighbour joins it
-        if (dist[i] == 0) EXPECT_EQ(root[agg[i]], i);
+        if (dist[i] == 1) {
+          EXPECT_TRUE(adjacent(i, root[agg[i]])) << i;  // a root's neighbour joins it
+        }
+        if (dist[i] == 0) {
+          EXPECT_EQ(root[agg[i]], i);
+        }
       }
     for (index_t a = 0; a < nc; ++a)
       for (index_t p = G.row_ptr[root[a]]; p < G.row_ptr[root[a] + 1]; ++p)
