@@ -16,6 +16,7 @@
 #include <thrust/sort.h>
 
 #include <climits>
+#include <cstring>
 #include <cstdlib>
 #include <type_traits>
 
@@ -303,16 +304,24 @@ __global__ void p0_fill_kernel(index_t n, const index_t* agg, const index_t* rp,
     if (agg[i] >= 0) ci[rp[i]] = agg[i], v[rp[i]] = 1.0;
 }
 
-__global__ void radius_kernel(index_t n, const index_t* rp, const index_t* ci, const double* v, double* ratio)
+// max_i sum_j |a_ij| / |a_ii| (rows without a diagonal and non-finite ratios count 0, as the CPU
+// twin ignores them): per-thread and per-block maxima, then one atomicMax on the bits of the
+// non-negative double (their order is the integers' order), so the result needs no reduction
+// buffer or allocation and is exact whatever the order.
+__global__ void radius_kernel(index_t n, const index_t* rp, const index_t* ci, const double* v, u64* result)
 {
+  double local = 0.0;
   for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     double sum = 0.0, d = 0.0;
     for (index_t p = rp[i]; p < rp[i + 1]; ++p) {
       sum += fabs(v[p]);
       if (ci[p] == i) d = fabs(v[p]);
     }
-    ratio[i] = d > 0.0 ? sum / d : 0.0;
+    const double r = d > 0.0 ? sum / d : 0.0;
+    if (r > local) local = r;  // NaN never wins
   }
+  local = cuda_detail::block_max(local);
+  if (threadIdx.x == 0 && local > 0.0) atomicMax(result, static_cast<u64>(__double_as_longlong(local)));
 }
 
 __global__ void smooth_p_kernel(index_t n, const index_t* rp, const index_t* ci, const double* v, const index_t* agg,
@@ -348,6 +357,15 @@ __global__ void jacobi_scaling_kernel(index_t n, const index_t* rp, const index_
     }
     dinv[i] = di;
   }
+}
+
+__global__ void differ_kernel(size64_t n, const index_t* a, const index_t* b, index_t* differ)
+{
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x)
+    if (a[i] != b[i]) {
+      *differ = 1;
+      return;
+    }
 }
 
 __global__ void densify_kernel(index_t n, const index_t* rp, const index_t* ci, const double* v, double* d)
@@ -583,13 +601,18 @@ void p0_fill(stream_t s, index_t n, const index_t* agg, const index_t* row_ptr, 
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-double jacobi_radius_bound(stream_t s, const CsrRef& A, double* ratio)
+double jacobi_radius_bound(stream_t s, const CsrRef& A, double* scratch)
 {
   const index_t n = A.nrows;
   if (n == 0) return 0.0;
-  radius_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, ratio);
+  u64* bits = reinterpret_cast<u64*>(scratch);
+  BLOCKRES_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof(u64), s));
+  radius_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, bits);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  return thrust::reduce(policy(s), ratio, ratio + n, 0.0, thrust::maximum<double>());
+  const u64 b = read(s, bits);
+  double r;
+  std::memcpy(&r, &b, sizeof r);
+  return r;
 }
 
 void smoothed_prolongation(stream_t s, const CsrRef& A, const index_t* agg, double omega, const CsrRef& P,
@@ -622,9 +645,13 @@ void densify(stream_t s, const CsrRef& A, double* dense)
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-bool equal(stream_t s, const index_t* a, const index_t* b, size64_t n)
+bool equal(stream_t s, const index_t* a, const index_t* b, size64_t n, index_t* scratch)
 {
-  return n == 0 || thrust::equal(policy(s), a, a + n, b);
+  if (n == 0) return true;
+  BLOCKRES_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(index_t), s));
+  differ_kernel<<<grid_for(n), 256, 0, s>>>(n, a, b, scratch);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  return read(s, scratch) == 0;
 }
 
 void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double beta, double* y)

@@ -49,12 +49,13 @@ void compose(stream_t s, index_t n, index_t* agg, const index_t* pass_agg);
 index_t p0_pattern(stream_t s, index_t n, const index_t* agg, index_t* row_ptr);
 void p0_fill(stream_t s, index_t n, const index_t* agg, const index_t* row_ptr, index_t* col_ind, double* values);
 
-double jacobi_radius_bound(stream_t s, const CsrRef& A, double* ratio /* n */);
+double jacobi_radius_bound(stream_t s, const CsrRef& A, double* scratch /* 1 */);
 void smoothed_prolongation(stream_t s, const CsrRef& A, const index_t* agg, double omega, const CsrRef& P,
                            double* p_values);
 index_t jacobi_scaling(stream_t s, const CsrRef& A, double omega, bool l1, double* dinv, index_t* scratch);
 void densify(stream_t s, const CsrRef& A, double* dense);
-bool equal(stream_t s, const index_t* a, const index_t* b, size64_t n);
+// a[0..n) == b[0..n) (scratch: one index_t of device memory).
+bool equal(stream_t s, const index_t* a, const index_t* b, size64_t n, index_t* scratch);
 
 void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double beta, double* y);
 void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);

@@ -307,13 +307,12 @@ class CudaOps final : public Ops {
   bool same_structure(const Array<index_t>& row_ptr, const Array<index_t>& col_ind, const CsrRef& A) override
   {
     if (row_ptr.size() != size64_t(A.nrows) + 1 || col_ind.size() != size64_t(A.nnz())) return false;
-    return cuda::equal(s_, row_ptr.data(), A.row_ptr, row_ptr.size()) &&
-           cuda::equal(s_, col_ind.data(), A.col_ind, col_ind.size());
+    return cuda::equal(s_, row_ptr.data(), A.row_ptr, row_ptr.size(), scalar_.data()) &&
+           cuda::equal(s_, col_ind.data(), A.col_ind, col_ind.size(), scalar_.data());
   }
 
   double jacobi_radius_bound(const CsrRef& A) override
   {
-    if (ratio_.size() < A.nrows) ratio_ = Array<double>(e_, A.nrows);  // grows to the finest level once
     return cuda::jacobi_radius_bound(s_, A, ratio_.data());
   }
 
@@ -367,7 +366,7 @@ class CudaOps final : public Ops {
   stream_t s_;
   Array<index_t> scalar_;
   Array<int> info_{e_, 1};
-  Array<double> ratio_;
+  Array<double> ratio_{e_, 1};  // the radius bound's accumulator
   cusparseHandle_t h_ = nullptr;
   cudaGraphExec_t graph_ = nullptr;
 };

@@ -444,3 +444,23 @@ TEST(AmgGpu, CprWithAmgPressureStageAgreesWithCpu)
                              fmt::format("cpr(amg) bs {}", bs));
   }
 }
+
+// The structure key on the device: the same pattern takes the numeric path, another pattern (same
+// sizes, one column moved) a full setup.
+TEST(AmgGpu, StructureKeyOnTheDevice)
+{
+  auto m = test::fv_poisson(12, 11, 10, std::vector<double>(1320, 1.0));
+  BsrMatrix A = test::upload(backends().gpu, m);
+  AmgPreconditioner M(backends().gpu, AmgOptions{.max_coarse = 20});
+  ASSERT_TRUE(M.setup(A).ok);
+  ASSERT_TRUE(M.setup(A).ok);
+  EXPECT_EQ(M.statistics().full_setups, 1);
+  EXPECT_EQ(M.statistics().numeric_setups, 1);
+  // Row 0's last entry moves to the next free column (same nnz, same row pointers).
+  auto m2 = m;
+  const index_t last = m2.pattern.row_ptr[1] - 1;
+  m2.pattern.col_ind[last] += 1;
+  BsrMatrix B = test::upload(backends().gpu, m2);
+  ASSERT_TRUE(M.setup(B).ok);
+  EXPECT_EQ(M.statistics().full_setups, 2);
+}
