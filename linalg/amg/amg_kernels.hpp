@@ -79,6 +79,25 @@ BLOCKRES_HD bool mis_priority_greater(index_t a, index_t b)
   return ha != hb ? ha > hb : a > b;
 }
 
+// The strongest neighbour j of node i in the weighted graph (row_ptr, col_ind, w), in the order of
+// `stronger`, among those with eligible(j); -1 when there is none. The one rule of every matching
+// and joining step, on both backends.
+template <class Eligible>
+BLOCKRES_HD index_t strongest_neighbour(const index_t* row_ptr, const index_t* col_ind, const double* w, index_t i,
+                                        Eligible eligible)
+{
+  index_t best = -1;
+  double wb = 0.0;
+  std::uint64_t hb = 0;
+  for (index_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+    const index_t j = col_ind[p];
+    if (!eligible(j)) continue;
+    const std::uint64_t h = edge_hash(i, j);
+    if (best < 0 || stronger(w[p], h, wb, hb)) best = j, wb = w[p], hb = h;
+  }
+  return best;
+}
+
 // Handshake rounds before the remaining free nodes join a neighbouring aggregate.
 constexpr int max_match_rounds = 32;
 

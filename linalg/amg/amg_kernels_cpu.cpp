@@ -79,17 +79,9 @@ index_t handshake_match(const CsrRef& G, index_t* agg)
   for (int round = 0; round < max_match_rounds; ++round) {
 #pragma omp parallel for schedule(static)
     for (index_t i = 0; i < n; ++i) {
-      index_t best = -1;
-      double wb = 0.0;
-      std::uint64_t hb = 0;
-      if (mate[i] < 0)
-        for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
-          const index_t j = G.col_ind[p];
-          if (mate[j] >= 0) continue;
-          const std::uint64_t h = edge_hash(i, j);
-          if (best < 0 || stronger(G.values[p], h, wb, hb)) best = j, wb = G.values[p], hb = h;
-        }
-      choice[i] = best;
+      choice[i] = mate[i] >= 0 ? -1
+                               : strongest_neighbour(G.row_ptr, G.col_ind, G.values, i,
+                                                     [&](index_t j) { return mate[j] < 0; });
     }
     index_t matched = 0;
 #pragma omp parallel for schedule(static) reduction(+ : matched)
@@ -107,15 +99,8 @@ index_t handshake_match(const CsrRef& G, index_t* agg)
       root[i] = std::min(i, mate[i]);
       continue;
     }
-    index_t best = -1;
-    double wb = 0.0;
-    std::uint64_t hb = 0;
-    for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
-      const index_t j = G.col_ind[p];
-      if (mate[j] < 0) continue;
-      const std::uint64_t h = edge_hash(i, j);
-      if (best < 0 || stronger(G.values[p], h, wb, hb)) best = j, wb = G.values[p], hb = h;
-    }
+    const index_t best =
+        strongest_neighbour(G.row_ptr, G.col_ind, G.values, i, [&](index_t j) { return mate[j] >= 0; });
     root[i] = best >= 0 ? std::min(best, mate[best]) : i;
   }
   // Aggregates numbered in the order of their roots.
@@ -185,15 +170,8 @@ index_t mis2_aggregate(const CsrRef& G, index_t* agg, std::vector<index_t>* root
   for (index_t i = 0; i < n; ++i) {
     agg[i] = first[i];
     if (first[i] >= 0 || G.row_ptr[i + 1] == G.row_ptr[i]) continue;
-    index_t best = -1;
-    double wb = 0.0;
-    std::uint64_t hb = 0;
-    for (index_t p = G.row_ptr[i]; p < G.row_ptr[i + 1]; ++p) {
-      const index_t j = G.col_ind[p];
-      if (first[j] < 0) continue;
-      const std::uint64_t h = edge_hash(i, j);
-      if (best < 0 || stronger(G.values[p], h, wb, hb)) best = j, wb = G.values[p], hb = h;
-    }
+    const index_t best =
+        strongest_neighbour(G.row_ptr, G.col_ind, G.values, i, [&](index_t j) { return first[j] >= 0; });
     agg[i] = best >= 0 ? first[best] : -1;
   }
   return nc;

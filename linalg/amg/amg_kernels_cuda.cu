@@ -120,17 +120,7 @@ __global__ void match_choose_kernel(index_t n, const index_t* rp, const index_t*
                                     const index_t* mate, index_t* choice)
 {
   for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    index_t best = -1;
-    double wb = 0.0;
-    std::uint64_t hb = 0;
-    if (mate[i] < 0)
-      for (index_t p = rp[i]; p < rp[i + 1]; ++p) {
-        const index_t j = ci[p];
-        if (mate[j] >= 0) continue;
-        const std::uint64_t h = edge_hash(i, j);
-        if (best < 0 || stronger(w[p], h, wb, hb)) best = j, wb = w[p], hb = h;
-      }
-    choice[i] = best;
+    choice[i] = mate[i] >= 0 ? -1 : strongest_neighbour(rp, ci, w, i, [&](index_t j) { return mate[j] < 0; });
   }
 }
 
@@ -153,15 +143,7 @@ __global__ void match_root_kernel(index_t n, const index_t* rp, const index_t* c
       root[i] = min(i, mate[i]);
       continue;
     }
-    index_t best = -1;
-    double wb = 0.0;
-    std::uint64_t hb = 0;
-    for (index_t p = rp[i]; p < rp[i + 1]; ++p) {
-      const index_t j = ci[p];
-      if (mate[j] < 0) continue;
-      const std::uint64_t h = edge_hash(i, j);
-      if (best < 0 || stronger(w[p], h, wb, hb)) best = j, wb = w[p], hb = h;
-    }
+    const index_t best = strongest_neighbour(rp, ci, w, i, [&](index_t j) { return mate[j] >= 0; });
     root[i] = best >= 0 ? min(best, mate[best]) : i;
   }
 }
@@ -239,15 +221,7 @@ __global__ void mis_join_kernel(index_t n, const index_t* rp, const index_t* ci,
   for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     index_t a = first[i];
     if (a < 0 && rp[i + 1] > rp[i]) {
-      index_t best = -1;
-      double wb = 0.0;
-      std::uint64_t hb = 0;
-      for (index_t p = rp[i]; p < rp[i + 1]; ++p) {
-        const index_t j = ci[p];
-        if (first[j] < 0) continue;
-        const std::uint64_t h = edge_hash(i, j);
-        if (best < 0 || stronger(w[p], h, wb, hb)) best = j, wb = w[p], hb = h;
-      }
+      const index_t best = strongest_neighbour(rp, ci, w, i, [&](index_t j) { return first[j] >= 0; });
       a = best >= 0 ? first[best] : -1;
     }
     agg[i] = a;
