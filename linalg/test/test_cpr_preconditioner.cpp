@@ -378,7 +378,9 @@ TEST(CprPreconditioner, TrueImpesWeights)
       }
       for (int a = 0; a < bs; ++a) differs = std::max(differs, std::abs(wr[a] - wq[std::size_t(r) * bs + a]));
     }
-    if (bs > 1) EXPECT_GT(differs, 1e-3) << "bs " << bs << ": true-IMPES weights equal the quasi-IMPES ones";
+    if (bs > 1) {
+      EXPECT_GT(differs, 1e-3) << "bs " << bs << ": true-IMPES weights equal the quasi-IMPES ones";
+    }
 
     // C_i = A_ii: the quasi-IMPES preconditioner exactly. The same vector C, new values: read again.
     for (index_t r = 0; r < n; ++r)
