@@ -40,8 +40,19 @@ CprPreconditioner::CprPreconditioner(ExecPtr exec, CprOptions opt)
     : exec_(std::move(exec)),
       opt_(opt),
       stage1_(make_stage(opt.pressure, exec_, "pressure")),
-      stage2_(make_stage(opt.second, exec_, "second"))
+      stage2_(make_stage(opt.second, exec_, "second")),
+      timer_(std::make_unique<PhaseTimer>(*exec_))
 {
+}
+
+std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
+{
+  timer_->collect(seconds_);
+  return {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
+          {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
+          {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]},
+          {"pressure stage apply", seconds_[PhaseTimer::cpr_pressure_apply]},
+          {"second stage apply", seconds_[PhaseTimer::cpr_second_apply]}};
 }
 
 CprPreconditioner::~CprPreconditioner() = default;
@@ -110,6 +121,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
     symbolic(A);
   A_ = &A;
   const index_t n = nrows_;
+  timer_->collect(seconds_);  // the brackets of the last setup and applies (finished by now)
   if (opt_.weights == CprWeights::external) {
     if (!have_external_) throw std::invalid_argument("cpr: weights = external but set_weights was not called");
     if (w_.size() != size64_t(n) * bs_)
@@ -131,6 +143,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   const index_t* block_pos = true_impes ? block_index_.data() : A.diag_pos().data();
   const double* blocks = true_impes ? accumulation_->data() : A.values().data();
   index_t failed = 0;
+  timer_->begin(PhaseTimer::cpr_weights);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
@@ -151,6 +164,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
       kernels::cpu::cpr_pressure_values(n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
                                         ap_->values().data());
   }
+  timer_->end(PhaseTimer::cpr_weights);
   if (failed != 0) {
     const auto info = info_.to_host();
     const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
@@ -158,8 +172,14 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
                                to_string(opt_.weights), failed, true_impes ? "accumulation" : "diagonal", first,
                                info[first])};
   }
-  if (auto st = stage1_->setup(*ap_); !st.ok) return {false, "cpr pressure stage: " + st.message};
-  if (auto st = stage2_->setup(A); !st.ok) return {false, "cpr second stage: " + st.message};
+  timer_->begin(PhaseTimer::cpr_pressure_setup);
+  auto st1 = stage1_->setup(*ap_);
+  timer_->end(PhaseTimer::cpr_pressure_setup);
+  if (!st1.ok) return {false, "cpr pressure stage: " + st1.message};
+  timer_->begin(PhaseTimer::cpr_second_setup);
+  auto st2 = stage2_->setup(A);
+  timer_->end(PhaseTimer::cpr_second_setup);
+  if (!st2.ok) return {false, "cpr second stage: " + st2.message};
   return {};
 }
 
@@ -170,6 +190,7 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
     throw std::invalid_argument("cpr apply: vector sizes do not match the setup matrix");
   const index_t n = nrows_;
   // Stage 1: x1 = P M_p^{-1} W^T r.
+  timer_->begin(PhaseTimer::cpr_pressure_apply);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     kernels::cuda::cpr_restrict(exec_->stream(), n, bs_, w_.data(), r.data(), rp_.data());
@@ -186,6 +207,8 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
   } else {
     kernels::cpu::cpr_prolong_add(n, bs_, xp_.data(), x1_.data());
   }
+  timer_->end(PhaseTimer::cpr_pressure_apply);
+  timer_->begin(PhaseTimer::cpr_second_apply);
   // Stage 2 on the remaining residual: z = x1 + M_2^{-1} (r - A x1).
   copy(r, r2_);
   A_->apply(-1.0, x1_, 1.0, r2_);
@@ -197,6 +220,7 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
   } else {
     kernels::cpu::cpr_prolong_add(n, bs_, xp_.data(), z.data());
   }
+  timer_->end(PhaseTimer::cpr_second_apply);
 }
 
 }  // namespace blockres

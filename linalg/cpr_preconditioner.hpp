@@ -4,6 +4,9 @@
 
 #include "linalg/preconditioner.hpp"
 
+#include "linalg/phase_timer.hpp"
+
+#include <array>
 #include <memory>
 
 namespace blockres {
@@ -34,6 +37,9 @@ class CprPreconditioner final : public Preconditioner {
   SetupStatus setup(const BsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
+  // Weights and pressure matrix, pressure-stage setup, second-stage setup, pressure-stage apply
+  // (restriction and prolongation included), second-stage apply (residual update included).
+  std::vector<ProfileEntry> profile() const override;
 
   // Weights from outside (opt.weights == external; bs per cell, A's executor): copied, used by
   // every later setup until replaced. Must be called before the first setup in that mode.
@@ -69,6 +75,9 @@ class CprPreconditioner final : public Preconditioner {
   Array<index_t> counter_;
   std::unique_ptr<BsrMatrix> ap_;
   mutable Vector rp_, xp_, x1_, r2_;
+  // Stage profile: brackets collected at every setup (the earlier work has finished by then).
+  std::unique_ptr<PhaseTimer> timer_;
+  mutable std::array<double, PhaseTimer::num_phases> seconds_{};
 };
 
 }  // namespace blockres

@@ -1,5 +1,5 @@
-// Accumulating phase timer for the Krylov profile: CUDA events on the executor's stream (no
-// host synchronisation until collect()), a steady clock on the CPU.
+// Accumulating phase timer for the Krylov profile and the CPR stage profile: CUDA events on the
+// executor's stream (no host synchronisation until collect()), a steady clock on the CPU.
 #pragma once
 
 #include "linalg/executor.hpp"
@@ -12,7 +12,11 @@ namespace blockres {
 
 class PhaseTimer {
  public:
-  enum Phase { spmv, precond, orthogonalization, num_phases };
+  enum Phase {
+    spmv, precond, orthogonalization,  // Krylov
+    cpr_weights, cpr_pressure_setup, cpr_second_setup, cpr_pressure_apply, cpr_second_apply,  // CPR stages
+    num_phases
+  };
 
   explicit PhaseTimer(const Executor& exec) : exec_(exec) {}
   ~PhaseTimer();

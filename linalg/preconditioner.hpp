@@ -29,6 +29,14 @@ class Preconditioner {
   virtual std::string name() const = 0;
   // True when apply() is a copy: the solvers then use r itself and skip the copy.
   virtual bool is_identity() const { return false; }
+  // Seconds spent in the parts of setup and apply since construction, for preconditioners made of
+  // parts (CPR: weights, each stage's setup and apply); empty for the others. Waits for the work
+  // queued so far.
+  struct ProfileEntry {
+    std::string part;
+    double seconds = 0.0;
+  };
+  virtual std::vector<ProfileEntry> profile() const { return {}; }
 };
 
 class IdentityPreconditioner final : public Preconditioner {

@@ -30,6 +30,9 @@ struct NewtonConfig {
   double max_dp_rel = 0.3;    // chop on |dp| / p per iteration
   double cut_factor = 0.5;    // dt *= cut_factor after a failed step
   double growth_factor = 2.0; // dt *= growth_factor after a successful step
+  // > 0: after a successful step with k Newton iterations, dt *= target_iterations / k, within
+  // [cut_factor, growth_factor] (an iteration-count time-step controller); 0: always growth_factor.
+  int target_iterations = 0;
 };
 
 // How the relative tolerance of each Newton step's linear solve is chosen (miniapp/forcing.hpp).

@@ -34,6 +34,12 @@ struct RunOptions {
 RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
                           const std::function<void(const std::string&)>& log);
 
+// Factor on the next time step after a successful step that took `newton_iterations` (> 0):
+// nc.growth_factor, or with nc.target_iterations > 0 target / iterations within
+// [nc.cut_factor, nc.growth_factor] (an iteration-count controller). A step that needed no
+// Newton iteration grows by growth_factor.
+double time_step_growth(const NewtonConfig& nc, int newton_iterations);
+
 // Writes A (host copy) to `path` atomically: group /jacobian with attributes block_size,
 // block_rows and datasets row_ptr, col_ind, values (row-major blocks).
 void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A);

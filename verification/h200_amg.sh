@@ -3,7 +3,7 @@
 # build), then: tests (AMG and CPR GPU tests), deck (the shipped 60x60x20 deck), large (its 1M- and
 # 4M-cell variants of issue 16), huge (400x400x63 = 10M cells, 10 days), bench (blockres bench amg,
 # the report in verification/results/amg_h200_*). Logs under $OUT.
-#   usage: verification/h200_amg.sh [tests|deck|large|huge|bench|none]...
+#   usage: [DECK=...] [EXTRA="--set ..."] verification/h200_amg.sh [tests|deck|large|1M|huge|bench|none]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -20,7 +20,7 @@ fi
 tail -1 "$OUT/build.log"
 X=$B/miniapp/blockres
 # The shipped 60x60x20 deck (FGMRES + CPR: true-IMPES, AMG, block ILU(0)/ISAI) and its variants.
-DECK=inputs/quarter_five_spot_60x60x20.toml
+DECK=${DECK:-inputs/quarter_five_spot_60x60x20.toml}
 CPR=()
 M1=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
     --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
@@ -32,9 +32,9 @@ M10=(--set grid.nx=400 --set grid.ny=400 --set grid.nz=63 --set grid.dx=0.75 --s
 run() {  # name, args...
   local name=$1; shift
   mkdir -p /tmp/runs/$name
-  /usr/bin/time -f "$name wall %e s, max RSS %M kB" $X run "$@" --backend cuda --set output.directory=/tmp/runs/$name \
+  /usr/bin/time -f "$name wall %e s, max RSS %M kB" $X run "$@" ${EXTRA:-} --backend cuda --set output.directory=/tmp/runs/$name \
     > "$OUT/$name.log" 2>&1
-  echo "== $name (rc $?)"; grep -E "^done|^linear|^time|wall|error|Error" "$OUT/$name.log" | head -8
+  echo "== $name (rc $?)"; grep -E "^done|^linear|^time|^preconditioner parts|wall|error|Error" "$OUT/$name.log" | head -8
 }
 for what in "${@:-tests}"; do
   case $what in
@@ -45,6 +45,7 @@ for what in "${@:-tests}"; do
       done ;;
     deck) run cpr_60x60x20 $DECK "${CPR[@]}" ;;
     large) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}"; run cpr_4M $DECK "${CPR[@]}" "${M4[@]}" ;;
+    1M) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}" ;;
     huge) run cpr_10M $DECK "${CPR[@]}" "${M10[@]}" ;;
     bench) $X bench amg --backend cuda --deck inputs/quarter_five_spot_60x60x20.toml --deck inputs/multicomponent_8.toml \
              --deck inputs/quarter_five_spot.toml --reps 3 --json "$OUT/bench_amg.json" > "$OUT/bench_amg.txt" 2>&1

@@ -477,6 +477,36 @@ TEST(CprPreconditioner, AmgPressureStage)
   EXPECT_LE(its[1], 1.5 * its[0]);
 }
 
+// The stage profile: five parts, all zero before any work; after setups and applies each part has
+// taken time, and a second round adds to every part.
+TEST(CprPreconditioner, StageProfile)
+{
+  auto m = pressure_transport(24, 24, 6, 3);
+  auto A = upload(cpu(), m);
+  PreconditionerOptions o;
+  o.cpr.pressure.type = PreconditionerType::amg;
+  auto cpr = make_preconditioner(PreconditionerType::cpr, cpu(), o);
+  auto p0 = cpr->profile();
+  ASSERT_EQ(p0.size(), 5u);
+  for (const auto& e : p0) EXPECT_EQ(e.seconds, 0.0) << e.part;
+  Vector r(cpu(), std::span<const double>(test::random_vector(A.scalar_rows()))), z(cpu(), A.scalar_rows());
+  std::vector<std::vector<Preconditioner::ProfileEntry>> rounds;
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(cpr->setup(A).ok);
+    for (int k = 0; k < 3; ++k) cpr->apply(r, z);
+    rounds.push_back(cpr->profile());
+  }
+  for (std::size_t k = 0; k < 5; ++k) {
+    std::printf("%-28s %.6f s after one round, %.6f s after two\n", rounds[0][k].part.c_str(), rounds[0][k].seconds,
+                rounds[1][k].seconds);
+    EXPECT_EQ(rounds[0][k].part, p0[k].part);
+    EXPECT_GT(rounds[0][k].seconds, 0.0) << rounds[0][k].part;
+    EXPECT_GT(rounds[1][k].seconds, rounds[0][k].seconds) << rounds[1][k].part;
+  }
+  // Other preconditioners have no parts.
+  EXPECT_TRUE(make_preconditioner(PreconditionerType::block_jacobi, cpu(), o)->profile().empty());
+}
+
 TEST(CprPreconditioner, NewValuesAndNewStructure)
 {
   const int bs = 4;

@@ -235,6 +235,7 @@ void expect_same(const RunConfig& a, const RunConfig& b)
   EXPECT_EQ(a.newton.max_dp_rel, b.newton.max_dp_rel);
   EXPECT_EQ(a.newton.cut_factor, b.newton.cut_factor);
   EXPECT_EQ(a.newton.growth_factor, b.newton.growth_factor);
+  EXPECT_EQ(a.newton.target_iterations, b.newton.target_iterations);
   EXPECT_EQ(a.linear.krylov.method, b.linear.krylov.method);
   EXPECT_EQ(a.linear.krylov.rel_tol, b.linear.krylov.rel_tol);
   EXPECT_EQ(a.linear.krylov.max_iterations, b.linear.krylov.max_iterations);
@@ -340,6 +341,7 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_EQ(c.newton.tol_mb, 1e-7);
   EXPECT_EQ(c.newton.max_dsw, 0.2);
   EXPECT_EQ(c.newton.cut_factor, 0.5);
+  EXPECT_EQ(c.newton.target_iterations, 0);  // the iteration-count controller is off by default
   EXPECT_EQ(c.linear.krylov.method, KrylovMethod::bicgstab);
   EXPECT_EQ(c.linear.krylov.rel_tol, 1e-4);
   EXPECT_EQ(c.linear.krylov.max_iterations, 500);
@@ -488,6 +490,7 @@ TEST_F(DeckTest, Overrides)
                                                   "wells.0.rate=200",               // well by index
                                                   "solver.newton.cut_factor=0.25",  // creates tables
                                                   "rock.porosity=[0.25, 0.35]",     // array value
+                                                  "solver.newton.target_iterations=7",
                                               });
   EXPECT_DOUBLE_EQ(ow(c).initial.pressure, 250e5);
   EXPECT_EQ(c.linear.krylov.method, KrylovMethod::gmres);
@@ -497,6 +500,9 @@ TEST_F(DeckTest, Overrides)
   EXPECT_DOUBLE_EQ(ow(c).wells[0].rate, 200.0 / 86400.0);
   EXPECT_EQ(c.newton.cut_factor, 0.25);
   EXPECT_EQ(c.rock.porosity[0], 0.25);
+  EXPECT_EQ(c.newton.target_iterations, 7);
+  EXPECT_NE(error_of(kDeck, {"solver.newton.target_iterations=-1"}).find("target_iterations"), std::string::npos);
+  EXPECT_NE(error_of(kDeck, {"solver.newton.target_iterations=2.5"}).find("target_iterations"), std::string::npos);
   EXPECT_EQ(c.deck_text, kDeck);  // the verbatim deck; the overrides are in resolved_toml
   const toml::table resolved = toml::parse(c.resolved_toml);
   EXPECT_EQ(resolved.at_path("solver.linear.method").value<std::string>(), "gmres");

@@ -269,3 +269,40 @@ TEST(NewtonRun, CprTrueImpesOnBothModels)
   EXPECT_EQ(mc->results.statistics.preconditioner.rfind("cpr(true-impes; ", 0), 0u)
       << mc->results.statistics.preconditioner;
 }
+
+// The iteration-count time-step controller (solver.newton.target_iterations): the factor rule, and
+// on a run every step after a full-length successful step follows it (unless capped by dt_max or
+// shortened to hit a report time); without it the factor is growth_factor.
+TEST(NewtonRun, IterationCountTimeStepController)
+{
+  NewtonConfig nc;
+  nc.cut_factor = 0.5, nc.growth_factor = 2.0;
+  EXPECT_EQ(time_step_growth(nc, 7), 2.0);  // off
+  nc.target_iterations = 6;
+  EXPECT_EQ(time_step_growth(nc, 3), 2.0);
+  EXPECT_EQ(time_step_growth(nc, 4), 1.5);
+  EXPECT_EQ(time_step_growth(nc, 6), 1.0);
+  EXPECT_EQ(time_step_growth(nc, 8), 0.75);
+  EXPECT_EQ(time_step_growth(nc, 12), 0.5);
+  EXPECT_EQ(time_step_growth(nc, 20), 0.5);  // not below cut_factor
+  EXPECT_EQ(time_step_growth(nc, 0), 2.0);   // a step that needed no iteration
+
+  const auto r = run(with({"solver.newton.target_iterations=3", "schedule.end_time=60", "schedule.report_interval=60",
+                           "schedule.dt_max=100"}));
+  ASSERT_TRUE(r);
+  print("target_iterations = 3", *r);
+  check_records(*r);
+  const auto& R = r->results;
+  const std::size_t n = R.step_dt.size();
+  ASSERT_GE(n, 4u);
+  int checked = 0, shrunk = 0;
+  for (std::size_t k = 0; k + 2 < n; ++k) {  // the last step ends on the report time
+    if (R.cuts[k + 1] != 0) continue;        // the next step's first attempt was cut
+    const double f = time_step_growth(r->cfg.newton, static_cast<int>(R.newton_iterations[k]));
+    EXPECT_NEAR(R.step_dt[k + 1], R.step_dt[k] * f, 1e-9 * R.step_dt[k]) << "step " << k + 2;
+    ++checked;
+    shrunk += f < 1.0;
+  }
+  EXPECT_GE(checked, 2);
+  std::printf("%d steps checked against the controller, %d of them shorter than the one before\n", checked, shrunk);
+}
