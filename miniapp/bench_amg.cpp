@@ -487,6 +487,7 @@ MatrixResult run_matrix(const ExecPtr& e, const ScalarMatrix& m, const AmgBenchO
     const int full_before = P.statistics().full_setups, numeric_before = P.statistics().numeric_setups;
     r.numeric_setup = time_calls(*e, o.warmup, o.reps, [&] { keep(P.setup(A)); });
     if (!st.ok) throw std::runtime_error("numeric re-setup failed: " + st.message);
+    r.numeric_graph = P.statistics().numeric_graph;
     r.numeric_dispatched = P.statistics().full_setups == full_before &&
                            P.statistics().numeric_setups == numeric_before + o.warmup + o.reps;
     if (!r.numeric_dispatched)
@@ -707,7 +708,8 @@ std::string report_json(const AmgBenchReport& rep, const AmgBenchOptions& o, con
     phase("numeric_setup", m.numeric_setup, m.numeric_setup_bytes);
     phase("numeric_setup_keep_interpolation", m.numeric_setup_kept, m.numeric_setup_bytes);
     phase("vcycle", m.vcycle, m.vcycle_bytes);
-    j.value("numeric_dispatched", m.numeric_dispatched).value("resetup_difference", m.resetup_difference);
+    j.value("numeric_dispatched", m.numeric_dispatched).value("numeric_graph", m.numeric_graph);
+    j.value("resetup_difference", m.resetup_difference);
     write_solve(j, "solve", m.solve, m.numeric_setup.median_ms, o.rel_tol);
     j.end_object();
     const HypreResult& h = m.hypre;
@@ -811,12 +813,12 @@ void log_matrix(const MatrixResult& m, double copy_gbs, bool cuda, const Log& lo
                       m.levels[l].nnz, m.levels[l].rows ? double(m.levels[l].nnz) / m.levels[l].rows : 0.0,
                       m.levels[l].transfer_nnz));
     auto phase = [&](const char* what, const Timing& t, double bytes) {
-      log(fmt::format("  {:<14} {:>10} ms = {:>7} SpMV, {:>5}% of copy (min {} max {})", what, fixed(t.median_ms, 3),
+      log(fmt::format("  {:<21} {:>10} ms = {:>7} SpMV, {:>5}% of copy (min {} max {})", what, fixed(t.median_ms, 3),
                       fixed(spmv_equivalents(t, m), 2), fixed(100.0 * fraction(bytes, t, copy_gbs), 1),
                       fixed(t.min_ms, 3), fixed(t.max_ms, 3)));
     };
     phase("full setup", m.full_setup, m.full_setup_bytes);
-    phase("numeric setup", m.numeric_setup, m.numeric_setup_bytes);
+    phase(m.numeric_graph ? "numeric setup (graph)" : "numeric setup", m.numeric_setup, m.numeric_setup_bytes);
     phase("  ... P kept", m.numeric_setup_kept, m.numeric_setup_bytes);
     phase("V-cycle", m.vcycle, m.vcycle_bytes);
     log(fmt::format("  AMG-{}: {} iterations ({}), true residual {:.2e}, {} ms ({} ms/iteration); first setup {} ms",

@@ -78,6 +78,7 @@ struct MatrixResult {
   Timing numeric_setup_kept;
   double vcycle_bytes = nan_v, full_setup_bytes = nan_v, numeric_setup_bytes = nan_v;
   bool numeric_dispatched = false;   // setup() on the same structure did numeric re-setups only
+  bool numeric_graph = false;        // ... replayed as one recorded CUDA graph
   double resetup_difference = nan_v; // V-cycle after numeric re-setups vs after the full setup (relative)
   SolveResult solve;
 

@@ -10,6 +10,7 @@
 #include "linalg/array.hpp"
 #include "linalg/preconditioner.hpp"
 
+#include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,7 @@ struct AmgStatistics {
   int kept_setups = 0;                     // setup() calls that kept the hierarchy (refresh_interval)
   int plain_fallbacks = 0;                 // levels of the current hierarchy given a plain P because a
                                            // smoothed product was too large for the backend
+  bool numeric_graph = false;              // the last numeric re-setup ran as a recorded CUDA graph
   std::string to_string() const;           // a one-line-per-level table
 };
 
@@ -71,7 +73,6 @@ struct Level {
   std::unique_ptr<Plan> ap0_plan, ap_plan, rap_plan, r_plan;  // A P0 (smoothed), A P, R (A P), P^T
   bool smoothed = false;     // smoothed-aggregation P on this level (else piecewise constant)
   bool p_ready = false;      // P and R hold values (keep_interpolation: not recomputed)
-  double sa_omega = 0.0;     // smoothed aggregation damping of this level
   Array<double> dinv;        // smoother scaling
   mutable Array<double> x, b, r, t;  // cycle work vectors
 };
@@ -121,7 +122,8 @@ class AmgPreconditioner final : public Preconditioner {
   bool same_structure(const BsrMatrix& A) const;
   void check_matrix(const BsrMatrix& A) const;
   void numeric_level(int l);  // values of level l + 1's operator and level l's transfer data
-  SetupStatus finish_numeric();  // smoothers of every level and the coarse factorisation
+  void queue_finish();         // smoothers of every level and the coarse factorisation (no wait)
+  SetupStatus read_status();   // waits for the setup, reads every level's status at once
   void update_statistics();
   void cycle(int l) const;
 
@@ -135,6 +137,14 @@ class AmgPreconditioner final : public Preconditioner {
   Array<double> coarse_lu_;
   Array<index_t> coarse_piv_;
   bool coarse_direct_ = false;
+  // Device-side results of the numeric setup: the Jacobi radius bound of every smoothed level
+  // (its damping 4 / (3 rho) is computed where it is used) and, read with one copy at the end of
+  // every setup, each level's first bad smoother row and the coarse LU's info.
+  Array<double> rho_;
+  Array<index_t> status_;
+  // The recorded numeric re-setup (CUDA graph) and the fine matrix arrays it was recorded for.
+  std::array<const void*, 3> numeric_key_{};
+  bool numeric_graph_usable_ = true;  // false after a recording failed
   AmgStatistics stats_;
   int since_refresh_ = 0;  // setup() calls since the last full or numeric setup
 };

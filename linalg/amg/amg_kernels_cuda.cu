@@ -278,6 +278,24 @@ __global__ void p0_fill_kernel(index_t n, const index_t* agg, const index_t* rp,
     if (agg[i] >= 0) ci[rp[i]] = agg[i], v[rp[i]] = 1.0;
 }
 
+__global__ void iota_double_kernel(size64_t n, double* v)
+{
+  for (size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; k < n; k += size64_t(gridDim.x) * blockDim.x)
+    v[k] = static_cast<double>(k);
+}
+
+__global__ void to_index_kernel(size64_t n, const double* v, index_t* map)
+{
+  for (size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; k < n; k += size64_t(gridDim.x) * blockDim.x)
+    map[k] = static_cast<index_t>(v[k]);
+}
+
+__global__ void gather_kernel(size64_t n, const double* src, const index_t* map, double* dst)
+{
+  for (size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; k < n; k += size64_t(gridDim.x) * blockDim.x)
+    dst[k] = src[map[k]];
+}
+
 // max_i sum_j |a_ij| / |a_ii| (rows without a diagonal and non-finite ratios count 0, as the CPU
 // twin ignores them): per-thread and per-block maxima, then one atomicMax on the bits of the
 // non-negative double (their order is the integers' order), so the result needs no reduction
@@ -298,9 +316,15 @@ __global__ void radius_kernel(index_t n, const index_t* rp, const index_t* ci, c
   if (threadIdx.x == 0 && local > 0.0) atomicMax(result, static_cast<u64>(__double_as_longlong(local)));
 }
 
+// omega, or with rho_bits != null omega = 4 / (3 rho) from the radius bound's bits (0 when rho = 0),
+// computed on the device as the host computes it (same IEEE operations, same bits).
 __global__ void smooth_p_kernel(index_t n, const index_t* rp, const index_t* ci, const double* v, const index_t* agg,
-                                double omega, const index_t* prp, const index_t* pci, double* pv)
+                                double omega, const u64* rho_bits, const index_t* prp, const index_t* pci, double* pv)
 {
+  if (rho_bits) {
+    const double rho = __longlong_as_double(static_cast<long long>(*rho_bits));
+    omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
+  }
   for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double d = diag_of(rp, ci, v, i);
     const double s = d != 0.0 ? -omega / d : 0.0;
@@ -575,18 +599,41 @@ void p0_fill(stream_t s, index_t n, const index_t* agg, const index_t* row_ptr, 
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-double jacobi_radius_bound(stream_t s, const CsrRef& A, double* scratch)
+void iota(stream_t s, size64_t n, double* v)
 {
-  const index_t n = A.nrows;
-  if (n == 0) return 0.0;
-  u64* bits = reinterpret_cast<u64*>(scratch);
+  if (n == 0) return;
+  iota_double_kernel<<<grid_for(n), 256, 0, s>>>(n, v);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void to_index(stream_t s, size64_t n, const double* v, index_t* map)
+{
+  if (n == 0) return;
+  to_index_kernel<<<grid_for(n), 256, 0, s>>>(n, v, map);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void gather(stream_t s, size64_t n, const double* src, const index_t* map, double* dst)
+{
+  if (n == 0) return;
+  gather_kernel<<<grid_for(n), 256, 0, s>>>(n, src, map, dst);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void jacobi_radius_bound_into(stream_t s, const CsrRef& A, double* rho)
+{
+  u64* bits = reinterpret_cast<u64*>(rho);  // a non-negative double's bits order as the double
   BLOCKRES_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof(u64), s));
+  const index_t n = A.nrows;
+  if (n == 0) return;
   radius_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, bits);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  const u64 b = read(s, bits);
-  double r;
-  std::memcpy(&r, &b, sizeof r);
-  return r;
+}
+
+double jacobi_radius_bound(stream_t s, const CsrRef& A, double* scratch)
+{
+  jacobi_radius_bound_into(s, A, scratch);
+  return read(s, scratch);
 }
 
 void smoothed_prolongation(stream_t s, const CsrRef& A, const index_t* agg, double omega, const CsrRef& P,
@@ -594,18 +641,34 @@ void smoothed_prolongation(stream_t s, const CsrRef& A, const index_t* agg, doub
 {
   const index_t n = A.nrows;
   if (n == 0) return;
-  smooth_p_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, agg, omega, P.row_ptr, P.col_ind,
-                                               p_values);
+  smooth_p_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, agg, omega, nullptr, P.row_ptr,
+                                               P.col_ind, p_values);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void smoothed_prolongation_from(stream_t s, const CsrRef& A, const index_t* agg, const double* rho, const CsrRef& P,
+                                double* p_values)
+{
+  const index_t n = A.nrows;
+  if (n == 0) return;
+  smooth_p_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, agg, 0.0,
+                                               reinterpret_cast<const u64*>(rho), P.row_ptr, P.col_ind, p_values);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void jacobi_scaling_into(stream_t s, const CsrRef& A, double omega, bool l1, double* dinv, index_t* first_bad)
+{
+  fill(s, 1, INT_MAX, first_bad);
+  const index_t n = A.nrows;
+  if (n == 0) return;
+  jacobi_scaling_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, omega, l1, dinv, first_bad);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 index_t jacobi_scaling(stream_t s, const CsrRef& A, double omega, bool l1, double* dinv, index_t* scratch)
 {
-  const index_t n = A.nrows;
-  if (n == 0) return 0;
-  fill(s, 1, INT_MAX, scratch);
-  jacobi_scaling_kernel<<<grid_for(n), 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, omega, l1, dinv, scratch);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
+  if (A.nrows == 0) return 0;
+  jacobi_scaling_into(s, A, omega, l1, dinv, scratch);
   const index_t bad = read(s, scratch);
   return bad == INT_MAX ? 0 : bad + 1;
 }
@@ -621,9 +684,17 @@ void densify(stream_t s, const CsrRef& A, double* dense)
 
 bool equal(stream_t s, const index_t* a, const index_t* b, size64_t n, index_t* scratch)
 {
-  if (n == 0) return true;
+  return equal2(s, a, b, n, nullptr, nullptr, 0, scratch);
+}
+
+bool equal2(stream_t s, const index_t* a1, const index_t* b1, size64_t n1, const index_t* a2, const index_t* b2,
+            size64_t n2, index_t* scratch)
+{
+  if (n1 == 0 && n2 == 0) return true;
   BLOCKRES_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(index_t), s));
-  differ_kernel<<<grid_for(n), 256, 0, s>>>(n, a, b, scratch);
+  if (n1 > 0) differ_kernel<<<grid_for(n1), 256, 0, s>>>(n1, a1, b1, scratch);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  if (n2 > 0) differ_kernel<<<grid_for(n2), 256, 0, s>>>(n2, a2, b2, scratch);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   return read(s, scratch) == 0;
 }

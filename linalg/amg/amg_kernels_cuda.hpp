@@ -53,9 +53,24 @@ double jacobi_radius_bound(stream_t s, const CsrRef& A, double* scratch /* 1 */)
 void smoothed_prolongation(stream_t s, const CsrRef& A, const index_t* agg, double omega, const CsrRef& P,
                            double* p_values);
 index_t jacobi_scaling(stream_t s, const CsrRef& A, double omega, bool l1, double* dinv, index_t* scratch);
+// The same without a host synchronisation, results left in device memory: the radius bound in *rho;
+// P smoothed with omega = 4 / (3 rho) read from *rho on the device (0 when rho = 0); the first row
+// with a bad scaling in *first_bad (INT_MAX when none).
+void jacobi_radius_bound_into(stream_t s, const CsrRef& A, double* rho);
+void smoothed_prolongation_from(stream_t s, const CsrRef& A, const index_t* agg, const double* rho, const CsrRef& P,
+                                double* p_values);
+void jacobi_scaling_into(stream_t s, const CsrRef& A, double omega, bool l1, double* dinv, index_t* first_bad);
 void densify(stream_t s, const CsrRef& A, double* dense);
+// Transpose by a permutation map (cpu::transpose_numeric): v[k] = k (exact in a double below
+// 2^53), map[k] = v[k] after the symbolic transpose has permuted v; dst[k] = src[map[k]].
+void iota(stream_t s, size64_t n, double* v);
+void to_index(stream_t s, size64_t n, const double* v, index_t* map);
+void gather(stream_t s, size64_t n, const double* src, const index_t* map, double* dst);
 // a[0..n) == b[0..n) (scratch: one index_t of device memory).
 bool equal(stream_t s, const index_t* a, const index_t* b, size64_t n, index_t* scratch);
+// a1 == b1 and a2 == b2, with one synchronisation.
+bool equal2(stream_t s, const index_t* a1, const index_t* b1, size64_t n1, const index_t* a2, const index_t* b2,
+            size64_t n2, index_t* scratch);
 
 void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double beta, double* y);
 void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);

@@ -40,6 +40,15 @@ class Ops {
   // Dense row-major copy of A (n x n, n = A.nrows <= 512), LU with partial pivoting in place;
   // returns the LU's info (0: factored).
   virtual int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv) = 0;
+  // The numeric re-setup's forms of the four above: results stay in executor memory, so the
+  // CUDA backend queues a whole re-setup without waiting for the device (the driver reads every
+  // level's status with one copy at the end). *rho: the radius bound; smoothed_prolongation_from
+  // uses omega = 4 / (3 rho) from *rho (0 when rho = 0), computed where rho lives; *first_bad: the
+  // first row with a zero or non-finite scaling, INT_MAX when none; *info: the LU's info.
+  virtual void jacobi_radius_bound_into(const CsrRef& A, double* rho) = 0;
+  virtual void smoothed_prolongation_from(const CsrRef& A, const Array<index_t>& agg, const double* rho, Matrix& P) = 0;
+  virtual void jacobi_scaling_into(const CsrRef& A, double omega, bool l1, Array<double>& dinv, index_t* first_bad) = 0;
+  virtual void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) = 0;
 
   // Cycle.
   virtual void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b,
@@ -48,13 +57,20 @@ class Ops {
   virtual void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) = 0;
   virtual void residual(const CsrRef& A, const double* b, const double* x, double* r) = 0;
 
-  // The V-cycle as one launch (CUDA graph): the first apply after a setup records the cycle's
-  // launches (capture_begin .. capture_end, nothing runs), later ones replay them. The CPU has no
-  // graphs: capture_begin returns false and replay false.
-  virtual bool capture_begin() { return false; }
-  virtual void capture_end() {}
-  virtual bool replay() { return false; }
-  virtual void drop_graph() {}
+  // Work recorded once and replayed as one launch (CUDA graphs), one recording per slot:
+  //   cycle    the V-cycle: the first apply after a setup records the cycle's launches
+  //            (capture_begin .. capture_end, nothing runs), later applies replay them;
+  //   numeric  a numeric re-setup's launches (products, transposes, scalings, coarse LU), replayed
+  //            by the next re-setups of the same matrix arrays.
+  // capture_end returns false when the recording failed (a library call that cannot be recorded);
+  // capture_abort ends a recording after an exception. The CPU has no graphs: capture_begin and
+  // replay return false.
+  enum class Graph { cycle, numeric };
+  virtual bool capture_begin(Graph) { return false; }
+  virtual bool capture_end(Graph) { return false; }
+  virtual void capture_abort() {}
+  virtual bool replay(Graph) { return false; }
+  virtual void drop_graph(Graph) {}
 };
 
 #if BLOCKRES_HAVE_CUDA

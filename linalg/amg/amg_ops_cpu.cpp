@@ -4,6 +4,7 @@
 #include "kernels/batched_lu.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <span>
 
@@ -114,6 +115,21 @@ class CpuOps final : public Ops {
   {
     if (dinv.size() != A.nrows) dinv = Array<double>(e_, A.nrows);
     return cpu::jacobi_scaling(A, omega, l1, dinv.data());
+  }
+  void jacobi_radius_bound_into(const CsrRef& A, double* rho) override { *rho = cpu::jacobi_radius_bound(A); }
+  void smoothed_prolongation_from(const CsrRef& A, const Array<index_t>& agg, const double* rho, Matrix& P) override
+  {
+    const double omega = *rho > 0.0 ? 4.0 / (3.0 * *rho) : 0.0;
+    cpu::smoothed_prolongation(A, agg.data(), omega, P.ref(), P.values.data());
+  }
+  void jacobi_scaling_into(const CsrRef& A, double omega, bool l1, Array<double>& dinv, index_t* first_bad) override
+  {
+    const index_t bad = jacobi_scaling(A, omega, l1, dinv);
+    *first_bad = bad ? bad - 1 : INT_MAX;
+  }
+  void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) override
+  {
+    *info = coarse_factor(A, lu, piv);
   }
   int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv) override
   {

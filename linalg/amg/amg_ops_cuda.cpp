@@ -52,8 +52,10 @@ struct SpgemmPlan final : Plan {
   }
 };
 
+// R = P^T: csr2csc once on the entry numbers gives the map R.values[k] = P.values[map[k]]; the
+// numeric transposes are that gather (a permutation: the bits csr2csc would give).
 struct TransposePlan final : Plan {
-  Array<char> buf;
+  Array<index_t> map;
 };
 
 // Deterministic: the same bits on every run on one GPU (the cuSPARSE header spells it so).
@@ -68,37 +70,55 @@ class CudaOps final : public Ops {
   }
   ~CudaOps() override
   {
-    drop_graph();
+    drop_graph(Graph::cycle);
+    drop_graph(Graph::numeric);
     cusparseDestroy(h_);
   }
 
-  bool capture_begin() override
+  bool capture_begin(Graph g) override
   {
-    drop_graph();
+    drop_graph(g);
     BLOCKRES_CUDA_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
     return true;
   }
-  void capture_end() override
+  bool capture_end(Graph g) override
   {
     cudaGraph_t graph = nullptr;
-    BLOCKRES_CUDA_CHECK(cudaStreamEndCapture(s_, &graph));
-    const cudaError_t err = cudaGraphInstantiate(&graph_, graph, 0);
+    const cudaError_t end = cudaStreamEndCapture(s_, &graph);
+    if (end != cudaSuccess) {  // invalidated by a call that cannot be recorded
+      if (graph) cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      return false;
+    }
+    cudaGraphExec_t& exec = slot(g);
+    const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
     if (err != cudaSuccess) {
-      graph_ = nullptr;
+      exec = nullptr;
       BLOCKRES_CUDA_CHECK(err);
     }
-  }
-  bool replay() override
-  {
-    if (!graph_) return false;
-    BLOCKRES_CUDA_CHECK(cudaGraphLaunch(graph_, s_));
     return true;
   }
-  void drop_graph() override
+  void capture_abort() override
   {
-    if (graph_) cudaGraphExecDestroy(graph_);
-    graph_ = nullptr;
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s_, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
+      cudaGraph_t graph = nullptr;
+      cudaStreamEndCapture(s_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+    }
+    (void)cudaGetLastError();
+  }
+  bool replay(Graph g) override
+  {
+    if (!slot(g)) return false;
+    BLOCKRES_CUDA_CHECK(cudaGraphLaunch(slot(g), s_));
+    return true;
+  }
+  void drop_graph(Graph g) override
+  {
+    if (slot(g)) cudaGraphExecDestroy(slot(g));
+    slot(g) = nullptr;
   }
 
   // Sorted-or-not (key, value) edges -> CSR, the values of equal keys reduced in emission order.
@@ -280,35 +300,63 @@ class CudaOps final : public Ops {
     R.row_ptr = Array<index_t>(e_, size64_t(P.ncols) + 1);
     R.col_ind = Array<index_t>(e_, P.nnz());
     R.values = Array<double>(e_, P.nnz());
+    plan->map = Array<index_t>(e_, P.nnz());
     if (P.nnz() == 0) {
       cuda::fill(s_, P.ncols + 1, 0, R.row_ptr.data());
       return plan;
     }
     std::size_t bytes = 0;
+    Array<double> number(e_, P.nnz());
+    cuda::iota(s_, P.nnz(), number.data());
     BLOCKRES_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
-        h_, P.nrows, P.ncols, P.nnz(), P.values.data(), P.row_ptr.data(), P.col_ind.data(), R.values.data(),
+        h_, P.nrows, P.ncols, P.nnz(), number.data(), P.row_ptr.data(), P.col_ind.data(), R.values.data(),
         R.row_ptr.data(), R.col_ind.data(), CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
         CUSPARSE_CSR2CSC_ALG1, &bytes));
-    plan->buf = Array<char>(e_, static_cast<size64_t>(std::max<std::size_t>(bytes, 1)));
+    Array<char> buf(e_, static_cast<size64_t>(std::max<std::size_t>(bytes, 1)));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCsr2cscEx2(h_, P.nrows, P.ncols, P.nnz(), number.data(), P.row_ptr.data(),
+                                               P.col_ind.data(), R.values.data(), R.row_ptr.data(), R.col_ind.data(),
+                                               CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
+                                               CUSPARSE_CSR2CSC_ALG1, buf.data()));
+    cuda::to_index(s_, P.nnz(), R.values.data(), plan->map.data());
     transpose_numeric(*plan, P, R);
+    e_->synchronize();  // number and buf are released at return
     return plan;
   }
 
   void transpose_numeric(Plan& p, const Matrix& P, Matrix& R) override
   {
-    if (P.nnz() == 0) return;
-    auto& plan = static_cast<TransposePlan&>(p);
-    BLOCKRES_CUSPARSE_CHECK(cusparseCsr2cscEx2(h_, P.nrows, P.ncols, P.nnz(), P.values.data(), P.row_ptr.data(),
-                                               P.col_ind.data(), R.values.data(), R.row_ptr.data(), R.col_ind.data(),
-                                               CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
-                                               CUSPARSE_CSR2CSC_ALG1, plan.buf.data()));
+    const auto& plan = static_cast<TransposePlan&>(p);
+    cuda::gather(s_, P.nnz(), P.values.data(), plan.map.data(), R.values.data());
   }
 
   bool same_structure(const Array<index_t>& row_ptr, const Array<index_t>& col_ind, const CsrRef& A) override
   {
     if (row_ptr.size() != size64_t(A.nrows) + 1 || col_ind.size() != size64_t(A.nnz())) return false;
-    return cuda::equal(s_, row_ptr.data(), A.row_ptr, row_ptr.size(), scalar_.data()) &&
-           cuda::equal(s_, col_ind.data(), A.col_ind, col_ind.size(), scalar_.data());
+    return cuda::equal2(s_, row_ptr.data(), A.row_ptr, row_ptr.size(), col_ind.data(), A.col_ind, col_ind.size(),
+                        scalar_.data());
+  }
+
+  void jacobi_radius_bound_into(const CsrRef& A, double* rho) override { cuda::jacobi_radius_bound_into(s_, A, rho); }
+  void smoothed_prolongation_from(const CsrRef& A, const Array<index_t>& agg, const double* rho, Matrix& P) override
+  {
+    cuda::smoothed_prolongation_from(s_, A, agg.data(), rho, P.ref(), P.values.data());
+  }
+  void jacobi_scaling_into(const CsrRef& A, double omega, bool l1, Array<double>& dinv, index_t* first_bad) override
+  {
+    if (dinv.size() != A.nrows) dinv = Array<double>(e_, A.nrows);
+    cuda::jacobi_scaling_into(s_, A, omega, l1, dinv.data(), first_bad);
+  }
+  void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) override
+  {
+    const index_t n = A.nrows;
+    if (lu.size() != size64_t(n) * n) lu = Array<double>(e_, size64_t(n) * n);
+    if (piv.size() != n) piv = Array<index_t>(e_, n);
+    cuda::densify(s_, A, lu.data());
+    kernels::BatchLayout layout;
+    layout.count = 1;
+    layout.uniform = layout.max_size = n;
+    static_assert(sizeof(index_t) == sizeof(int), "the LU's info is an int");
+    kernels::cuda::lu_factor(s_, layout, lu.data(), piv.data(), reinterpret_cast<int*>(info));
   }
 
   double jacobi_radius_bound(const CsrRef& A) override
@@ -329,15 +377,8 @@ class CudaOps final : public Ops {
 
   int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv) override
   {
-    const index_t n = A.nrows;
-    if (lu.size() != size64_t(n) * n) lu = Array<double>(e_, size64_t(n) * n);
-    if (piv.size() != n) piv = Array<index_t>(e_, n);
-    cuda::densify(s_, A, lu.data());
-    kernels::BatchLayout layout;
-    layout.count = 1;
-    layout.uniform = layout.max_size = n;
-    kernels::cuda::lu_factor(s_, layout, lu.data(), piv.data(), info_.data());
-    return info_.to_host()[0];
+    coarse_factor_into(A, lu, piv, scalar_.data());
+    return scalar_.to_host()[0];
   }
 
   void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b, double* x) override
@@ -365,10 +406,10 @@ class CudaOps final : public Ops {
   ExecPtr e_;
   stream_t s_;
   Array<index_t> scalar_;
-  Array<int> info_{e_, 1};
   Array<double> ratio_{e_, 1};  // the radius bound's accumulator
   cusparseHandle_t h_ = nullptr;
-  cudaGraphExec_t graph_ = nullptr;
+  cudaGraphExec_t cycle_graph_ = nullptr, numeric_graph_ = nullptr;
+  cudaGraphExec_t& slot(Graph g) { return g == Graph::cycle ? cycle_graph_ : numeric_graph_; }
 };
 
 }  // namespace

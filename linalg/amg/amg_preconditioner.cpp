@@ -8,6 +8,8 @@
 #include "linalg/vector_ops.hpp"
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -130,7 +132,10 @@ amg::HostLevel AmgPreconditioner::level_host(int l) const
   if (L.R.nrows) h.R = host_copy(L.R.ref(), *exec_);
   h.agg = L.agg.to_host();
   h.dinv = L.dinv.to_host();
-  h.sa_omega = L.sa_omega;
+  if (L.smoothed) {
+    const double rho = rho_.to_host().at(static_cast<std::size_t>(l));
+    h.sa_omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
+  }
   return h;
 }
 
@@ -152,7 +157,7 @@ bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
 SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
 {
   check_matrix(A);
-  ops_->drop_graph();
+  ops_->drop_graph(amg::Ops::Graph::cycle);
   if (opt_.reuse_structure && same_structure(A)) {
     if (++since_refresh_ < opt_.refresh_interval) {
       fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
@@ -170,7 +175,9 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
 {
   using namespace amg;
   check_matrix(A);
-  ops_->drop_graph();
+  ops_->drop_graph(Ops::Graph::cycle);
+  ops_->drop_graph(Ops::Graph::numeric);
+  numeric_key_ = {};
   fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
   key_row_ptr_ = Array<index_t>(exec_, A.nrows() + 1);
   key_row_ptr_.copy_from(A.row_ptr());
@@ -178,6 +185,7 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
   key_col_ind_.copy_from(A.col_ind());
   levels_.clear();
   levels_.emplace_back();
+  rho_ = Array<double>();
   stats_.plain_fallbacks = 0;  // describes the current hierarchy
   const int passes = opt_.aggregate_size == 2 ? 1 : opt_.aggregate_size == 4 ? 2 : 3;
 
@@ -239,22 +247,57 @@ SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
     }
     levels_.emplace_back();
     levels_.back().A = std::move(Ac);
+    if (rho_.size() < levels_.size()) {  // one slot per level, kept across the growth
+      Array<double> grown(exec_, 2 * levels_.size());
+      if (rho_.size()) exec_->copy(grown.data(), rho_.data(), rho_.size() * sizeof(double));
+      rho_ = std::move(grown);
+    }
     numeric_level(l);
   }
   ++stats_.full_setups;
-  return finish_numeric();
+  queue_finish();
+  return read_status();
 }
 
 SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
 {
+  using amg::Ops;
   check_matrix(A);
-  ops_->drop_graph();
+  ops_->drop_graph(Ops::Graph::cycle);
   if (!same_structure(A))
     throw std::invalid_argument("AmgPreconditioner::refresh_numeric: the matrix structure differs from the last full setup");
   fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
-  for (int l = 0; l + 1 < num_levels(); ++l) numeric_level(l);
+  // The re-setup's launches depend on nothing but the fine matrix's arrays and the hierarchy's own:
+  // recorded once (CUDA), replayed while the arrays are the same.
+  const std::array<const void*, 3> key{fine_.row_ptr, fine_.col_ind, fine_.values};
+  const auto queue = [&] {
+    for (int l = 0; l + 1 < num_levels(); ++l) numeric_level(l);
+    queue_finish();
+  };
+  if (!(key == numeric_key_ && ops_->replay(Ops::Graph::numeric))) {
+    ops_->drop_graph(Ops::Graph::numeric);
+    numeric_key_ = {};
+    bool recorded = false;
+    if (numeric_graph_usable_ && ops_->capture_begin(Ops::Graph::numeric)) {
+      try {
+        queue();
+        recorded = ops_->capture_end(Ops::Graph::numeric);
+      } catch (const std::exception&) {  // a library call refused inside the recording
+        ops_->capture_abort();
+        recorded = false;
+      }
+      if (recorded) {
+        numeric_key_ = key;
+        ops_->replay(Ops::Graph::numeric);
+      } else {
+        numeric_graph_usable_ = false;  // run the launches directly from now on
+      }
+    }
+    if (!recorded) queue();
+  }
+  stats_.numeric_graph = !(numeric_key_ == std::array<const void*, 3>{});
   ++stats_.numeric_setups;
-  return finish_numeric();
+  return read_status();
 }
 
 void AmgPreconditioner::numeric_level(int l)
@@ -263,10 +306,10 @@ void AmgPreconditioner::numeric_level(int l)
   const amg::CsrRef Al = level_operator(l);
   const bool refresh_p = !(opt_.keep_interpolation && L.p_ready);
   if (L.smoothed && refresh_p) {
-    const double rho = ops_->jacobi_radius_bound(Al);
-    L.sa_omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
+    double* rho = rho_.data() + l;  // omega = 4 / (3 rho), computed where rho lives
+    ops_->jacobi_radius_bound_into(Al, rho);
     ops_->product_numeric(*L.ap0_plan, Al, L.P0.ref(), L.P);  // P = A P0
-    ops_->smoothed_prolongation(Al, L.agg, L.sa_omega, L.P);
+    ops_->smoothed_prolongation_from(Al, L.agg, rho, L.P);
   }  // plain: P's values are ones from the symbolic phase
   if (refresh_p) ops_->transpose_numeric(*L.r_plan, L.P, L.R);
   L.p_ready = true;
@@ -274,12 +317,12 @@ void AmgPreconditioner::numeric_level(int l)
   ops_->product_numeric(*L.rap_plan, L.R.ref(), L.AP.ref(), levels_[static_cast<std::size_t>(l) + 1].A);
 }
 
-SetupStatus AmgPreconditioner::finish_numeric()
+void AmgPreconditioner::queue_finish()
 {
   const int nl = num_levels();
   const index_t nc = level_operator(nl - 1).nrows;
   coarse_direct_ = nc <= kernels::batched_lu_max_size;
-  SetupStatus status;
+  if (status_.size() != size64_t(nl) + 1) status_ = Array<index_t>(exec_, size64_t(nl) + 1);
   for (int l = 0; l < nl; ++l) {
     Level& L = levels_[static_cast<std::size_t>(l)];
     const amg::CsrRef Al = level_operator(l);
@@ -294,22 +337,36 @@ SetupStatus AmgPreconditioner::finish_numeric()
       L.dinv = Array<double>();
       continue;
     }
-    const index_t bad = ops_->jacobi_scaling(Al, opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv);
-    if (bad && status.ok) {
-      status.ok = false;
-      status.message = fmt::format("AMG level {}: row {} has a zero or non-finite smoother scaling", l, bad - 1);
-    }
+    ops_->jacobi_scaling_into(Al, opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv,
+                              status_.data() + l);
   }
   // Coarsest level: dense copy, LU with partial pivoting (a batch of one block).
-  if (!coarse_direct_ || nc == 0) {
+  if (!(coarse_direct_ && nc > 0)) {
     coarse_lu_ = Array<double>();
     coarse_piv_ = Array<index_t>();
   } else {
-    const int info = ops_->coarse_factor(level_operator(nl - 1), coarse_lu_, coarse_piv_);
-    if (info != 0 && status.ok) {
+    ops_->coarse_factor_into(level_operator(nl - 1), coarse_lu_, coarse_piv_, status_.data() + nl);
+  }
+}
+
+SetupStatus AmgPreconditioner::read_status()
+{
+  const int nl = num_levels();
+  const index_t nc = level_operator(nl - 1).nrows;
+  const bool factored = coarse_direct_ && nc > 0;
+  SetupStatus status;
+  // The one wait of a numeric re-setup: every level's status in one copy.
+  const std::vector<index_t> st = status_.to_host();
+  for (int l = 0; l < nl && status.ok; ++l) {
+    if (l == nl - 1 && coarse_direct_) break;  // no smoother on a directly solved coarsest level
+    if (st[l] != INT_MAX) {
       status.ok = false;
-      status.message = fmt::format("AMG coarsest level ({} rows): LU pivot {} is zero or tiny (singular operator)", nc, info);
+      status.message = fmt::format("AMG level {}: row {} has a zero or non-finite smoother scaling", l, st[l]);
     }
+  }
+  if (factored && st[nl] != 0 && status.ok) {
+    status.ok = false;
+    status.message = fmt::format("AMG coarsest level ({} rows): LU pivot {} is zero or tiny (singular operator)", nc, st[nl]);
   }
   update_statistics();
   return status;
@@ -377,17 +434,17 @@ void AmgPreconditioner::apply(const Vector& r, Vector& z) const
   copy(r, L0.b);
   // CUDA: the cycle's launches are recorded once per setup and replayed. The x/t swaps of the
   // smoother happen on the host during the recording only, so L0.x names the replay's result.
-  if (!ops_->replay()) {
-    if (ops_->capture_begin()) {
+  if (!ops_->replay(amg::Ops::Graph::cycle)) {
+    if (ops_->capture_begin(amg::Ops::Graph::cycle)) {
       try {
         cycle(0);
       } catch (...) {
-        ops_->capture_end();
-        ops_->drop_graph();
+        ops_->capture_abort();
+        ops_->drop_graph(amg::Ops::Graph::cycle);
         throw;
       }
-      ops_->capture_end();
-      ops_->replay();
+      if (ops_->capture_end(amg::Ops::Graph::cycle)) ops_->replay(amg::Ops::Graph::cycle);
+      else cycle(0);  // not recordable here: run the launches directly
     } else {
       cycle(0);
     }

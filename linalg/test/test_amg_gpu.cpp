@@ -385,6 +385,20 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
       ASSERT_TRUE(b.gpu->setup(*b.Ag).ok);
       EXPECT_EQ(b.gpu->statistics().numeric_setups, 1);
       EXPECT_EQ(b.gpu->statistics().full_setups, 1);
+      expect_hierarchies_agree(*b.cpu, *b.gpu, 1e-12);
+      expect_cycles_agree(b, 1e-9);
+      // A second re-setup of the same arrays replays the recorded one (CUDA graph): it must read
+      // the new values, and give what the CPU gives.
+      const bool graph = b.gpu->statistics().numeric_graph;
+      const auto m3 = test::fv_poisson(nx, ny, nz, test::lognormal(nx * ny * nz, 2.0, 7));
+      b.Ac->values().copy_from_host(m3.values);
+      b.Ag->values().copy_from_host(m3.values);
+      ASSERT_TRUE(b.cpu->setup(*b.Ac).ok);
+      ASSERT_TRUE(b.gpu->setup(*b.Ag).ok);
+      EXPECT_EQ(b.gpu->statistics().numeric_setups, 2);
+      EXPECT_EQ(b.gpu->statistics().numeric_graph, graph);
+      std::printf("numeric re-setup recorded as a CUDA graph: %s\n", graph ? "yes" : "no");
+      expect_hierarchies_agree(*b.cpu, *b.gpu, 1e-12);
       expect_cycles_agree(b, 1e-9);
     }
   }
