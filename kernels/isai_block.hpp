@@ -72,7 +72,10 @@ struct IsaiBlockPattern {
   std::vector<index_t> row_ptr, col;               // S_b by block rows: M's BSR pattern
   std::vector<index_t> col_ptr, row_ind, bsr_pos;  // S_b by block columns, rows sorted; bsr_pos:
                                                    //   position of each block in col / M's blocks
-  std::vector<index_t> short_cols;                 // block columns with m = entries * bs <= 32
+  std::vector<index_t> short_cols;                 // block columns with m = entries * bs <= 32, by
+  std::vector<index_t> short_bucket_ptr;           //   lane-group width: short_cols[short_bucket_ptr[b]
+                                                   //   .. [b + 1]) have m <= 4 << b (and more than half
+                                                   //   of it for b > 0), in increasing order; 5 entries
   std::vector<index_t> long_cols;                  // the others (m > 32)
   index_t max_long_m = 0;                          // largest m of the long columns (0: none)
   index_t max_short_m = 0;                         // largest m of the short columns (0: none)

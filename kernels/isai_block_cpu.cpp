@@ -111,6 +111,7 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   p.nrows = nrows;
   p.row_ptr.assign(static_cast<std::size_t>(nrows) + 1, 0);
   p.col_ptr.assign(static_cast<std::size_t>(nrows) + 1, 0);
+  p.short_bucket_ptr.assign(5, 0);
   if (nrows == 0) return p;
 
   // nnzb bounded so that bsr_pos and M's row pointers fit in 32 bits and M's nnzb bs^2 values in
@@ -128,16 +129,24 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   p.bsr_pos = std::move(s.pos);
 
   // Split the block columns by the CUDA kernel that generates them (m fits in index_t: at most
-  // nrows * bs scalar rows, checked above).
+  // nrows * bs scalar rows, checked above); short columns by the lane-group width W = 4, 8, 16, 32
+  // of their launch (the smallest W >= m), so a few longer columns (a well's completions coupled
+  // to each other) do not widen the groups of all the others.
+  std::vector<index_t> bucket[4];
   for (index_t j = 0; j < nrows; ++j) {
     const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * bs;
     if (m <= short_col_max) {
-      p.short_cols.push_back(j);
+      bucket[m <= 4 ? 0 : m <= 8 ? 1 : m <= 16 ? 2 : 3].push_back(j);
       p.max_short_m = std::max(p.max_short_m, m);
     } else {
       p.long_cols.push_back(j);
       p.max_long_m = std::max(p.max_long_m, m);
     }
+  }
+  p.short_bucket_ptr.assign(1, 0);
+  for (const auto& b : bucket) {
+    p.short_cols.insert(p.short_cols.end(), b.begin(), b.end());
+    p.short_bucket_ptr.push_back(static_cast<index_t>(p.short_cols.size()));
   }
   return p;
 }

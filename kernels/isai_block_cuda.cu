@@ -3,9 +3,9 @@
 //
 // Two kernels over disjoint sets of block columns, so no column is rejected:
 //  - short columns (m = |J| bs <= 32): a group of W lanes per column, 32 / W columns per warp,
-//    up to 4 warps per thread block; W is the smallest of 4, 8, 16, 32 holding the pattern's
-//    largest short m (IsaiBlockPattern::max_short_m), one template instance per W, so small
-//    systems (bs 1, 2 with k = 1) do not leave most of a warp idle. Lane t of a group owns scalar
+//    up to 4 warps per thread block; one launch per W = 4, 8, 16, 32 over the columns whose m
+//    needs it (IsaiBlockPattern::short_bucket_ptr), one template instance per W, so small
+//    systems (bs 1, 2 with k = 1) do not leave most of a warp idle, even beside a few longer ones. Lane t of a group owns scalar
 //    row t = (block J[t / bs], row t % bs): it gathers that row of T(J, J) into the group's
 //    W x (W + 1) part of the warp's shared 32 x 33 tile (merging block row J[t / bs]'s sorted
 //    block columns with the sorted J, bs values per matching block, the kind's triangle filter
@@ -450,13 +450,6 @@ LongGrid long_grid(const IsaiBlockPattern& p)
   return g;
 }
 
-// Lanes per short column: the smallest of 4, 8, 16, 32 that holds the largest short m (32 when
-// the pattern does not know it, max_short_m = 0).
-int short_group_width(const IsaiBlockPattern& h)
-{
-  const index_t m = h.max_short_m;
-  return m <= 0 ? 32 : m <= 4 ? 4 : m <= 8 ? 8 : m <= 16 ? 16 : 32;
-}
 
 template <IsaiKind KIND>
 void generate(stream_t s, const IsaiBlockDevicePattern& p, const Values& v, double* m_val, double* scratch, int* info)
@@ -465,23 +458,26 @@ void generate(stream_t s, const IsaiBlockDevicePattern& p, const Values& v, doub
   const size64_t nshort = static_cast<size64_t>(h.short_cols.size());
   const size64_t nlong = static_cast<size64_t>(h.long_cols.size());
   if (nshort > 0) {
+    if (h.short_bucket_ptr.size() != 5 || h.short_bucket_ptr.back() != static_cast<index_t>(nshort))
+      throw std::invalid_argument("cuda::isai_block_generate: pattern without its short-column buckets");
     const size64_t warp_bytes = (tile_doubles + 32 * size64_t(h.bs) + 32) * sizeof(double);
     const int warps = static_cast<int>(std::clamp<size64_t>(short_smem_budget / warp_bytes, 1, short_max_warps));
-    const int w = short_group_width(h);
-    const size64_t cols_per_block = size64_t(warps) * (32 / w);
-    const unsigned grid = static_cast<unsigned>((nshort + cols_per_block - 1) / cols_per_block);
     const std::size_t bytes = static_cast<std::size_t>(warps * warp_bytes);
-    const auto launch = [&](auto kernel) {
-      kernel<<<grid, 32 * warps, bytes, s>>>(static_cast<index_t>(nshort), p.short_cols, p.col_ptr, p.row_ind,
-                                            p.bsr_pos, v, m_val, info);
+    // One launch per lane-group width W (IsaiBlockPattern::short_bucket_ptr), 32 / W columns per warp.
+    const auto launch = [&](auto kernel, int b) {
+      const int w = 4 << b;
+      const index_t begin = h.short_bucket_ptr[b], count = h.short_bucket_ptr[b + 1] - begin;
+      if (count == 0) return;
+      const size64_t cols_per_block = size64_t(warps) * (32 / w);
+      const unsigned grid = static_cast<unsigned>((size64_t(count) + cols_per_block - 1) / cols_per_block);
+      kernel<<<grid, 32 * warps, bytes, s>>>(count, p.short_cols + begin, p.col_ptr, p.row_ind, p.bsr_pos, v, m_val,
+                                            info);
+      BLOCKRES_CUDA_CHECK_LAUNCH();
     };
-    switch (w) {
-      case 4: launch(isai_block_short_kernel<KIND, 4>); break;
-      case 8: launch(isai_block_short_kernel<KIND, 8>); break;
-      case 16: launch(isai_block_short_kernel<KIND, 16>); break;
-      default: launch(isai_block_short_kernel<KIND, 32>); break;
-    }
-    BLOCKRES_CUDA_CHECK_LAUNCH();
+    launch(isai_block_short_kernel<KIND, 4>, 0);
+    launch(isai_block_short_kernel<KIND, 8>, 1);
+    launch(isai_block_short_kernel<KIND, 16>, 2);
+    launch(isai_block_short_kernel<KIND, 32>, 3);
   }
   if (nlong > 0) {
     // A thread per row up to long_max_threads, whole warps covering the longest column, so the

@@ -81,7 +81,20 @@ void check_pattern_views(const IsaiBlockPattern& p, const std::string& what)
   std::vector<index_t> expect(static_cast<std::size_t>(n));
   std::iota(expect.begin(), expect.end(), 0);
   ASSERT_EQ(all, expect) << what;
-  ASSERT_TRUE(std::is_sorted(p.short_cols.begin(), p.short_cols.end())) << what;
+  // Short columns by lane-group width: bucket b holds the columns with 2 << b < m <= 4 << b (b = 0:
+  // m <= 4), each bucket in increasing order.
+  ASSERT_EQ(p.short_bucket_ptr.size(), 5u) << what;
+  ASSERT_EQ(p.short_bucket_ptr.front(), 0) << what;
+  ASSERT_EQ(p.short_bucket_ptr.back(), index_t(p.short_cols.size())) << what;
+  for (int b = 0; b < 4; ++b) {
+    const auto first = p.short_cols.begin() + p.short_bucket_ptr[b], last = p.short_cols.begin() + p.short_bucket_ptr[b + 1];
+    ASSERT_TRUE(std::is_sorted(first, last)) << what << " bucket " << b;
+    for (auto it = first; it != last; ++it) {
+      const index_t m = (p.col_ptr[*it + 1] - p.col_ptr[*it]) * p.bs;
+      ASSERT_LE(m, 4 << b) << what << " column " << *it;
+      if (b > 0) ASSERT_GT(m, 2 << b) << what << " column " << *it;
+    }
+  }
   ASSERT_TRUE(std::is_sorted(p.long_cols.begin(), p.long_cols.end())) << what;
   index_t max_m = 0, max_short = 0;
   for (index_t j : p.short_cols) {

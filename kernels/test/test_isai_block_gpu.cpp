@@ -75,13 +75,6 @@ struct DevicePattern {
   }
 };
 
-// Lanes per short column of the CUDA short kernel (isai_block_cuda.cu: short_group_width): the
-// smallest of 4, 8, 16, 32 holding the largest short m; 32 / W columns per warp.
-int short_width(const IsaiBlockPattern& p)
-{
-  const index_t m = p.max_short_m;
-  return m <= 0 ? 32 : m <= 4 ? 4 : m <= 8 ? 8 : m <= 16 ? 16 : 32;
-}
 
 IsaiBlockPattern pattern_of(const BlockPattern& P, IsaiKind kind, int bs, int k)
 {
@@ -159,15 +152,20 @@ TEST(IsaiBlockGpu, GenerateMatchesCpu)
           EXPECT_LT(kg::isai_block_scratch_doubles(p), size64_t(p.long_cols.size()) * p.max_long_m * p.max_long_m)
               << what;
         }
-        const int w = short_width(p);
-        if (!p.short_cols.empty() && (w == 32 || p.short_cols.size() % (32 / w) != 0))
-          packed.insert({static_cast<int>(kind), w});
+        // One launch per lane-group width W (short_bucket_ptr), 32 / W columns per warp.
+        std::string widths;
+        for (int b = 0; b < 4; ++b) {
+          const int w = 4 << b;
+          const index_t count = p.short_bucket_ptr[b + 1] - p.short_bucket_ptr[b];
+          if (count > 0) widths += " " + std::to_string(count) + "@W" + std::to_string(w);
+          if (count > 0 && (w == 32 || count % (32 / w) != 0)) packed.insert({static_cast<int>(kind), w});
+        }
         const Result ref = cpu_generate(p, A);
         ASSERT_EQ(ref.info, 0) << what;
         const DevicePattern dp(p);
         for (BlockStorage s : both_storages) {
           const std::string where = what + " " + to_string(s) + " (" + std::to_string(p.short_cols.size()) +
-                                    " short, W " + std::to_string(w) + ", " + std::to_string(p.long_cols.size()) +
+                                    " short:" + widths + ", " + std::to_string(p.long_cols.size()) +
                                     " long columns, max long m " + std::to_string(p.max_long_m) + ")";
           const Result g = gpu_generate(p, dp, dA.view(s));
           EXPECT_EQ(g.info, 0) << where;
@@ -228,7 +226,9 @@ TEST(IsaiBlockGpu, GeneralPivotTiesOnHadamardBlocks)
     for (IsaiKind kind : all_kinds) {
       const std::string what = "bs=" + std::to_string(bs) + " " + to_string(kind);
       const IsaiBlockPattern p = pattern_of(P, kind, bs, 1);
-      ASSERT_EQ(short_width(p), bs) << what;
+      // Every column m = bs: all in the bucket of width bs (4 << b == bs).
+      const int b = bs == 4 ? 0 : bs == 8 ? 1 : bs == 16 ? 2 : 3;
+      ASSERT_EQ(p.short_bucket_ptr[b + 1] - p.short_bucket_ptr[b], index_t(p.short_cols.size())) << what;
       const DevicePattern dp(p);
       const Result ref = cpu_generate(p, A);
       ASSERT_EQ(ref.info, 0) << what;
