@@ -29,12 +29,41 @@
 #include "kernels/common.hpp"
 #include "kernels/ilu.hpp"
 
+#include <vector>
+
 namespace blockres::kernels {
 
 // The schedule of a block ILU(0) is ilu_schedule(A.nrows, A.row_ptr, A.col_ind) (host arrays of
 // the block pattern): diag[i] is the position of block (i, i), the levels are over block rows.
 
+// Iterative block ILU(0): the fixed-point form of Chow and Patel (fine-grained parallel ILU,
+// SIAM J. Sci. Comput. 37, 2015), in blocks and with Jacobi sweeps (every entry from the previous
+// sweep's values, so the result does not depend on the order and both backends agree to rounding):
+//   L_ij = (A_ij - sum_{k<j} L_ik U_kj) D_j   (i > j),    U_ij = A_ij - sum_{k<i} L_ik U_kj   (i <= j),
+// the sums over the k with (i, k) and (k, j) in the pattern, in increasing k (each finished product
+// subtracted, as block_ilu0_factor does), D_j = U_jj^{-1} of the previous sweep. The start is
+// L = lower(A) D(A), U = upper(A); after every sweep the D_i are inverted anew (block_ilu0_invert's
+// rule). Every sweep is one launch over all entries instead of one per level; the exact factors
+// are the fixed point, reached after at most as many sweeps as the factorisation has levels, and
+// a few sweeps approximate them where the coupling decays (the preconditioner then differs slightly
+// from exact ILU(0)). Same storage as block_ilu0_factor's result.
+struct BlockIluSweepPlan {
+  index_t nrows = 0;
+  std::vector<size64_t> pair_ptr;          // nnzb + 1: pairs of entry e in [pair_ptr[e], pair_ptr[e+1])
+  std::vector<index_t> pair_l, pair_u;     // positions of (i, k) and (k, j), increasing k per entry
+  std::vector<index_t> row_of;             // block row of every entry (nnzb)
+  std::vector<index_t> diag_next;          // diag[i] for i < n, nnzb at n (n + 1 entries)
+};
+BlockIluSweepPlan block_ilu_sweep_plan(const IluSchedule& s, index_t nrows, const index_t* row_ptr,
+                                       const index_t* col);
+
 namespace cpu {
+// One sweep (or, with products = false, the start): out from the previous values `in` and their
+// inverted diagonal blocks `dinv_in`; A gives the pattern and the matrix values.
+void block_ilu_sweep(const BlockIluSweepPlan& p, BsrView<const double> A, const double* in, const double* dinv_in,
+                     double* out, bool products);
+// dinv_i = U_ii^{-1} from values' diagonal blocks; returns 0 or i + 1 for the first singular U_ii.
+int block_ilu_invert_diagonal(const IluSchedule& s, BsrView<const double> LU, double* dinv);
 // In place block ILU(0) of A (square; pattern analysed by `s`); dinv: nrows * bs * bs doubles
 // (written). Returns 0, or i + 1 for the first block row i whose U_ii is singular (the
 // factorisation still completes; the factors are then unusable).
@@ -61,6 +90,17 @@ void block_ilu0_lower_solve(stream_t s, const IluDeviceSchedule& sched, BsrView<
                             double* x);
 void block_ilu0_upper_solve(stream_t s, const IluDeviceSchedule& sched, BsrView<const double> LU,
                             const double* dinv, const double* b, double* x);
+// The iterative block ILU(0) on device memory: the plan's arrays on the device.
+struct BlockIluSweepDevicePlan {
+  const BlockIluSweepPlan* host = nullptr;
+  const size64_t* pair_ptr = nullptr;
+  const index_t *pair_l = nullptr, *pair_u = nullptr, *row_of = nullptr, *diag_next = nullptr;
+};
+void block_ilu_sweep(stream_t s, const BlockIluSweepDevicePlan& p, BsrView<const double> A, const double* in,
+                     const double* dinv_in, double* out, bool products);
+// info (device, one int): 0 or i + 1 as the CPU version; workspace as block_ilu0_factor's.
+void block_ilu_invert_diagonal(stream_t s, const IluDeviceSchedule& sched, const BlockIluSweepDevicePlan& p,
+                               BsrView<const double> LU, double* dinv, int* info, double* workspace);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

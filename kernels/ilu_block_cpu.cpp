@@ -158,4 +158,109 @@ void block_ilu0_upper_solve(const IluSchedule& s, BsrView<const double> LU, cons
   }
 }
 
+void block_ilu_sweep(const BlockIluSweepPlan& p, BsrView<const double> A, const double* in, const double* dinv_in,
+                     double* out, bool products)
+{
+  if (p.nrows != A.nrows || p.row_of.size() != static_cast<std::size_t>(A.row_ptr[A.nrows]))
+    throw std::invalid_argument("block_ilu_sweep: the plan was made for another pattern");
+  const int bs = A.bs;
+  const size64_t bs2 = size64_t(bs) * bs;
+  const index_t nnzb = A.row_ptr[A.nrows];
+#pragma omp parallel
+  {
+    std::vector<double> S(static_cast<std::size_t>(bs2));
+#pragma omp for schedule(static)
+    for (index_t e = 0; e < nnzb; ++e) {
+      const index_t i = p.row_of[e], j = A.col_ind[e];
+      const double* a = A.values + size64_t(e) * bs2;
+      std::copy(a, a + bs2, S.begin());
+      if (products)
+        for (size64_t q = p.pair_ptr[e]; q < p.pair_ptr[e + 1]; ++q) {
+          const double* l = in + size64_t(p.pair_l[q]) * bs2;
+          const double* u = in + size64_t(p.pair_u[q]) * bs2;
+          for (int r = 0; r < bs; ++r)
+            for (int c = 0; c < bs; ++c) {
+              double acc = 0.0;
+              for (int m = 0; m < bs; ++m) acc += l[r * bs + m] * u[size64_t(m) * bs + c];
+              S[size64_t(r) * bs + c] -= acc;
+            }
+        }
+      double* o = out + size64_t(e) * bs2;
+      if (j < i) {
+        const double* d = dinv_in + size64_t(j) * bs2;
+        for (int r = 0; r < bs; ++r)
+          for (int c = 0; c < bs; ++c) {
+            double acc = 0.0;
+            for (int m = 0; m < bs; ++m) acc += S[size64_t(r) * bs + m] * d[size64_t(m) * bs + c];
+            o[size64_t(r) * bs + c] = acc;
+          }
+      } else {
+        std::copy(S.begin(), S.end(), o);
+      }
+    }
+  }
+}
+
+int block_ilu_invert_diagonal(const IluSchedule& s, BsrView<const double> LU, double* dinv)
+{
+  check(s, LU, "block_ilu_invert_diagonal");
+  const int bs = LU.bs;
+  const size64_t bs2 = size64_t(bs) * bs;
+  int info = 0;
+#pragma omp parallel
+  {
+    std::vector<double> work(3 * static_cast<std::size_t>(bs));
+    int mine = 0;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < LU.nrows; ++i) {
+      double* d = dinv + size64_t(i) * bs2;
+      const double* u = LU.values + size64_t(s.diag[i]) * bs2;
+      std::copy(u, u + bs2, d);
+      if (!block_ilu0_invert(bs, d, work.data()) && (mine == 0 || i + 1 < mine)) mine = i + 1;
+    }
+#pragma omp critical
+    if (mine != 0 && (info == 0 || mine < info)) info = mine;
+  }
+  return info;
+}
+
 }  // namespace blockres::kernels::cpu
+
+namespace blockres::kernels {
+
+BlockIluSweepPlan block_ilu_sweep_plan(const IluSchedule& s, index_t nrows, const index_t* row_ptr,
+                                       const index_t* col)
+{
+  if (s.n != nrows) throw std::invalid_argument("block_ilu_sweep_plan: schedule for another matrix");
+  BlockIluSweepPlan p;
+  p.nrows = nrows;
+  const index_t nnzb = row_ptr[nrows];
+  p.row_of.resize(static_cast<std::size_t>(nnzb));
+  p.pair_ptr.assign(static_cast<std::size_t>(nnzb) + 1, 0);
+  p.diag_next.assign(s.diag.begin(), s.diag.end());
+  p.diag_next.push_back(nnzb);
+  // Row by row, the IKJ loops of block_ilu0_factor: for (i, k), k < i increasing, and (k, j), j > k,
+  // with (i, j) in row i at position t: the pair (position of (i, k), position of (k, j)) of t.
+  std::vector<index_t> pos(static_cast<std::size_t>(nrows), -1);
+  std::vector<std::vector<std::pair<index_t, index_t>>> row_pairs;
+  for (index_t i = 0; i < nrows; ++i) {
+    const index_t rs = row_ptr[i], re = row_ptr[i + 1];
+    row_pairs.assign(static_cast<std::size_t>(re - rs), {});
+    for (index_t t = rs; t < re; ++t) pos[col[t]] = t, p.row_of[t] = i;
+    for (index_t q = rs; q < s.diag[i]; ++q) {
+      const index_t k = col[q];
+      for (index_t w = s.diag[k] + 1; w < row_ptr[k + 1]; ++w) {
+        const index_t t = pos[col[w]];
+        if (t >= 0) row_pairs[t - rs].emplace_back(q, w);
+      }
+    }
+    for (index_t t = rs; t < re; ++t) {
+      for (const auto& [l, u] : row_pairs[t - rs]) p.pair_l.push_back(l), p.pair_u.push_back(u);
+      p.pair_ptr[t + 1] = p.pair_l.size();
+      pos[col[t]] = -1;
+    }
+  }
+  return p;
+}
+
+}  // namespace blockres::kernels

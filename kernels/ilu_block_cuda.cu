@@ -308,6 +308,101 @@ __global__ void __launch_bounds__(32 * warp_groups, 8)
   }
 }
 
+// D_i = U_ii^{-1} for small blocks (bs <= thread_invert_max_bs), a thread per block row with the
+// block in local memory: cpu::block_ilu0_invert's operations in its order (pivot search, swaps,
+// Gauss–Jordan steps, column swaps undone in reverse).
+constexpr int thread_invert_max_bs = 8;
+__global__ void invert_diagonal_kernel(index_t n, int bs, const index_t* __restrict__ diag,
+                                       const double* __restrict__ val, double* __restrict__ dinv, int* info)
+{
+  for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    double w[thread_invert_max_bs * thread_invert_max_bs], row_s[thread_invert_max_bs], col_s[thread_invert_max_bs];
+    int perm[thread_invert_max_bs];
+    const size64_t bs2 = size64_t(bs) * bs;
+    const double* u = val + size64_t(diag[i]) * bs2;
+    double max_abs = 0.0;
+    for (int e = 0; e < bs * bs; ++e) {
+      w[e] = u[e];
+      max_abs = fmax(max_abs, isfinite(w[e]) ? fabs(w[e]) : INFINITY);
+    }
+    bool bad = !(max_abs < INFINITY);
+    const double tiny = bs * DBL_EPSILON * max_abs;
+    for (int st = 0; st < bs; ++st) {
+      int p = st;
+      double best = fabs(w[st * bs + st]);
+      for (int r = st + 1; r < bs; ++r)
+        if (fabs(w[r * bs + st]) > best) best = fabs(w[r * bs + st]), p = r;
+      perm[st] = p;
+      if (p != st)
+        for (int c = 0; c < bs; ++c) {
+          const double t = w[st * bs + c];
+          w[st * bs + c] = w[p * bs + c];
+          w[p * bs + c] = t;
+        }
+      const double piv = w[st * bs + st];
+      if (piv == 0.0 || !isfinite(piv) || fabs(piv) <= tiny) bad = true;
+      const double rinv = 1.0 / piv;
+      for (int c = 0; c < bs; ++c) row_s[c] = (c == st ? 1.0 : w[st * bs + c]) * rinv;
+      for (int r = 0; r < bs; ++r) col_s[r] = w[r * bs + st];
+      for (int r = 0; r < bs; ++r)
+        for (int c = 0; c < bs; ++c)
+          w[r * bs + c] = r == st ? row_s[c] : __dsub_rn(c == st ? 0.0 : w[r * bs + c], __dmul_rn(col_s[r], row_s[c]));
+    }
+    double* d = dinv + size64_t(i) * bs2;
+    for (int r = 0; r < bs; ++r) {
+      for (int st = bs - 1; st >= 0; --st) {
+        const int p = perm[st];
+        if (p != st) {
+          const double t = w[r * bs + st];
+          w[r * bs + st] = w[r * bs + p];
+          w[r * bs + p] = t;
+        }
+      }
+      for (int c = 0; c < bs; ++c) d[size64_t(r) * bs + c] = w[r * bs + c];
+    }
+    if (bad) atomicMin(info, i);
+  }
+}
+
+// One Jacobi sweep of the iterative block ILU(0) (ilu_block.hpp), a thread per entry (position e,
+// row r, column c) of every block; sums in the CPU reference's order.
+__global__ void sweep_kernel(size64_t total, int bs, const size64_t* __restrict__ pair_ptr,
+                             const index_t* __restrict__ pair_l, const index_t* __restrict__ pair_u,
+                             const index_t* __restrict__ row_of, const index_t* __restrict__ col,
+                             const double* __restrict__ a, const double* __restrict__ in,
+                             const double* __restrict__ dinv_in, double* __restrict__ out, bool products)
+{
+  const size64_t bs2 = size64_t(bs) * bs;
+  for (size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; t < total;
+       t += size64_t(gridDim.x) * blockDim.x) {
+    const size64_t e = t / bs2, rc = t - e * bs2;
+    const int r = static_cast<int>(rc / bs), c = static_cast<int>(rc - size64_t(r) * bs);
+    const index_t i = row_of[e], j = col[e];
+    const size64_t q0 = products ? pair_ptr[e] : 0, q1 = products ? pair_ptr[e + 1] : 0;
+    // S(r, m) of the updated block; the lower blocks need the whole row r (times D_j).
+    auto S = [&](int m) {
+      double v = a[e * bs2 + size64_t(r) * bs + m];
+      for (size64_t q = q0; q < q1; ++q) {
+        const double* l = in + size64_t(pair_l[q]) * bs2 + size64_t(r) * bs;
+        const double* u = in + size64_t(pair_u[q]) * bs2 + m;
+        double acc = 0.0;
+        for (int x = 0; x < bs; ++x) acc += l[x] * u[size64_t(x) * bs];
+        v -= acc;
+      }
+      return v;
+    };
+    double o;
+    if (j < i) {
+      const double* d = dinv_in + size64_t(j) * bs2 + c;
+      o = 0.0;
+      for (int m = 0; m < bs; ++m) o += S(m) * d[size64_t(m) * bs];
+    } else {
+      o = S(c);
+    }
+    out[t] = o;
+  }
+}
+
 template <class T>
 const IluSchedule& checked_host(const IluDeviceSchedule& sched, const BsrView<T>& A, const char* what)
 {
@@ -408,6 +503,63 @@ void block_ilu0_upper_solve(stream_t s, const IluDeviceSchedule& sched, BsrView<
     upper_level_kernel<<<warp_grid(count), 32 * warp_groups, solve_smem(LU.bs), s>>>(
         sched.upper_rows + first, count, LU.row_ptr, LU.col_ind, sched.diag, LU.bs, LU.values, dinv, b, x);
   });
+}
+
+void block_ilu_sweep(stream_t s, const BlockIluSweepDevicePlan& p, BsrView<const double> A, const double* in,
+                     const double* dinv_in, double* out, bool products)
+{
+  if (p.host == nullptr || p.host->nrows != A.nrows)
+    throw std::invalid_argument("cuda::block_ilu_sweep: the plan was made for another pattern");
+  const size64_t total = size64_t(p.host->row_of.size()) * size64_t(A.bs) * A.bs;
+  if (total == 0) return;
+  const auto grid = static_cast<unsigned>(std::clamp<size64_t>((total + 255) / 256, 1, max_grid));
+  sweep_kernel<<<grid, 256, 0, s>>>(total, A.bs, p.pair_ptr, p.pair_l, p.pair_u, p.row_of, A.col_ind, A.values, in,
+                                   dinv_in, out, products);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void block_ilu_invert_diagonal(stream_t s, const IluDeviceSchedule& sched, const BlockIluSweepDevicePlan& p,
+                               BsrView<const double> LU, double* dinv, int* info, double* workspace)
+{
+  const IluSchedule& h = checked_host(sched, LU, "cuda::block_ilu_invert_diagonal");
+  if (info == nullptr) throw std::invalid_argument("cuda::block_ilu_invert_diagonal: null info");
+  const FactorPlan plan = factor_plan(LU.bs);
+  if (plan.global && workspace == nullptr)
+    throw std::invalid_argument("cuda::block_ilu_invert_diagonal: block size " + std::to_string(LU.bs) +
+                                " needs a workspace (block_ilu0_workspace_doubles)");
+  info_init_kernel<<<1, 1, 0, s>>>(info);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  // Small blocks: a thread per block row. Larger: the factorisation kernel on rows that start at
+  // their diagonal block (row_ptr := diag_next):
+  // no strictly lower block, so it only inverts U_ii into D_i, every row independent: one launch.
+  // (The kernel writes nothing but D_i and info when a row has no lower block.)
+  const index_t n = h.n;
+  if (n > 0 && LU.bs <= thread_invert_max_bs) {
+    const auto grid = static_cast<unsigned>(std::clamp<size64_t>((size64_t(n) + 127) / 128, 1, max_grid));
+    invert_diagonal_kernel<<<grid, 128, 0, s>>>(n, LU.bs, sched.diag, LU.values, dinv, info);
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+  } else if (n > 0) {
+    double* values = const_cast<double*>(LU.values);
+    if (plan.warp) {
+      const std::size_t bytes = static_cast<std::size_t>(warp_groups * plan.slice * sizeof(double));
+      factor_level_kernel<true><<<warp_grid(n), 32 * warp_groups, bytes, s>>>(
+          sched.lower_rows, n, p.diag_next, LU.col_ind, sched.diag, LU.bs, values, dinv, info, nullptr, plan.slice);
+    } else if (!plan.global) {
+      const std::size_t bytes = static_cast<std::size_t>(plan.slice * sizeof(double));
+      const auto grid = static_cast<unsigned>(std::clamp<size64_t>(n, 1, max_grid));
+      factor_level_kernel<false><<<grid, plan.threads, bytes, s>>>(sched.lower_rows, n, p.diag_next, LU.col_ind,
+                                                                   sched.diag, LU.bs, values, dinv, info, nullptr,
+                                                                   plan.slice);
+    } else {
+      const auto grid = static_cast<unsigned>(std::min<size64_t>(n, workspace_grid(h)));
+      factor_level_kernel<false><<<grid, plan.threads, 0, s>>>(sched.lower_rows, n, p.diag_next, LU.col_ind,
+                                                               sched.diag, LU.bs, values, dinv, info, workspace,
+                                                               plan.slice);
+    }
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+  }
+  info_final_kernel<<<1, 1, 0, s>>>(info);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace blockres::kernels::cuda

@@ -17,6 +17,9 @@ std::string_view to_string(IluFactorView v) { return v == IluFactorView::block ?
 
 BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt)
 {
+  if (opt_.factor_sweeps < 0 || opt_.factor_sweeps > max_factor_sweeps)
+    throw std::invalid_argument(
+        fmt::format("block ILU(0): factor_sweeps {} is not in 0..{}", opt_.factor_sweeps, max_factor_sweeps));
   if (opt_.trisolve == TriangularSolve::isai) {
     if (opt_.isai_power < 1 || opt_.isai_power > max_isai_power)
       throw std::invalid_argument(
@@ -32,8 +35,9 @@ BlockIlu0Preconditioner::~BlockIlu0Preconditioner() = default;
 
 std::string BlockIlu0Preconditioner::name() const
 {
-  if (opt_.trisolve == TriangularSolve::exact) return "ilu0(block, exact triangular solves)";
-  return fmt::format("ilu0(block, isai({}, block view))", opt_.isai_power);
+  const std::string f = opt_.factor_sweeps > 0 ? fmt::format("block, {} factor sweeps", opt_.factor_sweeps) : "block";
+  if (opt_.trisolve == TriangularSolve::exact) return fmt::format("ilu0({}, exact triangular solves)", f);
+  return fmt::format("ilu0({}, isai({}, block view))", f, opt_.isai_power);
 }
 
 BsrView<const double> BlockIlu0Preconditioner::factors() const
@@ -72,7 +76,18 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
 #if BLOCKRES_HAVE_CUDA
   if (exec_->is_cuda()) workspace_ = Array<double>(exec_, kg::block_ilu0_workspace_doubles(sched_, bs));
 #endif
-  info_ = Array<int>(exec_, 1);
+  info_ = Array<int>(exec_, 2);
+  sweep_plan_ = {};
+  lu2_ = Array<double>();
+  if (opt_.factor_sweeps > 0) {
+    sweep_plan_ = kernels::block_ilu_sweep_plan(sched_, A.nrows(), brow.data(), bcol.data());
+    pair_ptr_ = Array<size64_t>(exec_, std::span<const size64_t>(sweep_plan_.pair_ptr));
+    pair_l_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.pair_l));
+    pair_u_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.pair_u));
+    row_of_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.row_of));
+    diag_next_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.diag_next));
+    lu2_ = Array<double>(exec_, size64_t(A.nnzb()) * bs2);
+  }
   isai_lower_.reset();
   isai_upper_.reset();
   if (opt_.trisolve == TriangularSolve::isai) {
@@ -93,17 +108,54 @@ SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
   if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   if (nrows_ == 0) return {};
-  lu_.copy_from(A.values());
-  const BsrView<double> LU{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data()};
-  int bad = 0;
-  if (exec_->is_cuda()) {
+  int bad = 0, bad_start = 0;
+  if (opt_.factor_sweeps > 0) {
+    // Iterative: start L = lower(A) D(A), U = upper(A); then the sweeps, each followed by the
+    // inversion of the new diagonal blocks. Buffers alternate (Jacobi sweeps).
+    auto view = [&](const Array<double>& v) {
+      return BsrView<const double>{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), v.data()};
+    };
+    const BsrView<const double> Av{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), A.values().data()};
+    if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
-    const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
-    kg::block_ilu0_factor(exec_->stream(), d, LU, dinv_.data(), info_.data(), workspace_.data());
-    bad = info_.to_host()[0];
+      const auto s = exec_->stream();
+      const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+      const kernels::cuda::BlockIluSweepDevicePlan dp{&sweep_plan_, pair_ptr_.data(), pair_l_.data(),
+                                                      pair_u_.data(), row_of_.data(), diag_next_.data()};
+      kg::block_ilu_invert_diagonal(s, d, dp, Av, dinv_.data(), info_.data() + 1, workspace_.data());
+      kg::block_ilu_sweep(s, dp, Av, nullptr, dinv_.data(), lu_.data(), false);
+      for (int k = 0; k < opt_.factor_sweeps; ++k) {
+        kg::block_ilu_sweep(s, dp, Av, lu_.data(), dinv_.data(), lu2_.data(), true);
+        std::swap(lu_, lu2_);
+        kg::block_ilu_invert_diagonal(s, d, dp, view(lu_), dinv_.data(), info_.data(), workspace_.data());
+      }
+      const auto info = info_.to_host();
+      bad = info[0], bad_start = info[1];
 #endif
+    } else {
+      bad_start = kc::block_ilu_invert_diagonal(sched_, Av, dinv_.data());
+      kc::block_ilu_sweep(sweep_plan_, Av, nullptr, dinv_.data(), lu_.data(), false);
+      for (int k = 0; k < opt_.factor_sweeps; ++k) {
+        kc::block_ilu_sweep(sweep_plan_, Av, lu_.data(), dinv_.data(), lu2_.data(), true);
+        std::swap(lu_, lu2_);
+        bad = kc::block_ilu_invert_diagonal(sched_, view(lu_), dinv_.data());
+      }
+    }
+    if (bad_start != 0)
+      return {false, fmt::format("block ILU(0), iterative: singular or non-finite diagonal block A_ii at block row {}",
+                                 bad_start - 1)};
   } else {
-    bad = kc::block_ilu0_factor(sched_, LU, dinv_.data());
+    lu_.copy_from(A.values());
+    const BsrView<double> LU{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data()};
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+      kg::block_ilu0_factor(exec_->stream(), d, LU, dinv_.data(), info_.data(), workspace_.data());
+      bad = info_.to_host()[0];
+#endif
+    } else {
+      bad = kc::block_ilu0_factor(sched_, LU, dinv_.data());
+    }
   }
   if (bad != 0)
     return {false, fmt::format("block ILU(0): singular or non-finite diagonal block U_ii at block row {}", bad - 1)};

@@ -55,6 +55,12 @@ class BlockIlu0Preconditioner final : public Preconditioner {
   kernels::IluSchedule sched_;
   Array<index_t> diag_, lower_rows_, upper_rows_;
   Array<int> info_;
+  // Iterative factorisation (opt_.factor_sweeps > 0): the sweep plan, its device arrays, the other
+  // buffer of the Jacobi sweeps.
+  kernels::BlockIluSweepPlan sweep_plan_;
+  Array<size64_t> pair_ptr_;
+  Array<index_t> pair_l_, pair_u_, row_of_, diag_next_;
+  Array<double> lu2_;
   std::unique_ptr<IsaiMatrix> isai_lower_, isai_upper_;
   mutable Vector t_;
 };

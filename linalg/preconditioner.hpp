@@ -136,7 +136,12 @@ struct Ilu0Options {
   int sweeps = 0;
   IsaiView view = IsaiView::scalar;  // isai only
   IluFactorView factor_view = IluFactorView::scalar;
+  // factor_view = block only: 0 the exact level-scheduled factorisation; k >= 1 the iterative
+  // block ILU(0) with k Jacobi sweeps (kernels/ilu_block.hpp), one launch per sweep instead of one
+  // per level, factors that approximate the exact ones.
+  int factor_sweeps = 0;
 };
+constexpr int max_factor_sweeps = 64;
 constexpr int max_isai_power = 3;
 constexpr int max_isai_sweeps = 16;
 

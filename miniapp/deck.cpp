@@ -315,7 +315,7 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
                                         "isai_power", "isai_view",     "sweeps",         "factor_view",
                                         "aggregation", "aggregate_size", "interpolation", "smoother", "theta",
                                         "pre_sweeps", "post_sweeps", "max_levels", "max_coarse", "refresh_interval",
-                                        "keep_interpolation"};
+                                        "keep_interpolation", "factor_sweeps"};
   if (cpr) keys.insert(keys.end(), {"weights", "pressure", "second"});
   p.only(keys);
   const std::string type =
@@ -340,7 +340,7 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
     return v == "block" ? IsaiView::block : IsaiView::scalar;
   };
   only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
-  only_for({"trisolve", "sweeps", "factor_view"}, type == "ilu0", "type = \"ilu0\"");
+  only_for({"trisolve", "sweeps", "factor_view", "factor_sweeps"}, type == "ilu0", "type = \"ilu0\"");
   only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
   only_for({"aggregation", "aggregate_size", "interpolation", "smoother", "theta", "pre_sweeps", "post_sweeps",
             "max_levels", "max_coarse", "refresh_interval", "keep_interpolation"},
@@ -364,6 +364,9 @@ void read_preconditioner(Section p, std::string def_type, PreconditionerType& pt
                                                                                                : IluFactorView::scalar;
     ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
                                                                               : TriangularSolve::exact;
+    only_for({"factor_sweeps"}, ilu.factor_view == IluFactorView::block, "factor_view = \"block\"");
+    if (ilu.factor_view == IluFactorView::block)
+      ilu.factor_sweeps = p.integer("factor_sweeps", 0, between(0, max_factor_sweeps));
     only_for({"isai_power", "isai_view", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
     if (ilu.trisolve == TriangularSolve::isai) {
       ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));

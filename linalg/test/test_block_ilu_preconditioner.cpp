@@ -179,9 +179,74 @@ TEST(BlockIlu0Preconditioner, OptionsAreChecked)
   o = block_opt(TriangularSolve::isai, 1);
   o.sweeps = 1;
   EXPECT_THROW(BlockIlu0Preconditioner(e, o), std::invalid_argument);
+  for (int k : {-1, max_factor_sweeps + 1}) {
+    o = block_opt(TriangularSolve::isai, 1);
+    o.factor_sweeps = k;
+    EXPECT_THROW(BlockIlu0Preconditioner(e, o), std::invalid_argument) << k;
+  }
   auto A = upload(e, chain(5, 2));
   BlockIlu0Preconditioner M(e, block_opt());
   ASSERT_TRUE(M.setup(A).ok);
   Vector r(e, 9), z(e, 9);
   EXPECT_THROW(M.apply(r, z), std::invalid_argument);
+}
+
+// The iterative factorisation (factor_sweeps = k): named; with as many sweeps as levels the same
+// factors as the exact one (to rounding); with 1-2 sweeps GMRES(30) converges in at most a few
+// more iterations than with the exact factors, with exact solves and with ISAI; a singular
+// diagonal block of A fails the setup naming the row.
+TEST(BlockIlu0Preconditioner, IterativeFactorisation)
+{
+  auto e = Executor::create_cpu();
+  PreconditionerOptions po;
+  po.ilu0 = block_opt(TriangularSolve::isai, 1);
+  po.ilu0.factor_sweeps = 2;
+  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, po)->name(), "ilu0(block, 2 factor sweeps, isai(1, block view))");
+  for (int bs : {1, 2, 3}) {
+    auto A = upload(e, test::convection_diffusion(11, 10, 9, bs, 2.0));
+    BlockIlu0Preconditioner exact(e, block_opt());
+    ASSERT_TRUE(exact.setup(A).ok);
+    auto opt = block_opt();
+    opt.factor_sweeps = static_cast<int>(exact.lower_levels()) + 1;
+    BlockIlu0Preconditioner full(e, opt);
+    ASSERT_TRUE(full.setup(A).ok);
+    const std::vector<double> fe(exact.factors().values, exact.factors().values + exact.factor_nnz());
+    const std::vector<double> ff(full.factors().values, full.factors().values + full.factor_nnz());
+    EXPECT_LE(test::max_rel_diff(ff, fe), 1e-12) << "bs " << bs;
+    EXPECT_LE(test::max_rel_diff(full.diagonal_inverses().to_host(), exact.diagonal_inverses().to_host()), 1e-12);
+
+    const auto hb = test::random_vector(A.scalar_rows());
+    KrylovSolver s(e, KrylovConfig{KrylovMethod::gmres, 1e-10, 0.0, 1000, 30});
+    auto its = [&](const Preconditioner& M) {
+      Vector b(e, std::span<const double>(hb)), x(e, A.scalar_rows());
+      fill(x, 0.0);
+      const auto st = s.solve(A, M, b, x);
+      EXPECT_TRUE(st.converged) << M.name();
+      std::printf("GMRES(30) + %s, bs %d: %d iterations\n", M.name().c_str(), bs, st.iterations);
+      return st.iterations;
+    };
+    for (auto t : {TriangularSolve::exact, TriangularSolve::isai}) {
+      BlockIlu0Preconditioner ref(e, block_opt(t, 1));
+      ASSERT_TRUE(ref.setup(A).ok);
+      const int its_exact = its(ref);
+      for (int k : {1, 2}) {
+        auto o = block_opt(t, 1);
+        o.factor_sweeps = k;
+        BlockIlu0Preconditioner M(e, o);
+        ASSERT_TRUE(M.setup(A).ok);
+        EXPECT_LE(its(M), its_exact + 3) << M.name() << " bs " << bs;
+      }
+    }
+  }
+  auto z = test::convection_diffusion(5, 4, 3, 2, 1.0);
+  for (index_t p = z.pattern.row_ptr[11]; p < z.pattern.row_ptr[12]; ++p)
+    if (z.pattern.col_ind[p] == 11)
+      for (int k = 0; k < 4; ++k) z.values[size64_t(p) * 4 + k] = 0.0;
+  auto Z = upload(e, z);
+  auto o = block_opt();
+  o.factor_sweeps = 2;
+  BlockIlu0Preconditioner M(e, o);
+  const auto st = M.setup(Z);
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("block row 11"), std::string::npos) << st.message;
 }

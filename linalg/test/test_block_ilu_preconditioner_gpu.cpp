@@ -50,7 +50,10 @@ TEST(BlockIlu0PreconditionerGpu, MatchesTheCpuBackend)
     const auto m = random_stencil(n, n - 1, n + 1, bs);
     auto Ac = upload(be.cpu, m);
     auto Ag = upload(be.gpu, m);
-    for (const auto& opt : {block_opt(), block_opt(TriangularSolve::isai, 1), block_opt(TriangularSolve::isai, 2)}) {
+    auto iterative = block_opt(TriangularSolve::isai, 1);
+    iterative.factor_sweeps = 2;
+    for (const auto& opt : {block_opt(), block_opt(TriangularSolve::isai, 1), block_opt(TriangularSolve::isai, 2),
+                            iterative}) {
       BlockIlu0Preconditioner Mc(be.cpu, opt), Mg(be.gpu, opt);
       ASSERT_TRUE(Mc.setup(Ac).ok);
       const auto st = Mg.setup(Ag);

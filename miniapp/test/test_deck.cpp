@@ -684,7 +684,20 @@ TEST_F(DeckTest, IluFactorView)
       write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"")));
   EXPECT_EQ(i.linear.preconditioner_options.ilu0.view, IsaiView::block);
 
+  // The iterative block factorisation: factor_sweeps, default 0, kept in the resolved deck.
+  EXPECT_EQ(b.linear.preconditioner_options.ilu0.factor_sweeps, 0);
+  const RunConfig f = load_deck(
+      write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\nfactor_sweeps = 3")));
+  EXPECT_EQ(f.linear.preconditioner_options.ilu0.factor_sweeps, 3);
+  EXPECT_EQ(load_deck(write(f.resolved_toml, "resolved_f.toml")).linear.preconditioner_options.ilu0.factor_sweeps, 3);
+
   const std::string k = "solver.linear.preconditioner.";
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_sweeps = 2", k + "factor_sweeps",
+                    "factor_sweeps");  // scalar factor view
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\nfactor_sweeps = 65",
+                    k + "factor_sweeps", "factor_sweeps");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"block_jacobi\"\nfactor_sweeps = 1", k + "factor_sweeps",
+                    "factor_sweeps");
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"blocks\"", k + "factor_view",
                     "factor_view");
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = 1", k + "factor_view", "factor_view");
