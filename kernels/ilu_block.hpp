@@ -44,9 +44,10 @@ namespace blockres::kernels {
 // subtracted, as block_ilu0_factor does), D_j = U_jj^{-1} of the previous sweep. The start is
 // L = lower(A) D(A), U = upper(A); after every sweep the D_i are inverted anew (block_ilu0_invert's
 // rule). Every sweep is one launch over all entries instead of one per level; the exact factors
-// are the fixed point, reached after at most as many sweeps as the factorisation has levels, and
-// a few sweeps approximate them where the coupling decays (the preconditioner then differs slightly
-// from exact ILU(0)). Same storage as block_ilu0_factor's result.
+// are the fixed point, reached after finitely many sweeps (the longest chain of entries depending
+// on each other, across levels and along rows), and a few sweeps approximate them where the
+// coupling decays (the preconditioner then differs slightly from exact ILU(0)). Same storage as
+// block_ilu0_factor's result.
 struct BlockIluSweepPlan {
   index_t nrows = 0;
   std::vector<size64_t> pair_ptr;          // nnzb + 1: pairs of entry e in [pair_ptr[e], pair_ptr[e+1])
