@@ -106,6 +106,7 @@ class Series {
  private:
   Id ds_;
   hsize_t row_size_ = 0, rows_ = 0;
+  bool direct_ = false;  // compressed rows of one chunk row: written by write_compressed_chunks
   std::string name_;
 };
 

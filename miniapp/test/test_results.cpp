@@ -517,3 +517,46 @@ TEST(Results, MissingListedDatasetIsAClearError)
     }
   }
 }
+
+// Compressed datasets of many chunks (written chunk by chunk, deflated in parallel): 1-D doubles
+// and int32 and the rows of a field Series, of sizes that are not a multiple of the chunk, read
+// back bit for bit through HDF5's own filters, which the datasets declare (shuffle, deflate).
+TEST(Results, CompressedChunksReadBack)
+{
+  const auto dir = std::filesystem::temp_directory_path() / ("blockres-h5-chunks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "chunks.h5";
+  std::vector<double> d(200003), r0(150001), r1(150001);
+  std::vector<std::int32_t> k(70001);
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = std::exp(std::sin(0.37 * double(i))) * (i % 7 == 0 ? -1.0 : 1.0);
+  for (std::size_t i = 0; i < r0.size(); ++i) r0[i] = 1e7 + 3.0 * double(i), r1[i] = std::cos(double(i));
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::int32_t>(i * 2654435761u % 1000003u) - 500000;
+  {
+    auto f = h5::File::create(path);
+    h5::write_dataset(f.id(), "d", std::span<const double>(d));
+    h5::write_dataset(f.id(), "k", std::span<const std::int32_t>(k));
+    h5::Series s(f.id(), "rows", r0.size(), 1);
+    s.append(r0);
+    s.append(r1);
+    f.close();
+  }
+  auto f = h5::File::open_read(path);
+  EXPECT_EQ(h5::read_doubles(f.id(), "d").values, d);
+  const auto ki = h5::read_ints(f.id(), "k");
+  ASSERT_EQ(ki.size(), k.size());
+  for (std::size_t i = 0; i < k.size(); ++i) ASSERT_EQ(ki[i], k[i]) << i;
+  const auto rows = h5::read_doubles(f.id(), "rows");
+  ASSERT_EQ(rows.dims, (std::vector<hsize_t>{2, r0.size()}));
+  EXPECT_TRUE(std::equal(r0.begin(), r0.end(), rows.values.begin()));
+  EXPECT_TRUE(std::equal(r1.begin(), r1.end(), rows.values.begin() + std::ptrdiff_t(r0.size())));
+  for (const char* name : {"d", "k", "rows"}) {  // the filters a reader needs are declared
+    const hid_t ds = H5Dopen2(f.id(), name, H5P_DEFAULT);
+    const hid_t plist = H5Dget_create_plist(ds);
+    EXPECT_EQ(H5Pget_nfilters(plist), 2) << name;
+    H5Pclose(plist);
+    H5Dclose(ds);
+  }
+  f.close();
+  EXPECT_LT(std::filesystem::file_size(path), (d.size() + r0.size() + r1.size()) * sizeof(double));
+  std::filesystem::remove_all(dir);
+}
