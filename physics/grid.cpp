@@ -147,4 +147,20 @@ std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, dou
   return out;
 }
 
+Grid::CellFaces Grid::cell_faces() const
+{
+  const index_t n = num_active();
+  CellFaces c;
+  c.ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  for (const Face& f : faces_) ++c.ptr[f.a + 1], ++c.ptr[f.b + 1];
+  for (index_t i = 0; i < n; ++i) c.ptr[i + 1] += c.ptr[i];
+  c.face.resize(static_cast<std::size_t>(c.ptr[n]));
+  std::vector<index_t> next(c.ptr.begin(), c.ptr.end() - 1);
+  for (std::size_t f = 0; f < faces_.size(); ++f) {
+    c.face[next[faces_[f].a]++] = static_cast<index_t>(f);
+    c.face[next[faces_[f].b]++] = static_cast<index_t>(f);
+  }
+  return c;
+}
+
 }  // namespace blockres::physics

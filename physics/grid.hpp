@@ -42,6 +42,14 @@ class Grid {
   const std::vector<double>& pore_volume_ref() const { return pv_ref_; }
   const std::vector<Face>& faces() const { return faces_; }
 
+  // The faces of every active cell as flat lists (no per-cell allocation, millions of cells):
+  // cell i's are face[ptr[i] .. ptr[i + 1]), in the order of faces() (a face is listed for both
+  // its cells). The neighbour across face f of cell i is faces()[f].a + faces()[f].b - i.
+  struct CellFaces {
+    std::vector<index_t> ptr, face;
+  };
+  CellFaces cell_faces() const;
+
  private:
   GridSpec spec_;
   std::vector<index_t> active_, global_;

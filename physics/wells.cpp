@@ -65,28 +65,34 @@ std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, con
 
 BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells)
 {
+  // Flat lists (no per-row allocation): candidates per row (itself, face neighbours, the row's
+  // well partners), then every row sorted, duplicates dropped, compacted.
   const index_t n = grid.num_active();
-  std::vector<std::vector<index_t>> cols(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) cols[i].push_back(i);
-  for (const auto& f : grid.faces()) {
-    cols[f.a].push_back(f.b);
-    cols[f.b].push_back(f.a);
-  }
+  std::vector<size64_t> ptr(static_cast<std::size_t>(n) + 1, 0);
+  for (index_t i = 0; i < n; ++i) ptr[i + 1] = 1;
+  for (const auto& f : grid.faces()) ++ptr[f.a + 1], ++ptr[f.b + 1];
+  for (const auto& w : wells)
+    if (w.rate_control)
+      for (const auto& c : w.completions) ptr[c.cell + 1] += w.completions.size();
+  for (index_t i = 0; i < n; ++i) ptr[i + 1] += ptr[i];
+  std::vector<index_t> cand(static_cast<std::size_t>(ptr[n]));
+  std::vector<size64_t> next(ptr.begin(), ptr.end() - 1);
+  for (index_t i = 0; i < n; ++i) cand[next[i]++] = i;
+  for (const auto& f : grid.faces()) cand[next[f.a]++] = f.b, cand[next[f.b]++] = f.a;
   for (const auto& w : wells)
     if (w.rate_control)
       for (const auto& c : w.completions)
-        for (const auto& c2 : w.completions) cols[c.cell].push_back(c2.cell);
+        for (const auto& c2 : w.completions) cand[next[c.cell]++] = c2.cell;
   BsrPattern p;
   p.nrows = p.ncols = n;
   p.row_ptr.assign(std::size_t(n) + 1, 0);
+  p.col_ind.reserve(cand.size());
   for (index_t i = 0; i < n; ++i) {
-    auto& c = cols[i];
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    p.row_ptr[i + 1] = p.row_ptr[i] + static_cast<index_t>(c.size());
+    const auto first = cand.begin() + std::ptrdiff_t(ptr[i]), last = cand.begin() + std::ptrdiff_t(ptr[i + 1]);
+    std::sort(first, last);
+    p.col_ind.insert(p.col_ind.end(), first, std::unique(first, last));
+    p.row_ptr[i + 1] = static_cast<index_t>(p.col_ind.size());
   }
-  p.col_ind.reserve(std::size_t(p.row_ptr.back()));
-  for (auto& c : cols) p.col_ind.insert(p.col_ind.end(), c.begin(), c.end());
   return p;
 }
 

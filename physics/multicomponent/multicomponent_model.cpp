@@ -91,7 +91,8 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   // no diffusion either.
   const index_t n = grid.num_active();
   const GridSpec& g = grid.spec();
-  std::vector<std::vector<std::pair<index_t, std::size_t>>> nbrs(static_cast<std::size_t>(n));
+  const Grid::CellFaces cf = grid.cell_faces();  // per cell in face order, as the assembly sums
+  face_diff_.reserve(grid.faces().size());
   for (std::size_t f = 0; f < grid.faces().size(); ++f) {
     const auto& face = grid.faces()[f];
     const index_t ga = grid.global_of_active(face.a), gb = grid.global_of_active(face.b);
@@ -106,8 +107,6 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
       area = g.dx[ia] * g.dy[ja], dist = 0.5 * (g.dz[ka] + g.dz[kb]);
     const double phi_face = 0.5 * (rock.porosity[ga] + rock.porosity[gb]);
     face_diff_.push_back(phi_face * comps_.diffusion * area / dist);
-    nbrs[face.a].push_back({face.b, f});
-    nbrs[face.b].push_back({face.a, f});
   }
 
   // ---- Jacobian pattern: the cell, its neighbours, and for rate-controlled wells every pair of
@@ -119,7 +118,9 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   std::vector<index_t> extra_ptr(static_cast<std::size_t>(n) + 1, 0), extra_block;
   std::vector<double> nbr_trans, nbr_diff;
   for (index_t i = 0; i < n; ++i) {
-    for (const auto& [j, f] : nbrs[i]) {
+    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) {
+      const index_t f = cf.face[q];
+      const index_t j = grid.faces()[f].a + grid.faces()[f].b - i;
       nbr_cell.push_back(j);
       nbr_trans.push_back(grid.faces()[f].trans);
       nbr_diff.push_back(face_diff_[f]);
@@ -133,7 +134,8 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
     diag_block[i] = pattern_.find(i, i);
     for (index_t b = pattern_.row_ptr[i]; b < pattern_.row_ptr[i + 1]; ++b) {
       const index_t c = pattern_.col_ind[b];
-      const bool face = std::any_of(nbrs[i].begin(), nbrs[i].end(), [&](const auto& e) { return e.first == c; });
+      const bool face = std::any_of(nbr_cell.begin() + nbr_ptr[i], nbr_cell.begin() + nbr_ptr[i + 1],
+                                    [&](index_t j) { return j == c; });
       if (c != i && !face) extra_block.push_back(b);
     }
     extra_ptr[i + 1] = static_cast<index_t>(extra_block.size());

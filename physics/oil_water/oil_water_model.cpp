@@ -70,20 +70,19 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
 
   // ---- Jacobian pattern: the cell, its TPFA neighbours, and for rate-controlled wells
   // every pair of completed cells (the implicit BHP couples them).
-  std::vector<std::vector<std::pair<index_t, double>>> nbrs(static_cast<std::size_t>(n));
-  for (const auto& f : grid.faces()) {
-    nbrs[f.a].push_back({f.b, f.trans});
-    nbrs[f.b].push_back({f.a, f.trans});
-  }
+  const Grid::CellFaces cf = grid.cell_faces();  // per cell in face order, as the assembly sums
   pattern_ = jacobian_pattern(grid, wells_);
 
   // ---- connection arrays with their Jacobian positions
   std::vector<index_t> nbr_ptr(static_cast<std::size_t>(n) + 1, 0), nbr_cell, nbr_block, diag_block(static_cast<std::size_t>(n));
   std::vector<double> nbr_trans;
+  nbr_cell.reserve(cf.face.size()), nbr_block.reserve(cf.face.size()), nbr_trans.reserve(cf.face.size());
   for (index_t i = 0; i < n; ++i) {
-    for (const auto& [j, t] : nbrs[i]) {
+    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) {
+      const Grid::Face& f = grid.faces()[cf.face[q]];
+      const index_t j = f.a + f.b - i;
       nbr_cell.push_back(j);
-      nbr_trans.push_back(t);
+      nbr_trans.push_back(f.trans);
       nbr_block.push_back(pattern_.find(i, j));
     }
     nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
