@@ -69,21 +69,27 @@ bool write_compressed_chunks(hid_t ds, const void* data, std::size_t n, std::siz
   bool ok = true;
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t c = 0; c < nchunks; ++c) {
-    const std::size_t first = c * static_cast<std::size_t>(chunk);
-    const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(chunk), n - first);
-    const auto* src = static_cast<const unsigned char*>(data) + first * element_size;
-    std::vector<unsigned char> shuffled(chunk_bytes, 0);  // byte b of element e at b * chunk + e
-    for (std::size_t e = 0; e < count; ++e)
-      for (std::size_t b = 0; b < element_size; ++b) shuffled[b * chunk + e] = src[e * element_size + b];
-    uLongf len = compressBound(static_cast<uLong>(chunk_bytes));
-    out[c].resize(len);
-    if (compress2(out[c].data(), &len, shuffled.data(), static_cast<uLong>(chunk_bytes), 4) != Z_OK) {
+    bool done = false;
+    try {  // nothing may leave an OpenMP region: an allocation failure is reported after it
+      const std::size_t first = c * static_cast<std::size_t>(chunk);
+      const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(chunk), n - first);
+      const auto* src = static_cast<const unsigned char*>(data) + first * element_size;
+      std::vector<unsigned char> shuffled(chunk_bytes, 0);  // byte b of element e at b * chunk + e
+      for (std::size_t e = 0; e < count; ++e)
+        for (std::size_t b = 0; b < element_size; ++b) shuffled[b * chunk + e] = src[e * element_size + b];
+      uLongf len = compressBound(static_cast<uLong>(chunk_bytes));
+      out[c].resize(len);
+      done = compress2(out[c].data(), &len, shuffled.data(), static_cast<uLong>(chunk_bytes), 4) == Z_OK;
+      out[c].resize(len);
+    } catch (...) {
+      done = false;
+    }
+    if (!done) {
 #pragma omp atomic write
       ok = false;
     }
-    out[c].resize(len);
   }
-  if (!ok) throw Error(fmt::format("cannot compress {}", what));
+  if (!ok) throw Error(fmt::format("cannot compress {} (out of memory?)", what));
   for (std::size_t c = 0; c < nchunks; ++c) {
     const hsize_t offset[2] = {rank == 1 ? hsize_t(c) * chunk : row, hsize_t(c) * chunk};
     check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset, out[c].size(), out[c].data()),
