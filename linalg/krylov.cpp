@@ -38,6 +38,17 @@ KrylovSolver::~KrylovSolver() = default;
 KrylovSolver::KrylovSolver(KrylovSolver&&) noexcept = default;
 KrylovSolver& KrylovSolver::operator=(KrylovSolver&&) noexcept = default;
 
+const char* to_key(SolveReason r)
+{
+  switch (r) {
+    case SolveReason::converged: return "converged";
+    case SolveReason::max_iterations: return "max_iterations";
+    case SolveReason::breakdown: return "breakdown";
+    case SolveReason::not_finite: return "not_finite";
+  }
+  return "?";
+}
+
 std::string_view to_string(SolveReason r)
 {
   switch (r) {

@@ -71,6 +71,8 @@ double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix
 
 enum class SolveReason { converged, max_iterations, breakdown, not_finite };
 std::string_view to_string(SolveReason r);
+// The same as a report key (JSON): converged, max_iterations, breakdown, not_finite.
+const char* to_key(SolveReason r);
 
 struct SolveStatus {
   bool converged = false;

@@ -262,17 +262,6 @@ double host_relative_residual(const ScalarMatrix& A, const std::vector<double>& 
   return bn > 0 ? host_norm2(r) / bn : host_norm2(r);
 }
 
-const char* reason_key(SolveReason r)
-{
-  switch (r) {
-    case SolveReason::converged: return "converged";
-    case SolveReason::max_iterations: return "max_iterations";
-    case SolveReason::breakdown: return "breakdown";
-    case SolveReason::not_finite: return "not_finite";
-  }
-  return "?";
-}
-
 // Timed Krylov solves of A x = b from x = 0 with M; the residual of the last one recomputed on the host.
 SolveResult timed_solve(const ExecPtr& e, const BsrMatrix& A, const Preconditioner& M, const ScalarMatrix& host,
                         const std::vector<double>& b_host, const Vector& b, bool symmetric, const AmgBenchOptions& o)
@@ -296,7 +285,7 @@ SolveResult timed_solve(const ExecPtr& e, const BsrMatrix& A, const Precondition
       [&] { fill(x, 0.0); });
   r.converged = last.converged;
   r.iterations = last.iterations;
-  r.reason = reason_key(last.reason);
+  r.reason = to_key(last.reason);
   r.rel_residual = host_relative_residual(host, b_host, x.to_host());
   return r;
 }

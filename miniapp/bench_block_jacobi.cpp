@@ -230,7 +230,7 @@ void write_row(JsonWriter& j, const Row& r)
       .value("method", "bicgstab")
       .value("iterations", r.setup_ok ? double(r.status.iterations) : nan_v)
       .value("converged", r.status.converged)
-      .value("reason", r.setup_ok ? reason_key(r.status.reason) : "setup_failed")
+      .value("reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed")
       .value("relative_residual", r.rel_residual);
   write_timing(j, "time", r.solve);
   j.end_object().value("should_converge", r.should_converge()).value("verified", r.verified()).end_object();

@@ -105,17 +105,6 @@ int stencil_side(int bs, int points, double gb)
   return std::max(4, static_cast<int>(std::cbrt(gb * 1e9 / per_row)));
 }
 
-const char* reason_key(SolveReason r)
-{
-  switch (r) {
-    case SolveReason::converged: return "converged";
-    case SolveReason::max_iterations: return "max_iterations";
-    case SolveReason::breakdown: return "breakdown";
-    case SolveReason::not_finite: return "not_finite";
-  }
-  return "?";
-}
-
 std::string ms(double v) { return std::isfinite(v) ? fmt::format("{:9.4f}", v) : fmt::format("{:>9}", "--"); }
 
 std::uint64_t mix(std::uint64_t z)

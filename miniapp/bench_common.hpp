@@ -108,8 +108,6 @@ std::vector<double> stencil_values(const BsrPattern& p, int bs, bool symmetric);
 // (at least 4).
 int stencil_side(int bs, int points, double gb);
 
-// The report's "reason" of a Krylov solve (the terminal shows to_string(reason)).
-const char* reason_key(SolveReason r);
 // A time in ms for the terminal tables, 9 wide ("--" when not measured).
 std::string ms(double v);
 

@@ -38,7 +38,6 @@ namespace {
 
 using benchutil::ms;
 using benchutil::nan_v;
-using benchutil::reason_key;
 using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
@@ -535,7 +534,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
               .value("time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v)
               .value("iterations", r.setup_ok ? double(r.status.iterations) : nan_v)
               .value("converged", r.status.converged)
-              .value("reason", r.setup_ok ? reason_key(r.status.reason) : "setup_failed")
+              .value("reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed")
               .value("relative_residual", r.rel_residual)
               .value("verified", v)
               .end_object();

@@ -35,7 +35,6 @@ namespace {
 
 using benchutil::ms;
 using benchutil::nan_v;
-using benchutil::reason_key;
 using benchutil::TestMatrix;
 using benchutil::Timing;
 using benchutil::time_on_stream;
@@ -556,7 +555,7 @@ struct Report {
           .value("iterations", r.status.iterations)
           .value("stopped_early", r.stopped_early())
           .value("iterations_varied", r.varied)
-          .value("reason", reason_key(r.status.reason));
+          .value("reason", to_key(r.status.reason));
       benchutil::write_timing(j, "ms_per_iteration", r.per_iteration);
       j.value("bytes_per_iteration", r.bytes)
           .value("copy_ms_per_iteration", r.copy_ms())
@@ -613,7 +612,7 @@ struct Report {
           .value("total_ms", r.setup_ok ? r.total_ms() : nan_v)
           .value("iterations", r.setup_ok ? double(r.status.iterations) : nan_v)
           .value("converged", r.status.converged)
-          .value("reason", r.setup_ok ? reason_key(r.status.reason) : "setup_failed")
+          .value("reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed")
           .value("relative_residual", r.rel_residual)
           .value("device_memory_gb", r.memory_gb)
           .value("verified", r.verified(o.rel_tol))
