@@ -44,16 +44,20 @@ inline CsrRef ref(const Csr& A)
 // pair). The hash makes equal weights (uniform Poisson) break ties in a spatially random way,
 // which keeps the number of rounds small (the smaller-index rule would match a 1D chain one pair
 // per round).
-BLOCKRES_HD std::uint64_t edge_hash(index_t i, index_t j)
+// splitmix64's finaliser: a bijection of 64-bit words that mixes every input bit into every output bit.
+BLOCKRES_HD std::uint64_t mix64(std::uint64_t x)
 {
-  const std::uint32_t a = static_cast<std::uint32_t>(i < j ? i : j), b = static_cast<std::uint32_t>(i < j ? j : i);
-  std::uint64_t x = (static_cast<std::uint64_t>(a) << 32) | b;  // splitmix64's finaliser: a bijection
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
   x ^= x >> 27;
   x *= 0x94d049bb133111ebULL;
   x ^= x >> 31;
   return x;
+}
+BLOCKRES_HD std::uint64_t edge_hash(index_t i, index_t j)
+{
+  const std::uint32_t a = static_cast<std::uint32_t>(i < j ? i : j), b = static_cast<std::uint32_t>(i < j ? j : i);
+  return mix64((static_cast<std::uint64_t>(a) << 32) | b);
 }
 BLOCKRES_HD bool stronger(double w1, std::uint64_t h1, double w2, std::uint64_t h2)
 {
@@ -65,13 +69,7 @@ BLOCKRES_HD bool stronger(double w1, std::uint64_t h1, double w2, std::uint64_t 
 constexpr signed char mis_out = -1, mis_undecided = 0, mis_in = 1;
 BLOCKRES_HD std::uint64_t node_hash(index_t i)
 {
-  std::uint64_t x = static_cast<std::uint32_t>(i) + 0x9e3779b97f4a7c15ULL;
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
+  return mix64(static_cast<std::uint32_t>(i) + 0x9e3779b97f4a7c15ULL);
 }
 BLOCKRES_HD bool mis_priority_greater(index_t a, index_t b)
 {
