@@ -250,24 +250,18 @@ TEST(NewtonRun, CprTrueImpesOnBothModels)
 {
   const std::vector<std::string> cpr = {"solver.linear.method=fgmres", "solver.linear.preconditioner.type=cpr",
                                         "solver.linear.preconditioner.weights=true_impes"};
-  const auto ow = run(with(cpr));
-  ASSERT_TRUE(ow);
-  print("oil_water, fgmres + cpr(true-impes)", *ow);
-  check_records(*ow);
-  EXPECT_EQ(ow->stats.cuts, 0);
-  EXPECT_GT(ow->stats.newton_iterations, 0);
-  EXPECT_EQ(ow->results.statistics.preconditioner.rfind("cpr(true-impes; ", 0), 0u)
-      << ow->results.statistics.preconditioner;
-
-  const auto mc = run(with({"schedule.end_time=10", "schedule.report_interval=10"}, cpr), nullptr,
-                      "multicomponent_8.toml");
-  ASSERT_TRUE(mc);
-  print("multicomponent (nc 8), fgmres + cpr(true-impes)", *mc);
-  check_records(*mc);
-  EXPECT_EQ(mc->stats.cuts, 0);
-  EXPECT_GT(mc->stats.newton_iterations, 0);
-  EXPECT_EQ(mc->results.statistics.preconditioner.rfind("cpr(true-impes; ", 0), 0u)
-      << mc->results.statistics.preconditioner;
+  const auto check = [](const std::optional<::Run>& r, const char* what) {
+    ASSERT_TRUE(r) << what;
+    print(what, *r);
+    check_records(*r);
+    EXPECT_EQ(r->stats.cuts, 0) << what;
+    EXPECT_GT(r->stats.newton_iterations, 0) << what;
+    EXPECT_EQ(r->results.statistics.preconditioner.rfind("cpr(true-impes; ", 0), 0u)
+        << r->results.statistics.preconditioner;
+  };
+  check(run(with(cpr)), "oil_water, fgmres + cpr(true-impes)");
+  check(run(with({"schedule.end_time=10", "schedule.report_interval=10"}, cpr), nullptr, "multicomponent_8.toml"),
+        "multicomponent (nc 8), fgmres + cpr(true-impes)");
 }
 
 // The iteration-count time-step controller (solver.newton.target_iterations): the factor rule, and
