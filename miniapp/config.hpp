@@ -33,6 +33,10 @@ struct NewtonConfig {
   // > 0: after a successful step with k Newton iterations, dt *= target_iterations / k, within
   // [cut_factor, growth_factor] (an iteration-count time-step controller); 0: always growth_factor.
   int target_iterations = 0;
+  // true: a Newton solve is abandoned (and the step cut) as soon as the decrease of its MB norm
+  // predicts more than 2 x max_iterations iterations (see predict_newton_iterations); false: every
+  // failing attempt runs all max_iterations iterations.
+  bool predict_failure = false;
 };
 
 // How the relative tolerance of each Newton step's linear solve is chosen (miniapp/forcing.hpp).

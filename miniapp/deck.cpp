@@ -425,7 +425,7 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   s.only({"newton", "linear"});
   Section n = s.sub("newton", false);
   n.only({"max_iterations", "tol_cnv", "tol_mb", "max_dsw", "max_dx", "max_dp_rel", "cut_factor", "growth_factor",
-          "target_iterations"});
+          "target_iterations", "predict_failure"});
   newton.max_iterations = n.integer("max_iterations", 12, at_least(1));
   newton.tol_cnv = n.number("tol_cnv", 1e-3, above(0));
   newton.tol_mb = n.number("tol_mb", 1e-7, above(0));
@@ -436,6 +436,7 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   newton.cut_factor = n.number("cut_factor", 0.5, between(0, 1, true, true));
   newton.growth_factor = n.number("growth_factor", 2.0, at_least(1));
   newton.target_iterations = n.integer("target_iterations", 0, at_least(0));
+  newton.predict_failure = n.flag("predict_failure", false);
 
   Section l = s.sub("linear", false);
   l.only({"method", "tolerance", "tolerance_reference", "forcing", "eta_min", "eta_max", "eta_initial",

@@ -78,6 +78,7 @@ class NewtonSolver {
     const auto& nc = cfg_.newton;
     NewtonResult res;
     forcing_.begin_step();
+    mb_history_.clear();
     for (int it = 0;; ++it) {
       auto t0 = Clock::now();
       model_.assemble(x, x0, dt, R_, J_);
@@ -92,6 +93,16 @@ class NewtonSolver {
       if (it == nc.max_iterations)
         return fail(res, fmt::format("no convergence in {} Newton iterations (CNV {:.2e}, MB {:.2e})",
                                      nc.max_iterations, res.norms.max_cnv(), res.norms.max_mb()));
+      mb_history_.push_back(res.norms.max_mb());
+      if (nc.predict_failure) {
+        const double predicted = predict_newton_iterations(nc, mb_history_);
+        if (predicted > 2.0 * nc.max_iterations)
+          return fail(res, fmt::format("abandoned after {} Newton iterations: MB {:.2e} -> {:.2e} -> {:.2e} predicts {} "
+                                       "iterations (more than 2 x max_iterations = {}; CNV {:.2e})",
+                                       it, mb_history_[std::size_t(it) - 2], mb_history_[std::size_t(it) - 1],
+                                       res.norms.max_mb(), std::ceil(predicted), 2 * nc.max_iterations,
+                                       res.norms.max_cnv()));
+      }
       t0 = Clock::now();
       if (true_impes_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
       const SetupStatus setup = precond_->setup(J_);
@@ -159,6 +170,7 @@ class NewtonSolver {
   bool true_impes_ = false;
   Vector accumulation_;  // true-IMPES CPR only: the model's accumulation blocks (bs^2 per cell)
   ForcingSequence forcing_;
+  std::vector<double> mb_history_;  // max MB norm before each update of the current solve
   Log trace_;
 };
 
@@ -188,6 +200,19 @@ double time_step_growth(const NewtonConfig& nc, int newton_iterations)
   if (nc.target_iterations <= 0 || newton_iterations <= 0) return nc.growth_factor;
   const double f = double(nc.target_iterations) / double(newton_iterations);
   return std::clamp(f, nc.cut_factor, nc.growth_factor);
+}
+
+double predict_newton_iterations(const NewtonConfig& nc, const std::vector<double>& mb)
+{
+  constexpr std::size_t min_iterations = 4;  // updates applied before the first prediction
+  const std::size_t k = mb.empty() ? 0 : mb.size() - 1;
+  if (k < min_iterations || !(mb[k] > nc.tol_mb) || !std::isfinite(mb[k - 2])) return 0.0;
+  // Only a steady decrease is extrapolated: the slow linear phase of a Newton solve held back by
+  // its update chops (a saturation front that moves a few cells per iteration). A norm that rises
+  // on the way is the usual non-monotone start of a converging solve and predicts nothing.
+  if (!(mb[k] < mb[k - 1] && mb[k - 1] < mb[k - 2])) return 0.0;
+  const double rho = std::sqrt(mb[k] / mb[k - 2]);
+  return double(k) + std::log(nc.tol_mb / mb[k]) / std::log(rho);
 }
 
 RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,

@@ -40,6 +40,15 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
 // Newton iteration grows by growth_factor.
 double time_step_growth(const NewtonConfig& nc, int newton_iterations);
 
+// Newton iterations a solve is predicted to need from its MB norms so far (mb[k] = the largest
+// phase/component MB norm before update k, k = 0..it): with k = it >= 4, mb[k] > tol_mb and a
+// steady decrease mb[k] < mb[k-1] < mb[k-2], the contraction rho = sqrt(mb[k] / mb[k-2])
+// extrapolated linearly, k + log(tol_mb / mb[k]) / log(rho); 0 when there is nothing to predict
+// (too few iterations, MB met, or a norm that rose: the usual non-monotone start of a converging
+// solve). Newton converges faster than this once in its quadratic basin, so the prediction is
+// pessimistic; with nc.predict_failure a solve is abandoned when it exceeds 2 x max_iterations.
+double predict_newton_iterations(const NewtonConfig& nc, const std::vector<double>& mb);
+
 // Writes A (host copy) to `path` atomically: group /jacobian with attributes block_size,
 // block_rows and datasets row_ptr, col_ind, values (row-major blocks).
 void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A);

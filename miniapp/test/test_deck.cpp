@@ -342,6 +342,7 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_EQ(c.newton.max_dsw, 0.2);
   EXPECT_EQ(c.newton.cut_factor, 0.5);
   EXPECT_EQ(c.newton.target_iterations, 0);  // the iteration-count controller is off by default
+  EXPECT_FALSE(c.newton.predict_failure);     // so is the failure prediction
   EXPECT_EQ(c.linear.krylov.method, KrylovMethod::bicgstab);
   EXPECT_EQ(c.linear.krylov.rel_tol, 1e-4);
   EXPECT_EQ(c.linear.krylov.max_iterations, 500);
@@ -491,6 +492,7 @@ TEST_F(DeckTest, Overrides)
                                                   "solver.newton.cut_factor=0.25",  // creates tables
                                                   "rock.porosity=[0.25, 0.35]",     // array value
                                                   "solver.newton.target_iterations=7",
+                                                  "solver.newton.predict_failure=true",
                                               });
   EXPECT_DOUBLE_EQ(ow(c).initial.pressure, 250e5);
   EXPECT_EQ(c.linear.krylov.method, KrylovMethod::gmres);
@@ -501,6 +503,8 @@ TEST_F(DeckTest, Overrides)
   EXPECT_EQ(c.newton.cut_factor, 0.25);
   EXPECT_EQ(c.rock.porosity[0], 0.25);
   EXPECT_EQ(c.newton.target_iterations, 7);
+  EXPECT_TRUE(c.newton.predict_failure);
+  EXPECT_NE(error_of(kDeck, {"solver.newton.predict_failure=1"}).find("predict_failure"), std::string::npos);
   EXPECT_NE(error_of(kDeck, {"solver.newton.target_iterations=-1"}).find("target_iterations"), std::string::npos);
   EXPECT_NE(error_of(kDeck, {"solver.newton.target_iterations=2.5"}).find("target_iterations"), std::string::npos);
   EXPECT_EQ(c.deck_text, kDeck);  // the verbatim deck; the overrides are in resolved_toml

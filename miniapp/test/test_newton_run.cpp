@@ -300,3 +300,54 @@ TEST(NewtonRun, IterationCountTimeStepController)
   EXPECT_GE(checked, 2);
   std::printf("%d steps checked against the controller, %d of them shorter than the one before\n", checked, shrunk);
 }
+
+// Failure prediction (solver.newton.predict_failure): the extrapolation rule, and on the shipped
+// 60x60x20 deck's tiny-cell variant (1.5 m cells beside a 100 m3/d injector, where the first
+// step's saturation front moves a few cells per Newton iteration) the hopeless first attempts are
+// abandoned after a few iterations instead of max_iterations, and the run still ends converged.
+TEST(NewtonRun, FailurePrediction)
+{
+  NewtonConfig nc;
+  nc.tol_mb = 1e-7;
+  std::vector<double> mb;
+  for (int k = 0; k <= 6; ++k) mb.push_back(1e-3 * std::pow(0.5, k));
+  const auto first = [&](std::size_t n) { return std::vector<double>(mb.begin(), mb.begin() + std::ptrdiff_t(n)); };
+  EXPECT_EQ(predict_newton_iterations(nc, first(4)), 0.0);  // fewer than 4 updates: no prediction
+  // after 4 updates: 4 + log(1e-7 / 6.25e-5) / log(0.5)
+  EXPECT_NEAR(predict_newton_iterations(nc, first(5)), 4.0 + std::log2(6.25e-5 / 1e-7), 1e-12);
+  EXPECT_NEAR(predict_newton_iterations(nc, first(7)), 4.0 + std::log2(6.25e-5 / 1e-7), 1e-12);  // same line
+  auto rising = first(6);
+  rising[4] = rising[3] * 1.5;  // a norm that rose: nothing to extrapolate
+  EXPECT_EQ(predict_newton_iterations(nc, rising), 0.0);
+  auto met = first(6);
+  met[5] = 0.5e-7;  // MB already met
+  EXPECT_EQ(predict_newton_iterations(nc, met), 0.0);
+  std::vector<double> slow{1.0, 0.99, 0.98, 0.97, 0.96};  // a steady crawl: hundreds of iterations
+  EXPECT_GT(predict_newton_iterations(nc, slow), 24.0 * 10);
+
+  const std::vector<std::string> tiny = {"grid.nx=16",          "grid.ny=16",       "grid.nz=6",
+                                         "grid.dx=1.5",         "grid.dy=1.5",      "grid.dz=0.8",
+                                         "wells.PROD.i=16",     "wells.PROD.j=16",  "schedule.end_time=1",
+                                         "schedule.report_interval=1"};
+  const auto first_attempt_iterations = [](const auto& r) {
+    int n = 0;
+    for (std::size_t i = 0; i < r.results.newton_step.size(); ++i)
+      n += r.results.newton_step[i] == 1 && r.results.newton_attempt[i] == 0;
+    return n;
+  };
+  const auto off = run(tiny, nullptr, "quarter_five_spot_60x60x20.toml");
+  const auto on = run(with({"solver.newton.predict_failure=true"}, tiny), nullptr, "quarter_five_spot_60x60x20.toml");
+  ASSERT_TRUE(off && on);
+  check_records(*off);
+  check_records(*on);
+  print("predict_failure off", *off);
+  print("predict_failure on", *on);
+  ASSERT_GE(off->results.statistics.cuts, 1);
+  EXPECT_EQ(first_attempt_iterations(*off), off->cfg.newton.max_iterations);  // ran to the end and failed
+  EXPECT_GE(on->results.statistics.cuts, 1);
+  EXPECT_GE(first_attempt_iterations(*on), 4);
+  EXPECT_LT(first_attempt_iterations(*on), on->cfg.newton.max_iterations);  // abandoned early
+  EXPECT_LT(on->results.statistics.newton_iterations, off->results.statistics.newton_iterations);
+  ASSERT_FALSE(on->results.step_time.empty());
+  EXPECT_NEAR(on->results.step_time.back(), 1.0, 1e-9);  // reached the end (day)
+}
