@@ -335,7 +335,8 @@ TEST(NewtonRun, FailurePrediction)
       n += r.results.newton_step[i] == 1 && r.results.newton_attempt[i] == 0;
     return n;
   };
-  const auto off = run(tiny, nullptr, "quarter_five_spot_60x60x20.toml");
+  // The deck turns the prediction on: "off" sets it false explicitly.
+  const auto off = run(with({"solver.newton.predict_failure=false"}, tiny), nullptr, "quarter_five_spot_60x60x20.toml");
   const auto on = run(with({"solver.newton.predict_failure=true"}, tiny), nullptr, "quarter_five_spot_60x60x20.toml");
   ASSERT_TRUE(off && on);
   check_records(*off);
