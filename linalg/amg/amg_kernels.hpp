@@ -181,5 +181,10 @@ void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const do
 // r = b - A x.
 void residual(const CsrRef& A, const double* b, const double* x, double* r);
 
+// One Jacobi sweep from zero and its residual: x = dinv .* b, then r = b - A x (a V-cycle level's
+// pre-smoothing with one sweep; the CUDA twin forms x_j = dinv_j b_j inside the residual's row sums
+// instead of reading x back, one pass instead of two, same x bits). x and r must not alias b.
+void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
+
 }  // namespace cpu
 }  // namespace blockres::amg

@@ -374,18 +374,19 @@ __global__ void densify_kernel(index_t n, const index_t* rp, const index_t* ci, 
 
 // ---------------------------------------------------------------- cycle kernels
 
-enum RowMode { spmv_mode, jacobi_mode, residual_mode };
+enum RowMode { spmv_mode, jacobi_mode, residual_mode, zero_residual_mode };
 
 // One group of G lanes per row: s = sum_j a_ij x_j, then
-//   spmv:     y = alpha s + beta y (beta == 0: y not read)
-//   jacobi:   y = x + dinv (b - s)
-//   residual: y = b - s
+//   spmv:          y = alpha s + beta y (beta == 0: y not read)
+//   jacobi:        y = x + dinv (b - s)
+//   residual:      y = b - s
+//   zero_residual: x_j = dinv_j b_j in the sum (x is not read), y = b - s and x_out = dinv .* b
 template <int G, int Mode>
 __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t* __restrict__ rp,
                                                        const index_t* __restrict__ ci, const double* __restrict__ v,
                                                        const double* __restrict__ x, double alpha, double beta,
                                                        const double* __restrict__ b, const double* __restrict__ dinv,
-                                                       double* __restrict__ y)
+                                                       double* __restrict__ y, double* __restrict__ x_out)
 {
   const size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x;
   const index_t row = static_cast<index_t>(t / G);
@@ -394,14 +395,25 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t*
   double s = 0.0;
   if (valid) {
     const index_t end = rp[row + 1];
-    for (index_t p = rp[row] + lane; p < end; p += G) s += v[p] * x[ci[p]];
+    if (Mode == zero_residual_mode) {
+      for (index_t p = rp[row] + lane; p < end; p += G) {
+        const index_t c = ci[p];
+        s += v[p] * (dinv[c] * b[c]);
+      }
+    } else {
+      for (index_t p = rp[row] + lane; p < end; p += G) s += v[p] * x[ci[p]];
+    }
   }
 #pragma unroll
   for (int off = G / 2; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off, G);
   if (!valid || lane != 0) return;
   if (Mode == spmv_mode) y[row] = beta == 0.0 ? alpha * s : alpha * s + beta * y[row];
   else if (Mode == jacobi_mode) y[row] = x[row] + dinv[row] * (b[row] - s);
-  else y[row] = b[row] - s;
+  else if (Mode == residual_mode) y[row] = b[row] - s;
+  else {
+    y[row] = b[row] - s;
+    x_out[row] = dinv[row] * b[row];
+  }
 }
 
 __global__ void scale_kernel(index_t n, const double* dinv, const double* b, double* x)
@@ -409,24 +421,38 @@ __global__ void scale_kernel(index_t n, const double* dinv, const double* b, dou
   for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] = dinv[i] * b[i];
 }
 
+size64_t resident_threads()  // device_resident_threads, read once
+{
+  static const size64_t threads = [] {
+    int dev = 0, sms = 0, per_sm = 0;
+    BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+    return size64_t(sms) * size64_t(per_sm);
+  }();
+  return threads;
+}
+
 template <int Mode>
 void csr_rows(stream_t s, const CsrRef& A, const double* x, double alpha, double beta, const double* b,
-              const double* dinv, double* y)
+              const double* dinv, double* y, double* x_out = nullptr)
 {
   const index_t n = A.nrows;
   if (n == 0) return;
-  const double mean = A.nnz() > 0 ? double(A.nnz()) / n : 1.0;
   auto launch = [&](auto g) {
     constexpr int G = decltype(g)::value;
     const size64_t threads = size64_t(n) * G;
     const unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
-    csr_rows_kernel<G, Mode><<<blocks, 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, x, alpha, beta, b, dinv, y);
+    csr_rows_kernel<G, Mode><<<blocks, 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, x, alpha, beta, b, dinv, y,
+                                                    x_out);
   };
-  // Lane groups of 2 or 4 per row: on the H200 (Poisson 8M rows, every level) 4 lanes gave a
-  // V-cycle of 6.9 SpMV-equivalents, 8 lanes for rows of <= 8 entries and 32 for longer ones 8.2,
-  // 16 lanes 13.1 (more rows in flight per warp beat fewer idle lanes).
-  if (mean <= 2.5) launch(std::integral_constant<int, 2>{});
-  else launch(std::integral_constant<int, 4>{});
+  switch (cycle_lane_group(n, A.nnz(), resident_threads())) {
+    case 2: launch(std::integral_constant<int, 2>{}); break;
+    case 4: launch(std::integral_constant<int, 4>{}); break;
+    case 8: launch(std::integral_constant<int, 8>{}); break;
+    case 16: launch(std::integral_constant<int, 16>{}); break;
+    default: launch(std::integral_constant<int, 32>{}); break;
+  }
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
@@ -718,6 +744,26 @@ void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double*
 void residual(stream_t s, const CsrRef& A, const double* b, const double* x, double* r)
 {
   csr_rows<residual_mode>(s, A, x, 0.0, 0.0, b, nullptr, r);
+}
+
+void smooth_zero_residual(stream_t s, const CsrRef& A, const double* dinv, const double* b, double* x, double* r)
+{
+  csr_rows<zero_residual_mode>(s, A, nullptr, 0.0, 0.0, b, dinv, r, x);
+}
+
+size64_t device_resident_threads() { return resident_threads(); }
+
+int cycle_lane_group(index_t nrows, size64_t nnz, size64_t resident_threads)
+{
+  // 2 or 4 lanes on the large levels: on the H200 (Poisson 8M rows, every level) 4 lanes gave a
+  // V-cycle of 6.9 SpMV-equivalents, 8 lanes for rows of <= 8 entries and 32 for longer ones 8.2,
+  // 16 lanes 13.1 (more rows in flight per warp beat fewer idle lanes). A coarse level of a few
+  // thousand rows of ~100 entries leaves most of the device idle with 4 lanes and each group
+  // walking its long row serially: there more lanes per row are free parallelism.
+  const double mean = nrows > 0 && nnz > 0 ? double(nnz) / double(nrows) : 1.0;
+  int g = mean <= 2.5 ? 2 : 4;
+  while (g < 32 && double(g) < mean && size64_t(nrows) * size64_t(g) < resident_threads) g *= 2;
+  return g;
 }
 
 }  // namespace blockres::amg::cuda

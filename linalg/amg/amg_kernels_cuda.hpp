@@ -75,5 +75,14 @@ bool equal2(stream_t s, const index_t* a1, const index_t* b1, size64_t n1, const
 void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double beta, double* y);
 void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);
 void residual(stream_t s, const CsrRef& A, const double* b, const double* x, double* r);
+void smooth_zero_residual(stream_t s, const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
+
+// Lanes per row of the cycle kernels above (2, 4, 8, 16 or 32) for a matrix of nrows rows and nnz
+// entries on a device that keeps resident_threads threads in flight: 2 for rows of <= 2.5 entries,
+// else 4, doubled while the rows hold more entries than lanes and nrows x lanes threads would not
+// fill the device (the coarse levels: a few thousand rows of ~100 entries).
+int cycle_lane_group(index_t nrows, size64_t nnz, size64_t resident_threads);
+// Threads the current device keeps in flight (SMs x resident threads per SM).
+size64_t device_resident_threads();
 
 }  // namespace blockres::amg::cuda

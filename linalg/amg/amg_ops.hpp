@@ -56,6 +56,8 @@ class Ops {
   virtual void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) = 0;
   virtual void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) = 0;
   virtual void residual(const CsrRef& A, const double* b, const double* x, double* r) = 0;
+  // jacobi_sweep from zero, then residual (one pass on CUDA; see cpu::smooth_zero_residual).
+  virtual void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) = 0;
 
   // Work recorded once and replayed as one launch (CUDA graphs), one recording per slot:
   //   cycle    the V-cycle: the first apply after a setup records the cycle's launches

@@ -164,6 +164,10 @@ class CpuOps final : public Ops {
     cpu::jacobi_sweep(A, dinv, b, x_in, x_out);
   }
   void residual(const CsrRef& A, const double* b, const double* x, double* r) override { cpu::residual(A, b, x, r); }
+  void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) override
+  {
+    cpu::smooth_zero_residual(A, dinv, b, x, r);
+  }
 
  private:
   ExecPtr e_;

@@ -401,6 +401,10 @@ class CudaOps final : public Ops {
   {
     cuda::residual(s_, A, b, x, r);
   }
+  void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) override
+  {
+    cuda::smooth_zero_residual(s_, A, dinv, b, x, r);
+  }
 
  private:
   ExecPtr e_;

@@ -413,11 +413,14 @@ void AmgPreconditioner::cycle(int l) const
     smooth(std::max(2, opt_.pre_sweeps + opt_.post_sweeps), true);
     return;
   }
-  if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, true);
-  else fill(L.x, 0.0);
-
+  if (opt_.pre_sweeps == 1) {  // the default: the sweep from zero and the residual in one pass
+    ops_->smooth_zero_residual(A, L.dinv.data(), L.b.data(), L.x.data(), L.r.data());
+  } else {
+    if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, true);
+    else fill(L.x, 0.0);
+    ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
+  }
   const Level& C = levels_[static_cast<std::size_t>(l) + 1];
-  ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
   ops_->spmv(L.R.ref(), 1.0, L.r.data(), 0.0, C.b.data());
   cycle(l + 1);
   ops_->spmv(L.P.ref(), 1.0, C.x.data(), 1.0, L.x.data());

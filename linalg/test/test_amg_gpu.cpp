@@ -3,6 +3,7 @@
 // transposes, Galerkin products, Jacobi scalings, cycle kernels, coarse LU), whole hierarchies and
 // V-cycles, numeric re-setup, AMG-CG iteration counts, and CPR with an AMG pressure stage.
 #include "linalg/amg/amg.hpp"
+#include "linalg/amg/amg_kernels_cuda.hpp"
 #include "linalg/amg/amg_ops.hpp"
 #include "linalg/cpr_preconditioner.hpp"
 #include "linalg/krylov.hpp"
@@ -341,6 +342,91 @@ void expect_cycles_agree(const Built& b, double rel)
 }
 
 }  // namespace
+
+// The cycle kernels with every lane group per row (2..32; chosen from the rows' mean length and
+// how many rows fill the device): matrices shaped to select each one on this device, every
+// operation against the CPU twin with poisoned outputs, including the fused sweep-from-zero and
+// residual (x must be dinv .* b bit for bit, r within rounding of the CPU's r = b - A x).
+TEST(AmgGpu, CycleKernelsEveryLaneGroup)
+{
+  constexpr size64_t h200 = 132 * 2048;
+  EXPECT_EQ(amg::cuda::cycle_lane_group(1000000, 6940000, h200), 4);  // Poisson 1M: level 0
+  EXPECT_EQ(amg::cuda::cycle_lane_group(90185, 3020151, h200), 4);    // level 1
+  EXPECT_EQ(amg::cuda::cycle_lane_group(4768, 468466, h200), 32);     // level 2
+  EXPECT_EQ(amg::cuda::cycle_lane_group(234, 25644, h200), 32);       // level 3
+  EXPECT_EQ(amg::cuda::cycle_lane_group(18, 324, h200), 16);          // 18 entries a row
+  EXPECT_EQ(amg::cuda::cycle_lane_group(5000, 10000, h200), 2);       // <= 2.5 entries a row
+  EXPECT_EQ(amg::cuda::cycle_lane_group(0, 0, h200), 2);
+
+  auto cpu = amg::Ops::create(backends().cpu), gpu = amg::Ops::create(backends().gpu);
+  const size64_t R = amg::cuda::device_resident_threads();
+  ASSERT_GT(R, 1000u);
+  struct Shape {
+    int lanes;
+    index_t n;
+    int lo, hi;  // row lengths
+  };
+  const std::vector<Shape> shapes = {{2, 999, 1, 3},
+                                     {4, index_t(R / 3) + 7, 3, 9},
+                                     {8, index_t(R / 6) + 1, 10, 30},
+                                     {16, index_t(R / 12) + 3, 20, 60},
+                                     {32, index_t(R / 50) + 5, 50, 150}};
+  std::mt19937_64 g(20261126);
+  for (const auto& sh : shapes) {
+    amg::Csr A;
+    A.nrows = A.ncols = sh.n;
+    A.row_ptr.push_back(0);
+    std::uniform_int_distribution<int> len(sh.lo, sh.hi);
+    std::uniform_int_distribution<index_t> col(0, sh.n - 1);
+    std::uniform_real_distribution<double> val(-1.0, 1.0);
+    for (index_t i = 0; i < sh.n; ++i) {
+      const int k = len(g);
+      for (int e = 0; e < k; ++e) {
+        A.col_ind.push_back(e == 0 ? i : col(g));
+        A.values.push_back(e == 0 ? 4.0 + val(g) : val(g));
+      }
+      A.row_ptr.push_back(static_cast<index_t>(A.col_ind.size()));
+    }
+    ASSERT_EQ(amg::cuda::cycle_lane_group(A.nrows, A.values.size(), R), sh.lanes) << "shape of " << sh.lanes;
+    const amg::Matrix Mc = upload(backends().cpu, A), Mg = upload(backends().gpu, A);
+    const index_t m = sh.n;
+    const auto x = test::random_vector(m), b = test::random_vector(m), d = test::random_vector(m, 0.1, 0.3);
+    Array<double> xc = to_executor(backends().cpu, x), bc = to_executor(backends().cpu, b),
+                  dc = to_executor(backends().cpu, d);
+    Array<double> xg = to_executor(backends().gpu, x), bg = to_executor(backends().gpu, b),
+                  dg = to_executor(backends().gpu, d);
+    Array<double> yc(backends().cpu, m), yg(backends().gpu, m), zc(backends().cpu, m), zg(backends().gpu, m);
+    const std::string what = fmt::format("{} lanes, {} rows", sh.lanes, m);
+    auto check = [&](const char* op, const Array<double>& c, const Array<double>& gg, double tol) {
+      const auto hc = c.to_host(), hg = gg.to_host();
+      for (index_t i = 0; i < m; ++i)
+        ASSERT_NEAR(hc[i], hg[i], tol * (1.0 + std::abs(hc[i]))) << what << " " << op << " row " << i;
+    };
+    auto poison = [&] {
+      for (auto* a : {&yc, &yg, &zc, &zg}) fill(*a, nan_value);
+    };
+    poison();
+    cpu->spmv(Mc.ref(), 1.5, xc.data(), 0.0, yc.data());
+    gpu->spmv(Mg.ref(), 1.5, xg.data(), 0.0, yg.data());
+    check("spmv beta 0", yc, yg, 1e-12);
+    cpu->spmv(Mc.ref(), -0.5, xc.data(), 2.0, yc.data());
+    gpu->spmv(Mg.ref(), -0.5, xg.data(), 2.0, yg.data());
+    check("spmv beta 2", yc, yg, 1e-12);
+    poison();
+    cpu->residual(Mc.ref(), bc.data(), xc.data(), yc.data());
+    gpu->residual(Mg.ref(), bg.data(), xg.data(), yg.data());
+    check("residual", yc, yg, 1e-12);
+    poison();
+    cpu->jacobi_sweep(Mc.ref(), dc.data(), bc.data(), xc.data(), yc.data());
+    gpu->jacobi_sweep(Mg.ref(), dg.data(), bg.data(), xg.data(), yg.data());
+    check("jacobi sweep", yc, yg, 1e-12);
+    poison();
+    cpu->smooth_zero_residual(Mc.ref(), dc.data(), bc.data(), zc.data(), yc.data());
+    gpu->smooth_zero_residual(Mg.ref(), dg.data(), bg.data(), zg.data(), yg.data());
+    check("sweep from zero: x", zc, zg, 0.0);
+    check("sweep from zero: residual", yc, yg, 1e-12);
+  }
+}
 
 // Whole hierarchies (aggregates, operators, transfers) and V-cycles of both backends, for every
 // aggregation, interpolation and smoother, on random matrices of odd sizes and a heterogeneous
