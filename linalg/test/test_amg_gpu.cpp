@@ -354,7 +354,8 @@ TEST(AmgGpu, CycleKernelsEveryLaneGroup)
   EXPECT_EQ(amg::cuda::cycle_lane_group(90185, 3020151, h200), 4);    // level 1
   EXPECT_EQ(amg::cuda::cycle_lane_group(4768, 468466, h200), 32);     // level 2
   EXPECT_EQ(amg::cuda::cycle_lane_group(234, 25644, h200), 32);       // level 3
-  EXPECT_EQ(amg::cuda::cycle_lane_group(18, 324, h200), 16);          // 18 entries a row
+  EXPECT_EQ(amg::cuda::cycle_lane_group(18, 324, h200), 32);          // 18 entries a row: > 16 lanes
+  EXPECT_EQ(amg::cuda::cycle_lane_group(20000, 300000, h200), 16);    // 15 a row
   EXPECT_EQ(amg::cuda::cycle_lane_group(5000, 10000, h200), 2);       // <= 2.5 entries a row
   EXPECT_EQ(amg::cuda::cycle_lane_group(0, 0, h200), 2);
 
@@ -366,7 +367,7 @@ TEST(AmgGpu, CycleKernelsEveryLaneGroup)
     index_t n;
     int lo, hi;  // row lengths
   };
-  const std::vector<Shape> shapes = {{2, 999, 1, 3},
+  const std::vector<Shape> shapes = {{2, 999, 1, 2},
                                      {4, index_t(R / 3) + 7, 3, 9},
                                      {8, index_t(R / 6) + 1, 10, 30},
                                      {16, index_t(R / 12) + 3, 20, 60},
