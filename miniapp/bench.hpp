@@ -19,6 +19,7 @@ struct BsrmvBenchOptions {
   int warmup = 5;
   std::vector<std::string> jacobians;  // HDF5 files written by `blockres run --write-jacobian`
   bool tune = false;                   // search every compiled configuration per block size
+  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
   std::string json_path = "bench_bsrmv.json";
   std::string command_line;
 };
@@ -39,6 +40,7 @@ struct BatchedBenchOptions {
   // Which sections run (`--only kernels` / `--only block-jacobi`; default both).
   bool kernels_section = true;
   bool block_jacobi_section = true;
+  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
   std::string json_path = "bench_batched.json";
   std::string command_line;
 };
@@ -64,6 +66,7 @@ struct IsaiBenchOptions {
   bool solve_section = true;
   int reps = 10;
   int warmup = 3;
+  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
   std::string json_path = "bench_isai.json";
   std::string command_line;
 };
@@ -92,6 +95,7 @@ struct SolverBenchOptions {
   bool solve_section = true;
   int reps = 5;
   int warmup = 1;
+  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
   std::string json_path = "bench_solver.json";
   std::string command_line;
 };
@@ -142,6 +146,7 @@ struct AmgBenchOptions {
   long long hypre_max_rows = 1100000;   // hypre (serial, CPU) only on matrices up to this many rows
   std::uint64_t seed = 1;
   double copy_mb = 1024;  // each of the two buffers of the copy-bandwidth measurement
+  bool strict = false;    // a missed issue-16 target fails the run (exit code 1)
   std::string json_path = "bench_amg.json";
   std::string command_line;
 };

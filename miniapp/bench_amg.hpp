@@ -9,13 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "miniapp/bench_timing.hpp"
+
 namespace blockres::amgbench {
 
-constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-struct Timing {
-  double median_ms = nan_v, min_ms = nan_v, max_ms = nan_v;
-};
+using bench::nan_v;
+using bench::Timing;
 
 // One Krylov solve of A x = b from x = 0 (CG when A is symmetric, else GMRES(30)).
 struct SolveResult {
@@ -132,5 +131,8 @@ double numeric_setup_bytes(const std::vector<LevelSizes>& levels);
 // The whole benchmark (bench_amg.cpp): runs every matrix, logs, writes the JSON report to o.json_path
 // (rewritten after every matrix with "complete": false until the end) and returns the results.
 AmgBenchReport run_amg_bench_report(const AmgBenchOptions& o, const std::function<void(const std::string&)>& log);
+// The run's exit code: 1 when a check failed, or when strict and an issue-16 target evaluated on the
+// report's Poisson rows was missed (V-cycle, numeric re-setup, CG iteration growth); else 0.
+int amg_bench_exit_code(const AmgBenchReport& rep, bool strict);
 
 }  // namespace blockres::amgbench

@@ -148,15 +148,5 @@ void write_timing(JsonWriter& j, std::string_view key, const Timing& t)
   j.begin_object(key).value("median_ms", t.median_ms).value("min_ms", t.min_ms).value("max_ms", t.max_ms).end_object();
 }
 
-void write_file_atomically(const std::string& path, const std::string& text)
-{
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << text << '\n';
-    if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
-  }
-  std::filesystem::rename(tmp, path);
-}
 
 }  // namespace blockres::benchutil

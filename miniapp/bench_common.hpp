@@ -9,7 +9,9 @@
 #include "linalg/executor.hpp"
 #include "linalg/krylov.hpp"
 #include "miniapp/bench.hpp"
+#include "miniapp/bench_timing.hpp"
 #include "miniapp/json.hpp"
+#include "miniapp/report.hpp"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -38,46 +40,69 @@ namespace blockres::benchutil {
   } while (0)
 
 
-constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+using bench::nan_v;
 
-struct Timing {
-  double median_ms = nan_v, min_ms = nan_v, max_ms = nan_v;
+using bench::Timing;
+
+// CUDA events on a stream: the bracketed work's device time.
+class EventClock {
+ public:
+  explicit EventClock(cudaStream_t s) : s_(s)
+  {
+    BLOCKRES_CUDA_CHECK(cudaEventCreate(&a_));
+    BLOCKRES_CUDA_CHECK(cudaEventCreate(&b_));
+  }
+  ~EventClock()
+  {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  EventClock(const EventClock&) = delete;
+  EventClock& operator=(const EventClock&) = delete;
+  void start() { BLOCKRES_CUDA_CHECK(cudaEventRecord(a_, s_)); }
+  double stop()
+  {
+    BLOCKRES_CUDA_CHECK(cudaEventRecord(b_, s_));
+    BLOCKRES_CUDA_CHECK(cudaEventSynchronize(b_));
+    float t = 0;
+    BLOCKRES_CUDA_CHECK(cudaEventElapsedTime(&t, a_, b_));
+    return t;
+  }
+
+ private:
+  cudaStream_t s_;
+  cudaEvent_t a_ = nullptr, b_ = nullptr;
 };
 
-// `warmup` untimed calls of prepare(); launch(), then `reps` timed ones: prepare() is enqueued on
-// `s` before the start event and is not timed, launch() is bracketed by two events on `s`.
-// Median (element reps/2 of the sorted times), minimum and maximum in ms.
+// bench::time_reps on a stream (see miniapp/bench_timing.hpp): prepare() is enqueued on `s` before
+// the start event and is not timed; poison() runs before the last timed repetition, so what the
+// caller checks afterwards is that repetition's output.
+template <class F, class P, class Q>
+Timing time_on_stream(cudaStream_t s, int warmup, int reps, F&& launch, P&& prepare, Q&& poison)
+{
+  EventClock clock(s);
+  return bench::time_reps(clock, warmup, reps, std::forward<F>(launch), std::forward<P>(prepare),
+                          std::forward<Q>(poison));
+}
+
+// Without a poison: for what is not checked afterwards, or whose inputs prepare() restores.
 template <class F, class P>
 Timing time_on_stream(cudaStream_t s, int warmup, int reps, F&& launch, P&& prepare)
 {
-  for (int i = 0; i < warmup; ++i) {
-    prepare();
-    launch();
-  }
-  cudaEvent_t a, b;
-  BLOCKRES_CUDA_CHECK(cudaEventCreate(&a));
-  BLOCKRES_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    prepare();
-    BLOCKRES_CUDA_CHECK(cudaEventRecord(a, s));
-    launch();
-    BLOCKRES_CUDA_CHECK(cudaEventRecord(b, s));
-    BLOCKRES_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    BLOCKRES_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
+  return time_on_stream(s, warmup, reps, std::forward<F>(launch), std::forward<P>(prepare), [] {});
 }
 
 template <class F>
 Timing time_on_stream(cudaStream_t s, int warmup, int reps, F&& launch)
 {
-  return time_on_stream(s, warmup, reps, std::forward<F>(launch), [] {});
+  return time_on_stream(s, warmup, reps, std::forward<F>(launch), [] {}, [] {});
+}
+
+// The checked form: poison() before the last timed repetition, nothing to prepare.
+template <class F, class Q>
+Timing time_checked(cudaStream_t s, int warmup, int reps, F&& launch, Q&& poison)
+{
+  return time_on_stream(s, warmup, reps, std::forward<F>(launch), [] {}, std::forward<Q>(poison));
 }
 
 // Device-to-device copy of `bytes` (cudaMemcpyAsync), bytes read + written per second in GB/s
@@ -119,9 +144,7 @@ TestMatrix read_jacobian(const std::string& path);
 // {"median_ms": ..., "min_ms": ..., "max_ms": ...} under `key`.
 void write_timing(JsonWriter& j, std::string_view key, const Timing& t);
 
-// Writes text + '\n' to path + ".tmp" and renames it to path, so the report appears complete or
-// not at all. Throws std::runtime_error when the file cannot be written.
-void write_file_atomically(const std::string& path, const std::string& text);
+using blockres::write_file_atomically;  // miniapp/report.hpp
 
 using Log = std::function<void(const std::string&)>;
 

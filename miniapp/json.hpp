@@ -28,6 +28,7 @@ class JsonWriter {
   JsonWriter& value(std::string_view key, bool v) { return raw(key, v ? "true" : "false"); }
   JsonWriter& value(std::string_view key, std::string_view v) { return raw(key, quote_literal(v)); }
   JsonWriter& value(std::string_view key, const char* v) { return value(key, std::string_view(v)); }
+  JsonWriter& null(std::string_view key) { return raw(key, "null"); }
   const std::string& str() const { return out_; }
 
  private:

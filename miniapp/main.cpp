@@ -68,6 +68,7 @@ int main(int argc, char** argv)
   blockres::BsrmvBenchOptions bo;
   auto* bsrmv = bench->add_subcommand("bsrmv", "BSR SpMV against cuSPARSE on stencil, power-law and simulator matrices");
   bsrmv->add_option("--json", bo.json_path, "report file (JSON)")->capture_default_str();
+  bsrmv->add_flag("--strict", bo.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   bsrmv->add_option("--bs", bo.block_sizes, "block sizes (1..64)")->delimiter(',')->check(CLI::Range(1, 64));
   bsrmv->add_option("--stencils", bo.stencils, "stencils: 7 and/or 27")->delimiter(',')->check(CLI::IsMember({7, 27}));
   bsrmv->add_option("--powerlaw-bs", bo.powerlaw_block_sizes, "block sizes of the power-law matrix (empty: none)")
@@ -88,6 +89,7 @@ int main(int argc, char** argv)
       "batched Gauss-Huard, Gauss-Jordan and LU against cuBLAS getrf/getrs/matinvBatched; block-Jacobi preconditioner "
       "setup, apply and BiCGSTAB iterations on simulator Jacobians");
   batched->add_option("--json", bb.json_path, "report file (JSON)")->capture_default_str();
+  batched->add_flag("--strict", bb.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   batched
       ->add_option("--sizes", bb.sizes,
                    "block sizes (1..512; Gauss-Huard, Gauss-Jordan and LU up to 32, LU only above; default 1..32, "
@@ -123,6 +125,7 @@ int main(int argc, char** argv)
       "generation, application against cuSPARSE csrilu02/bsrilu02/SpSV/bsrsv2, and GMRES/IDR(4) time to solution on "
       "7-point block stencils and simulator Jacobians");
   isai->add_option("--json", bi.json_path, "report file (JSON)")->capture_default_str();
+  isai->add_flag("--strict", bi.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   isai->add_option("--bs", bi.block_sizes, "block sizes of the 7-point stencil matrices (1..16)")
       ->delimiter(',')
       ->check(CLI::Range(1, 16));
@@ -159,6 +162,7 @@ int main(int argc, char** argv)
       "cost per iteration against the bytes it moves at the copy bandwidth, phase split, and time to solution with "
       "each preconditioner (none, jacobi, block_jacobi, ilu0, ilu0+isai(1), isai(1))");
   solver->add_option("--json", bsv.json_path, "report file (JSON)")->capture_default_str();
+  solver->add_flag("--strict", bsv.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   solver->add_option("--bs", bsv.block_sizes, "block sizes of the 7-point stencil matrices (1..32; default 1,2,4,8,16)")
       ->delimiter(',')
       ->check(CLI::Range(1, 32));
@@ -296,6 +300,7 @@ int main(int argc, char** argv)
       ->capture_default_str();
   bamg->add_option("--seed", ba.seed, "seed of the random permeabilities and vectors")->capture_default_str();
   bamg->add_option("--json", ba.json_path, "report file (JSON)")->capture_default_str();
+  bamg->add_flag("--strict", ba.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
 
   blockres::VerifyOptions vo;
   auto* verify = app.add_subcommand(

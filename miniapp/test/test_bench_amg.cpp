@@ -349,6 +349,39 @@ TEST(AmgBench, AFailedCheckFailsTheRun)
   std::filesystem::remove(o.json_path);
 }
 
+// --strict: a missed issue-16 target (here a V-cycle made 100x slower than measured) fails the run;
+// without it the miss is reported and the run passes; a failed check fails it either way.
+TEST(AmgBench, StrictTurnsAMissedTargetIntoAFailure)
+{
+  AmgBenchOptions o = small_options("strict");
+  o.sizes = {10, 12};
+  o.matrices = {"poisson"};
+  o.hypre = false;
+  AmgBenchReport rep = run_amg_bench_report(o, quiet);
+  ASSERT_EQ(rep.matrices.size(), 2u);
+  ASSERT_TRUE(rep.all_verified());
+  ASSERT_TRUE(rep.growth.evaluated);
+  // Whatever this machine measured, a V-cycle of 1000 SpMV-equivalents misses the limit of 8.
+  AmgBenchReport slow = rep;
+  slow.matrices[1].vcycle.median_ms = 1000.0 * slow.matrices[1].spmv.median_ms;
+  EXPECT_EQ(amg_bench_exit_code(slow, false), 0);
+  EXPECT_EQ(amg_bench_exit_code(slow, true), 1);
+  // So does an iteration growth past 1.5x.
+  AmgBenchReport grown = rep;
+  for (auto& m : grown.matrices) m.vcycle.median_ms = m.numeric_setup.median_ms = m.numeric_setup_kept.median_ms = 0.0;
+  grown.growth.ratio = 2.0;
+  EXPECT_EQ(amg_bench_exit_code(grown, false), 0);
+  EXPECT_EQ(amg_bench_exit_code(grown, true), 1);
+  grown.growth.ratio = 1.2;
+  EXPECT_EQ(amg_bench_exit_code(grown, true), 0);
+  // A failed check fails the run with or without --strict.
+  AmgBenchReport wrong = grown;
+  wrong.matrices[0].failures.push_back("forced");
+  ASSERT_FALSE(wrong.all_verified());
+  EXPECT_EQ(amg_bench_exit_code(wrong, false), 1);
+  std::filesystem::remove(o.json_path);
+}
+
 TEST(AmgBench, BadOptionsStopBeforeAnythingRuns)
 {
   AmgBenchOptions o = small_options("bad");
