@@ -40,6 +40,8 @@ void bicgstab_update(size64_t n, double alpha, const double* ph, double omega, c
                      const double* t, const double* rh, double* x, double* r, double* out);
 void gemv_t(size64_t n, int k, const double* V, const double* w, double* h);
 void gemv_n(size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
+// sum_i x[i]: the read-only streaming ceiling of the bench reports (every byte of x read once).
+double stream_sum(size64_t n, const double* x);
 }  // namespace cpu
 
 namespace cuda {
@@ -76,6 +78,12 @@ void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const
 // does not synchronise.
 void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace);
 void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
+// cpu::stream_sum written to `result` (device memory) without synchronising: 16-byte loads, four in
+// flight per thread, a fixed grid of stream_sum_blocks blocks whose partials (the workspace,
+// stream_sum_blocks doubles) one block adds in order, so the bits depend on n only. Meant as the
+// fastest read-only pass over memory the bench reports divide by (a "read" ceiling beside the copy).
+constexpr int stream_sum_blocks = 2048;
+void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -117,4 +117,9 @@ void gemv_n(size64_t n, int k, double a, const double* V, const double* h, doubl
   }
 }
 
+double stream_sum(size64_t n, const double* x)
+{
+  return ordered_sum<1>(n, omp_threshold, [&](size64_t i, double* acc) { acc[0] += x[i]; })[0];
+}
+
 }  // namespace blockres::kernels::cpu

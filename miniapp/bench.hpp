@@ -95,6 +95,9 @@ struct SolverBenchOptions {
   bool solve_section = true;
   int reps = 5;
   int warmup = 1;
+  // Fixed-iteration solves are repeated on the CPU backend (residual after the last iteration compared) on
+  // matrices of at most this many GB of values and indices.
+  double cpu_check_gb = 4.0;
   bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
   std::string json_path = "bench_solver.json";
   std::string command_line;

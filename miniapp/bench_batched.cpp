@@ -95,7 +95,7 @@ constexpr const char* byte_model_text =
     "factor (gh_factor, gh_factor_t, lu_factor, cublas_getrf): 16 n^2 + 4 n + 4 bytes per block (read + write the "
     "block, write n 4-byte pivots / permutation entries and the 4-byte info); solve (gh_solve, gh_solve_t, lu_solve, "
     "cublas_getrs): 8 n^2 + 4 n + 16 n (read the factors, the pivots and b, write x); invert (gje_invert, "
-    "cublas_matinv): 16 n^2 + 4 (read + write the block, write info); apply (block_diag_gemv): 8 n^2 + 16 n (read the "
+    "cublas_matinv): 16 n^2 + 4 (read + write the block, write info); apply (block_diag_gemv, cublas_gemv): 8 n^2 + 16 n (read the "
     "inverse and x, write y). cuBLAS's per-block pointer arrays (8 bytes per block and pointer) are not counted.";
 constexpr const char* flop_model_text =
     "per block: factor 2/3 n^3, solve 2 n^2, invert 2 n^3, apply 2 n^2";
@@ -105,12 +105,15 @@ constexpr const char* timing_text =
     "same stream before the start event): in-place factorisations and inversions (gh_factor, gh_factor_t, gje_invert, "
     "lu_factor, cublas_getrf) get their input restored by a device-to-device copy from an untouched copy of the batch, "
     "cublas_getrs (in place on its right-hand side) gets x <- b, and every variant is preceded by a memset of a "
-    "scrub buffer of 4x the L2 size, so each timed call starts with a cold L2.";
+    "scrub buffer of 4x the L2 size, so each timed call starts with a cold L2. Before the last timed call only, its "
+    "outputs (x, info, cuBLAS's inverses) are poisoned (NaN / -1), so the checks read that call's results.";
 constexpr const char* cublas_text =
-    "cuBLAS is column-major and gets the same bytes, i.e. the transposed blocks A^T: getrfBatched (partial "
-    "pivoting) factors A^T, getrsBatched (1 right-hand side) solves with CUBLAS_OP_T, i.e. A x = b, and "
-    "matinvBatched (n <= 32 only) inverts A^T, whose bytes are the row-major A^{-1}. The pointer arrays are built "
-    "once per block size outside the timed region.";
+    "cuBLAS is column-major. Two layouts: opT gets the same bytes, i.e. the transposed blocks A^T (getrfBatched "
+    "factors A^T, getrsBatched solves with CUBLAS_OP_T, i.e. A x = b); opN gets a column-major copy of A made outside "
+    "the timing (getrfBatched factors A, getrsBatched solves with CUBLAS_OP_N). matinvBatched (n <= 32 only) inverts "
+    "A^T, whose bytes are the row-major A^{-1}. gemvStridedBatched with CUBLAS_OP_T on the row-major inverses from "
+    "gje_invert computes y = A^{-1} b, the same product as block_diag_gemv. The pointer arrays are built once per "
+    "block size outside the timed region.";
 constexpr const char* matrix_text =
     "block b: entries uniform in [-1, 1); then in each row i the entry of column sigma_b(i), sigma_b a random "
     "permutation per block, is replaced by +-(n + 1 + |u|), u uniform in [-1, 1): each block is a row permutation of "
@@ -191,7 +194,8 @@ std::vector<std::pair<index_t, index_t>> sample_ranges(index_t count)
 struct Row {
   int n = 0;
   index_t blocks = 0;
-  std::string variant, baseline;  // baseline: the cuBLAS variant compared against ("" for cuBLAS rows)
+  std::string variant, baseline;  // baseline: the fastest verified cuBLAS row of the same operation ("" for cuBLAS rows)
+  std::string wrong_baselines;    // cuBLAS rows of the operation whose results failed their checks
   Op op = Op::factor;
   bool cublas = false;
   Timing t;
@@ -303,37 +307,42 @@ class BatchedBench {
     if (n <= kernels::batched_gh_max_size) {
       for (const auto storage : {kernels::GhStorage::standard, kernels::GhStorage::transposed}) {
         const bool tr = storage == kernels::GhStorage::transposed;
-        poison_info();
         Row& f = add(tr ? "gh_factor_t" : "gh_factor", Op::factor, false, timed([&] {
           kernels::cuda::gauss_huard_factor(s, L, work.data(), perm.data(), info.data(), storage);
-        }, refresh_work));
+        }, refresh_work, poison_info));
         check_info(f);
-        poison_x();
         Row& v = add(tr ? "gh_solve_t" : "gh_solve", Op::solve, false, timed([&] {
           kernels::cuda::gauss_huard_solve(s, L, work.data(), perm.data(), storage, b.data(), x.data());
-        }, nothing));
+        }, nothing, poison_x));
         solve_residual(v, "");
         Row& f2 = rows[rows.size() - 2];
         f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
       }
-      poison_info();
       Row& g = add("gje_invert", Op::invert, false,
-                   timed([&] { kernels::cuda::gauss_jordan_invert(s, L, work.data(), info.data()); }, refresh_work));
+                   timed([&] { kernels::cuda::gauss_jordan_invert(s, L, work.data(), info.data()); }, refresh_work,
+                         poison_info));
       check_info(g);
       inverse_residual(g);
-      poison_x();
       Row& m = add("block_diag_gemv", Op::apply, false,
-                   timed([&] { kernels::cuda::block_diag_gemv(s, L, work.data(), b.data(), x.data()); }, nothing));
+                   timed([&] { kernels::cuda::block_diag_gemv(s, L, work.data(), b.data(), x.data()); }, nothing,
+                         poison_x));
       solve_residual(m, "");
+      // The same product by cuBLAS: column-major, the row-major inverses are their transposes (OP_T).
+      const double one = 1.0, zero = 0.0;
+      Row& c = add("cublas_gemv", Op::apply, true, timed([&] {
+        BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(handle_, CUBLAS_OP_T, n, n, &one, work.data(), n,
+                                                        (long long)n * n, b.data(), 1, n, &zero, x.data(), 1, n, count));
+      }, nothing, poison_x));
+      solve_residual(c, "");
     }
     {
-      poison_info();
       add("lu_factor", Op::factor, false,
-          timed([&] { kernels::cuda::lu_factor(s, L, work.data(), perm.data(), info.data()); }, refresh_work));
+          timed([&] { kernels::cuda::lu_factor(s, L, work.data(), perm.data(), info.data()); }, refresh_work,
+                poison_info));
       check_info(rows.back());
-      poison_x();
       Row& v = add("lu_solve", Op::solve, false,
-                   timed([&] { kernels::cuda::lu_solve(s, L, work.data(), perm.data(), b.data(), x.data()); }, nothing));
+                   timed([&] { kernels::cuda::lu_solve(s, L, work.data(), perm.data(), b.data(), x.data()); }, nothing,
+                         poison_x));
       solve_residual(v, "");
       Row& f = rows[rows.size() - 2];
       f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
@@ -349,40 +358,67 @@ class BatchedBench {
       for (index_t k = 0; k < count; ++k) hq[k] = orig.data() + size64_t(k) * n * n;
       Array<const double*> orig_ptr(e_, std::span<const double* const>(hq));
 
-      poison_info();
-      Row& f = add("cublas_getrf", Op::factor, true, timed([&] {
-        BLOCKRES_CUBLAS_CHECK(cublasDgetrfBatched(handle_, n, work_ptr.data(), n, perm.data(), info.data(), count));
-      }, refresh_work));
-      check_info(f);
-      int param_info = 0;
-      Row& v = add("cublas_getrs", Op::solve, true, timed([&] {
-        BLOCKRES_CUBLAS_CHECK(cublasDgetrsBatched(handle_, CUBLAS_OP_T, n, 1, work_ptr.data(), n, perm.data(),
-                                                  x_ptr.data(), n, &param_info, count));
-      }, [&] {
-        BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(x.data(), b.data(), nx * sizeof(double), cudaMemcpyDeviceToDevice, s));
-      }));
-      if (param_info != 0)
-        throw std::runtime_error(fmt::format("cublasDgetrsBatched: invalid parameter {}", -param_info));
-      solve_residual(v, "");
-      Row& f2 = rows[rows.size() - 2];
-      f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
+      // Both layouts: opT on our bytes (cuBLAS sees A^T), opN on a column-major copy of A.
+      Array<double> origT(e_, nv);
+      {
+        std::vector<double> t(hA.size());
+#pragma omp parallel for schedule(static)
+        for (index_t k = 0; k < count; ++k)
+          for (int i = 0; i < n; ++i)
+            for (int jj = 0; jj < n; ++jj)
+              t[size64_t(k) * n * n + size64_t(jj) * n + i] = hA[size64_t(k) * n * n + size64_t(i) * n + jj];
+        origT.copy_from_host(t);
+      }
+      for (const bool natural : {false, true}) {
+        auto refresh = [&] {
+          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), natural ? origT.data() : orig.data(), nv * sizeof(double),
+                                              cudaMemcpyDeviceToDevice, s));
+        };
+        Row& f = add(natural ? "cublas_getrf_opN" : "cublas_getrf_opT", Op::factor, true, timed([&] {
+          BLOCKRES_CUBLAS_CHECK(cublasDgetrfBatched(handle_, n, work_ptr.data(), n, perm.data(), info.data(), count));
+        }, refresh, poison_info));
+        check_info(f);
+        int param_info = 0;
+        Row& v = add(natural ? "cublas_getrs_opN" : "cublas_getrs_opT", Op::solve, true, timed([&] {
+          BLOCKRES_CUBLAS_CHECK(cublasDgetrsBatched(handle_, natural ? CUBLAS_OP_N : CUBLAS_OP_T, n, 1, work_ptr.data(),
+                                                    n, perm.data(), x_ptr.data(), n, &param_info, count));
+        }, [&] {
+          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(x.data(), b.data(), nx * sizeof(double), cudaMemcpyDeviceToDevice, s));
+        }, [] {}));  // in place on x: prepare() overwrites x, a poison would be lost; a solve that does nothing leaves b
+        if (param_info != 0)
+          throw std::runtime_error(fmt::format("cublasDgetrsBatched: invalid parameter {}", -param_info));
+        solve_residual(v, "");
+        Row& f2 = rows[rows.size() - 2];
+        f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
+      }
 
       if (n <= 32) {
-        poison_info();
-        BLOCKRES_CUDA_CHECK(cudaMemsetAsync(work.data(), 0xff, nv * sizeof(double), s));  // NaN
         Row& m = add("cublas_matinv", Op::invert, true, timed([&] {
           BLOCKRES_CUBLAS_CHECK(
               cublasDmatinvBatched(handle_, n, orig_ptr.data(), n, work_ptr.data(), n, info.data(), count));
-        }, nothing));
+        }, nothing, [&] {
+          poison_info();
+          BLOCKRES_CUDA_CHECK(cudaMemsetAsync(work.data(), 0xff, nv * sizeof(double), s));  // NaN
+        }));
         check_info(m);
         inverse_residual(m);
       }
     }
+    // Each of our rows against the fastest verified cuBLAS row of the same operation (factor: getrf in
+    // both layouts; solve: getrs in both layouts; invert: matinv; apply: gemvStridedBatched). A cuBLAS
+    // row whose result failed its check is flagged and is no baseline.
     for (auto& r : rows) {
       if (r.cublas) continue;
-      r.baseline = r.op == Op::factor ? "cublas_getrf" : r.op == Op::invert ? "cublas_matinv" : "cublas_getrs";
+      std::vector<bench::Baseline> base;
       for (const auto& c : rows)
-        if (c.variant == r.baseline) r.speedup = c.t.median_ms / r.t.median_ms;
+        if (c.cublas && c.op == r.op) base.push_back({c.variant, c.t, c.verified() ? 0.0 : bench::nan_v});
+      const auto v = bench::judge_baselines(base, 0.0);
+      for (std::size_t k = 0; k < base.size(); ++k)
+        if (v.wrong[k]) r.wrong_baselines += (r.wrong_baselines.empty() ? "" : ",") + base[k].name;
+      if (v.fastest >= 0) {
+        r.baseline = base[static_cast<std::size_t>(v.fastest)].name;
+        r.speedup = v.speedup(base, r.t.median_ms);
+      }
     }
     for (auto& r : rows)
       if (r.residual_from.empty()) r.residual_from = "x of this call";
@@ -390,20 +426,24 @@ class BatchedBench {
   }
 
  private:
-  // prepare() and the L2 scrub run before every call, outside the timed events.
-  template <class F, class P>
-  Timing timed(F&& launch, P&& prepare)
+  // prepare() and the L2 scrub run before every call, outside the timed events; poison() before the
+  // last timed call, so what is checked afterwards is that call's output.
+  template <class F, class P, class Q>
+  Timing timed(F&& launch, P&& prepare, Q&& poison)
   {
     const std::size_t scrub_bytes = static_cast<std::size_t>(scrub_.size()) * sizeof(double);
-    return benchutil::time_on_stream(s_, o_.warmup, o_.reps, launch, [&] {
-      prepare();
-      BLOCKRES_CUDA_CHECK(cudaMemsetAsync(scrub_.data(), 0, scrub_bytes, s_));
-    });
+    return benchutil::time_on_stream(
+        s_, o_.warmup, o_.reps, launch,
+        [&] {
+          prepare();
+          BLOCKRES_CUDA_CHECK(cudaMemsetAsync(scrub_.data(), 0, scrub_bytes, s_));
+        },
+        poison);
   }
 
   void check_memory(int n, index_t count) const
   {
-    const double need = 2.0 * 8 * double(count) * n * n + double(count) * n * (8 + 8 + 4) + double(count) * (4 + 24);
+    const double need = 3.0 * 8 * double(count) * n * n + double(count) * n * (8 + 8 + 4) + double(count) * (4 + 24);
     std::size_t free_b = 0, total_b = 0;
     BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need > 0.95 * double(free_b))
@@ -426,9 +466,10 @@ std::string row_text(const Row& r, double copy_gbs)
   std::string status;
   if (r.info_failures) status += fmt::format("  INFO FAILED in {} blocks (first {})", r.info_failures, r.first_bad_info);
   if (!(std::isfinite(r.residual) && r.residual <= r.tolerance)) status += "  RESIDUAL FAILED";
-  return fmt::format("{:>3} {:>8} {:<16} {:>9.4f} {:>9.4f} {:>9.4f} {:>7.0f} {:>5.1f}% {:>8.1f} {} {:>9.2e}{}", r.n,
-                     r.blocks, r.variant, r.t.median_ms, r.t.min_ms, r.t.max_ms, gbs, 100 * gbs / copy_gbs,
-                     r.gflops(), speed, r.residual, status);
+  if (!r.wrong_baselines.empty()) status += "  WRONG BASELINE: " + r.wrong_baselines;
+  return fmt::format("{:>3} {:>8} {:<16} {:>9.4f} {:>9.4f} {:>9.4f} {:>7.0f} {:>5.1f}% {:>8.1f} {} {:<16} {:>9.2e}{}",
+                     r.n, r.blocks, r.variant, r.t.median_ms, r.t.min_ms, r.t.max_ms, gbs, 100 * gbs / copy_gbs,
+                     r.gflops(), speed, r.baseline, r.residual, status);
 }
 
 void write_row(JsonWriter& j, const Row& r, double copy_gbs)
@@ -448,6 +489,7 @@ void write_row(JsonWriter& j, const Row& r, double copy_gbs)
       .value("gflop_per_s", r.gflops())
       .value("baseline", r.baseline)
       .value("speedup_vs_baseline", r.speedup)
+      .value("wrong_baselines", r.wrong_baselines)
       .value("max_residual", r.residual)
       .value("residual_from", r.residual_from)
       .value("residual_blocks_checked", r.residual_blocks)
@@ -480,16 +522,15 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   auto e = Executor::create_cuda(0);
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  log(fmt::format("blockres {} (git {}): bench batched on {} ({} SMs, {} MB L2)", version_string(), git_commit(),
+  log(fmt::format("blockres {} ({}): bench batched on {} ({} SMs, {} MB L2)", version_string(), provenance_text(),
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
 
   JsonWriter j;
   j.begin_object()
       .value("benchmark", "batched")
-      .value("blockres_version", version_string())
-      .value("git_commit", git_commit())
-      .value("device", e->device_name())
-      .value("command_line", o.command_line);
+      .value("blockres_version", version_string());
+  write_provenance(j, o.json_path);
+  j.value("device", e->device_name()).value("command_line", o.command_line);
   j.begin_object("configuration");
   j.begin_array("sections");
   if (o.kernels_section) j.value({}, "kernels");
@@ -509,8 +550,10 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
         .value("timing", timing_text)
         .value("cublas", cublas_text)
         .value("residual", residual_text)
-        .value("speedup", "median time of the baseline / median time of the variant: factor vs cublas_getrf, solve "
-                          "and block_diag_gemv vs cublas_getrs, gje_invert vs cublas_matinv");
+        .value("speedup", "median time of the baseline / median time of the variant, the baseline being the fastest "
+                          "verified cuBLAS row of the same operation: factor vs cublas_getrf_opT / _opN, solve vs "
+                          "cublas_getrs_opT / _opN, gje_invert vs cublas_matinv, block_diag_gemv vs cublas_gemv "
+                          "(gemvStridedBatched)");
   }
   if (block_jacobi) benchutil::write_block_jacobi_configuration(j, o);
   j.end_object();
@@ -525,10 +568,12 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
     BatchedBench bench(e, o, scrub_bytes);
 
     log("byte model: " + std::string(byte_model_text));
-    log("speedup: cuBLAS median / ours (factor vs getrfBatched, solve and gemv vs getrsBatched, invert vs "
-        "matinvBatched); residual: max ||A x - b|| / (||A|| ||x||), inf-norms, limit 100 n eps");
-    log(fmt::format("{:>3} {:>8} {:<16} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>8} {:>9}", "n", "blocks", "variant",
-                    "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "residual"));
+    log("speedup: the fastest verified cuBLAS row of the operation / ours (factor vs getrfBatched in both layouts, "
+        "solve vs getrsBatched in both layouts, invert vs matinvBatched, block_diag_gemv vs gemvStridedBatched); "
+        "residual: max ||A x - b|| / (||A|| ||x||), inf-norms, limit 100 n eps");
+    log(fmt::format("{:>3} {:>8} {:<16} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>8} {:<16} {:>9}", "n", "blocks",
+                    "variant", "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "baseline",
+                    "residual"));
     j.begin_array("results");
     for (int n : sizes) {
       for (const auto& r : bench.run(n)) {
@@ -545,10 +590,10 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   else if (o.block_jacobi_section)
     log("block-Jacobi section skipped: no --jacobian file (write one with 'blockres run deck.toml --write-jacobian "
         "J.h5')");
-  j.value("all_verified", ok).end_object();
+  j.value("all_verified", ok).value("strict", o.strict).end_object();
   benchutil::write_file_atomically(o.json_path, j.str());
   log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
-  return ok ? 0 : 1;
+  return ok ? 0 : 1;  // no issue target is evaluated here: --strict changes nothing
 }
 
 }  // namespace blockres

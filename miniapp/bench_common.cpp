@@ -1,6 +1,7 @@
 // Shared pieces of the `blockres bench` reports (see bench_common.hpp).
 #include "miniapp/bench_common.hpp"
 
+#include "kernels/blas1.hpp"
 #include "linalg/array.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/h5.hpp"
@@ -25,6 +26,31 @@ double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
     BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
   });
   return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
+}
+
+double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t)
+{
+  const size64_t n = bytes / 8;
+  Array<double> a(e, n), work(e, kernels::cuda::stream_sum_blocks), out(e, 1);
+  fill(a, 1.0);
+  auto s = e->stream();
+  t = time_checked(
+      s, warmup, reps, [&] { kernels::cuda::stream_sum(s, n, a.data(), out.data(), work.data()); },
+      [&] { fill(out, nan_v); });
+  if (out.to_host()[0] != double(n))  // exact: a sum of ones below 2^53
+    throw std::runtime_error(fmt::format("read-only stream: sum of {} ones is {}", n, out.to_host()[0]));
+  return double(n) * 8.0 / (t.median_ms * 1e-3) / 1e9;
+}
+
+bool fits_in_l2(double bytes)
+{
+  static const double l2 = [] {
+    int dev = 0, l2_bytes = 0;
+    BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev));
+    return double(l2_bytes);
+  }();
+  return bytes <= l2;
 }
 
 BsrPattern stencil_pattern(int n, int points)

@@ -108,6 +108,13 @@ Timing time_checked(cudaStream_t s, int warmup, int reps, F&& launch, Q&& poison
 // Device-to-device copy of `bytes` (cudaMemcpyAsync), bytes read + written per second in GB/s
 // (1e9); t receives the timing of the copy.
 double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);
+// Read-only streaming ceiling: kernels::cuda::stream_sum over `bytes` (one read of every byte, result
+// checked), bytes read per second in GB/s (1e9); t receives its timing. Rows that mostly read (SpMV)
+// report their fraction of this beside the fraction of the copy.
+double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);
+// Whether a working set of `bytes` fits in the device's L2 (such rows measure cache, not memory,
+// bandwidth and are labelled "L2" in the tables).
+bool fits_in_l2(double bytes);
 
 // Reproducible pseudo-random numbers (splitmix64): unit(seed, i) is uniform in [-1, 1).
 std::uint64_t mix(std::uint64_t z);

@@ -10,6 +10,7 @@
 #include "miniapp/bench.hpp"
 
 #include "kernels/bsr_to_csr.hpp"
+#include "kernels/bsrmv.hpp"
 #include "kernels/isai.hpp"
 #include "kernels/isai_block.hpp"
 #include "linalg/ilu_preconditioner.hpp"
@@ -46,6 +47,8 @@ constexpr std::uint64_t rhs_seed = 4242;
 constexpr double ilu_tol = 1e-10;       // our factors / solves against cuSPARSE's (normwise relative)
 constexpr double isai_tol = 1e-11;      // GPU ISAI values against the CPU reference (normwise relative)
 constexpr double residual_slack = 10;   // a converged solve fails when its true residual > 10 rel_tol
+constexpr double apply_tol = 1e-12;     // every ISAI application against the CPU product of its matrices
+constexpr double exact_agree_tol = 1e-8;  // a cuSPARSE triangular solve counts as exact when it agrees with ours
 
 constexpr const char* matrix_text =
     "stencil7 bs B: 3D 7-point stencil on an s x s x s grid (cells x fastest) with B x B blocks, s = min(max_side, "
@@ -63,7 +66,12 @@ constexpr const char* timing_text =
     "synchronisation inside); overhead = generation / ilu0 setup (ours). general isai setup: "
     "IsaiPreconditioner::setup (scalar view: plus the BSR -> CSR expansion; one device->host copy of the status). "
     "apply: Preconditioner::apply (z = M^{-1} r); cuSPARSE: SpSV (CSR) or bsrsv2 (BSR) with L then U on "
-    "cuSPARSE's own factors (analysis once). first_ms: the first setup (symbolic + numeric) on the host clock.";
+    "cuSPARSE's own factors (analysis once). first_ms: the first setup (symbolic + numeric) on the host clock. The "
+    "checked outputs (our factors, the ISAI matrices, every apply's z) are poisoned (NaN) before the last timed call, "
+    "so each check reads that call's result. Ratios: ISAI generation / our ILU(0) setup and / the fastest cuSPARSE "
+    "ILU(0) factorisation (csrilu02, bsrilu02); ISAI application against the fastest exact triangular solve measured "
+    "(ours, SpSV on csrilu02's factors, bsrsv2 on bsrilu02's; a cuSPARSE solve counts only when its z agrees with "
+    "ours to 1e-8).";
 constexpr const char* byte_text =
     "apply bytes: for each of M_L and M_U one SpMV: values (8 B) and column indices (4 B) of every stored entry (CSR) "
     "or block (8 B^2 + 4 per block, BSR), row pointers, x read and y written (16 B per scalar row); fraction = "
@@ -79,7 +87,9 @@ constexpr const char* verification_text =
     "kernels: our ILU(0) factors against csrilu02's, and our exact application against SpSV's on the same "
     "right-hand side, normwise relative difference <= 1e-10 (bsrilu02 / bsrsv2 reported for information); every "
     "ISAI matrix generated on the GPU against its CPU reference (kernels::cpu::isai_generate or "
-    "isai_block_generate on the same factors / values), normwise relative difference <= 1e-11. solve: a row fails "
+    "isai_block_generate on the same factors / values), normwise relative difference <= 1e-11; every ISAI "
+    "application z against the CPU product of the downloaded ISAI matrices (M_U (M_L b), or M b), normwise relative "
+    "difference <= 1e-12. solve: a row fails "
     "when it reports convergence while the recomputed relative residual exceeds 10 rel_tol, or when its "
     "preconditioner setup succeeded and the solve met NaN/Inf on a stencil matrix.";
 
@@ -107,6 +117,8 @@ struct KernelRow {
   double bytes = nan_v;
   double ratio = nan_v;              // see ratio_of
   std::string ratio_of;
+  double ratio2 = nan_v;             // a second comparison (see ratio2_of), e.g. against cuSPARSE
+  std::string ratio2_of;
   double error = nan_v, tolerance = nan_v;  // verification (nan: informational only)
   bool verified() const { return std::isnan(tolerance) || error <= tolerance; }
 };
@@ -114,11 +126,12 @@ struct KernelRow {
 std::string kernel_row_text(const KernelRow& r, double copy_gbs)
 {
   const double frac = std::isfinite(r.bytes) ? r.bytes / (r.t.median_ms * 1e-3) / 1e9 / copy_gbs : nan_v;
-  std::string s = fmt::format("{:<14} {:<14} {:<26} {} {} {} {} {:>6} {:>8} {:<22} {:>9}", r.matrix, r.op, r.variant,
+  std::string s = fmt::format("{:<14} {:<14} {:<26} {} {} {} {} {:>6} {:>8} {:<30} {:>9}", r.matrix, r.op, r.variant,
                               ms(r.first_ms), ms(r.t.median_ms), ms(r.t.min_ms), ms(r.t.max_ms),
                               std::isfinite(frac) ? fmt::format("{:.0f}%", 100 * frac) : "--",
                               std::isfinite(r.ratio) ? fmt::format("{:.2f}", r.ratio) : "--", r.ratio_of,
                               std::isfinite(r.error) ? fmt::format("{:.1e}", r.error) : "--");
+  if (std::isfinite(r.ratio2)) s += fmt::format("  ({:.2f} {})", r.ratio2, r.ratio2_of);
   return r.verified() ? s : s + "  VERIFICATION FAILED";
 }
 
@@ -138,6 +151,8 @@ void write_kernel_row(JsonWriter& j, const KernelRow& r, double copy_gbs)
               std::isfinite(r.bytes) ? r.bytes / (r.t.median_ms * 1e-3) / 1e9 / copy_gbs : nan_v)
       .value("ratio", r.ratio)
       .value("ratio_of", r.ratio_of)
+      .value("ratio2", r.ratio2)
+      .value("ratio2_of", r.ratio2_of)
       .value("error", r.error)
       .value("tolerance", r.tolerance)
       .value("verified", r.verified())
@@ -150,6 +165,48 @@ double spmv_bytes(const BsrMatrix& M)
   const int bs = M.block_size();
   return double(M.nnzb()) * (8.0 * bs * bs + 4.0) + 4.0 * (M.nrows() + 1) + 16.0 * double(M.scalar_rows());
 }
+
+// y = M x on the host, from M's downloaded arrays (the CPU reference of an ISAI application).
+std::vector<double> host_product(const BsrMatrix& M, const std::vector<double>& x)
+{
+  const auto rp = M.row_ptr().to_host();
+  const auto ci = M.col_ind().to_host();
+  const auto v = M.values().to_host();
+  std::vector<double> y(static_cast<std::size_t>(M.scalar_rows()));
+  kernels::cpu::bsrmv({M.nrows(), M.ncols(), M.block_size(), rp.data(), ci.data(), v.data()}, 1.0, x.data(), 0.0,
+                      y.data());
+  return y;
+}
+
+// ILU(0) by cuSPARSE (csrilu02 on the scalar CSR expansion) applied by exact SpSV solves: the
+// library baseline of the solve section (a bench-only preconditioner; the analysis runs at the
+// first setup, as the symbolic part of ours does).
+class CusparseIluPreconditioner final : public Preconditioner {
+ public:
+  explicit CusparseIluPreconditioner(const ExecPtr& e) : e_(e) {}
+  SetupStatus setup(const BsrMatrix& A) override
+  {
+    if (!ilu_) {
+      ilu_ = std::make_unique<benchutil::CusparseIlu>(A, false);
+      t_ = Vector(e_, A.scalar_rows());
+    }
+    ilu_->load_values();
+    ilu_->factor();
+    SetupStatus st;
+    if (const int zp = ilu_->zero_pivot(); zp >= 0) {
+      st.ok = false;
+      st.message = fmt::format("csrilu02: zero pivot at row {}", zp);
+    }
+    return st;
+  }
+  void apply(const Vector& r, Vector& z) const override { ilu_->solve(r, t_, z); }
+  std::string name() const override { return "ilu0 cusparse (csrilu02+SpSV)"; }
+
+ private:
+  ExecPtr e_;
+  std::unique_ptr<benchutil::CusparseIlu> ilu_;
+  mutable Vector t_;
+};
 
 // ---- one matrix on the device -------------------------------------------------------------------------
 class Problem {
@@ -188,9 +245,11 @@ class Problem {
     Ilu0Preconditioner exact(e_, {});
     KernelRow setup = row("ilu0_setup", "ours");
     first_setup(exact, setup.first_ms);
-    setup.t = time_on_stream(s, W, R, [&] { (void)exact.setup(A_); });
-    const double ilu_ms = setup.t.median_ms;
     const auto lu = exact.factors();
+    setup.t = time_on_stream(s, W, R, [&] { (void)exact.setup(A_); }, [] {}, [&] {
+      BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(lu.val), 0xff, size64_t(exact.factor_nnz()) * sizeof(double), s));
+    });
+    const double ilu_ms = setup.t.median_ms;
     std::vector<double> lu_host(static_cast<std::size_t>(exact.factor_nnz()));
     BLOCKRES_CUDA_CHECK(cudaMemcpy(lu_host.data(), lu.val, lu_host.size() * sizeof(double), cudaMemcpyDeviceToHost));
     std::vector<index_t> lu_row_ptr(static_cast<std::size_t>(lu.n) + 1), lu_col(lu_host.size());
@@ -198,18 +257,30 @@ class Problem {
         cudaMemcpy(lu_row_ptr.data(), lu.row_ptr, lu_row_ptr.size() * sizeof(index_t), cudaMemcpyDeviceToHost));
     BLOCKRES_CUDA_CHECK(cudaMemcpy(lu_col.data(), lu.col, lu_col.size() * sizeof(index_t), cudaMemcpyDeviceToHost));
 
+    auto poison_z = [&] { fill(z_, nan_v); };
     KernelRow apply_exact = row("apply", "ilu0 exact (ours)");
-    apply_exact.t = time_on_stream(s, W, R, [&] { exact.apply(b_, z_); });
-    const double exact_ms = apply_exact.t.median_ms;
+    apply_exact.t = benchutil::time_checked(s, W, R, [&] { exact.apply(b_, z_); }, poison_z);
     const std::vector<double> z_exact = z_.to_host();
-
-    double spsv_ms = nan_v;
+    {  // against the CPU triangular solves with our (downloaded) factors
+      std::vector<double> t(z_exact.size()), z(z_exact.size());
+      const auto hb = b_.to_host();
+      const auto sched = kernels::ilu_schedule(lu.n, lu_row_ptr.data(), lu_col.data());
+      kernels::cpu::ilu0_lower_solve(sched, {lu.n, lu_row_ptr.data(), lu_col.data(), lu_host.data()}, hb.data(),
+                                     t.data());
+      kernels::cpu::ilu0_upper_solve(sched, {lu.n, lu_row_ptr.data(), lu_col.data(), lu_host.data()}, t.data(),
+                                     z.data());
+      apply_exact.error = rel_diff(z_exact, z), apply_exact.tolerance = apply_tol;
+    }
+    // The exact triangular solves measured here (ours, SpSV, bsrsv2): the ISAI rows compare with the fastest.
+    std::vector<bench::Baseline> exact_solves{{"ilu0 exact (ours)", apply_exact.t, 0.0}};
+    std::vector<double> cusparse_factor_ms;
     for (bool block : {false, true}) {
       if (block && m_.bs == 1) continue;
       benchutil::CusparseIlu cus(A_, block);
       const char* fname = block ? "bsrilu02" : "csrilu02";
       KernelRow f = row("ilu0_setup", fname);
       f.t = time_on_stream(s, W, R, [&] { cus.factor(); }, [&] { cus.load_values(); });
+      cusparse_factor_ms.push_back(f.t.median_ms);
       if (const int zp = cus.zero_pivot(); zp >= 0)
         log(fmt::format("  note: {} reports a zero pivot at row {}", fname, zp));
       f.ratio = f.t.median_ms / ilu_ms, f.ratio_of = "cusparse / ours";
@@ -217,15 +288,24 @@ class Problem {
       f.tolerance = block ? nan_v : ilu_tol;
       rows.push_back(f);
       KernelRow a = row("apply", block ? "bsrsv2 L+U" : "SpSV L+U (CSR)");
-      a.t = time_on_stream(s, W, R, [&] { cus.solve(b_, t_, z2_); });
-      a.ratio = a.t.median_ms / exact_ms, a.ratio_of = "cusparse / ours exact";
+      a.t = benchutil::time_checked(s, W, R, [&] { cus.solve(b_, t_, z2_); }, [&] { fill(z2_, nan_v); });
+      a.ratio = a.t.median_ms / apply_exact.t.median_ms, a.ratio_of = "cusparse / ours exact";
       a.error = rel_diff(z_exact, z2_.to_host());
       a.tolerance = block ? nan_v : ilu_tol;
-      if (!block) spsv_ms = a.t.median_ms;
+      // An exact solve baseline only when it agrees with ours (judged with tolerance 0 below).
+      exact_solves.push_back({a.variant, a.t, a.error <= exact_agree_tol ? 0.0 : a.error});
       rows.push_back(a);
     }
     rows.insert(rows.begin(), setup);
     rows.push_back(apply_exact);
+    const auto exact_verdict = bench::judge_baselines(exact_solves, 0.0);
+    const bench::Baseline& fastest_exact = exact_solves[static_cast<std::size_t>(std::max(0, exact_verdict.fastest))];
+    const double cus_ilu_ms =
+        cusparse_factor_ms.empty() ? nan_v : *std::min_element(cusparse_factor_ms.begin(), cusparse_factor_ms.end());
+    for (std::size_t k = 0; k < exact_solves.size(); ++k)
+      if (exact_verdict.wrong[k])
+        log(fmt::format("  note: {} disagrees with our exact solve (difference {:.1e} > {:.0e}): not a baseline",
+                        exact_solves[k].name, exact_solves[k].error, exact_agree_tol));
 
     // ILU(0) + ISAI(k), both views: generation and application.
     const auto brow = A_.row_ptr().to_host();
@@ -240,8 +320,12 @@ class Problem {
         g.power = k, g.view = std::string(to_string(view));
         first_setup(P, g.first_ms);
         g.nnz = P.isai_nnz();
-        g.t = time_on_stream(s, W, R, [&] { P.regenerate_isai(); });
+        g.t = time_on_stream(s, W, R, [&] { P.regenerate_isai(); }, [] {}, [&] {
+          for (kernels::Triangle tri : {kernels::Triangle::unit_lower, kernels::Triangle::upper})
+            fill(const_cast<BsrMatrix*>(P.isai_matrix(tri))->values(), nan_v);
+        });
         g.ratio = g.t.median_ms / ilu_ms, g.ratio_of = "generation / ilu0 setup";
+        g.ratio2 = g.t.median_ms / cus_ilu_ms, g.ratio2_of = "generation / fastest cuSPARSE ilu0";
         g.error = 0, g.tolerance = isai_tol;
         for (kernels::Triangle tri : {kernels::Triangle::unit_lower, kernels::Triangle::upper}) {
           const std::vector<double> got = P.isai_matrix(tri)->values().to_host();
@@ -261,18 +345,19 @@ class Problem {
         rows.push_back(g);
         KernelRow a = row("apply", v);
         a.power = k, a.view = g.view, a.nnz = g.nnz;
-        a.t = time_on_stream(s, W, R, [&] { P.apply(b_, z_); });
+        a.t = benchutil::time_checked(s, W, R, [&] { P.apply(b_, z_); }, poison_z);
         a.bytes = spmv_bytes(*P.isai_matrix(kernels::Triangle::unit_lower)) +
                   spmv_bytes(*P.isai_matrix(kernels::Triangle::upper));
-        a.ratio = exact_ms / a.t.median_ms, a.ratio_of = "ours exact / this";
-        rows.push_back(a);
-        if (std::isfinite(spsv_ms)) {
-          KernelRow c = a;
-          c.op = "apply_vs_cusparse";
-          c.ratio = spsv_ms / a.t.median_ms, c.ratio_of = "SpSV L+U / this";
-          c.bytes = nan_v;
-          rows.push_back(c);
+        a.ratio = fastest_exact.time.median_ms / a.t.median_ms,
+        a.ratio_of = "fastest exact (" + fastest_exact.name + ") / this";
+        a.ratio2 = apply_exact.t.median_ms / a.t.median_ms, a.ratio2_of = "ours exact / this";
+        {
+          const auto hb = b_.to_host();
+          const auto ref = host_product(*P.isai_matrix(kernels::Triangle::upper),
+                                        host_product(*P.isai_matrix(kernels::Triangle::unit_lower), hb));
+          a.error = rel_diff(z_.to_host(), ref), a.tolerance = apply_tol;
         }
+        rows.push_back(a);
       }
 
     // General ISAI of A.
@@ -285,8 +370,10 @@ class Problem {
         g.power = k, g.view = std::string(to_string(view));
         first_setup(P, g.first_ms);
         g.nnz = size64_t(P.isai()->M().nnzb()) * P.isai()->M().block_size() * P.isai()->M().block_size();
-        g.t = time_on_stream(s, W, R, [&] { (void)P.setup(A_); });
+        g.t = time_on_stream(s, W, R, [&] { (void)P.setup(A_); }, [] {},
+                             [&] { fill(const_cast<BsrMatrix&>(P.isai()->M()).values(), nan_v); });
         g.ratio = g.t.median_ms / ilu_ms, g.ratio_of = "setup / ilu0 setup";
+        g.ratio2 = g.t.median_ms / cus_ilu_ms, g.ratio2_of = "setup / fastest cuSPARSE ilu0";
         const std::vector<double> got = P.isai()->M().values().to_host();
         std::vector<double> ref(got.size());
         if (view == IsaiView::block) {
@@ -307,16 +394,20 @@ class Problem {
         rows.push_back(g);
         KernelRow a = row("apply", v);
         a.power = k, a.view = g.view, a.nnz = g.nnz;
-        a.t = time_on_stream(s, W, R, [&] { P.apply(b_, z_); });
+        a.t = benchutil::time_checked(s, W, R, [&] { P.apply(b_, z_); }, poison_z);
         a.bytes = spmv_bytes(P.isai()->M());
-        a.ratio = exact_ms / a.t.median_ms, a.ratio_of = "ours exact / this";
+        a.ratio = fastest_exact.time.median_ms / a.t.median_ms,
+        a.ratio_of = "fastest exact (" + fastest_exact.name + ") / this";
+        a.ratio2 = apply_exact.t.median_ms / a.t.median_ms, a.ratio2_of = "ours exact / this";
+        a.error = rel_diff(z_.to_host(), host_product(P.isai()->M(), b_.to_host())), a.tolerance = apply_tol;
         rows.push_back(a);
       }
 
     // The matrix itself, for scale.
     KernelRow a = row("apply", "spmv A (reference)");
-    a.t = time_on_stream(s, W, R, [&] { A_.apply(1.0, b_, 0.0, z_); });
+    a.t = benchutil::time_checked(s, W, R, [&] { A_.apply(1.0, b_, 0.0, z_); }, poison_z);
     a.bytes = spmv_bytes(A_);
+    a.error = rel_diff(z_.to_host(), host_product(A_, b_.to_host())), a.tolerance = apply_tol;
     rows.push_back(a);
     return rows;
   }
@@ -357,9 +448,17 @@ class Problem {
   SolveRow solve(KrylovSolver& solver, const std::string& method_name, PreconditionerType type,
                  const PreconditionerOptions& popt)
   {
+    return solve(solver, method_name, make_preconditioner(type, e_, popt));
+  }
+  // The library baseline: cuSPARSE's ILU(0) with exact solves.
+  SolveRow solve_cusparse_ilu0(KrylovSolver& solver, const std::string& method_name)
+  {
+    return solve(solver, method_name, std::make_unique<CusparseIluPreconditioner>(e_));
+  }
+  SolveRow solve(KrylovSolver& solver, const std::string& method_name, std::unique_ptr<Preconditioner> P)
+  {
     SolveRow r;
     r.matrix = m_.name, r.method = method_name, r.stencil = stencil_;
-    auto P = make_preconditioner(type, e_, popt);
     r.preconditioner = P->name();
     const auto s = e_->stream();
     const auto t0 = std::chrono::steady_clock::now();
@@ -439,14 +538,13 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   for (const auto& path : o.jacobians) matrices.push_back(benchutil::read_jacobian(path));
 
   auto e = Executor::create_cuda(0);
-  log(fmt::format("blockres {} (git {}): bench isai on {}", version_string(), git_commit(), e->device_name()));
+  log(fmt::format("blockres {} ({}): bench isai on {}", version_string(), provenance_text(), e->device_name()));
   JsonWriter j;
   j.begin_object()
       .value("benchmark", "isai")
-      .value("blockres_version", version_string())
-      .value("git_commit", git_commit())
-      .value("device", e->device_name())
-      .value("command_line", o.command_line);
+      .value("blockres_version", version_string());
+  write_provenance(j, o.json_path);
+  j.value("device", e->device_name()).value("command_line", o.command_line);
   j.begin_object("configuration").value("reps", o.reps).value("warmup", o.warmup);
   j.begin_array("powers");
   for (int k : o.powers) j.value({}, k);
@@ -479,7 +577,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   }
   j.end_array();
 
-  const std::string kheader = fmt::format("{:<14} {:<14} {:<26} {:>9} {:>9} {:>9} {:>9} {:>6} {:>8} {:<22} {:>9}",
+  const std::string kheader = fmt::format("{:<14} {:<14} {:<26} {:>9} {:>9} {:>9} {:>9} {:>6} {:>8} {:<30} {:>9}",
                                           "matrix", "op", "variant", "first_ms", "median_ms", "min_ms", "max_ms",
                                           "%copy", "ratio", "ratio of", "error");
   const std::string sheader = fmt::format("{:<14} {:<10} {:<34} {:>9} {:>9} {:>10} {:>10} {:>6} {:>9}  {}", "matrix",
@@ -510,8 +608,11 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
       log(sheader);
       for (const auto& [method, mname] : methods) {
         KrylovSolver solver = p.solver(method);
-        for (const auto& [type, popt] : solve_preconditioners(o)) {
-          const auto r = p.solve(solver, mname, type, popt);
+        const auto preconditioners = solve_preconditioners(o);
+        for (std::size_t q = 0; q <= preconditioners.size(); ++q) {
+          const auto r = q < preconditioners.size()
+                             ? p.solve(solver, mname, preconditioners[q].first, preconditioners[q].second)
+                             : p.solve_cusparse_ilu0(solver, mname);
           const bool v = r.verified(o.rel_tol);
           ok = ok && v;
           std::string text = fmt::format("{:<14} {:<10} {:<34} {} {} {:>10} {:>10} ", r.matrix, r.method,

@@ -88,7 +88,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
 {
   const RunConfig cfg = load_deck(o.deck, o.overrides);
   const ExecPtr e = Executor::create_cuda(0);
-  log(fmt::format("bench model: {} (git {}) on {}; deck {}", version_string(), git_commit(), e->device_name(), o.deck));
+  log(fmt::format("bench model: {} ({}) on {}; deck {}", version_string(), provenance_text(), e->device_name(), o.deck));
 
   Timing copy_t;
   const double copy_gbs = copy_bandwidth_gbs(e, size64_t(1) << 30, o.warmup, o.reps, copy_t);
@@ -241,7 +241,8 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
   // ---- report
   JsonWriter j;
   j.begin_object();
-  j.value("benchmark", "model").value("blockres_version", version_string()).value("git_commit", git_commit());
+  j.value("benchmark", "model").value("blockres_version", version_string());
+  write_provenance(j, o.json_path);
   j.value("device", e->device_name()).value("command_line", o.command_line).value("deck", o.deck);
   j.begin_array("overrides");
   for (const auto& s : o.overrides) j.value("", s);

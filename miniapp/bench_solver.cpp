@@ -46,6 +46,9 @@ constexpr int idr_s = 4;                        // IDR(4)
 constexpr double residual_slack = 1.01;         // a converged solve fails when its true residual > 1.01 rel_tol
 constexpr double acceptance_ratio = 1.3;        // issue 6: measured / (bytes / copy bandwidth)
 constexpr int acceptance_bs = 4;
+// A fixed-iteration solve's relative residual after its last iteration against the CPU backend's on the same
+// matrix and right-hand side: |gpu - cpu| <= cpu_check_rel cpu + cpu_check_abs.
+constexpr double cpu_check_rel = 1e-2, cpu_check_abs = 1e-10;
 constexpr index_t acceptance_cells = 1000000;
 
 constexpr const char* matrix_text =
@@ -103,7 +106,11 @@ constexpr const char* verification_text =
     "rel_tol (or is not finite), or when, on a stencil matrix (strictly diagonally dominant; the symmetric positive "
     "definite variant for CG), a solve whose preconditioner set up ends in NaN/Inf (except CG with the nonsymmetric "
     "ilu0_isai or isai). On the Jacobians, not converging and diverging to NaN/Inf are results, not failures. "
-    "iteration cost: a fixed-iteration solve that ends in NaN/Inf fails. A preconditioner whose setup fails or "
+    "iteration cost: a fixed-iteration solve that ends in NaN/Inf fails, and so does one whose iterations or relative "
+    "residual after its last iteration differ from the CPU backend's same solve (same matrix, right-hand side, method "
+    "and iteration count; |gpu - cpu| <= 1e-2 cpu + 1e-10), checked on matrices up to --cpu-check-gb (default 4) of "
+    "values and indices. The issue-6 acceptance is printed as PASS/FAIL; with --strict a FAIL also fails the run. "
+    "A preconditioner whose setup fails or "
     "throws (singular block, a limit of its kernels, device memory) is reported with the message and does not fail "
     "the run. Exit code 1 when any row fails.";
 
@@ -216,7 +223,22 @@ struct IterationRow {
   double bytes = nan_v;  // bytes_per_iteration (nan: not provided)
   double copy_gbs = nan_v;
   KrylovProfile profile;
+  // The CPU backend's fixed-iteration solve (cpu_check_text): its iterations and relative residual (NaN: not
+  // run, see cpu_note).
+  int cpu_iterations = 0;
+  double cpu_rel_residual = nan_v;
+  std::string cpu_note;
 
+  double rel_residual() const
+  {
+    return status.initial_residual > 0 ? status.residual / status.initial_residual : status.residual;
+  }
+  bool cpu_checked() const { return std::isfinite(cpu_rel_residual); }
+  bool cpu_agrees() const
+  {
+    return !cpu_checked() || (cpu_iterations == status.iterations &&
+                              std::abs(rel_residual() - cpu_rel_residual) <= cpu_check_rel * cpu_rel_residual + cpu_check_abs);
+  }
   bool stopped_early() const { return status.iterations < requested; }
   double copy_ms() const { return bytes / (copy_gbs * 1e9) * 1e3; }
   double ratio() const { return per_iteration.median_ms / copy_ms(); }
@@ -232,7 +254,7 @@ struct IterationRow {
     if (!std::isfinite(ratio())) return "n/a";
     return ratio() <= acceptance_ratio ? "PASS" : "FAIL";
   }
-  bool verified() const { return status.reason != SolveReason::not_finite; }
+  bool verified() const { return status.reason != SolveReason::not_finite && cpu_agrees(); }
   double phase_pct(double seconds) const
   {
     return profile.total_seconds > 0 ? 100.0 * seconds / profile.total_seconds : nan_v;
@@ -339,6 +361,25 @@ class Problem {
     (void)solver.solve(A_, none, b_, x_);
     e_->synchronize();
     row.profile = solver.profile();
+    // The same fixed-iteration solve on the CPU backend (cpu_check_text).
+    const double gb = matrix_bytes_ / 1e9;
+    if (gb > o.cpu_check_gb) {
+      row.cpu_note = fmt::format("not checked: {:.1f} GB matrix above --cpu-check-gb {}", gb, o.cpu_check_gb);
+    } else {
+      const ExecPtr cpu = Executor::create_cpu();
+      BsrPattern pat;
+      pat.nrows = A_.nrows(), pat.ncols = A_.ncols();
+      pat.row_ptr = A_.row_ptr().to_host(), pat.col_ind = A_.col_ind().to_host();
+      BsrMatrix Ac(cpu, A_.block_size(), pat);
+      Ac.values().copy_from_host(A_.values().to_host());
+      Vector bc(cpu, std::span<const double>(b_.to_host())), xc(cpu, A_.scalar_rows());
+      fill(xc, 0.0);
+      KrylovSolver cs(cpu, kc);
+      const SolveStatus st = cs.solve(Ac, none, bc, xc);
+      row.cpu_iterations = st.iterations;
+      row.cpu_rel_residual = st.initial_residual > 0 ? st.residual / st.initial_residual : st.residual;
+      if (!std::isfinite(row.cpu_rel_residual)) row.cpu_note = "CPU solve not finite";
+    }
     return row;
   }
 
@@ -416,6 +457,9 @@ std::string iteration_text_row(const IterationRow& r, int w)
   std::string status = r.stopped_early() ? fmt::format("STOPPED EARLY ({})", to_string(r.status.reason))
                                          : std::string("full");
   if (r.varied) status += ", iterations varied between reps";
+  status += r.cpu_checked() ? fmt::format(", residual {:.3e} (CPU {:.3e}{})", r.rel_residual(), r.cpu_rel_residual,
+                                          r.cpu_agrees() ? "" : " DISAGREES")
+                            : ", " + (r.cpu_note.empty() ? std::string("CPU not checked") : r.cpu_note);
   std::string text =
       fmt::format("{:<{}} {:<6} {:<10} {:>6} {} {} {} {:>9} {:>9} {:>6} {:>6} {:<6} {}", r.matrix, w,
                   r.symmetric ? "sym" : "nonsym", r.method->label, r.status.iterations, ms(r.per_iteration.median_ms),
@@ -494,11 +538,9 @@ struct Report {
     JsonWriter j;
     j.begin_object()
         .value("benchmark", "solver")
-        .value("blockres_version", version_string())
-        .value("git_commit", git_commit())
-        .value("device", device)
-        .value("command_line", o.command_line)
-        .value("complete", complete);
+        .value("blockres_version", version_string());
+    write_provenance(j, o.json_path);
+    j.value("device", device).value("command_line", o.command_line).value("complete", complete).value("strict", o.strict);
     j.begin_object("configuration").begin_array("block_sizes");
     for (int bs : o.block_sizes) j.value({}, bs);
     j.end_array()
@@ -561,7 +603,12 @@ struct Report {
           .value("copy_ms_per_iteration", r.copy_ms())
           .value("ratio", r.ratio())
           .value("fraction_of_copy_bandwidth", 1.0 / r.ratio())
-          .value("acceptance", r.acceptance());
+          .value("acceptance", r.acceptance())
+          .value("relative_residual", r.rel_residual())
+          .value("cpu_iterations", r.cpu_checked() ? double(r.cpu_iterations) : nan_v)
+          .value("cpu_relative_residual", r.cpu_rel_residual)
+          .value("cpu_agrees", r.cpu_agrees())
+          .value("cpu_note", r.cpu_note);
       const KrylovProfile& p = r.profile;
       j.begin_object("profile")
           .value("iterations", static_cast<long long>(p.iterations))
@@ -665,7 +712,7 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   Report rep(o, e->device_name());
-  log(fmt::format("blockres {} (git {}): bench solver on {}", version_string(), git_commit(), e->device_name()));
+  log(fmt::format("blockres {} ({}): bench solver on {}", version_string(), provenance_text(), e->device_name()));
   {
     std::string ms_list, ps_list, bs_list;
     for (auto* m : methods) ms_list += (ms_list.empty() ? "" : ", ") + std::string(m->label);
@@ -809,10 +856,18 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
                       r->acceptance() == "n/a" ? "n/a (bytes_per_iteration returned 0)" : r->acceptance()));
   }
   const bool ok = rep.all_verified();
+  bool accepted = true;
+  if (o.iteration_section && nstencil > 0) {
+    std::vector<const IterationRow*> acc;
+    bool evaluated = false;
+    rep.acceptance(acc, evaluated, accepted);
+    accepted = accepted || !evaluated;  // a target this run could not evaluate is not a miss
+  }
   write_report(true);
-  log(fmt::format("[{:7.1f} s] report written to {}{}", elapsed(), o.json_path,
-                  ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
-  return ok ? 0 : 1;
+  log(fmt::format("[{:7.1f} s] report written to {}{}{}", elapsed(), o.json_path,
+                  ok ? "" : " (SOME RESULTS FAILED VERIFICATION)",
+                  accepted ? "" : o.strict ? " (ACCEPTANCE FAILED: --strict)" : " (acceptance failed)"));
+  return !ok || (o.strict && !accepted) ? 1 : 0;
 }
 
 }  // namespace blockres

@@ -162,6 +162,10 @@ int main(int argc, char** argv)
       "cost per iteration against the bytes it moves at the copy bandwidth, phase split, and time to solution with "
       "each preconditioner (none, jacobi, block_jacobi, ilu0, ilu0+isai(1), isai(1))");
   solver->add_option("--json", bsv.json_path, "report file (JSON)")->capture_default_str();
+  solver->add_option("--cpu-check-gb", bsv.cpu_check_gb,
+                     "repeat the fixed-iteration solves on the CPU backend for matrices up to this many GB")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   solver->add_flag("--strict", bsv.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   solver->add_option("--bs", bsv.block_sizes, "block sizes of the 7-point stencil matrices (1..32; default 1,2,4,8,16)")
       ->delimiter(',')

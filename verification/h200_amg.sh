@@ -2,7 +2,8 @@
 # GPU-machine session for issue 16 (device tool): build with CUDA for sm_90 (TARGETS="..." limits the
 # build), then: tests (AMG and CPR GPU tests), deck (the shipped 60x60x20 deck), large (its 1M- and
 # 4M-cell variants of issue 16), huge (400x400x63 = 10M cells, 10 days), bench (blockres bench amg,
-# the report in verification/results/amg_h200_*). Logs under $OUT.
+# the report in verification/results/amg_h200_*). Logs under $OUT. Run verification/stamp_provenance.sh here
+# first: the copy on the GPU machine has no .git, its reports take the commit and diff from that stamp.
 #   usage: [DECK=...] [EXTRA="--set ..."] verification/h200_amg.sh [tests|deck|large|1M|huge|bench|none]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -13,7 +14,8 @@ cat "$OUT/gpu.txt"
 if [[ ! -f $B/build.ninja ]]; then
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" -DTOMLPP_INCLUDE_DIR="$PWD/.gpu-carry/include" \
-        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" -DBLOCKRES_PROVENANCE_DIR="$PWD/.gpu-carry/provenance" \
+        > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 fi
 /usr/bin/time -f "build wall %e s" cmake --build $B -j 16 ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1 ||
   { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
