@@ -79,10 +79,11 @@ void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const
 void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace);
 void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
 // cpu::stream_sum written to `result` (device memory) without synchronising: 16-byte loads, four in
-// flight per thread, a fixed grid of stream_sum_blocks blocks whose partials (the workspace,
-// stream_sum_blocks doubles) one block adds in order, so the bits depend on n only. Meant as the
-// fastest read-only pass over memory the bench reports divide by (a "read" ceiling beside the copy).
-constexpr int stream_sum_blocks = 2048;
+// flight per thread, one full wave of blocks (as many as the device keeps resident, at most
+// stream_sum_blocks) whose partials (the workspace, stream_sum_blocks doubles) one block adds in
+// order, so the bits depend on n and the device only. Meant as the fastest read-only pass over
+// memory the bench reports divide by (a "read" ceiling beside the copy).
+constexpr int stream_sum_blocks = 8192;
 void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace);
 }  // namespace cuda
 

@@ -1,10 +1,12 @@
 // CUDA vector kernels: grid-stride elementwise updates, deterministic two-pass dot and fused multi-dot.
 #include "kernels/blas1.hpp"
+
 #include "kernels/cuda_check.cuh"
 #include "kernels/launch.cuh"
 
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace blockres::kernels::cuda {
@@ -330,9 +332,17 @@ double dot(stream_t s, size64_t n, const double* x, const double* y, double* wor
 
 void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace)
 {
-  stream_sum_kernel<<<stream_sum_blocks, cuda_detail::default_block, 0, s>>>(n, x, workspace);
+  static const int blocks = [] {  // one full wave on the current device
+    int dev = 0, sms = 0, per_sm = 0;
+    BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BLOCKRES_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_sum_kernel, cuda_detail::default_block, 0));
+    return std::clamp(sms * std::max(per_sm, 1), 1, stream_sum_blocks);
+  }();
+  stream_sum_kernel<<<blocks, cuda_detail::default_block, 0, s>>>(n, x, workspace);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  sum_partials_kernel<<<1, 1024, 0, s>>>(stream_sum_blocks, workspace, result);
+  sum_partials_kernel<<<1, 1024, 0, s>>>(blocks, workspace, result);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

@@ -103,7 +103,7 @@ double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref)
 
 class Bench {
  public:
-  Bench(ExecPtr e, const BsrmvBenchOptions& o) : e_(std::move(e)), o_(o)
+  Bench(ExecPtr e, const BsrmvBenchOptions& o) : e_(std::move(e)), o_(o), scrub_(e_)
   {
     BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle_));
     BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle_, e_->stream()));
@@ -144,7 +144,7 @@ class Bench {
       r.variant = name;
       r.config = kernels::describe(A.spmv_config());
       r.balanced = A.spmv_balanced();
-      r.ours = benchutil::time_checked(s, o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); }, poison);
+      r.ours = time_on_stream(s, o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); }, scrub_, poison);
       r.err_ours = max_rel_err(y.to_host(), ref);
       out.push_back(r);
     }
@@ -154,7 +154,7 @@ class Bench {
     auto add = [&](const std::string& name, auto&& launch) {
       bench::Baseline b;
       b.name = name;
-      b.time = benchutil::time_checked(s, o_.warmup, o_.reps, launch, poison);
+      b.time = time_on_stream(s, o_.warmup, o_.reps, launch, scrub_, poison);
       b.error = max_rel_err(y.to_host(), ref);
       r.baselines.push_back(b);
     };
@@ -230,8 +230,8 @@ class Bench {
       opt.balance = SpmvBalance::off;
       opt.config = c;
       A.set_spmv_options(opt);
-      const Timing t = benchutil::time_checked(e_->stream(), o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); },
-                                               [&] { fill(y, nan_v); });
+      const Timing t = time_on_stream(e_->stream(), o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); }, scrub_,
+                                      [&] { fill(y, nan_v); });
       out.emplace_back(c, t, max_rel_err(y.to_host(), ref));
     }
     return out;
@@ -264,6 +264,7 @@ class Bench {
 
   ExecPtr e_;
   const BsrmvBenchOptions& o_;
+  benchutil::L2Scrub scrub_;  // before every timed call: each starts with a cold L2
   cusparseHandle_t handle_ = nullptr;
   cusparseMatDescr_t descr_ = nullptr;
 };
@@ -382,6 +383,8 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       .value("baselines", "cuSPARSE bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy "
                           "transposed outside the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 "
                           "(preprocessed); the speedup is over the fastest baseline whose result verified")
+      .value("timing", "CUDA events around each call, median / min / max of --reps after --warmup; before every call "
+                       "(outside the events) a memset of 4x the L2 size, so each starts with a cold L2")
       .value("checks", "every output poisoned (NaN) before the last timed repetition and compared with the CPU "
                        "reference after it (max relative error <= 1e-12); a baseline above that is flagged wrong "
                        "and gets no speedup")

@@ -42,14 +42,26 @@ double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
   return double(n) * 8.0 / (t.median_ms * 1e-3) / 1e9;
 }
 
+namespace {
+size64_t l2_bytes()
+{
+  int dev = 0, l2 = 0;
+  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+  BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  return size64_t(l2);
+}
+}  // namespace
+
+L2Scrub::L2Scrub(const ExecPtr& e) : buf_(e, std::max<size64_t>(4 * l2_bytes(), size64_t(64) << 20) / sizeof(double)) {}
+
+void L2Scrub::operator()() const
+{
+  BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(buf_.data()), 0, bytes(), buf_.exec().stream()));
+}
+
 bool fits_in_l2(double bytes)
 {
-  static const double l2 = [] {
-    int dev = 0, l2_bytes = 0;
-    BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
-    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev));
-    return double(l2_bytes);
-  }();
+  static const double l2 = double(l2_bytes());
   return bytes <= l2;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/common.hpp"
+#include "linalg/array.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/executor.hpp"
 #include "linalg/krylov.hpp"
@@ -112,6 +113,18 @@ double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
 // checked), bytes read per second in GB/s (1e9); t receives its timing. Rows that mostly read (SpMV)
 // report their fraction of this beside the fraction of the copy.
 double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);
+// A buffer of 4x the device's L2 (at least 64 MB) whose memset, enqueued before a timed call (outside
+// its events), evicts what the previous call left in L2: every timed call starts cold.
+class L2Scrub {
+ public:
+  explicit L2Scrub(const ExecPtr& e);
+  void operator()() const;
+  size64_t bytes() const { return buf_.size() * sizeof(double); }
+
+ private:
+  Array<double> buf_;
+};
+
 // Whether a working set of `bytes` fits in the device's L2 (such rows measure cache, not memory,
 // bandwidth and are labelled "L2" in the tables).
 bool fits_in_l2(double bytes);
