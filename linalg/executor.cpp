@@ -95,6 +95,7 @@ std::shared_ptr<const Executor> Executor::create_cpu()
 {
   auto e = std::shared_ptr<Executor>(new Executor(Backend::cpu));
   e->device_name_ = fmt::format("cpu ({} OpenMP threads)", omp_get_max_threads());
+  const AllocationLabel label("the executor's reduction workspace");
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
   return e;
 }
@@ -121,6 +122,7 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   e->blas_ = h;
   if (const cublasStatus_t st = cublasSetStream(h, s); st != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(fmt::format("cublasSetStream failed: {}", cublasGetStatusString(st)));
+  const AllocationLabel label("the executor's reduction workspace");
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
   return e;
 #else

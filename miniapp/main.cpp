@@ -431,7 +431,11 @@ int main(int argc, char** argv)
     fail(e.what());
   } catch (const std::bad_alloc&) {
     const auto& f = blockres::last_failed_host_allocation();
-    fail(f.bytes ? fmt::format("out of host memory: {} failed", blockres::describe_allocation(f.label, f.bytes))
+    const std::size_t limit = blockres::allocation_limit();
+    fail(f.bytes ? fmt::format("out of host memory: {} failed{}", blockres::describe_allocation(f.label, f.bytes),
+                               limit && f.bytes > limit
+                                   ? fmt::format(" [forced: BLOCKRES_FAIL_ALLOC_ABOVE = {}]", limit)
+                                   : std::string())
                  : std::string("out of host memory (std::bad_alloc; the request's size is unknown)"));
   } catch (const blockres::BackendError& e) {
     fail(e.what());

@@ -412,6 +412,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     return Interrupted(sig, fmt::format("interrupted by {} at t = {:.6g} d: {}", signal_name(sig), t / units::day, where));
   };
 
+  const AllocationLabel loop_label("the time loop (preconditioner setups, Krylov workspace, result rows)");
   while (next_report < sc.report_times.size()) {
     if (const int sig = interrupt_signal()) throw interrupted(sig);
     const double t_report = sc.report_times[next_report];
