@@ -401,8 +401,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   const auto interrupted = [&](int sig) {
     std::string where;
     if (checkpointed)
-      where = fmt::format("restart from report {} (t = {:.6g} d) with: blockres run {} --restart {}", report_rows - 1,
-                          last_report_time / units::day, cfg.deck_path, checkpoint_path.string());
+      where = fmt::format("restart from report {} (t = {:.6g} d): rerun the same command with --restart {}",
+                          report_rows - 1, last_report_time / units::day, checkpoint_path.string());
     else if (restart)
       where = fmt::format("nothing new was saved (output.checkpoint is off); restart again from report {} of {}",
                           restart->report, restart->file.string());

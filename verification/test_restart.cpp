@@ -356,8 +356,8 @@ TEST(Interrupt, SigtermLeavesNoTemporariesAndSaysWhereToRestart)
   const auto err = lines(slurp(c.err));
   ASSERT_EQ(err.size(), 1u) << slurp(c.err);
   EXPECT_TRUE(std::regex_search(err[0], std::regex("^blockres: interrupted by SIGTERM at t = [0-9.]+ d: restart from "
-                                                   "report [0-9]+ \\(t = [0-9.]+ d\\) with: blockres run .* --restart "
-                                                   ".*quarter_five_spot[.]checkpoint[.]h5$")))
+                                                   "report [0-9]+ \\(t = [0-9.]+ d\\): rerun the same command with "
+                                                   "--restart .*quarter_five_spot[.]checkpoint[.]h5$")))
       << err[0];
   EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty());
   EXPECT_FALSE(fs::exists(out / "quarter_five_spot.h5"));
