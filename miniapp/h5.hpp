@@ -107,6 +107,7 @@ class Series {
   Series(hid_t loc, const std::string& name, hsize_t row_size, hsize_t chunk_rows = 64);
   void append(std::span<const double> row);
   hsize_t rows() const { return rows_; }
+  hsize_t row_size() const { return row_size_; }
   hid_t id() const { return ds_.get(); }
 
  private:

@@ -427,12 +427,15 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
     if (rows == 0) return;
     if (h5::dataset_rows(s, ds) < rows)
       throw h5::Error(fmt::format("'{}': dataset '{}' has fewer than {} rows", source.string(), ds, rows));
-    const auto d = h5::read_doubles(s, ds);
-    const std::size_t width = d.dims.size() == 2 ? d.dims[1] : 1;
-    if (width < 64) {  // small rows: read once
+    if (dst.row_size() < 64) {  // small rows (steps, wells, /newton): the whole series at once
+      const auto d = h5::read_doubles(s, ds);
+      const std::size_t width = d.dims.size() == 2 ? std::size_t(d.dims[1]) : 1;
+      if (width != dst.row_size())
+        throw h5::Error(fmt::format("'{}': dataset '{}' has rows of {} values, this run {}", source.string(), ds,
+                                    width, dst.row_size()));
       for (std::size_t r = 0; r < rows; ++r)
         dst.append(std::span<const double>(d.values.data() + r * width, width));
-    } else {
+    } else {  // cell fields and states: row by row, never the whole history in memory
       for (std::size_t r = 0; r < rows; ++r) dst.append(h5::read_row(s, ds, r));
     }
   };
@@ -465,19 +468,25 @@ void ResultsWriter::write_checkpoint(const std::filesystem::path& path, const Ru
   if (committed_) throw std::logic_error("ResultsWriter::write_checkpoint after commit");
   file_->flush();  // the temporary file on disk is now a consistent image of everything written
   const std::filesystem::path tmp = path.string() + ".tmp";
-  std::filesystem::copy_file(temp_, tmp, std::filesystem::copy_options::overwrite_existing);
-  {
-    h5::File copy = h5::File::open_rw(tmp);
-    write_statistics(copy.id(), stats);
-    h5::write_attribute(copy.id(), "checkpoint", std::int64_t(1));
-    copy.close();
+  try {
+    std::filesystem::copy_file(temp_, tmp, std::filesystem::copy_options::overwrite_existing);
+    {
+      h5::File copy = h5::File::open_rw(tmp);
+      write_statistics(copy.id(), stats);
+      h5::write_attribute(copy.id(), "checkpoint", std::int64_t(1));
+      copy.close();
+    }
+    // On disk before it replaces the previous checkpoint: a crash of the node leaves one or the other.
+    if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+      ::fsync(fd);
+      ::close(fd);
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (...) {
+    std::error_code ec;  // the previous checkpoint stays; no half-written temporary
+    std::filesystem::remove(tmp, ec);
+    throw;
   }
-  // On disk before it replaces the previous checkpoint: a crash of the node leaves one or the other.
-  if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  std::filesystem::rename(tmp, path);
 }
 
 void ResultsWriter::commit(const RunStatistics& st)

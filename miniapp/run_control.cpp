@@ -40,7 +40,9 @@ void install_interrupt_handlers()
   struct sigaction sa {};
   sa.sa_handler = record_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;  // a second signal takes the default action: the process ends at once
+  // SA_RESETHAND: a second signal takes the default action, the process ends at once. SA_RESTART:
+  // system calls in flight (pipes, driver waits) resume instead of failing with EINTR.
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 }
