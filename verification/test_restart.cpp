@@ -38,6 +38,8 @@ const std::vector<std::string> small_mc8 = {"grid.nx=10",          "grid.ny=10",
                                             "schedule.end_time=5", "schedule.report_interval=1.25",
                                             "output.vtk=false"};
 
+std::string slurp(const fs::path& p);
+
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more)
 {
   base.insert(base.end(), more.begin(), more.end());
@@ -195,6 +197,18 @@ TEST(Restart, OilWaterFromMiddleReportIsTheUninterruptedRun)
   EXPECT_EQ(attribute(mid, "restart_report"), "1");
   EXPECT_EQ(attribute(full, "restart_file"), "");
   EXPECT_EQ(read_results(cont).report_times.size(), 5u);
+  // The VTK series of a restarted run is the whole series too, file for file the uninterrupted one's.
+  if (vtk_output_available()) {
+    const auto vfull = run_to("quarter_five_spot.toml", with(small_qfs, {"output.vtk=true"}), dir / "vfull");
+    run_to("quarter_five_spot.toml", with(small_qfs, {"output.vtk=true"}), dir / "vcont", vfull, 2);
+    const std::string name = "quarter_five_spot";
+    std::vector<fs::path> files = {fs::path(name + ".pvd")};
+    for (int r = 0; r < 5; ++r) files.push_back(fs::path(name + "_vtk") / fmt::format("{}_{:04d}.vtr", name, r));
+    for (const auto& f : files) {
+      ASSERT_TRUE(fs::exists(dir / "vcont" / f)) << f;
+      EXPECT_EQ(slurp(dir / "vcont" / f), slurp(dir / "vfull" / f)) << f;
+    }
+  }
   fs::remove_all(dir);
 }
 
