@@ -14,6 +14,7 @@
 #include <csignal>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -226,6 +227,34 @@ TEST(Restart, MulticomponentFromMiddleReportIsTheUninterruptedRun)
   const auto c = run_to("multicomponent_3.toml", mc3, dir / "c", b);
   expect_same_run(c, full3);
   EXPECT_EQ(attribute(c, "restart_report"), "4");
+  fs::remove_all(dir);
+}
+
+// The time-step and Newton controls of the shipped 60x60x20 deck (iteration-count step control,
+// failure prediction) with Eisenstat–Walker forcing and the iterative block ILU(0) stage: the next
+// step size comes from the file, the forcing terms restart with every step, so every report row is a
+// restart point that reproduces the run.
+TEST(Restart, StepControllerAndForcingCarryOver)
+{
+  const auto dir = test::fresh_dir("restart-ctl");
+  const auto deck = with(small_qfs, {"solver.newton.target_iterations=3", "solver.newton.predict_failure=true",
+                                     "solver.linear.forcing=\"eisenstat_walker\"", "schedule.dt_max=120",
+                                     "solver.linear.preconditioner.weights=\"true_impes\"",
+                                     "solver.linear.preconditioner.second.type=\"ilu0\"",
+                                     "solver.linear.preconditioner.second.factor_sweeps=1"});
+  const auto full = run_to("quarter_five_spot.toml", deck, dir / "full");
+  const Results f = read_results(full);
+  EXPECT_GT(f.step_time.size(), 4u);
+  // The controls are in play: forcing terms vary, and some step grew by a factor other than 2.
+  EXPECT_GT(std::set<double>(f.newton_forcing.begin(), f.newton_forcing.end()).size(), 2u);
+  bool controlled = false;
+  for (std::size_t k = 1; k < f.step_dt.size(); ++k)
+    controlled |= f.step_dt[k] != f.step_dt[k - 1] && f.step_dt[k] != 2 * f.step_dt[k - 1];
+  EXPECT_TRUE(controlled);
+  for (long r = 1; r <= 3; ++r) {
+    const auto cont = run_to("quarter_five_spot.toml", deck, dir / fmt::format("r{}", r), full, r);
+    expect_same_run(cont, full);
+  }
   fs::remove_all(dir);
 }
 
