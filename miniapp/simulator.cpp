@@ -3,8 +3,8 @@
 // summary at the end.
 #include "miniapp/simulator.hpp"
 
-#include "linalg/cpr_preconditioner.hpp"
 #include "linalg/allocation.hpp"
+#include "linalg/cpr_preconditioner.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioner.hpp"
 #include "miniapp/forcing.hpp"
@@ -335,6 +335,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     s.spmv_seconds = base.spmv_seconds + prof.spmv_seconds;
     s.precond_apply_seconds = base.precond_apply_seconds + prof.precond_seconds;
     s.orthogonalization_seconds = base.orthogonalization_seconds + prof.orthogonalization_seconds;
+    // The rest of the host-measured solve time (it includes the final synchronisation); never
+    // negative, so the four parts add up to linear_solve_seconds.
     s.linear_other_seconds = std::max(0.0, s.linear_solve_seconds - s.spmv_seconds - s.precond_apply_seconds -
                                                s.orthogonalization_seconds);
     s.linear_method = std::string(to_string(cfg.linear.krylov.method));
