@@ -2,10 +2,8 @@
 # GPU-machine session for issue 16 (device tool): build with CUDA for sm_90 (TARGETS="..." limits the
 # build), then: tests (AMG and CPR GPU tests), deck (the shipped 60x60x20 deck), large (its 1M- and
 # 4M-cell variants of issue 16), huge (400x400x63 = 10M cells, 10 days), bench (blockres bench amg,
-# the report in verification/results/amg_h200_*), restart (issue 17: the deck restarted on CUDA from a
-# middle report of its own result and from the checkpoint of a run stopped by SIGTERM, each verified
-# against the uninterrupted run with blockres verify; plus test_restart_gpu). Logs under $OUT.
-#   usage: [DECK=...] [EXTRA="--set ..."] verification/h200_amg.sh [tests|deck|large|1M|huge|bench|restart|none]...
+# the report in verification/results/amg_h200_*). Logs under $OUT.
+#   usage: [DECK=...] [EXTRA="--set ..."] verification/h200_amg.sh [tests|deck|large|1M|huge|bench|none]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -49,7 +47,9 @@ for what in "${@:-tests}"; do
     large) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}"; run cpr_4M $DECK "${CPR[@]}" "${M4[@]}" ;;
     1M) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}" ;;
     huge) run cpr_10M $DECK "${CPR[@]}" "${M10[@]}" ;;
-    restart)
+    restart)  # issue 17: the deck on CUDA restarted from report 5 of its own result and from the checkpoint
+              # of a run stopped by SIGTERM, each verified against the uninterrupted run; then test_restart_gpu
+              # (TARGETS="blockres test_restart_gpu").
       R=/tmp/runs/restart; rm -rf $R; mkdir -p $R
       NAME=$(basename "$DECK" .toml)
       ro=(--backend cuda --set output.vtk=false ${EXTRA:-})
