@@ -101,18 +101,27 @@ Child spawn(const std::vector<std::string>& args, const fs::path& log_stem, cons
   Child c;
   c.out = log_stem.string() + ".out";
   c.err = log_stem.string() + ".err";
+  // Everything the child needs is made before fork: this process may have OpenMP threads, so the
+  // child calls only async-signal-safe functions (open, dup2, execve) before the exec.
+  std::vector<std::string> envs = env;
+  envs.push_back("OMP_NUM_THREADS=1");
+  for (char** e = environ; *e; ++e)
+    if (!std::string_view(*e).starts_with("OMP_NUM_THREADS=") && !std::string_view(*e).starts_with("BLOCKRES_"))
+      envs.emplace_back(*e);
+  std::vector<char*> envp, argv;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string binary = BLOCKRES_BINARY;
+  std::vector<std::string> argstore(args);
+  argv.push_back(binary.data());
+  for (auto& a : argstore) argv.push_back(a.data());
+  argv.push_back(nullptr);
   c.pid = ::fork();
   if (c.pid == 0) {
     const int o = ::open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = ::open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(o, 1), ::dup2(e, 2);
-    for (const auto& kv : env) ::putenv(const_cast<char*>(kv.c_str()));
-    ::setenv("OMP_NUM_THREADS", "1", 1);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(BLOCKRES_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(BLOCKRES_BINARY, argv.data());
+    ::execve(binary.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   return c;
