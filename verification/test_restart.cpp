@@ -239,6 +239,26 @@ TEST(Restart, MulticomponentFromMiddleReportIsTheUninterruptedRun)
   fs::remove_all(dir);
 }
 
+// An injector whose BHP limit is reached runs under BHP control: restarted at a report where it
+// does, the continuation's controls, BHPs and rates are the uninterrupted run's.
+TEST(Restart, WellUnderBhpControlStaysAsInTheUninterruptedRun)
+{
+  const auto dir = test::fresh_dir("restart-bhp");
+  const auto deck = with(small_qfs, {"wells.INJ.bhp=240"});
+  const auto full = run_to("quarter_five_spot.toml", deck, dir / "full");
+  const Results f = read_results(full);
+  // Steps up to report 2 (t = 180 d) with the injector at its limit, and after it.
+  std::size_t before = 0, after = 0;
+  for (std::size_t k = 0; k < f.step_time.size(); ++k)
+    (f.step_time[k] <= 180.0 ? before : after) += f.well_at_bhp[k][0] == 1.0;
+  ASSERT_GT(before, 0u) << "the injector never reached its BHP limit before the restart point";
+  ASSERT_GT(after, 0u);
+  const auto cont = run_to("quarter_five_spot.toml", deck, dir / "cont", full, 2);
+  expect_same_run(cont, full);
+  EXPECT_EQ(read_results(cont).well_at_bhp, f.well_at_bhp);
+  fs::remove_all(dir);
+}
+
 // The time-step and Newton controls of the shipped 60x60x20 deck (iteration-count step control,
 // failure prediction) with Eisenstat–Walker forcing and the iterative block ILU(0) stage: the next
 // step size comes from the file, the forcing terms restart with every step, so every report row is a
