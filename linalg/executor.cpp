@@ -1,6 +1,12 @@
 // Executor implementation: host memory for the CPU backend, CUDA runtime calls for the device.
 #include "linalg/executor.hpp"
 
+#include "linalg/allocation.hpp"
+
+#include <atomic>
+#include <cerrno>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,6 +22,49 @@
 #endif
 
 namespace blockres {
+
+// ---- allocation labels, limit and messages (linalg/allocation.hpp) ------------------------------
+
+namespace {
+constexpr int max_labels = 32;
+thread_local const char* t_labels[max_labels];
+thread_local int t_depth = 0;
+std::atomic<std::size_t> g_limit{0};
+thread_local FailedAllocation t_failed;
+}  // namespace
+
+AllocationLabel::AllocationLabel(const char* what) noexcept
+{
+  if (t_depth < max_labels) t_labels[t_depth] = what;
+  ++t_depth;
+}
+AllocationLabel::~AllocationLabel() { --t_depth; }
+const char* allocation_label() noexcept
+{
+  return t_depth <= 0 ? nullptr : t_labels[std::min(t_depth, max_labels) - 1];
+}
+
+std::size_t allocation_limit() noexcept { return g_limit.load(std::memory_order_relaxed); }
+void set_allocation_limit(std::size_t bytes) noexcept { g_limit.store(bytes, std::memory_order_relaxed); }
+void set_allocation_limit_from_environment()
+{
+  const char* v = std::getenv("BLOCKRES_FAIL_ALLOC_ABOVE");
+  if (!v || !*v) return;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != '\0' || errno != 0 || n == 0 || v[0] == '-')
+    throw std::invalid_argument(
+        fmt::format("BLOCKRES_FAIL_ALLOC_ABOVE='{}': expected a positive number of bytes", v));
+  set_allocation_limit(static_cast<std::size_t>(n));
+}
+FailedAllocation& last_failed_host_allocation() noexcept { return t_failed; }
+
+std::string describe_allocation(const char* label, std::size_t bytes)
+{
+  return fmt::format("allocating {}{:.3f} GB ({} bytes)", label ? fmt::format("{}: ", label) : std::string(),
+                     double(bytes) / 1e9, bytes);
+}
 
 std::string_view to_string(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
 
@@ -46,6 +95,7 @@ std::shared_ptr<const Executor> Executor::create_cpu()
 {
   auto e = std::shared_ptr<Executor>(new Executor(Backend::cpu));
   e->device_name_ = fmt::format("cpu ({} OpenMP threads)", omp_get_max_threads());
+  const AllocationLabel label("the executor's reduction workspace");
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
   return e;
 }
@@ -72,6 +122,7 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   e->blas_ = h;
   if (const cublasStatus_t st = cublasSetStream(h, s); st != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(fmt::format("cublasSetStream failed: {}", cublasGetStatusString(st)));
+  const AllocationLabel label("the executor's reduction workspace");
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
   return e;
 #else
@@ -91,24 +142,30 @@ Executor::~Executor()
 void* Executor::allocate(std::size_t bytes) const
 {
   if (bytes == 0) return nullptr;
+  const std::size_t limit = allocation_limit();
+  const bool forced = limit > 0 && bytes > limit;  // the test hook: fail as if memory were exhausted
+  const std::string hook = forced ? fmt::format(" [forced: BLOCKRES_FAIL_ALLOC_ABOVE = {}]", limit) : std::string();
 #if BLOCKRES_HAVE_CUDA
   if (backend_ == Backend::cuda) {
     void* p = nullptr;
-    const cudaError_t err = cudaMalloc(&p, bytes);
+    const cudaError_t err = forced ? cudaErrorMemoryAllocation : cudaMalloc(&p, bytes);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       std::size_t free = 0, total = 0;
       const bool known = cudaMemGetInfo(&free, &total) == cudaSuccess;
-      throw std::runtime_error(fmt::format("device memory: allocating {:.3f} GB ({} bytes) failed: {}{}", bytes / 1e9,
-                                           bytes, cudaGetErrorString(err),
-                                           known ? fmt::format(" ({:.3f} GB free of {:.3f} GB)", free / 1e9, total / 1e9)
-                                                 : std::string()));
+      throw OutOfMemory(fmt::format("device memory: {} failed: {}{}{}", describe_allocation(allocation_label(), bytes),
+                                    cudaGetErrorString(err),
+                                    known ? fmt::format(" ({:.3f} GB = {} bytes free of {:.3f} GB)", free / 1e9, free,
+                                                        total / 1e9)
+                                          : std::string(" (free device memory unknown)"),
+                                    hook));
     }
     return p;
   }
 #endif
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!p) throw std::runtime_error(fmt::format("host memory: allocating {:.3f} GB ({} bytes) failed", bytes / 1e9, bytes));
+  void* p = forced ? nullptr : std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p)
+    throw OutOfMemory(fmt::format("host memory: {} failed{}", describe_allocation(allocation_label(), bytes), hook));
   return p;
 }
 

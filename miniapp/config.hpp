@@ -68,6 +68,7 @@ struct OutputConfig {
   std::string name;                  // file stem; default: the deck file's stem
   bool vtk = false;                  // also a .pvd/.vtr time series (miniapp/vtk_output.hpp); the deck's
                                      // default is true in builds with VTK (BLOCKRES_VTK), false otherwise
+  bool checkpoint = false;           // <name>.checkpoint.h5 after every report (miniapp/simulator.hpp)
 };
 
 struct RunConfig {

@@ -495,7 +495,7 @@ constexpr bool kVtkBuilt = false;
 
 OutputConfig read_output(Section o, const std::string& deck_path)
 {
-  o.only({"directory", "name", "vtk"});
+  o.only({"directory", "name", "vtk", "checkpoint"});
   OutputConfig c;
   c.directory = non_empty(o, "directory", o.text("directory", "output"));
   c.name = non_empty(o, "name", o.text("name", fs::path(deck_path).stem().string()));
@@ -506,6 +506,7 @@ OutputConfig read_output(Section o, const std::string& deck_path)
   if (c.vtk && !kVtkBuilt)
     o.bad(o.require("vtk"), "vtk",
           "VTK output is not available: this blockres was built without VTK (BLOCKRES_VTK=OFF or VTK not found)");
+  c.checkpoint = o.flag("checkpoint", false);
   return c;
 }
 

@@ -207,6 +207,22 @@ File File::open_read(const std::filesystem::path& path)
   return f;
 }
 
+File File::open_rw(const std::filesystem::path& path)
+{
+  silence_library_errors();
+  File f;
+  f.path_ = path;
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (id < 0) throw Error(fmt::format("cannot open HDF5 file '{}' for writing", path.string()));
+  f.id_ = Id(id);
+  return f;
+}
+
+void File::flush()
+{
+  check(H5Fflush(id_, H5F_SCOPE_GLOBAL), fmt::format("cannot flush '{}'", path_.string()));
+}
+
 void File::close()
 {
   if (id_.get() < 0) return;
@@ -406,6 +422,36 @@ std::vector<std::string> read_string_list(hid_t loc, const std::string& name)
     out.emplace_back(p ? p : "");
     H5free_memory(p);
   }
+  return out;
+}
+
+hsize_t dataset_rows(hid_t loc, const std::string& name)
+{
+  Id ds = open_dataset(loc, name);
+  const auto dims = dataset_dims(ds);
+  return dims.empty() ? 1 : dims[0];
+}
+
+std::vector<double> read_row(hid_t loc, const std::string& name, hsize_t row)
+{
+  Id ds = open_dataset(loc, name);
+  Id ftype(check(H5Dget_type(ds), "H5Dget_type"));
+  const H5T_class_t cls = H5Tget_class(ftype);
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    throw Error(fmt::format("dataset '{}' in {} is not numeric", name, describe(loc)));
+  const auto dims = dataset_dims(ds);
+  if (dims.empty() || dims.size() > 2 || row >= dims[0])
+    throw Error(fmt::format("dataset '{}' in {} has no row {}", name, describe(loc), row));
+  const int rank = static_cast<int>(dims.size());
+  const hsize_t width = rank == 2 ? dims[1] : 1;
+  std::vector<double> out(static_cast<std::size_t>(width));
+  Id fspace(check(H5Dget_space(ds), "H5Dget_space"));
+  const hsize_t start[2] = {row, 0}, count[2] = {1, width};
+  check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
+  Id mspace(check(H5Screate_simple(rank, count, nullptr), "H5Screate_simple"));
+  if (width > 0)
+    check(H5Dread(ds, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, out.data()),
+          fmt::format("cannot read row {} of dataset '{}' in {} (truncated file?)", row, name, describe(loc)));
   return out;
 }
 

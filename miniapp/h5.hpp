@@ -52,9 +52,11 @@ class File {
  public:
   static File create(const std::filesystem::path& path);     // truncates
   static File open_read(const std::filesystem::path& path);  // throws Error with a clear message
+  static File open_rw(const std::filesystem::path& path);    // an existing file, for appending
   hid_t id() const { return id_.get(); }
   const std::filesystem::path& path() const { return path_; }
   void close();  // flushes and closes; errors throw
+  void flush();  // everything written so far reaches the file on disk (a consistent copy can be taken)
 
  private:
   Id id_;
@@ -92,6 +94,10 @@ DoubleData read_doubles(hid_t loc, const std::string& name);
 std::vector<std::int64_t> read_ints(hid_t loc, const std::string& name);
 std::string read_string_dataset(hid_t loc, const std::string& name);
 std::vector<std::string> read_string_list(hid_t loc, const std::string& name);
+// The first dimension of a dataset (its row count; 1 for a scalar).
+hsize_t dataset_rows(hid_t loc, const std::string& name);
+// Row `row` of a 1-D ([rows]) or 2-D ([rows][width]) numeric dataset, converted to double.
+std::vector<double> read_row(hid_t loc, const std::string& name, hsize_t row);
 
 // A dataset that grows by one row per append: shape (rows, row_size) of doubles
 // (row_size 1 gives a 1-D series), chunked and extendable.
@@ -101,6 +107,7 @@ class Series {
   Series(hid_t loc, const std::string& name, hsize_t row_size, hsize_t chunk_rows = 64);
   void append(std::span<const double> row);
   hsize_t rows() const { return rows_; }
+  hsize_t row_size() const { return row_size_; }
   hid_t id() const { return ds_.get(); }
 
  private:

@@ -1,11 +1,14 @@
 // blockres command line: run, bench, verify, --version, --help; every error -> one line, exit 1
 // (verify: 2, its own convention: 0 pass, 1 fail, 2 error).
+#include "linalg/allocation.hpp"
 #include "linalg/executor.hpp"
 #include "miniapp/backend.hpp"
 #include "miniapp/bench.hpp"
 #include "miniapp/deck.hpp"
 #include "miniapp/h5.hpp"
 #include "miniapp/quote.hpp"
+#include "miniapp/restart.hpp"
+#include "miniapp/run_control.hpp"
 #include "miniapp/simulator.hpp"
 #include "miniapp/verify.hpp"
 #include "miniapp/version.hpp"
@@ -15,6 +18,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +65,13 @@ int main(int argc, char** argv)
   run->add_flag("-v,--verbose", verbose, "log every Newton iteration (residual norms, linear iterations)");
   std::string jacobian_path;
   run->add_option("--write-jacobian", jacobian_path, "write the last assembled Jacobian to this HDF5 file");
+  std::string restart_file;
+  long restart_report = -1;
+  auto* restart_opt = run->add_option("--restart", restart_file,
+                                      "continue from a report of this result file (a NAME.h5 or NAME.checkpoint.h5)");
+  run->add_option("--restart-report", restart_report, "the report row to continue from (0 = t = 0; default: the last)")
+      ->check(CLI::Range(0L, 1L << 40))
+      ->needs(restart_opt);
 
   auto* bench = app.add_subcommand("bench", "performance benchmarks with verified results (CUDA device needed, "
                                                        "except bench amg)");
@@ -348,14 +359,22 @@ int main(int argc, char** argv)
   }
 
   try {
+    blockres::set_allocation_limit_from_environment();
     if (run->parsed()) {
+      // Ctrl-C / a batch system's SIGTERM: the time loop stops cleanly (miniapp/run_control.hpp).
+      blockres::install_interrupt_handlers();
       // --output is applied as an override so the resolved deck in the result records it.
       if (!output_dir.empty()) overrides.push_back("output.directory=" + blockres::quote_literal(output_dir));
-      blockres::RunConfig cfg = blockres::load_deck(deck, overrides);
+      blockres::RunConfig cfg = [&] {
+        const blockres::AllocationLabel label("the deck's grid and rock properties");
+        return blockres::load_deck(deck, overrides);
+      }();
       log_line(fmt::format("blockres {} (git {}): deck {}", blockres::version_string(), blockres::git_commit(), deck));
       auto exec = blockres::choose_backend(backend, log_line);
-      const auto outcome =
-          blockres::run_simulation(cfg, exec, {cfg.output.directory, command_line, verbose, jacobian_path}, log_line);
+      blockres::RunOptions ro(cfg.output.directory, command_line, verbose, jacobian_path);
+      ro.restart_file = restart_file;
+      ro.restart_report = restart_report;
+      const auto outcome = blockres::run_simulation(cfg, exec, ro, log_line);
       log_line(fmt::format("results written to {}", outcome.result_file.string()));
     }
     if (verify->parsed()) {
@@ -408,8 +427,25 @@ int main(int argc, char** argv)
       bm.command_line = command_line;
       return blockres::run_model_bench(bm, log_line);
     }
+  } catch (const blockres::Interrupted& e) {
+    // One line, then the conventional status of a process ended by the signal (130, 143).
+    std::fflush(stdout);
+    std::fprintf(stderr, "blockres: %s\n", e.what());
+    std::exit(128 + e.signal);
   } catch (const blockres::InputError& e) {
     fail(e.what());
+  } catch (const blockres::RestartError& e) {
+    fail(e.what());
+  } catch (const blockres::OutputBusy& e) {
+    fail(e.what());
+  } catch (const std::bad_alloc&) {
+    const auto& f = blockres::last_failed_host_allocation();
+    const std::size_t limit = blockres::allocation_limit();
+    fail(f.bytes ? fmt::format("out of host memory: {} failed{}", blockres::describe_allocation(f.label, f.bytes),
+                               limit && f.bytes > limit
+                                   ? fmt::format(" [forced: BLOCKRES_FAIL_ALLOC_ABOVE = {}]", limit)
+                                   : std::string())
+                 : std::string("out of host memory (std::bad_alloc; the request's size is unknown)"));
   } catch (const blockres::BackendError& e) {
     fail(e.what());
   } catch (const blockres::SimulationError& e) {

@@ -14,6 +14,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 namespace blockres {
@@ -31,6 +34,12 @@ const char* const rate_sign = "positive into the reservoir";
 // /newton, in NewtonRecord order; every column is dimensionless.
 const char* const newton_fields[] = {"step",    "attempt",          "iteration",        "linear_iterations",
                                      "forcing", "linear_reduction", "linear_converged", "linear_reason"};
+// /restart columns beside time, dt_next and state: RestartRecord's counters and times, in this order.
+const char* const restart_totals[] = {"steps", "cuts", "newton_iterations", "linear_iterations",
+                                      "max_linear_iterations", "newton_rows", "cuts_without_progress",
+                                      "wall_seconds", "assembly_seconds", "linear_setup_seconds",
+                                      "linear_solve_seconds", "spmv_seconds", "precond_apply_seconds",
+                                      "orthogonalization_seconds", "linear_other_seconds"};
 // /newton/linear_reason codes: the position in this list (names as the enumerators, for the file's
 // `codes` attribute; to_string(SolveReason) gives log phrases).
 constexpr std::pair<SolveReason, const char*> solve_reasons[] = {{SolveReason::converged, "converged"},
@@ -124,6 +133,9 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   check_names(step_names, {}, "quantity in place");
   num_equations_ = equations.size();
   num_wells_ = model.wells().size();
+  field_names_ = field_names;
+  step_names_.assign(step_names.begin(), step_names.end() - 2);  // the series, not the two lists
+  rate_names_ = rate_names;
 
   if (final_.has_parent_path()) std::filesystem::create_directories(final_.parent_path());
   file_.emplace(h5::File::create(temp_));
@@ -242,6 +254,24 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   }
   w_at_bhp_ = h5::Series(wells_, "at_bhp", nw);
   set_units(w_at_bhp_.id(), "1");
+
+  // What a restart from a report row needs (verification/hdf5_layout.md, /restart).
+  restart_ = h5::create_group(f, "restart");
+  h5::write_attribute(restart_, "description",
+                      std::string("state and time-loop control at every report row, for blockres run --restart"));
+  rs_time_ = h5::Series(restart_, "time", 1);
+  set_units(rs_time_.id(), "s");
+  rs_dt_ = h5::Series(restart_, "dt_next", 1);
+  set_units(rs_dt_.id(), "s");
+  rs_state_ = h5::Series(restart_, "state", static_cast<hsize_t>(model.num_cells()) * model.block_size(), 1);
+  set_units(rs_state_.id(), "SI");
+  h5::write_attribute(rs_state_.id(), "description",
+                      std::string("the state vector (unknowns of /unknowns per active cell, interleaved, SI) of every "
+                                  "report row"));
+  for (const char* name : restart_totals) {
+    rs_totals_.emplace_back(restart_, name, 1);
+    set_units(rs_totals_.back().id(), std::string_view(name).ends_with("seconds") ? "s" : "1");
+  }
 }
 
 ResultsWriter::~ResultsWriter()
@@ -266,6 +296,7 @@ void ResultsWriter::write_report(double time, const std::vector<double>& x)
   rep_time_.append(std::span<const double>(&t, 1));
   for (std::size_t f = 0; f < report_fields_.size(); ++f)
     rep_fields_[f].append(full_grid_values(grid_, values[report_fields_[f]]));
+  rs_state_.append(x);
 }
 
 void ResultsWriter::write_step(const StepRecord& s)
@@ -310,10 +341,12 @@ void ResultsWriter::write_newton(const NewtonRecord& n)
     newton_series_[k].append(std::span<const double>(&values[k], 1));
 }
 
-void ResultsWriter::commit(const RunStatistics& st)
+namespace {
+
+void write_statistics(hid_t file, const RunStatistics& st)
 {
   {
-    h5::Id g = h5::create_group(file_->id(), "statistics");
+    h5::Id g = h5::create_group(file, "statistics");
     h5::write_attribute(g, "steps", std::int64_t(st.steps));
     h5::write_attribute(g, "cuts", std::int64_t(st.cuts));
     h5::write_attribute(g, "newton_iterations", std::int64_t(st.newton_iterations));
@@ -331,6 +364,134 @@ void ResultsWriter::commit(const RunStatistics& st)
     h5::write_attribute(g, "preconditioner", st.preconditioner);
     h5::write_attribute(g, "forcing", st.forcing);
   }
+}
+
+std::vector<double> restart_totals_row(const RestartRecord& r)
+{
+  const RunStatistics& t = r.totals;
+  const std::vector<double> v = {double(t.steps), double(t.cuts), double(t.newton_iterations),
+                                 double(t.linear_iterations), double(t.max_linear_iterations), double(r.newton_rows),
+                                 double(r.cuts_without_progress), t.wall_seconds, t.assembly_seconds,
+                                 t.linear_setup_seconds, t.linear_solve_seconds, t.spmv_seconds,
+                                 t.precond_apply_seconds, t.orthogonalization_seconds, t.linear_other_seconds};
+  if (v.size() != std::size(restart_totals)) throw std::logic_error("restart_totals_row: columns out of step");
+  return v;
+}
+
+}  // namespace
+
+void ResultsWriter::write_restart(const RestartRecord& r)
+{
+  if (rs_time_.rows() + 1 != rs_state_.rows())
+    throw std::logic_error("ResultsWriter::write_restart: not right after write_report");
+  rs_time_.append(std::span<const double>(&r.time, 1));
+  rs_dt_.append(std::span<const double>(&r.dt_next, 1));
+  const auto row = restart_totals_row(r);
+  for (std::size_t k = 0; k < rs_totals_.size(); ++k) rs_totals_[k].append(std::span<const double>(&row[k], 1));
+}
+
+void ResultsWriter::write_setup_replay(const SetupReplay& r)
+{
+  if (replay_written_) return;
+  h5::write_dataset(restart_, "setup_x", r.x);
+  h5::write_dataset(restart_, "setup_x0", r.x0);
+  h5::write_attribute(restart_, "setup_step", std::int64_t(r.step));
+  h5::write_attribute(restart_, "setup_dt", r.dt);
+  replay_written_ = true;
+}
+
+void ResultsWriter::set_restart_source(const std::string& file, std::size_t report, double time)
+{
+  const hid_t f = file_->id();
+  h5::write_attribute(f, "restart_file", file);
+  h5::write_attribute(f, "restart_report", std::int64_t(report));
+  h5::write_attribute(f, "restart_time", time / units::day);
+}
+
+void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_t report, std::size_t steps,
+                                 std::size_t newton_rows, bool replay)
+{
+  if (rep_time_.rows() || step_series_.front().rows() || newton_series_.front().rows())
+    throw std::logic_error("ResultsWriter::copy_history: rows were written before");
+  const h5::File src = h5::File::open_read(source);
+  const hid_t s = src.id();
+  // Lists must match name for name: the rows are copied by dataset name.
+  auto same_list = [&](const std::string& ds, const std::vector<std::string>& mine) {
+    const auto theirs = h5::read_string_list(s, ds);
+    if (theirs != mine)
+      throw h5::Error(fmt::format("'{}': '{}' lists other names than this run's model", source.string(), ds));
+  };
+  same_list("reports/fields", field_names_);
+  same_list("wells/rates", rate_names_);
+  auto copy = [&](h5::Series& dst, const std::string& ds, std::size_t rows) {
+    if (rows == 0) return;
+    if (h5::dataset_rows(s, ds) < rows)
+      throw h5::Error(fmt::format("'{}': dataset '{}' has fewer than {} rows", source.string(), ds, rows));
+    if (dst.row_size() < 64) {  // small rows (steps, wells, /newton): the whole series at once
+      const auto d = h5::read_doubles(s, ds);
+      const std::size_t width = d.dims.size() == 2 ? std::size_t(d.dims[1]) : 1;
+      if (width != dst.row_size())
+        throw h5::Error(fmt::format("'{}': dataset '{}' has rows of {} values, this run {}", source.string(), ds,
+                                    width, dst.row_size()));
+      for (std::size_t r = 0; r < rows; ++r)
+        dst.append(std::span<const double>(d.values.data() + r * width, width));
+    } else {  // cell fields and states: row by row, never the whole history in memory
+      for (std::size_t r = 0; r < rows; ++r) dst.append(h5::read_row(s, ds, r));
+    }
+  };
+  const std::size_t nrep = report + 1;
+  copy(rep_time_, "reports/time", nrep);
+  for (std::size_t f = 0; f < rep_fields_.size(); ++f) copy(rep_fields_[f], "reports/" + field_names_[f], nrep);
+  copy(rs_state_, "restart/state", nrep);
+  copy(rs_time_, "restart/time", nrep);
+  copy(rs_dt_, "restart/dt_next", nrep);
+  for (std::size_t k = 0; k < rs_totals_.size(); ++k) copy(rs_totals_[k], std::string("restart/") + restart_totals[k], nrep);
+  for (std::size_t k = 0; k < step_series_.size(); ++k) copy(step_series_[k], "steps/" + step_names_[k], steps);
+  copy(w_bhp_, "wells/bhp", steps);
+  for (std::size_t k = 0; k < w_rates_.size(); ++k) copy(w_rates_[k], "wells/" + rate_names_[k], steps);
+  copy(w_at_bhp_, "wells/at_bhp", steps);
+  for (std::size_t k = 0; k < newton_series_.size(); ++k)
+    copy(newton_series_[k], std::string("newton/") + newton_fields[k], newton_rows);
+  if (replay) {
+    h5::Id g = h5::open_group(s, "restart");
+    SetupReplay r;
+    r.x = h5::read_doubles(s, "restart/setup_x").values;
+    r.x0 = h5::read_doubles(s, "restart/setup_x0").values;
+    r.step = static_cast<int>(h5::read_int_attribute(g, "setup_step"));
+    r.dt = h5::read_double_attribute(g, "setup_dt");
+    write_setup_replay(r);
+  }
+}
+
+void ResultsWriter::write_checkpoint(const std::filesystem::path& path, const RunStatistics& stats)
+{
+  if (committed_) throw std::logic_error("ResultsWriter::write_checkpoint after commit");
+  file_->flush();  // the temporary file on disk is now a consistent image of everything written
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  try {
+    std::filesystem::copy_file(temp_, tmp, std::filesystem::copy_options::overwrite_existing);
+    {
+      h5::File copy = h5::File::open_rw(tmp);
+      write_statistics(copy.id(), stats);
+      h5::write_attribute(copy.id(), "checkpoint", std::int64_t(1));
+      copy.close();
+    }
+    // On disk before it replaces the previous checkpoint: a crash of the node leaves one or the other.
+    if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+      ::fsync(fd);
+      ::close(fd);
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (...) {
+    std::error_code ec;  // the previous checkpoint stays; no half-written temporary
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+}
+
+void ResultsWriter::commit(const RunStatistics& st)
+{
+  write_statistics(file_->id(), st);
   // Close every dataset and group before the file, then make the result visible at once.
   rep_time_ = {};
   rep_fields_.clear();
@@ -338,7 +499,9 @@ void ResultsWriter::commit(const RunStatistics& st)
   newton_series_.clear();
   w_bhp_ = {}, w_at_bhp_ = {};
   w_rates_.clear();
-  reports_.reset(), steps_.reset(), wells_.reset(), newton_.reset();
+  rs_time_ = {}, rs_dt_ = {}, rs_state_ = {};
+  rs_totals_.clear();
+  reports_.reset(), steps_.reset(), wells_.reset(), newton_.reset(), restart_.reset();
   file_->close();
   file_.reset();
   std::filesystem::rename(temp_, final_);

@@ -52,12 +52,31 @@ struct NewtonRecord {
 };
 
 struct RunStatistics {
-  int steps = 0, cuts = 0, newton_iterations = 0, linear_iterations = 0;
+  int steps = 0, cuts = 0, newton_iterations = 0, linear_iterations = 0;  // whole history (restarts included)
   double wall_seconds = 0, assembly_seconds = 0, linear_setup_seconds = 0, linear_solve_seconds = 0;
   int max_linear_iterations = 0;  // of one linear solve
   // linear_solve_seconds split by KrylovSolver's profile; other = the rest of it.
   double spmv_seconds = 0, precond_apply_seconds = 0, orthogonalization_seconds = 0, linear_other_seconds = 0;
   std::string linear_method, preconditioner, forcing;
+};
+
+// What the time loop needs beyond the state to continue from a report row exactly as the run
+// that wrote it (a row of /restart, see verification/hdf5_layout.md).
+struct RestartRecord {
+  double time = 0;             // [s], exact (the /reports/time row is in days)
+  double dt_next = 0;          // [s], the step size the controller tries next
+  RunStatistics totals;        // counters and times of the whole history so far
+  int newton_rows = 0;         // rows of /newton so far
+  int cuts_without_progress = 0;
+};
+
+// The inputs of the run's first preconditioner setup (/restart/setup_*): a restart before which it
+// happened repeats it, so a preconditioner that keeps structure across setups (AMG aggregates)
+// continues with the same structure as the uninterrupted run.
+struct SetupReplay {
+  int step = 0;                  // the 1-based time step whose attempt made the setup
+  double dt = 0;                 // [s]
+  std::vector<double> x, x0;     // the Newton iterate and the step's start state (host, interleaved)
 };
 
 // Writes <dir>/<name>.h5 through <dir>/<name>.h5.tmp: nothing appears under the final name
@@ -78,6 +97,19 @@ class ResultsWriter {
   void write_report(double time, const std::vector<double>& x);
   void write_step(const StepRecord& step);
   void write_newton(const NewtonRecord& rec);
+  // One row of /restart for the report row just written (its state went with write_report).
+  void write_restart(const RestartRecord& rec);
+  void write_setup_replay(const SetupReplay& replay);  // at most once
+  // Root attributes restart_file, restart_report, restart_time (day): where this run continued from.
+  void set_restart_source(const std::string& file, std::size_t report, double time);
+  // Copies rows 0..report of /reports and /restart, the first `steps` rows of /steps and /wells and
+  // the first `newton_rows` of /newton from `source` (a result of the same deck, checked by the
+  // caller); with `replay`, also its /restart/setup_* datasets. Call before any other row is written.
+  void copy_history(const std::filesystem::path& source, std::size_t report, std::size_t steps,
+                    std::size_t newton_rows, bool replay);
+  // The result so far as a complete result file at `path` (with /statistics = `stats`), written to
+  // `path`.tmp and renamed over `path`.
+  void write_checkpoint(const std::filesystem::path& path, const RunStatistics& stats);
   void commit(const RunStatistics& stats);
   const std::filesystem::path& final_path() const { return final_; }
 
@@ -93,6 +125,11 @@ class ResultsWriter {
   h5::Series rep_time_;
   std::vector<h5::Series> rep_fields_, step_series_, newton_series_, w_rates_;
   h5::Series w_bhp_, w_at_bhp_;
+  std::vector<std::string> field_names_, step_names_, rate_names_;  // dataset names of the series above
+  h5::Id restart_;
+  h5::Series rs_time_, rs_dt_, rs_state_;
+  std::vector<h5::Series> rs_totals_;  // restart_totals order
+  bool replay_written_ = false;
   bool committed_ = false;
 };
 

@@ -3,10 +3,13 @@
 // summary at the end.
 #include "miniapp/simulator.hpp"
 
+#include "linalg/allocation.hpp"
 #include "linalg/cpr_preconditioner.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioner.hpp"
 #include "miniapp/forcing.hpp"
+#include "miniapp/restart.hpp"
+#include "miniapp/run_control.hpp"
 #include "miniapp/vtk_output.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/units.hpp"
@@ -33,6 +36,7 @@ struct NewtonResult {
   int linear_iterations = 0;
   physics::ConvergenceNorms norms;
   std::string failure;        // why it failed
+  bool interrupted = false;   // abandoned on a signal (interrupt_signal())
   std::vector<NewtonRecord> records;  // one per linear solve; step and attempt are the caller's
 };
 
@@ -73,13 +77,35 @@ class NewtonSolver {
   std::string preconditioner_name() const { return precond_->name(); }
   std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
 
-  NewtonResult solve(Vector& x, const Vector& x0, double dt)
+  // The inputs of the first preconditioner setup, once it happened (for /restart/setup_*).
+  const std::optional<SetupReplay>& first_setup() const { return first_setup_; }
+
+  // Repeats the first setup of the run being continued: the same Jacobian (assembled from the same
+  // x, x0 and dt) gives a preconditioner that keeps structure across setups (AMG aggregates) the
+  // structure the uninterrupted run has at this point. Not counted in the statistics.
+  void replay_setup(const SetupReplay& r)
+  {
+    const Vector x(exec_, std::span<const double>(r.x)), x0(exec_, std::span<const double>(r.x0));
+    model_.begin_step(x0);
+    model_.assemble(x, x0, r.dt, R_, J_);
+    if (true_impes_) model_.accumulation_blocks(x, r.dt, accumulation_);
+    (void)precond_->setup(J_);  // a failed setup failed the same way in the run that wrote it
+    exec_->synchronize();
+    first_setup_ = r;
+  }
+
+  // step: the 1-based number of the time step being attempted (for first_setup()).
+  NewtonResult solve(Vector& x, const Vector& x0, double dt, int step)
   {
     const auto& nc = cfg_.newton;
     NewtonResult res;
     forcing_.begin_step();
     mb_history_.clear();
     for (int it = 0;; ++it) {
+      if (interrupt_signal() != 0) {
+        res.interrupted = true;
+        return fail(res, "interrupted");
+      }
       auto t0 = Clock::now();
       model_.assemble(x, x0, dt, R_, J_);
       res.norms = model_.convergence(x, R_, dt);  // synchronises
@@ -105,6 +131,7 @@ class NewtonSolver {
       }
       t0 = Clock::now();
       if (true_impes_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
+      if (!first_setup_) first_setup_ = SetupReplay{step, dt, x.to_host(), x0.to_host()};
       const SetupStatus setup = precond_->setup(J_);
       exec_->synchronize();
       stats_.linear_setup_seconds += seconds_since(t0);
@@ -171,6 +198,7 @@ class NewtonSolver {
   Vector accumulation_;  // true-IMPES CPR only: the model's accumulation blocks (bs^2 per cell)
   ForcingSequence forcing_;
   std::vector<double> mb_history_;  // max MB norm before each update of the current solve
+  std::optional<SetupReplay> first_setup_;
   Log trace_;
 };
 
@@ -225,10 +253,17 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   RunOutcome out;
   RunStatistics& stats = out.stats;
 
+  // ---- the output name: ours for the run; temporaries of a writer that is gone are removed
+  const OutputLock lock(output_dir, cfg.output.name);
+  for (const auto& p : lock.removed()) log(fmt::format("removed stale temporary '{}' of an earlier run", p.string()));
+  const std::filesystem::path checkpoint_path = output_dir / (cfg.output.name + ".checkpoint.h5");
+
   // ---- setup: grid, model, initial state
+  std::optional<AllocationLabel> label(std::in_place, "the grid");
   const physics::Grid grid(cfg.grid, cfg.rock);
   const physics::ModelEntry* entry = physics::find_model(cfg.model);
   if (!entry || !cfg.model_input) throw std::invalid_argument(fmt::format("unknown model '{}'", cfg.model));
+  label.emplace("the model (static data, wells, Jacobian pattern)");
   const std::unique_ptr<physics::Model> model_ptr = entry->create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
   physics::Model& model = *model_ptr;
   const int bs = model.block_size();
@@ -246,29 +281,39 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                     w.injector ? "injector" : "producer", w.rate_control ? "rate" : "BHP", w.completions.size(),
                     w.i + 1, w.j + 1));
 
-  const auto x_init = model.initial_state();
+  // A restart takes its state, time and time-loop control from a report row of an earlier result.
+  label.emplace("the restart state");
+  std::optional<RestartPoint> restart;
+  if (!options.restart_file.empty()) {
+    restart = read_restart_point(options.restart_file, options.restart_report, cfg, grid, model);
+    log(fmt::format("restart from report {} of {} (t = {:.6g} d, {} steps so far; next dt {:.4g} d)", restart->report,
+                    options.restart_file.string(), restart->time / units::day, restart->record.totals.steps,
+                    restart->record.dt_next / units::day));
+  }
+  label.emplace("the initial state");
+  const auto x_init = restart ? restart->state : model.initial_state();
   Vector x(exec, std::span<const double>(x_init));
   Vector x0(exec, x.size());
   copy(x, x0);
-  const auto in_place0 = model.in_place(x);
+  // Quantities in place at t = 0: of the original run's initial state when restarting.
+  const auto in_place0 = restart ? model.in_place(Vector(exec, std::span<const double>(restart->initial)))
+                                 : model.in_place(x);
 
+  label.emplace("the result file");
   ResultsWriter writer(output_dir / (cfg.output.name + ".h5"), cfg,
                        Provenance{std::string(to_string(exec->backend())), exec->device_name(), command_line}, grid,
                        model, in_place0);
   // The VTK series follows the HDF5 file report by report and is committed right after it.
   std::optional<VtkSeriesWriter> vtk;
   if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock, model);
-  double output_seconds = 0.0;  // report writing (HDF5, VTK), for the time line
-  const auto write_report = [&](double time, const std::vector<double>& state) {
-    const auto t0 = Clock::now();
-    writer.write_report(time, state);
-    if (vtk) vtk->write_report(time, state);
-    output_seconds += seconds_since(t0);
-  };
-  write_report(0.0, x_init);
+  double output_seconds = 0.0;  // report writing (HDF5, VTK, checkpoints), for the time line
+  bool checkpointed = false;    // a checkpoint of this run exists
+  std::size_t report_rows = 0;  // rows of /reports written (history included)
+  double last_report_time = 0.0;
 
+  label.emplace("the Newton solver (Jacobian, vectors, preconditioner)");
   NewtonSolver newton(cfg, exec, model, stats, verbose ? log : NewtonSolver::Log{});
-  const double startup_seconds = seconds_since(t_start) - output_seconds;  // grid, model, initial state, files
+  label.reset();
   const auto& sc = cfg.schedule;
   const auto& nc = cfg.newton;
   double t = 0.0, dt = std::min(sc.dt_initial, sc.dt_max);
@@ -281,8 +326,97 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   int cuts_without_progress = 0;
   constexpr int max_cuts_without_progress = 20;
   double eta_lo = std::numeric_limits<double>::infinity(), eta_hi = 0.0;  // forcing terms used
+  int newton_rows = 0;        // rows of /newton (history included)
+  RunStatistics base;         // the history's totals (restart), to which this run's times add
+  const KrylovProfile& prof = newton.linear_profile();
+  const auto totals_now = [&] {
+    RunStatistics s = stats;
+    s.wall_seconds = base.wall_seconds + seconds_since(t_start);
+    s.spmv_seconds = base.spmv_seconds + prof.spmv_seconds;
+    s.precond_apply_seconds = base.precond_apply_seconds + prof.precond_seconds;
+    s.orthogonalization_seconds = base.orthogonalization_seconds + prof.orthogonalization_seconds;
+    // The rest of the host-measured solve time (it includes the final synchronisation); never
+    // negative, so the four parts add up to linear_solve_seconds.
+    s.linear_other_seconds = std::max(0.0, s.linear_solve_seconds - s.spmv_seconds - s.precond_apply_seconds -
+                                               s.orthogonalization_seconds);
+    s.linear_method = std::string(to_string(cfg.linear.krylov.method));
+    s.preconditioner = newton.preconditioner_name();
+    s.forcing = std::string(to_string(cfg.linear.forcing.kind));
+    return s;
+  };
+  const auto write_checkpoint = [&] {
+    if (!cfg.output.checkpoint) return;
+    writer.write_checkpoint(checkpoint_path, totals_now());
+    checkpointed = true;
+  };
+  // A report row: fields, state and what the time loop needs to continue from it.
+  const auto write_report = [&](double time, const std::vector<double>& state) {
+    const auto t0 = Clock::now();
+    writer.write_report(time, state);
+    RestartRecord rr;
+    rr.time = time;
+    rr.dt_next = dt;
+    rr.totals = totals_now();
+    rr.newton_rows = newton_rows;
+    rr.cuts_without_progress = cuts_without_progress;
+    writer.write_restart(rr);
+    if (newton.first_setup()) writer.write_setup_replay(*newton.first_setup());
+    if (vtk) vtk->write_report(time, state);
+    ++report_rows;
+    last_report_time = time;
+    if (report_rows > 1) write_checkpoint();  // row 0 of a fresh run is no point to restart from
+    output_seconds += seconds_since(t0);
+  };
 
+  if (restart) {
+    const auto t0 = Clock::now();
+    const RestartPoint& rp = *restart;
+    writer.set_restart_source(rp.file.string(), rp.report, rp.time);
+    writer.copy_history(rp.file, rp.report, std::size_t(rp.record.totals.steps), std::size_t(rp.record.newton_rows),
+                        rp.replay_setup);
+    if (vtk) {  // the whole series, history included, from the history's states
+      const h5::File src = h5::File::open_read(rp.file);
+      const auto times = h5::read_doubles(src.id(), "restart/time").values;
+      for (std::size_t r = 0; r <= rp.report; ++r) vtk->write_report(times[r], h5::read_row(src.id(), "restart/state", r));
+    }
+    t = rp.time;
+    dt = std::min(rp.record.dt_next, sc.dt_max);
+    next_report = rp.report;  // row k is report_times[k - 1]: the next is report_times[rp.report]
+    stats = base = rp.record.totals;
+    newton_rows = rp.record.newton_rows;
+    cuts_without_progress = rp.record.cuts_without_progress;
+    report_rows = rp.report + 1;
+    last_report_time = rp.time;
+    if (rp.setup) {
+      newton.replay_setup(*rp.setup);
+      log(fmt::format("preconditioner: first setup of the run repeated (step {}), as the uninterrupted run has it",
+                      rp.setup->step));
+    }
+    output_seconds += seconds_since(t0);
+    write_checkpoint();
+  } else {
+    write_report(0.0, x_init);
+  }
+  const double startup_seconds = seconds_since(t_start) - output_seconds;  // grid, model, initial state, files
+
+  // The one line an interrupted run leaves: where to restart from, if anywhere.
+  const auto interrupted = [&](int sig) {
+    std::string where;
+    if (checkpointed)
+      where = fmt::format("restart from report {} (t = {:.6g} d): rerun the same command with --restart {}",
+                          report_rows - 1, last_report_time / units::day, checkpoint_path.string());
+    else if (restart)
+      where = fmt::format("nothing new was saved (output.checkpoint is off); restart again from report {} of {}",
+                          restart->report, restart->file.string());
+    else
+      where = cfg.output.checkpoint ? "nothing to restart from (no report reached yet)"
+                                    : "nothing to restart from (output.checkpoint is off)";
+    return Interrupted(sig, fmt::format("interrupted by {} at t = {:.6g} d: {}", signal_name(sig), t / units::day, where));
+  };
+
+  const AllocationLabel loop_label("the time loop (preconditioner setups, Krylov workspace, result rows)");
   while (next_report < sc.report_times.size()) {
+    if (const int sig = interrupt_signal()) throw interrupted(sig);
     const double t_report = sc.report_times[next_report];
     // Never leave a sliver before a report time: stretch the step if the remainder is tiny.
     double dt_try = std::min(dt, t_report - t);
@@ -290,12 +424,14 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     if (hits_report) dt_try = t_report - t;
 
     model.begin_step(x0);
-    const NewtonResult nr = newton.solve(x, x0, dt_try);
+    const NewtonResult nr = newton.solve(x, x0, dt_try, stats.steps + 1);
+    if (nr.interrupted) throw interrupted(interrupt_signal());  // the step is abandoned: back to the last report
     stats.newton_iterations += nr.iterations;
     stats.linear_iterations += nr.linear_iterations;
     for (NewtonRecord rec : nr.records) {
       rec.step = stats.steps + 1, rec.attempt = step_cuts;
       writer.write_newton(rec);
+      ++newton_rows;
       eta_lo = std::min(eta_lo, rec.forcing), eta_hi = std::max(eta_hi, rec.forcing);
     }
     if (!nr.converged) {
@@ -343,21 +479,11 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     }
   }
 
-  stats.wall_seconds = seconds_since(t_start);
-  const KrylovProfile& prof = newton.linear_profile();
+  // Totals over the whole history: a restarted run adds its times to those of the run it continues.
+  stats = totals_now();
   std::string parts;  // "weights 0.10 s, pressure stage setup 1.20 s, ..." for preconditioners made of parts
   for (const auto& e : newton.preconditioner_profile())
     parts += fmt::format("{}{} {:.2f} s", parts.empty() ? "" : ", ", e.part, e.seconds);
-  stats.spmv_seconds = prof.spmv_seconds;
-  stats.precond_apply_seconds = prof.precond_seconds;
-  stats.orthogonalization_seconds = prof.orthogonalization_seconds;
-  // The rest of the host-measured solve time (it includes the final synchronisation); never
-  // negative, so the four parts add up to linear_solve_seconds.
-  stats.linear_other_seconds = std::max(0.0, stats.linear_solve_seconds - prof.spmv_seconds - prof.precond_seconds -
-                                                 prof.orthogonalization_seconds);
-  stats.linear_method = std::string(to_string(cfg.linear.krylov.method));
-  stats.preconditioner = newton.preconditioner_name();
-  stats.forcing = std::string(to_string(cfg.linear.forcing.kind));
   if (!options.jacobian_path.empty()) {
     write_jacobian(options.jacobian_path, newton.jacobian());
     log(fmt::format("Jacobian of the last Newton iteration written to {}", options.jacobian_path.string()));
@@ -367,6 +493,16 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   if (vtk) {
     vtk->commit();
     log(fmt::format("VTK time series written to {}", vtk->pvd_path().string()));
+  }
+  // The final file holds every report's restart data: the checkpoint (this run's, or the one this
+  // run continued from under the same name) is superseded.
+  {
+    std::error_code ec;
+    const bool own = cfg.output.checkpoint ||
+                     (restart && std::filesystem::equivalent(restart->file, checkpoint_path, ec));
+    if (own && std::filesystem::remove(checkpoint_path, ec))
+      log(fmt::format("checkpoint {} removed (the result file holds the restart data of every report)",
+                      checkpoint_path.string()));
   }
   const double per_newton =
       stats.newton_iterations ? double(stats.linear_iterations) / stats.newton_iterations : 0.0;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace blockres {
 
@@ -23,14 +24,33 @@ struct RunOutcome {
 };
 
 struct RunOptions {
+  RunOptions() = default;
+  RunOptions(std::filesystem::path dir, std::string command, bool verbose_log = false,
+             std::filesystem::path jacobian = {})
+      : output_dir(std::move(dir)), command_line(std::move(command)), verbose(verbose_log),
+        jacobian_path(std::move(jacobian))
+  {
+  }
   std::filesystem::path output_dir = "output";
   std::string command_line;
   bool verbose = false;                  // one log line per Newton iteration
   std::filesystem::path jacobian_path;   // when set: the last assembled Jacobian, as HDF5 /jacobian
+  std::filesystem::path restart_file;    // when set: continue from a report row of this result file
+  long restart_report = -1;              // that row (< 0: its last)
 };
 
 // Runs the configured simulation on `exec` and writes the result file atomically to
 // <output_dir>/<cfg.output.name>.h5. `log` receives every line of the run log.
+//
+// Restart (options.restart_file): the run continues from report row options.restart_report of that
+// file (miniapp/restart.hpp checks the deck against it; RestartError otherwise) with its state,
+// time, next step size and counters, and the preconditioner's first setup repeated when it came
+// before that row; the new file holds the file's history up to the row plus the continuation.
+// Checkpoints (cfg.output.checkpoint): after every report row the result so far is written to
+// <output_dir>/<name>.checkpoint.h5 (atomically); removed once the final file is in place.
+// Interruption: when interrupt_signal() (miniapp/run_control.hpp) becomes non-zero the current step
+// is abandoned, the temporaries removed, and Interrupted thrown with the restart hint.
+// The output name is locked for the run (OutputLock: OutputBusy when another live run has it).
 RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
                           const std::function<void(const std::string&)>& log);
 

@@ -8,7 +8,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-B=/tmp/blockres-build
+B=${B:-/tmp/blockres-build}  # build directory (B=... to keep a second tree apart)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 if [[ ! -f $B/build.ninja ]]; then
@@ -49,6 +49,34 @@ for what in "${@:-tests}"; do
     large) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}"; run cpr_4M $DECK "${CPR[@]}" "${M4[@]}" ;;
     1M) run cpr_1M $DECK "${CPR[@]}" "${M1[@]}" ;;
     huge) run cpr_10M $DECK "${CPR[@]}" "${M10[@]}" ;;
+    restart)  # issue 17: the deck on CUDA restarted from report 5 of its own result and from the checkpoint
+              # of a run stopped by SIGTERM, each verified against the uninterrupted run; then test_restart_gpu
+              # (TARGETS="blockres test_restart_gpu").
+      R=/tmp/runs/restart; rm -rf $R; mkdir -p $R
+      NAME=$(basename "$DECK" .toml)
+      ro=(--backend cuda --set output.vtk=false ${EXTRA:-})
+      $X run $DECK "${ro[@]}" --output $R/full > "$OUT/restart_full.log" 2>&1; echo "== restart: uninterrupted run rc $?"
+      grep -E "^done" "$OUT/restart_full.log"
+      $X run $DECK "${ro[@]}" --output $R/mid --restart $R/full/$NAME.h5 --restart-report 5 > "$OUT/restart_mid.log" 2>&1
+      echo "== restart: from report 5 rc $?"; grep -E "^restart from|^preconditioner: first|^done|error" "$OUT/restart_mid.log"
+      $X verify $R/mid/$NAME.h5 --baseline $R/full/$NAME.h5 --json "$OUT/restart_mid_verify.json" > "$OUT/restart_mid_verify.txt" 2>&1
+      echo "== restart: verify (from report 5) rc $?"; tail -2 "$OUT/restart_mid_verify.txt"
+      # Stopped by SIGTERM once its first checkpoint is there, then continued from the checkpoint.
+      $X run $DECK "${ro[@]}" --output $R/term --set output.checkpoint=true > "$OUT/restart_term.log" 2> "$OUT/restart_term.err" &
+      pid=$!
+      for _ in $(seq 3000); do [[ -f $R/term/$NAME.checkpoint.h5 ]] && break; sleep 0.01; done
+      sleep 0.3; kill -TERM $pid; wait $pid; rc=$?
+      echo "== restart: SIGTERM rc $rc (143 expected): $(cat "$OUT/restart_term.err")"; ls -A $R/term
+      if [[ $rc == 143 ]]; then
+        $X run $DECK "${ro[@]}" --output $R/term --set output.checkpoint=true --restart $R/term/$NAME.checkpoint.h5 \
+          > "$OUT/restart_resumed.log" 2>&1; echo "== restart: from the checkpoint rc $?"
+        grep -E "^restart from|^done|error" "$OUT/restart_resumed.log"
+        $X verify $R/term/$NAME.h5 --baseline $R/full/$NAME.h5 --json "$OUT/restart_term_verify.json" \
+          > "$OUT/restart_term_verify.txt" 2>&1; echo "== restart: verify (from the checkpoint) rc $?"
+        tail -2 "$OUT/restart_term_verify.txt"; ls -A $R/term
+      fi
+      [[ -x $B/verification/test_restart_gpu ]] && { $B/verification/test_restart_gpu > "$OUT/test_restart_gpu.log" 2>&1
+        echo "== test_restart_gpu rc $?"; grep -E "FAILED|PASSED|Failure|worst" "$OUT/test_restart_gpu.log" | head -20; } ;;
     bench) $X bench amg --backend cuda --deck inputs/quarter_five_spot_60x60x20.toml --deck inputs/multicomponent_8.toml \
              --deck inputs/quarter_five_spot.toml --reps 3 --json "$OUT/bench_amg.json" > "$OUT/bench_amg.txt" 2>&1
            echo "== bench rc $?"; sed -n '/^summary/,$p' "$OUT/bench_amg.txt" ;;

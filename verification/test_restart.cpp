@@ -1,0 +1,578 @@
+// Restart, checkpoints, clean interruption, the output lock and out-of-memory messages (issue 17):
+// restarted runs against uninterrupted ones with `blockres verify`'s comparison, and the real
+// `blockres` binary killed with SIGKILL, stopped with SIGTERM/SIGINT and starved of memory.
+#include "miniapp/restart.hpp"
+#include "miniapp/run_control.hpp"
+#include "miniapp/verify.hpp"
+#include "miniapp/vtk_output.hpp"
+#include "verification/run_helpers.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace blockres;
+namespace fs = std::filesystem;
+
+namespace {
+
+// 10x10x3 quarter five-spot with CPR (AMG on the pressure: the preconditioner that keeps its
+// aggregates across setups), four reports.
+const std::vector<std::string> small_qfs = {"grid.nx=10",          "grid.ny=10", "grid.nz=3",
+                                            "wells.PROD.i=10",     "wells.PROD.j=10",
+                                            "schedule.end_time=360", "schedule.report_interval=90",
+                                            "output.vtk=false"};
+// The nc = 8 CI variant (CPR with true-IMPES weights and block ILU(0)), four reports.
+const std::vector<std::string> small_mc8 = {"grid.nx=10",          "grid.ny=10", "grid.nz=3",
+                                            "wells.PROD.i=10",     "wells.PROD.j=10",
+                                            "schedule.end_time=5", "schedule.report_interval=1.25",
+                                            "output.vtk=false"};
+
+std::string slurp(const fs::path& p);
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more)
+{
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+fs::path run_to(const std::string& deck, const std::vector<std::string>& overrides, const fs::path& dir,
+                const fs::path& restart = {}, long report = -1)
+{
+  const RunConfig cfg = load_deck(test::deck_path(deck), overrides);
+  RunOptions o(dir, "test");
+  o.restart_file = restart;
+  o.restart_report = report;
+  return run_simulation(cfg, Executor::create_cpu(), o, [](const std::string&) {}).result_file;
+}
+
+// `blockres verify` with its same-backend default tolerances passes, the two runs took the same
+// time steps, and (CPU) every compared value is identical.
+void expect_same_run(const fs::path& result, const fs::path& baseline)
+{
+  const Results r = read_results(result), b = read_results(baseline);
+  const VerifyReport rep = compare_results(r, b, default_tolerances());
+  for (const auto& m : rep.mismatches) ADD_FAILURE() << m;
+  EXPECT_TRUE(rep.pass()) << rep.failed_comparisons() << " comparisons failed";
+  EXPECT_EQ(r.step_time.size(), b.step_time.size());
+  EXPECT_EQ(r.statistics.steps, b.statistics.steps);
+  EXPECT_EQ(r.statistics.newton_iterations, b.statistics.newton_iterations);
+  EXPECT_EQ(r.statistics.linear_iterations, b.statistics.linear_iterations);
+  EXPECT_EQ(r.newton_step.size(), b.newton_step.size());
+  EXPECT_EQ(r.report_times, b.report_times);
+  for (const auto& c : rep.comparisons) EXPECT_EQ(c.max_abs, 0.0) << c.field << " " << c.scope << ": not bit-identical";
+}
+
+std::string attribute(const fs::path& file, const char* name)
+{
+  const h5::File f = h5::File::open_read(file);
+  if (H5Aexists(f.id(), name) <= 0) return "";
+  H5T_class_t cls;
+  {
+    h5::Id a(H5Aopen(f.id(), name, H5P_DEFAULT));
+    h5::Id t(H5Aget_type(a));
+    cls = H5Tget_class(t);
+  }
+  if (cls == H5T_STRING) return h5::read_string_attribute(f.id(), name);
+  if (cls == H5T_INTEGER) return std::to_string(h5::read_int_attribute(f.id(), name));
+  return fmt::format("{}", h5::read_double_attribute(f.id(), name));
+}
+
+// ---- the real binary ----------------------------------------------------------------------------
+
+struct Child {
+  pid_t pid = -1;
+  fs::path out, err;
+};
+
+Child spawn(const std::vector<std::string>& args, const fs::path& log_stem, const std::vector<std::string>& env = {})
+{
+  Child c;
+  c.out = log_stem.string() + ".out";
+  c.err = log_stem.string() + ".err";
+  // Everything the child needs is made before fork: this process may have OpenMP threads, so the
+  // child calls only async-signal-safe functions (open, dup2, execve) before the exec.
+  std::vector<std::string> envs = env;
+  envs.push_back("OMP_NUM_THREADS=1");
+  for (char** e = environ; *e; ++e)
+    if (!std::string_view(*e).starts_with("OMP_NUM_THREADS=") && !std::string_view(*e).starts_with("BLOCKRES_"))
+      envs.emplace_back(*e);
+  std::vector<char*> envp, argv;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string binary = BLOCKRES_BINARY;
+  std::vector<std::string> argstore(args);
+  argv.push_back(binary.data());
+  for (auto& a : argstore) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    const int o = ::open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1), ::dup2(e, 2);
+    ::execve(binary.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  return c;
+}
+
+int wait_exit(const Child& c)  // exit code, or 128 + signal when killed by one
+{
+  int status = 0;
+  ::waitpid(c.pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string slurp(const fs::path& p)
+{
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines(const std::string& text)
+{
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> cli_overrides(const std::vector<std::string>& overrides)
+{
+  std::vector<std::string> a;
+  for (const auto& o : overrides) a.push_back("--set"), a.push_back(o);
+  return a;
+}
+
+// Report rows of a checkpoint as soon as one exists (0 while none); a checkpoint replaced while it
+// is read is read as the old file (rename keeps the open inode).
+std::size_t checkpoint_rows(const fs::path& p)
+{
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return 0;
+  try {
+    return read_results(p).report_times.size();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// 30x30x5 quarter five-spot, nine reports of 60 days at most 10-day steps: seconds on one core, so
+// a run can be stopped after its second report and well before its end.
+const std::vector<std::string> long_qfs = {"schedule.end_time=540", "schedule.report_interval=60",
+                                           "schedule.dt_max=10", "output.checkpoint=true"};
+
+std::vector<fs::path> leftovers(const fs::path& dir, const std::string& name)
+{
+  std::vector<fs::path> out;
+  for (const auto& p : output_temporaries(dir, name))
+    if (fs::exists(p)) out.push_back(p);
+  if (fs::exists(dir / (name + ".lock"))) out.push_back(dir / (name + ".lock"));
+  return out;
+}
+
+}  // namespace
+
+// ---- restart gives the uninterrupted run ------------------------------------------------------------
+
+TEST(Restart, OilWaterFromMiddleReportIsTheUninterruptedRun)
+{
+  const auto dir = test::fresh_dir("restart-ow");
+  const auto full = run_to("quarter_five_spot.toml", small_qfs, dir / "full");
+  // A run that stops at 180 d, continued by a deck with the later end (its last report, the default).
+  const auto half = run_to("quarter_five_spot.toml", with(small_qfs, {"schedule.end_time=180"}), dir / "half");
+  const auto cont = run_to("quarter_five_spot.toml", small_qfs, dir / "cont", half);
+  expect_same_run(cont, full);
+  // From a middle report of the complete file (--restart-report 1).
+  const auto mid = run_to("quarter_five_spot.toml", small_qfs, dir / "mid", full, 1);
+  expect_same_run(mid, full);
+  // Provenance: where it continued from; the history (rows 0..2) is in the file.
+  EXPECT_EQ(attribute(cont, "restart_file"), half.string());
+  EXPECT_EQ(attribute(cont, "restart_report"), "2");
+  EXPECT_EQ(attribute(cont, "restart_time"), "180");
+  EXPECT_EQ(attribute(mid, "restart_report"), "1");
+  EXPECT_EQ(attribute(full, "restart_file"), "");
+  EXPECT_EQ(read_results(cont).report_times.size(), 5u);
+  // The VTK series of a restarted run is the whole series too, file for file the uninterrupted one's.
+  if (vtk_output_available()) {
+    const auto vfull = run_to("quarter_five_spot.toml", with(small_qfs, {"output.vtk=true"}), dir / "vfull");
+    run_to("quarter_five_spot.toml", with(small_qfs, {"output.vtk=true"}), dir / "vcont", vfull, 2);
+    const std::string name = "quarter_five_spot";
+    std::vector<fs::path> files = {fs::path(name + ".pvd")};
+    for (int r = 0; r < 5; ++r) files.push_back(fs::path(name + "_vtk") / fmt::format("{}_{:04d}.vtr", name, r));
+    for (const auto& f : files) {
+      ASSERT_TRUE(fs::exists(dir / "vcont" / f)) << f;
+      EXPECT_EQ(slurp(dir / "vcont" / f), slurp(dir / "vfull" / f)) << f;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Restart, MulticomponentFromMiddleReportIsTheUninterruptedRun)
+{
+  const auto dir = test::fresh_dir("restart-mc");
+  const auto full = run_to("multicomponent_8.toml", small_mc8, dir / "full");
+  const auto mid = run_to("multicomponent_8.toml", small_mc8, dir / "mid", full, 2);
+  expect_same_run(mid, full);
+  // The 1D reacting tracer (block-Jacobi, no preconditioner state), restarted twice in a chain.
+  const std::vector<std::string> mc3 = {"output.vtk=false"};
+  const auto full3 = run_to("multicomponent_3.toml", mc3, dir / "full3");
+  const auto a = run_to("multicomponent_3.toml", with(mc3, {"schedule.end_time=40"}), dir / "a");
+  const auto b = run_to("multicomponent_3.toml", with(mc3, {"schedule.end_time=80"}), dir / "b", a);
+  const auto c = run_to("multicomponent_3.toml", mc3, dir / "c", b);
+  expect_same_run(c, full3);
+  EXPECT_EQ(attribute(c, "restart_report"), "4");
+  fs::remove_all(dir);
+}
+
+// An injector whose BHP limit is reached runs under BHP control: restarted at a report where it
+// does, the continuation's controls, BHPs and rates are the uninterrupted run's.
+TEST(Restart, WellUnderBhpControlStaysAsInTheUninterruptedRun)
+{
+  const auto dir = test::fresh_dir("restart-bhp");
+  const auto deck = with(small_qfs, {"wells.INJ.bhp=240"});
+  const auto full = run_to("quarter_five_spot.toml", deck, dir / "full");
+  const Results f = read_results(full);
+  // Steps up to report 2 (t = 180 d) with the injector at its limit, and after it.
+  std::size_t before = 0, after = 0;
+  for (std::size_t k = 0; k < f.step_time.size(); ++k)
+    (f.step_time[k] <= 180.0 ? before : after) += f.well_at_bhp[k][0] == 1.0;
+  ASSERT_GT(before, 0u) << "the injector never reached its BHP limit before the restart point";
+  ASSERT_GT(after, 0u);
+  const auto cont = run_to("quarter_five_spot.toml", deck, dir / "cont", full, 2);
+  expect_same_run(cont, full);
+  EXPECT_EQ(read_results(cont).well_at_bhp, f.well_at_bhp);
+  fs::remove_all(dir);
+}
+
+// The time-step and Newton controls of the shipped 60x60x20 deck (iteration-count step control,
+// failure prediction) with Eisenstat–Walker forcing and the iterative block ILU(0) stage: the next
+// step size comes from the file, the forcing terms restart with every step, so every report row is a
+// restart point that reproduces the run.
+TEST(Restart, StepControllerAndForcingCarryOver)
+{
+  const auto dir = test::fresh_dir("restart-ctl");
+  const auto deck = with(small_qfs, {"solver.newton.target_iterations=3", "solver.newton.predict_failure=true",
+                                     "solver.linear.forcing=\"eisenstat_walker\"", "schedule.dt_max=120",
+                                     "solver.linear.preconditioner.weights=\"true_impes\"",
+                                     "solver.linear.preconditioner.second.type=\"ilu0\"",
+                                     "solver.linear.preconditioner.second.factor_sweeps=1"});
+  const auto full = run_to("quarter_five_spot.toml", deck, dir / "full");
+  const Results f = read_results(full);
+  EXPECT_GT(f.step_time.size(), 4u);
+  // The controls are in play: forcing terms vary, and some step grew by a factor other than 2.
+  EXPECT_GT(std::set<double>(f.newton_forcing.begin(), f.newton_forcing.end()).size(), 2u);
+  bool controlled = false;
+  for (std::size_t k = 1; k < f.step_dt.size(); ++k)
+    controlled |= f.step_dt[k] != f.step_dt[k - 1] && f.step_dt[k] != 2 * f.step_dt[k - 1];
+  EXPECT_TRUE(controlled);
+  for (long r = 1; r <= 3; ++r) {
+    const auto cont = run_to("quarter_five_spot.toml", deck, dir / fmt::format("r{}", r), full, r);
+    expect_same_run(cont, full);
+  }
+  fs::remove_all(dir);
+}
+
+// The restart may change the schedule after the restart point and solver keys: the continuation
+// then runs with them (here a looser Newton tolerance), the history stays.
+TEST(Restart, SolverKeysMayChange)
+{
+  const auto dir = test::fresh_dir("restart-solver");
+  const auto full = run_to("quarter_five_spot.toml", small_qfs, dir / "full");
+  const auto loose = run_to("quarter_five_spot.toml", with(small_qfs, {"solver.newton.tol_cnv=1e-2"}), dir / "loose",
+                            full, 2);
+  const Results r = read_results(loose), b = read_results(full);
+  ASSERT_EQ(r.report_times, b.report_times);
+  for (std::size_t k = 0; k <= 2; ++k)
+    EXPECT_EQ(r.cell_field("pressure").rows[k], b.cell_field("pressure").rows[k]) << "history row " << k;
+  fs::remove_all(dir);
+}
+
+// ---- refused restarts ---------------------------------------------------------------------------------
+
+TEST(Restart, ChangedGridFluidOrModelIsRefusedNamingTheKey)
+{
+  const auto dir = test::fresh_dir("restart-refused");
+  const auto full = run_to("quarter_five_spot.toml", small_qfs, dir / "full");
+  auto refused = [&](const std::string& deck, const std::vector<std::string>& overrides, const std::string& key) {
+    try {
+      run_to(deck, overrides, dir / "x", full, 2);
+      ADD_FAILURE() << "restart with " << key << " changed was not refused";
+    } catch (const RestartError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(full.string()), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir / "x" / "quarter_five_spot.h5"));
+    EXPECT_TRUE(leftovers(dir / "x", "quarter_five_spot").empty());
+  };
+  refused("quarter_five_spot.toml", with(small_qfs, {"grid.nz=4"}), "grid.nz: 3 in the restart file, 4 here");
+  refused("quarter_five_spot.toml", with(small_qfs, {"fluid.water.viscosity=0.5"}),
+          "fluid.water.viscosity: 0.4 in the restart file, 0.5 here");
+  refused("quarter_five_spot.toml", with(small_qfs, {"wells.INJ.rate=120"}), "wells.INJ.rate");
+  refused("quarter_five_spot.toml", with(small_qfs, {"rock.porosity=0.25"}), "rock.porosity");
+  refused("multicomponent_8.toml", small_mc8, "model.type: 'oil_water' in the restart file, 'multicomponent' here");
+  // The schedule up to the restart point must stay; after it there must be something to run.
+  refused("quarter_five_spot.toml", with(small_qfs, {"schedule.report_interval=60"}), "schedule: report 1 is at 60 d");
+  refused("quarter_five_spot.toml", with(small_qfs, {"schedule.end_time=180"}), "schedule.end_time");
+  fs::remove_all(dir);
+}
+
+TEST(Restart, BadRestartFilesAreOneLineErrors)
+{
+  const auto dir = test::fresh_dir("restart-bad");
+  const auto full = run_to("quarter_five_spot.toml", small_qfs, dir / "full");
+  auto refused = [&](const fs::path& file, long report, const std::string& what) {
+    try {
+      run_to("quarter_five_spot.toml", small_qfs, dir / "x", file, report);
+      ADD_FAILURE() << "restart from " << file << " was not refused";
+    } catch (const RestartError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  refused(dir / "no_such.h5", -1, "does not exist");
+  refused(fs::path(BLOCKRES_SOURCE_DIR) / "verification/bad_input/not_hdf5.h5", -1, "not an HDF5 file");
+  // A result written before restarts existed (layout 2, no /restart): refused, not approximated.
+  refused(fs::path(BLOCKRES_SOURCE_DIR) / "verification/baselines/quarter_five_spot.h5", -1, "holds no restart data");
+  refused(full, 5, "--restart-report 5: the file has report rows 0 to 4");
+  fs::remove_all(dir);
+}
+
+TEST(Restart, DeckDifferencesIgnoreScheduleSolverOutputAndKeyWellsByName)
+{
+  const std::string a = "title = 'a'\n[grid]\nnx = 10\ndx = 10.0\n[schedule]\nend_time = 10.0\n"
+                        "[[wells]]\nname = 'INJ'\nrate = 100\n[[wells]]\nname = 'PROD'\nbhp = 150.0\n";
+  const std::string b = "title = 'b'\n[grid]\nnx = 10\ndx = 10\n[schedule]\nend_time = 20.0\n[solver.newton]\n"
+                        "tol_cnv = 0.1\n[output]\ncheckpoint = true\n"
+                        "[[wells]]\nname = 'INJ'\nrate = 100.0\n[[wells]]\nname = 'PROD'\nbhp = 140.0\n";
+  const auto d = restart_deck_differences(a, b);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "wells.PROD.bhp: 150 in the restart file, 140 here");
+  EXPECT_TRUE(restart_deck_differences(a, a).empty());
+}
+
+// ---- checkpoints, SIGKILL, SIGTERM, SIGINT -------------------------------------------------------------
+
+TEST(Checkpoint, RunKilledAfterItsSecondReportRestartsFromItsCheckpoint)
+{
+  const auto dir = test::fresh_dir("restart-kill");
+  const auto args = cli_overrides(with(long_qfs, {"output.vtk=false"}));
+  const std::string deck = test::deck_path("quarter_five_spot.toml");
+  auto run_args = [&](const fs::path& out, std::vector<std::string> more = {}) {
+    std::vector<std::string> a = {"run", deck, "--backend", "cpu", "--output", out.string()};
+    a.insert(a.end(), args.begin(), args.end());
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const Child full = spawn(run_args(dir / "full"), dir / "full");
+  ASSERT_EQ(wait_exit(full), 0) << slurp(full.err);
+
+  const fs::path out = dir / "killed", ckpt = out / "quarter_five_spot.checkpoint.h5";
+  const Child victim = spawn(run_args(out), dir / "victim");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t rows = 0;
+  while ((rows = checkpoint_rows(ckpt)) < 3 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::kill(victim.pid, SIGKILL);
+  ASSERT_EQ(wait_exit(victim), 128 + SIGKILL);
+  rows = checkpoint_rows(ckpt);
+  ASSERT_GE(rows, 3u) << "no checkpoint after the second report";
+  ASSERT_LT(rows, read_results(dir / "full" / "quarter_five_spot.h5").report_times.size())
+      << "the run finished before it was killed";
+  EXPECT_FALSE(fs::exists(out / "quarter_five_spot.h5"));
+  // The killed writer left its lock and result temporary: stale now, removed by the next run.
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.lock"));
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.h5.tmp"));
+
+  const Child resumed = spawn(run_args(out, {"--restart", ckpt.string()}), dir / "resumed");
+  ASSERT_EQ(wait_exit(resumed), 0) << slurp(resumed.err);
+  const std::string log = slurp(resumed.out);
+  EXPECT_NE(log.find("removed stale temporary"), std::string::npos) << log;
+  EXPECT_NE(log.find(fmt::format("restart from report {}", rows - 1)), std::string::npos) << log;
+  expect_same_run(out / "quarter_five_spot.h5", dir / "full" / "quarter_five_spot.h5");
+  // Finished: the checkpoint is superseded by the result, no temporaries or lock remain.
+  EXPECT_FALSE(fs::exists(ckpt));
+  EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty());
+  fs::remove_all(dir);
+}
+
+TEST(Interrupt, SigtermLeavesNoTemporariesAndSaysWhereToRestart)
+{
+  const auto dir = test::fresh_dir("restart-term");
+  const fs::path out = dir / "run", ckpt = out / "quarter_five_spot.checkpoint.h5";
+  // VTK on where built: its staging directory must go too.
+  std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                out.string()};
+  for (const auto& s : cli_overrides(with(long_qfs, {std::string(vtk_output_available() ? "output.vtk=true" : "output.vtk=false")})))
+    a.push_back(s);
+  const Child c = spawn(a, dir / "term");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (checkpoint_rows(ckpt) < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::kill(c.pid, SIGTERM);
+  ASSERT_EQ(wait_exit(c), 143) << slurp(c.err);
+  const auto err = lines(slurp(c.err));
+  ASSERT_EQ(err.size(), 1u) << slurp(c.err);
+  EXPECT_TRUE(std::regex_search(err[0], std::regex("^blockres: interrupted by SIGTERM at t = [0-9.]+ d: restart from "
+                                                   "report [0-9]+ \\(t = [0-9.]+ d\\): rerun the same command with "
+                                                   "--restart .*quarter_five_spot[.]checkpoint[.]h5$")))
+      << err[0];
+  EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty());
+  EXPECT_FALSE(fs::exists(out / "quarter_five_spot.h5"));
+  EXPECT_FALSE(fs::exists(out / "quarter_five_spot.pvd"));
+  ASSERT_TRUE(fs::exists(ckpt));
+  // The checkpoint named is a complete, restartable result file.
+  const Results r = read_results(ckpt);
+  EXPECT_GE(r.report_times.size(), 2u);
+  EXPECT_EQ(attribute(ckpt, "checkpoint"), "1");
+
+  // SIGINT without checkpoints: exit 130, nothing restartable, nothing left.
+  const fs::path out2 = dir / "int";
+  std::vector<std::string> b = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                out2.string(), "--set", "output.vtk=false", "--set", "schedule.dt_max=10"};
+  const Child d = spawn(b, dir / "int");
+  const auto t1 = std::chrono::steady_clock::now();
+  while (slurp(d.out).find("step     3") == std::string::npos &&
+         std::chrono::steady_clock::now() - t1 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::kill(d.pid, SIGINT);
+  ASSERT_EQ(wait_exit(d), 130) << slurp(d.err);
+  const auto err2 = lines(slurp(d.err));
+  ASSERT_EQ(err2.size(), 1u) << slurp(d.err);
+  EXPECT_NE(err2[0].find("interrupted by SIGINT"), std::string::npos) << err2[0];
+  EXPECT_NE(err2[0].find("nothing to restart from (output.checkpoint is off)"), std::string::npos) << err2[0];
+  EXPECT_TRUE(leftovers(out2, "quarter_five_spot").empty());
+  EXPECT_FALSE(fs::exists(out2 / "quarter_five_spot.h5"));
+  fs::remove_all(dir);
+}
+
+// ---- stale temporaries and the lock -------------------------------------------------------------------
+
+namespace {
+void touch(const fs::path& p)
+{
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << "x";
+}
+pid_t dead_pid()
+{
+  const pid_t p = ::fork();
+  if (p == 0) ::_exit(0);
+  ::waitpid(p, nullptr, 0);
+  return p;
+}
+std::string host()
+{
+  char buf[256] = {0};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+void write_lock(const fs::path& p, long pid, const std::string& host_name)
+{
+  std::ofstream(p) << pid << " " << host_name << "\n";
+}
+}  // namespace
+
+TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
+{
+  const auto dir = test::fresh_dir("restart-lock");
+  const auto temps = output_temporaries(dir, "case");
+  auto make_temps = [&] {
+    for (const auto& p : temps) touch(p.extension() == ".tmp" && p.string().ends_with("_vtk.tmp") ? p / "case_0001.vtr" : p);
+    touch(dir / "other.h5.tmp");  // another run's, of another name: never touched
+  };
+  // A dead writer's lock and temporaries: removed; the lock is then ours.
+  make_temps();
+  write_lock(dir / "case.lock", dead_pid(), host());
+  {
+    const OutputLock lock(dir, "case");
+    for (const auto& p : temps) EXPECT_FALSE(fs::exists(p)) << p;
+    EXPECT_EQ(lock.removed().size(), temps.size());
+    EXPECT_EQ(slurp(dir / "case.lock").substr(0, std::to_string(::getpid()).size() + 1),
+              std::to_string(::getpid()) + " ");
+    // While we hold it, a second run into the same name is refused, our files untouched.
+    EXPECT_THROW(OutputLock(dir, "case"), OutputBusy);
+  }
+  EXPECT_FALSE(fs::exists(dir / "case.lock"));
+  EXPECT_TRUE(fs::exists(dir / "other.h5.tmp"));
+
+  // A live writer's (a child that sleeps): refused, naming its pid; its files stay.
+  make_temps();
+  const pid_t live = ::fork();
+  if (live == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  write_lock(dir / "case.lock", live, host());
+  try {
+    OutputLock lock(dir, "case");
+    ADD_FAILURE() << "a live writer's lock was taken";
+  } catch (const OutputBusy& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("pid {}", live)), std::string::npos) << e.what();
+  }
+  for (const auto& p : temps) EXPECT_TRUE(fs::exists(p)) << p;
+  EXPECT_TRUE(fs::exists(dir / "case.lock"));
+  // A writer on another host cannot be checked: left alone as well.
+  write_lock(dir / "case.lock", dead_pid(), "some-other-host.example");
+  EXPECT_THROW(OutputLock(dir, "case"), OutputBusy);
+  for (const auto& p : temps) EXPECT_TRUE(fs::exists(p)) << p;
+  ::kill(live, SIGKILL);
+  ::waitpid(live, nullptr, 0);
+
+  // Temporaries without any lock (an older blockres killed mid-run): stale. A run with VTK off
+  // removes the stale VTK staging directory too.
+  fs::remove(dir / "case.lock");
+  const fs::path vtk_tmp = dir / "quarter_five_spot_vtk.tmp";
+  touch(vtk_tmp / "quarter_five_spot_0000.vtr");
+  touch(dir / "quarter_five_spot.h5.tmp");
+  run_to("quarter_five_spot.toml", with(small_qfs, {"schedule.end_time=90"}), dir);
+  EXPECT_FALSE(fs::exists(vtk_tmp));
+  EXPECT_FALSE(fs::exists(dir / "quarter_five_spot.h5.tmp"));
+  EXPECT_TRUE(fs::exists(dir / "quarter_five_spot.h5"));
+  EXPECT_TRUE(fs::exists(dir / "other.h5.tmp"));
+  fs::remove_all(dir);
+}
+
+// ---- out of memory -----------------------------------------------------------------------------------
+
+TEST(OutOfMemory, AllocationFailuresNameWhatAndTheBytes)
+{
+  const auto dir = test::fresh_dir("restart-oom");
+  auto failing = [&](const std::string& limit, const std::vector<std::string>& overrides, const std::string& pattern) {
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  (dir / "out").string()};
+    for (const auto& s : cli_overrides(overrides)) a.push_back(s);
+    const Child c = spawn(a, dir / "oom", {"BLOCKRES_FAIL_ALLOC_ABOVE=" + limit});
+    EXPECT_EQ(wait_exit(c), 1);
+    const auto err = lines(slurp(c.err));
+    ASSERT_EQ(err.size(), 1u) << slurp(c.err);
+    EXPECT_TRUE(std::regex_search(err[0], std::regex(pattern))) << err[0];
+    EXPECT_FALSE(fs::exists(dir / "out" / "quarter_five_spot.h5"));
+    EXPECT_TRUE(leftovers(dir / "out", "quarter_five_spot").empty());
+  };
+  // A host std::vector (operator new): the deck's rock arrays of 100x100x10 cells, 800,000 bytes each.
+  failing("300000",
+          {"grid.nx=100", "grid.ny=100", "grid.nz=10", "wells.PROD.i=100", "wells.PROD.j=100", "output.vtk=false"},
+          "^error: out of host memory: allocating the deck's grid and rock properties: 0[.]001 GB \\(800000 bytes\\) "
+          "failed");
+  // An executor array (host memory on the CPU backend; on CUDA the same path gives the bytes free):
+  // the FGMRES(30) basis of the 30x30x5 deck, 31 vectors of 9,000 values.
+  failing("1000000", {"output.vtk=false"},
+          "^error: host memory: allocating the time loop \\(preconditioner setups, Krylov workspace, result rows\\): "
+          "0[.]002 GB \\(2232000 bytes\\) failed");
+  fs::remove_all(dir);
+}
