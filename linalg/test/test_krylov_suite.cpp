@@ -265,8 +265,9 @@ TEST(KrylovSuite, IterationLimitIsReportedByEveryMethod)
     EXPECT_EQ(st.iterations, 7) << to_string(method);
     // Only (F)GMRES minimises the residual norm; the others may end 7 iterations above the start
     // (seen for IDR(4) on some random right-hand sides).
-    if (method == KrylovMethod::gmres || method == KrylovMethod::fgmres)
+    if (method == KrylovMethod::gmres || method == KrylovMethod::fgmres) {
       EXPECT_LT(st.residual, st.initial_residual) << to_string(method);
+    }
     EXPECT_TRUE(std::isfinite(st.residual)) << to_string(method);
     EXPECT_NEAR(st.residual, residual_norm(p), 1e-12 * st.initial_residual) << to_string(method);
   }
