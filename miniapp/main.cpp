@@ -11,6 +11,7 @@
 #include "miniapp/run_control.hpp"
 #include "miniapp/simulator.hpp"
 #include "miniapp/verify.hpp"
+#include "miniapp/threads.hpp"
 #include "miniapp/version.hpp"
 
 #include <CLI/CLI.hpp>
@@ -54,7 +55,15 @@ int main(int argc, char** argv)
 
   std::string deck, backend = "auto", output_dir;
   std::vector<std::string> overrides;
+  int threads = 0;  // --threads (run, verify, bench): 0 = the affinity mask and cgroup quota
+  auto add_threads = [&](CLI::App* c) {
+    c->add_option("--threads", threads,
+                  "CPU threads (OpenMP); default: the CPUs this process may use (affinity mask, cgroup quota) or "
+                  "OMP_NUM_THREADS")
+        ->check(CLI::Range(1, 4096));
+  };
   auto* run = app.add_subcommand("run", "run an input deck and write <output>/<name>.h5");
+  add_threads(run);
   run->add_option("deck", deck, "TOML input deck")->required();
   run->add_option("--backend", backend, "auto (CUDA when a device is present), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -78,6 +87,7 @@ int main(int argc, char** argv)
   bench->require_subcommand(1);
   blockres::BsrmvBenchOptions bo;
   auto* bsrmv = bench->add_subcommand("bsrmv", "BSR SpMV against cuSPARSE on stencil, power-law and simulator matrices");
+  add_threads(bsrmv);
   bsrmv->add_option("--json", bo.json_path, "report file (JSON)")->capture_default_str();
   bsrmv->add_flag("--strict", bo.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   bsrmv->add_option("--bs", bo.block_sizes, "block sizes (1..64)")->delimiter(',')->check(CLI::Range(1, 64));
@@ -99,6 +109,7 @@ int main(int argc, char** argv)
       "batched",
       "batched Gauss-Huard, Gauss-Jordan and LU against cuBLAS getrf/getrs/matinvBatched; block-Jacobi preconditioner "
       "setup, apply and BiCGSTAB iterations on simulator Jacobians");
+  add_threads(batched);
   batched->add_option("--json", bb.json_path, "report file (JSON)")->capture_default_str();
   batched->add_flag("--strict", bb.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   batched
@@ -135,6 +146,7 @@ int main(int argc, char** argv)
       "ILU(0) with exact vs ISAI triangular solves (scalar and block view), general ISAI and block-Jacobi: setup, "
       "generation, application against cuSPARSE csrilu02/bsrilu02/SpSV/bsrsv2, and GMRES/IDR(4) time to solution on "
       "7-point block stencils and simulator Jacobians");
+  add_threads(isai);
   isai->add_option("--json", bi.json_path, "report file (JSON)")->capture_default_str();
   isai->add_flag("--strict", bi.strict, "a missed issue target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   isai->add_option("--bs", bi.block_sizes, "block sizes of the 7-point stencil matrices (1..16)")
@@ -172,6 +184,7 @@ int main(int argc, char** argv)
       "CG, BiCGSTAB, GMRES(30), FGMRES(30) and IDR(4) on 7-point block stencils (1M cells) and simulator Jacobians: "
       "cost per iteration against the bytes it moves at the copy bandwidth, phase split, and time to solution with "
       "each preconditioner (none, jacobi, block_jacobi, ilu0, ilu0+isai(1), isai(1))");
+  add_threads(solver);
   solver->add_option("--json", bsv.json_path, "report file (JSON)")->capture_default_str();
   solver->add_option("--cpu-check-gb", bsv.cpu_check_gb,
                      "repeat the fixed-iteration solves on the CPU backend for matrices up to this many GB")
@@ -236,6 +249,7 @@ int main(int argc, char** argv)
       "a deck's model on the device: assembly throughput against the copy bandwidth (checked against the CPU "
       "assembly), and the first Newton iterations with each preconditioner: assembly, setup and solve times, linear "
       "iterations, peak device memory");
+  add_threads(bmodel);
   bmodel->add_option("deck", bm.deck, "input deck (TOML)")->required()->check(CLI::ExistingFile);
   bmodel->add_option("--set", bm.overrides, "override a deck key: --set dotted.key=value (repeatable)")
       ->allow_extra_args(false);
@@ -266,6 +280,7 @@ int main(int argc, char** argv)
       "aggregation AMG on 7-point Poisson, log-normal pressure matrices and deck pressure matrices (CPU or CUDA): "
       "full and numeric setup, V-cycle (ms, SpMV-equivalents, fraction of the copy bandwidth), levels and "
       "complexities, AMG-preconditioned CG to 1e-8, and hypre BoomerAMG on the CPU as the peer when built in");
+  add_threads(bamg);
   bamg->add_option("--backend", ba.backend, "auto (CUDA when a device is present), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
@@ -323,6 +338,7 @@ int main(int argc, char** argv)
       "compare a result with a stored HDF5 baseline field by field (exit 0 pass, 1 fail, 2 error): "
       "'verify RESULT.h5 --baseline BASE.h5', 'verify DECK.toml --baseline BASE.h5' (runs the deck first) or "
       "'verify --case CASE.toml' (deck, overrides, baseline and tolerances of a verification case)");
+  add_threads(verify);
   verify->add_option("input", vo.input, "result file (.h5) or deck (.toml) to run; default: the case's deck");
   verify->add_option("--baseline", vo.baseline, "baseline result file (default: the case's baseline)");
   verify->add_option("--case", vo.case_file, "verification case file (verification/cases/*.toml)");
@@ -360,6 +376,7 @@ int main(int argc, char** argv)
 
   try {
     blockres::set_allocation_limit_from_environment();
+    const blockres::ThreadPolicy& thread_policy = blockres::apply_thread_policy(threads);
     if (run->parsed()) {
       // Ctrl-C / a batch system's SIGTERM: the time loop stops cleanly (miniapp/run_control.hpp).
       blockres::install_interrupt_handlers();
@@ -370,6 +387,7 @@ int main(int argc, char** argv)
         return blockres::load_deck(deck, overrides);
       }();
       log_line(fmt::format("blockres {} (git {}): deck {}", blockres::version_string(), blockres::git_commit(), deck));
+      log_line(fmt::format("threads: {}", thread_policy.text()));
       auto exec = blockres::choose_backend(backend, log_line);
       blockres::RunOptions ro(cfg.output.directory, command_line, verbose, jacobian_path);
       ro.restart_file = restart_file;

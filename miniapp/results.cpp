@@ -2,6 +2,7 @@
 #include "miniapp/results.hpp"
 
 #include "miniapp/fields.hpp"
+#include "miniapp/threads.hpp"
 #include "miniapp/version.hpp"
 #include "physics/units.hpp"
 
@@ -143,7 +144,11 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   h5::write_attribute(f, "layout_version", results_layout_version);
   h5::write_attribute(f, "blockres_version", std::string(version_string()));
   h5::write_attribute(f, "git_commit", std::string(git_commit()));
+  h5::write_attribute(f, "git_diff_sha256", std::string(git_diff_sha256()));
   h5::write_attribute(f, "backend", prov.backend);
+  // The CPU threads and why (issue 20): the affinity mask, a cgroup quota, --threads or OMP_NUM_THREADS.
+  h5::write_attribute(f, "threads", std::int64_t(current_thread_policy().threads));
+  h5::write_attribute(f, "threads_reason", current_thread_policy().text());
   h5::write_attribute(f, "device", prov.device);
   h5::write_attribute(f, "model", std::string(model.type()));
   h5::write_attribute(f, "block_size", std::int64_t(model.block_size()));
