@@ -278,7 +278,9 @@ std::string row_text(const Measurement& r, double copy_gbs)
 
 int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench bsrmv needs a CUDA device");
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench bsrmv", "bench bsrmv needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
   auto e = Executor::create_cuda(0);
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
