@@ -153,7 +153,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   }
   t_ = Vector(exec_, n);
   w_ = Vector(exec_, n);
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = A.nrows();
   nnzb_ = A.nnzb();
   bs_ = A.block_size();
@@ -161,7 +161,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
 
 SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
 {
-  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   if (n_ == 0) return {};
   int bad = 0;

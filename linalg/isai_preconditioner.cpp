@@ -90,7 +90,7 @@ void IsaiPreconditioner::symbolic(const BsrMatrix& A)
     isai_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::general, static_cast<index_t>(n), 1,
                                          csr_row_ptr_.to_host(), csr_col_.to_host(), opt_.power);
   }
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = A.nrows();
   nnzb_ = A.nnzb();
   bs_ = A.block_size();
@@ -98,7 +98,7 @@ void IsaiPreconditioner::symbolic(const BsrMatrix& A)
 
 SetupStatus IsaiPreconditioner::setup(const BsrMatrix& A)
 {
-  if (!isai_ || row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() ||
+  if (!isai_ || pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() ||
       bs_ != A.block_size())
     symbolic(A);
   if (nrows_ == 0) return {};
