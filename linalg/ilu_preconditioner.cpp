@@ -114,7 +114,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   if (A.nrows() != A.ncols()) throw std::invalid_argument("ILU(0) needs a square matrix");
   const size64_t n = A.scalar_rows();
   const size64_t nnz = size64_t(A.nnzb()) * A.block_size() * A.block_size();
-  if (nnz > 0x7fffffff) throw std::invalid_argument("ILU(0): the scalar view has more than 2^31 entries");
+  kernels::check_scalar_view_fits_int32("ILU(0), scalar view", A.nrows(), A.ncols(), A.block_size(), A.nnzb());
   n_ = static_cast<index_t>(n);
   lu_row_ptr_ = Array<index_t>(exec_, n + 1);
   lu_col_ = Array<index_t>(exec_, nnz);

@@ -76,7 +76,7 @@ void IsaiPreconditioner::symbolic(const BsrMatrix& A)
   } else {
     const size64_t n = A.scalar_rows();
     const size64_t nnz = size64_t(A.nnzb()) * A.block_size() * A.block_size();
-    if (nnz > 0x7fffffff) throw std::invalid_argument("ISAI: the scalar view has more than 2^31 entries");
+    kernels::check_scalar_view_fits_int32("ISAI, scalar view", A.nrows(), A.ncols(), A.block_size(), A.nnzb());
     csr_row_ptr_ = Array<index_t>(exec_, n + 1);
     csr_col_ = Array<index_t>(exec_, nnz);
     csr_val_ = Array<double>(exec_, nnz);

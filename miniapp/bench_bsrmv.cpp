@@ -145,6 +145,9 @@ class Bench {
       out.push_back(r);
     }
     if (!baselines) return out;
+    // cuSPARSE's BSR and the expanded CSR below take 32-bit indices (CUSPARSE_INDEX_32I).
+    kernels::check_scalar_view_fits_int32(fmt::format("bench bsrmv: cuSPARSE on {} (bs {})", m.name, bs), p.nrows,
+                                          p.ncols, bs, p.nnzb());
     Measurement& r = out.front();
     const double one = 1.0, zero = 0.0;
     if (bs >= 2) {
