@@ -53,12 +53,13 @@ void bsr_to_csr(stream_t s, const BsrView<const double>& A, index_t* csr_row_ptr
 {
   if (A.nrows <= 0) return;
   const int block = cuda_detail::default_block;
+  index_t nnzb = 0;  // row_ptr lives on the device
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(&nnzb, A.row_ptr + A.nrows, sizeof(index_t), cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  check_scalar_view_fits_int32("bsr_to_csr", A.nrows, A.ncols, A.bs, nnzb);
   const size64_t rows = size64_t(A.nrows) * A.bs + 1;
   empty_rows_kernel<<<static_cast<unsigned>((rows + block - 1) / block), block, 0, s>>>(A, csr_row_ptr);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  index_t nnzb = 0;
-  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(&nnzb, A.row_ptr + A.nrows, sizeof(index_t), cudaMemcpyDeviceToHost, s));
-  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
   const size64_t n = size64_t(nnzb) * A.bs;
   if (n == 0) return;
   expand_kernel<<<static_cast<unsigned>((n + block - 1) / block), block, 0, s>>>(A, csr_row_ptr, csr_col, csr_val);

@@ -97,7 +97,7 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
                                                opt_.isai_power);
   }
   t_ = Vector(exec_, A.scalar_rows());
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = A.nrows();
   nnzb_ = A.nnzb();
   bs_ = bs;
@@ -105,7 +105,7 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
 
 SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
 {
-  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   if (nrows_ == 0) return {};
   int bad = 0, bad_start = 0;

@@ -8,6 +8,7 @@
 #include "linalg/isai_preconditioner.hpp"
 #include "linalg/preconditioner.hpp"
 
+#include <cstdint>
 #include <memory>
 
 namespace blockres {
@@ -46,7 +47,7 @@ class BlockIlu0Preconditioner final : public Preconditioner {
 
   ExecPtr exec_;
   Ilu0Options opt_;
-  const index_t* row_ptr_key_ = nullptr;
+  std::uint64_t pattern_key_ = 0;  // BsrMatrix::pattern_id() of the last symbolic setup
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
   int bs_ = 0;

@@ -4,6 +4,7 @@
 #include "kernels/bsrmv.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 
@@ -39,6 +40,8 @@ void BsrPattern::validate() const
 BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p, const SpmvOptions& spmv_options)
     : nrows_(p.nrows), ncols_(p.ncols), nnzb_(p.nnzb()), bs_(bs)
 {
+  static std::atomic<std::uint64_t> next_pattern_id{1};  // 0: "no pattern" in the caches
+  pattern_id_ = next_pattern_id.fetch_add(1, std::memory_order_relaxed);
   if (bs < 1) throw std::invalid_argument("BsrMatrix: block size must be >= 1");
   p.validate();
   row_ptr_ = Array<index_t>(exec, std::span<const index_t>(p.row_ptr));

@@ -4,6 +4,7 @@
 #include "kernels/bsrmv.hpp"
 #include "linalg/array.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -45,6 +46,12 @@ class BsrMatrix {
   const Executor& exec() const { return values_.exec(); }
   const ExecPtr& exec_ptr() const { return values_.exec_ptr(); }
 
+  // The identity of this matrix's structure (row_ptr, col_ind, block size), which never changes
+  // after construction: unique in the process (every constructed matrix draws a new one; copies and
+  // moves keep it). Symbolic set-ups are cached by it, never by the address of row_ptr, which a
+  // freed matrix hands on to the next one allocated.
+  std::uint64_t pattern_id() const { return pattern_id_; }
+
   const Array<index_t>& row_ptr() const { return row_ptr_; }
   const Array<index_t>& col_ind() const { return col_ind_; }
   // diag_pos()[r] = position of block (r, r); requires a square pattern with full diagonal.
@@ -69,6 +76,7 @@ class BsrMatrix {
  private:
   index_t nrows_, ncols_, nnzb_;
   int bs_;
+  std::uint64_t pattern_id_;
   index_t max_row_ = 0;
   Array<index_t> row_ptr_, col_ind_, diag_pos_;
   Array<double> values_;

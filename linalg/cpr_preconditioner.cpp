@@ -106,7 +106,7 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   xp_ = Vector(exec_, n);
   x1_ = Vector(exec_, size64_t(n) * bs);
   r2_ = Vector(exec_, size64_t(n) * bs);
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = n;
   nnzb_ = A.nnzb();
   bs_ = bs;
@@ -117,7 +117,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   if (A.diag_pos().empty())
     throw std::invalid_argument("cpr needs a square matrix with every diagonal block in the pattern");
   if (&A.exec() != exec_.get()) throw std::invalid_argument("cpr: the matrix lives on another executor");
-  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   A_ = &A;
   const index_t n = nrows_;

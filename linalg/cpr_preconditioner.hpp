@@ -7,6 +7,7 @@
 #include "linalg/phase_timer.hpp"
 
 #include <array>
+#include <cstdint>
 #include <memory>
 
 namespace blockres {
@@ -63,7 +64,7 @@ class CprPreconditioner final : public Preconditioner {
   CprOptions opt_;
   std::unique_ptr<Preconditioner> stage1_, stage2_;
   const BsrMatrix* A_ = nullptr;
-  const index_t* row_ptr_key_ = nullptr;
+  std::uint64_t pattern_key_ = 0;  // BsrMatrix::pattern_id() of the last symbolic setup
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
   int bs_ = 0;

@@ -77,16 +77,47 @@ bool Executor::built_with_cuda()
 #endif
 }
 
-int Executor::cuda_device_count()
+int usable_cuda_devices(int status, int count, std::string_view error_name, std::string_view error_text,
+                        std::string* why_none)
 {
-#if BLOCKRES_HAVE_CUDA
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();  // no driver or no device: not an error, just no CUDA
+  if (status == cuda_status::success) {
+    if (count <= 0 && why_none) *why_none = "cudaGetDeviceCount reports 0 devices";
+    return count > 0 ? count : 0;
+  }
+  if (status == cuda_status::no_device || status == cuda_status::insufficient_driver) {
+    if (why_none) *why_none = fmt::format("{}: {}", error_name, error_text);
     return 0;
   }
-  return n;
+  throw std::runtime_error(fmt::format("cudaGetDeviceCount failed: {} ({}, code {})", error_text, error_name, status));
+}
+
+bool gpu_required_by(const char* value) { return value && *value && std::string_view(value) != "0"; }
+
+bool gpu_required() { return gpu_required_by(std::getenv("BLOCKRES_REQUIRE_GPU")); }
+
+std::string missing_gpu_message(std::string_view what, std::string_view usual, MissingGpu why, bool required)
+{
+  if (!required) return std::string(usual);
+  return fmt::format("{}: BLOCKRES_REQUIRE_GPU is set, and {}", what,
+                     why == MissingGpu::no_cuda_build ? "this blockres has no CUDA backend" : "no GPU is usable");
+}
+
+std::string missing_gpu_message(std::string_view what, std::string_view usual, MissingGpu why)
+{
+  return missing_gpu_message(what, usual, why, gpu_required());
+}
+
+int Executor::cuda_device_count([[maybe_unused]] std::string* why_none)
+{
+#if BLOCKRES_HAVE_CUDA
+  static_assert(cuda_status::success == cudaSuccess && cuda_status::no_device == cudaErrorNoDevice &&
+                cuda_status::insufficient_driver == cudaErrorInsufficientDriver);
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) (void)cudaGetLastError();  // clear the sticky error for later calls
+  return usable_cuda_devices(err, n, cudaGetErrorName(err), cudaGetErrorString(err), why_none);
 #else
+  if (why_none) *why_none = "built without CUDA";
   return 0;
 #endif
 }
@@ -103,9 +134,11 @@ std::shared_ptr<const Executor> Executor::create_cpu()
 std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int device)
 {
 #if BLOCKRES_HAVE_CUDA
-  const int n = cuda_device_count();
+  std::string why;
+  const int n = cuda_device_count(&why);
   if (device < 0 || device >= n)
-    throw std::runtime_error(n == 0 ? std::string("no CUDA device is available")
+    throw std::runtime_error(n == 0 ? missing_gpu_message("CUDA executor", fmt::format("no CUDA device is available ({})", why),
+                                                          MissingGpu::no_device)
                                     : fmt::format("CUDA device {} does not exist ({} found)", device, n));
   auto e = std::shared_ptr<Executor>(new Executor(Backend::cuda));
   e->device_ = device;
@@ -126,7 +159,9 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
   return e;
 #else
-  throw std::runtime_error("this blockres was built without CUDA (backend 'cuda' is not available)");
+  throw std::runtime_error(missing_gpu_message("CUDA executor",
+                                               "this blockres was built without CUDA (backend 'cuda' is not available)",
+                                               MissingGpu::no_cuda_build));
 #endif
 }
 

@@ -21,8 +21,10 @@ class Executor {
   // A CUDA executor on `device`; throws when blockres was built without CUDA or the
   // device does not exist.
   static std::shared_ptr<const Executor> create_cuda(int device = 0);
-  // Number of usable CUDA devices (0 when built without CUDA or when no driver/device).
-  static int cuda_device_count();
+  // Number of usable CUDA devices: 0 when built without CUDA, when there is no device, or no
+  // driver that can run this build (see usable_cuda_devices); throws std::runtime_error when the
+  // device query fails otherwise. `why_none`, when given, receives why the count is 0.
+  static int cuda_device_count(std::string* why_none = nullptr);
   static bool built_with_cuda();
 
   ~Executor();
@@ -60,5 +62,36 @@ class Executor {
 };
 
 using ExecPtr = std::shared_ptr<const Executor>;
+
+// ---- Is there a usable CUDA device? ---------------------------------------------------------------
+// The codes of cudaGetDeviceCount's result that usable_cuda_devices() knows (the CUDA build checks
+// that they are CUDA's values; the CPU build and its tests need no CUDA header).
+namespace cuda_status {
+inline constexpr int success = 0;                // cudaSuccess
+inline constexpr int insufficient_driver = 35;   // cudaErrorInsufficientDriver
+inline constexpr int no_device = 100;            // cudaErrorNoDevice
+}  // namespace cuda_status
+
+// cudaGetDeviceCount's result as a number of usable devices: `count` on success; 0 for "no device"
+// and for "insufficient driver", which is what the runtime reports on a machine without the NVIDIA
+// driver (so `--backend auto` runs on the CPU there, and says why through `why_none`); any other
+// status (a broken driver or installation, devices busy in exclusive mode, ...) is an error: throws
+// std::runtime_error naming the call, the error's name and its text.
+int usable_cuda_devices(int status, int count, std::string_view error_name, std::string_view error_text,
+                        std::string* why_none = nullptr);
+
+// BLOCKRES_REQUIRE_GPU in the environment, set (to anything but "" or "0") on machines that have a
+// GPU: a GPU test or run that finds no usable device then fails instead of being reported skipped.
+// gpu_required_by is the rule on the variable's value (nullptr: unset).
+bool gpu_required_by(const char* value);
+bool gpu_required();
+
+// The one-line error of `what` ("--backend cuda", "bench bsrmv") when it needs a CUDA device and has
+// none. Normally `usual`, a text CTest's GPU tests take as "skipped" (their SKIP_REGULAR_EXPRESSION);
+// when the GPU is required (gpu_required()), a text that says so and that none of those patterns
+// matches ("... BLOCKRES_REQUIRE_GPU is set, and ..."), so the test fails.
+enum class MissingGpu { no_cuda_build, no_device };
+std::string missing_gpu_message(std::string_view what, std::string_view usual, MissingGpu why, bool required);
+std::string missing_gpu_message(std::string_view what, std::string_view usual, MissingGpu why);
 
 }  // namespace blockres

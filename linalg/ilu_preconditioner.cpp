@@ -114,7 +114,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   if (A.nrows() != A.ncols()) throw std::invalid_argument("ILU(0) needs a square matrix");
   const size64_t n = A.scalar_rows();
   const size64_t nnz = size64_t(A.nnzb()) * A.block_size() * A.block_size();
-  if (nnz > 0x7fffffff) throw std::invalid_argument("ILU(0): the scalar view has more than 2^31 entries");
+  kernels::check_scalar_view_fits_int32("ILU(0), scalar view", A.nrows(), A.ncols(), A.block_size(), A.nnzb());
   n_ = static_cast<index_t>(n);
   lu_row_ptr_ = Array<index_t>(exec_, n + 1);
   lu_col_ = Array<index_t>(exec_, nnz);
@@ -153,7 +153,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   }
   t_ = Vector(exec_, n);
   w_ = Vector(exec_, n);
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = A.nrows();
   nnzb_ = A.nnzb();
   bs_ = A.block_size();
@@ -161,7 +161,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
 
 SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
 {
-  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   if (n_ == 0) return {};
   int bad = 0;

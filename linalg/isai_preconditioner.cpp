@@ -76,7 +76,7 @@ void IsaiPreconditioner::symbolic(const BsrMatrix& A)
   } else {
     const size64_t n = A.scalar_rows();
     const size64_t nnz = size64_t(A.nnzb()) * A.block_size() * A.block_size();
-    if (nnz > 0x7fffffff) throw std::invalid_argument("ISAI: the scalar view has more than 2^31 entries");
+    kernels::check_scalar_view_fits_int32("ISAI, scalar view", A.nrows(), A.ncols(), A.block_size(), A.nnzb());
     csr_row_ptr_ = Array<index_t>(exec_, n + 1);
     csr_col_ = Array<index_t>(exec_, nnz);
     csr_val_ = Array<double>(exec_, nnz);
@@ -90,7 +90,7 @@ void IsaiPreconditioner::symbolic(const BsrMatrix& A)
     isai_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::general, static_cast<index_t>(n), 1,
                                          csr_row_ptr_.to_host(), csr_col_.to_host(), opt_.power);
   }
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = A.nrows();
   nnzb_ = A.nnzb();
   bs_ = A.block_size();
@@ -98,7 +98,7 @@ void IsaiPreconditioner::symbolic(const BsrMatrix& A)
 
 SetupStatus IsaiPreconditioner::setup(const BsrMatrix& A)
 {
-  if (!isai_ || row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() ||
+  if (!isai_ || pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() ||
       bs_ != A.block_size())
     symbolic(A);
   if (nrows_ == 0) return {};

@@ -5,6 +5,7 @@
 #include "kernels/isai_block.hpp"
 #include "linalg/preconditioner.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -52,7 +53,7 @@ class IsaiPreconditioner final : public Preconditioner {
 
   ExecPtr exec_;
   IsaiOptions opt_;
-  const index_t* row_ptr_key_ = nullptr;
+  std::uint64_t pattern_key_ = 0;  // BsrMatrix::pattern_id() of the last symbolic setup
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
   int bs_ = 0;

@@ -123,7 +123,7 @@ void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
   piv_ = Array<index_t>(exec_, size64_t(nrows) * bs);
   info_ = Array<int>(exec_, std::max<index_t>(layout_.count, 1));
   counter_ = Array<index_t>(exec_, 1);
-  row_ptr_key_ = A.row_ptr().data();
+  pattern_key_ = A.pattern_id();
   nrows_ = nrows;
   nnzb_ = A.nnzb();
   bs_ = bs;
@@ -133,7 +133,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
 {
   if (A.diag_pos().empty())
     throw std::invalid_argument("block-Jacobi needs a square matrix with every diagonal block in the pattern");
-  if (row_ptr_key_ != A.row_ptr().data() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   if (layout_.count == 0) return {};
   const auto n_src = static_cast<index_t>(src_.size());

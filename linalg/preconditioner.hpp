@@ -7,6 +7,7 @@
 #include "linalg/amg/amg_options.hpp"
 #include "linalg/vector_ops.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -88,8 +89,7 @@ class BlockJacobiPreconditioner final : public Preconditioner {
 
   ExecPtr exec_;
   BlockJacobiOptions opt_;
-  // Structure key of the last symbolic setup.
-  const index_t* row_ptr_key_ = nullptr;
+  std::uint64_t pattern_key_ = 0;  // BsrMatrix::pattern_id() of the last symbolic setup
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
   int bs_ = 0;

@@ -13,14 +13,19 @@ ExecPtr choose_backend(const std::string& choice, const std::function<void(const
     return e;
   }
   if (choice == "cuda") {
-    if (!Executor::built_with_cuda()) throw BackendError("--backend cuda: this blockres was built without CUDA");
-    if (Executor::cuda_device_count() == 0) throw BackendError("--backend cuda: no CUDA device is available");
+    if (!Executor::built_with_cuda())
+      throw BackendError(missing_gpu_message("--backend cuda", "--backend cuda: this blockres was built without CUDA",
+                                             MissingGpu::no_cuda_build));
+    if (std::string why; Executor::cuda_device_count(&why) == 0)
+      throw BackendError(missing_gpu_message(
+          "--backend cuda", fmt::format("--backend cuda: no CUDA device is available ({})", why), MissingGpu::no_device));
     auto e = Executor::create_cuda(0);
     log(fmt::format("backend: cuda ({})", e->device_name()));
     return e;
   }
   if (choice != "auto") throw BackendError(fmt::format("--backend {}: expected auto, cpu or cuda", choice));
-  const int n = Executor::cuda_device_count();
+  std::string why;
+  const int n = Executor::cuda_device_count(&why);
   if (n > 0) {
     auto e = Executor::create_cuda(0);
     log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
@@ -28,7 +33,8 @@ ExecPtr choose_backend(const std::string& choice, const std::function<void(const
   }
   auto e = Executor::create_cpu();
   log(fmt::format("backend: cpu (auto: {}; {})",
-                  Executor::built_with_cuda() ? "no CUDA device found" : "built without CUDA", e->device_name()));
+                  Executor::built_with_cuda() ? fmt::format("no CUDA device found: {}", why) : "built without CUDA",
+                  e->device_name()));
   return e;
 }
 

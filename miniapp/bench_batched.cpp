@@ -503,7 +503,9 @@ void write_row(JsonWriter& j, const Row& r, double copy_gbs)
 
 int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench batched needs a CUDA device");
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench batched", "bench batched needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
   if (!o.kernels_section && o.jacobians.empty())
     throw std::runtime_error("bench batched --only block-jacobi needs --jacobian FILE (write one with 'blockres run "
                              "deck.toml --write-jacobian J.h5')");

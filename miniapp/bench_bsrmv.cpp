@@ -149,6 +149,9 @@ class Bench {
       out.push_back(r);
     }
     if (!baselines) return out;
+    // cuSPARSE's BSR and the expanded CSR below take 32-bit indices (CUSPARSE_INDEX_32I).
+    kernels::check_scalar_view_fits_int32(fmt::format("bench bsrmv: cuSPARSE on {} (bs {})", m.name, bs), p.nrows,
+                                          p.ncols, bs, p.nnzb());
     Measurement& r = out.front();
     const double one = 1.0, zero = 0.0;
     auto add = [&](const std::string& name, auto&& launch) {
@@ -353,7 +356,9 @@ std::string others_text(const Measurement& r)
 
 int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench bsrmv needs a CUDA device");
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench bsrmv", "bench bsrmv needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
   auto e = Executor::create_cuda(0);
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

@@ -42,6 +42,9 @@ struct CusparseIlu::Impl {
 
   Impl(const BsrMatrix& m, bool blk) : A(m), block(blk), e(m.exec_ptr()), bs(m.block_size())
   {
+    // Both paths take 32-bit indices (int arguments, CUSPARSE_INDEX_32I): before anything is allocated.
+    kernels::check_scalar_view_fits_int32(block ? "cuSPARSE bsrilu02 + bsrsv2" : "cuSPARSE csrilu02 + SpSV", A.nrows(),
+                                          A.ncols(), bs, A.nnzb());
     const auto s = e->stream();
     BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
     BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, s));

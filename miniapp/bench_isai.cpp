@@ -514,7 +514,9 @@ std::vector<std::pair<PreconditionerType, PreconditionerOptions>> solve_precondi
 
 int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench isai needs a CUDA device");
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench isai", "bench isai needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
   for (int k : o.powers)
     if (k < 1 || k > max_isai_power) throw std::runtime_error(fmt::format("bench isai: power {} outside 1..{}", k, max_isai_power));
   for (int k : o.general_powers)

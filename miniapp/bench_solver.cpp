@@ -674,7 +674,9 @@ struct Report {
 
 int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (Executor::cuda_device_count() == 0) throw std::runtime_error("bench solver needs a CUDA device");
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench solver", "bench solver needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
   // Options checked here too (the command line validates them; other callers may not).
   if (o.side < 4 || o.side > 500) throw std::runtime_error(fmt::format("bench solver: side {} outside 4..500", o.side));
   if (o.iterations < 30 || o.iterations % 30 != 0)

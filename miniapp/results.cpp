@@ -41,6 +41,9 @@ const char* const restart_totals[] = {"steps", "cuts", "newton_iterations", "lin
                                       "wall_seconds", "assembly_seconds", "linear_setup_seconds",
                                       "linear_solve_seconds", "spmv_seconds", "precond_apply_seconds",
                                       "orthogonalization_seconds", "linear_other_seconds"};
+// /well_switches, in WellSwitchRecord order, with their units.
+const char* const well_switch_fields[] = {"step", "attempt", "iteration", "time", "well", "to_bhp", "bhp_needed", "bhp_limit"};
+const char* const well_switch_units[] = {"1", "1", "1", "day", "1", "1", "bar", "bar"};
 // /newton/linear_reason codes: the position in this list (names as the enumerators, for the file's
 // `codes` attribute; to_string(SolveReason) gives log phrases).
 constexpr std::pair<SolveReason, const char*> solve_reasons[] = {{SolveReason::converged, "converged"},
@@ -238,6 +241,12 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
     h5::write_attribute(newton_series_.back().id(), "codes", codes);
   }
 
+  switches_ = h5::create_group(f, "well_switches");
+  for (std::size_t k = 0; k < std::size(well_switch_fields); ++k) {
+    switch_series_.emplace_back(switches_, well_switch_fields[k], 1);
+    set_units(switch_series_.back().id(), well_switch_units[k]);
+  }
+
   wells_ = h5::create_group(f, "wells");
   std::vector<std::string> names, types, controls;
   for (const auto& w : model.wells()) {
@@ -344,6 +353,17 @@ void ResultsWriter::write_newton(const NewtonRecord& n)
   static_assert(std::size(values) == std::size(newton_fields));
   for (std::size_t k = 0; k < newton_series_.size(); ++k)
     newton_series_[k].append(std::span<const double>(&values[k], 1));
+}
+
+void ResultsWriter::write_well_switch(const WellSwitchRecord& r)
+{
+  const auto& c = r.change;
+  const double values[] = {double(r.step), double(r.attempt), double(r.iteration), r.time / units::day,
+                           double(c.well), c.to_bhp ? 1.0 : 0.0, c.reachable ? c.bhp_needed / units::bar : nan,
+                           c.bhp_limit / units::bar};
+  static_assert(std::size(values) == std::size(well_switch_fields));
+  for (std::size_t k = 0; k < switch_series_.size(); ++k)
+    switch_series_[k].append(std::span<const double>(&values[k], 1));
 }
 
 namespace {
@@ -457,6 +477,22 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
   copy(w_at_bhp_, "wells/at_bhp", steps);
   for (std::size_t k = 0; k < newton_series_.size(); ++k)
     copy(newton_series_[k], std::string("newton/") + newton_fields[k], newton_rows);
+  // Well control switches of the steps up to the restart point (those of later attempts happened
+  // after the report). A file without /well_switches had none to copy.
+  if (h5::exists(s, "well_switches")) {
+    const auto step = h5::read_doubles(s, "well_switches/step").values;
+    std::vector<std::vector<double>> cols;
+    for (const char* name : well_switch_fields) {
+      cols.push_back(h5::read_doubles(s, std::string("well_switches/") + name).values);
+      if (cols.back().size() != step.size())
+        throw h5::Error(fmt::format("'{}': dataset 'well_switches/{}' has {} rows, 'well_switches/step' {}",
+                                    source.string(), name, cols.back().size(), step.size()));
+    }
+    for (std::size_t r = 0; r < step.size(); ++r)
+      if (step[r] <= double(steps))
+        for (std::size_t k = 0; k < switch_series_.size(); ++k)
+          switch_series_[k].append(std::span<const double>(&cols[k][r], 1));
+  }
   if (replay) {
     h5::Id g = h5::open_group(s, "restart");
     SetupReplay r;
@@ -502,6 +538,8 @@ void ResultsWriter::commit(const RunStatistics& st)
   rep_fields_.clear();
   step_series_.clear();
   newton_series_.clear();
+  switch_series_.clear();
+  switches_.reset();
   w_bhp_ = {}, w_at_bhp_ = {};
   w_rates_.clear();
   rs_time_ = {}, rs_dt_ = {}, rs_state_ = {};
@@ -767,6 +805,17 @@ Results read_results(const std::filesystem::path& path)
       if (columns[k]->size() != columns[0]->size())
         throw h5::Error(fmt::format("'{}': dataset 'newton/{}' has {} rows, 'newton/step' {}", path.string(),
                                     newton_fields[k], columns[k]->size(), columns[0]->size()));
+    }
+  }
+  if (h5::exists(f, "well_switches")) {  // an addition within version 3 (hdf5_layout.md)
+    std::vector<double>* columns[] = {&r.switch_step, &r.switch_attempt, &r.switch_iteration,  &r.switch_time,
+                                      &r.switch_well, &r.switch_to_bhp,  &r.switch_bhp_needed, &r.switch_bhp_limit};
+    static_assert(std::size(columns) == std::size(well_switch_fields));
+    for (std::size_t k = 0; k < std::size(columns); ++k) {
+      *columns[k] = h5::read_doubles(f, std::string("well_switches/") + well_switch_fields[k]).values;
+      if (columns[k]->size() != columns[0]->size())
+        throw h5::Error(fmt::format("'{}': dataset 'well_switches/{}' has {} rows, 'well_switches/step' {}",
+                                    path.string(), well_switch_fields[k], columns[k]->size(), columns[0]->size()));
     }
   }
   return r;

@@ -7,7 +7,7 @@
 // block_size), /unknowns, /provenance (deck, resolved deck), /grid, /static, /reports (time and one
 // dataset per model cell field listed in /reports/fields; row 0 the initial state), /steps (norms
 // per equation, quantities in place), /wells (bhp, at_bhp, one dataset per rate in /wells/rates),
-// /newton (one row per linear solve), /statistics. The writer and the reader know no model: the
+// /newton (one row per linear solve), /well_switches (one row per well control switch), /statistics. The writer and the reader know no model: the
 // names, units and groups come from physics::Model (writer) and from the file's lists (reader).
 #pragma once
 
@@ -49,6 +49,14 @@ struct NewtonRecord {
   double linear_reduction = 0;  // residual / initial_residual at exit
   bool linear_converged = false;
   SolveReason linear_reason = SolveReason::max_iterations;
+};
+
+// A well control switch (a row of /well_switches): the step being attempted (1-based), the attempt
+// (0 = first try), the Newton iteration whose assembly decided it, the end time of the attempted step.
+struct WellSwitchRecord {
+  int step = 0, attempt = 0, iteration = 0;
+  double time = 0;  // [s]
+  physics::WellSwitch change;
 };
 
 struct RunStatistics {
@@ -110,6 +118,7 @@ class ResultsWriter {
   // The result so far as a complete result file at `path` (with /statistics = `stats`), written to
   // `path`.tmp and renamed over `path`.
   void write_checkpoint(const std::filesystem::path& path, const RunStatistics& stats);
+  void write_well_switch(const WellSwitchRecord& rec);
   void commit(const RunStatistics& stats);
   const std::filesystem::path& final_path() const { return final_; }
 
@@ -124,6 +133,8 @@ class ResultsWriter {
   h5::Id reports_, steps_, wells_, newton_;
   h5::Series rep_time_;
   std::vector<h5::Series> rep_fields_, step_series_, newton_series_, w_rates_;
+  h5::Id switches_;
+  std::vector<h5::Series> switch_series_;  // /well_switches, in well_switch_fields order
   h5::Series w_bhp_, w_at_bhp_;
   std::vector<std::string> field_names_, step_names_, rate_names_;  // dataset names of the series above
   h5::Id restart_;
@@ -172,6 +183,9 @@ struct Results {
   // /newton, one entry per linear solve (empty for layout version 1).
   std::vector<double> newton_step, newton_attempt, newton_iteration, newton_linear_iterations, newton_forcing,
       newton_linear_reduction, newton_linear_converged, newton_linear_reason;
+  // /well_switches, one entry per well control switch (empty for files written before it existed).
+  std::vector<double> switch_step, switch_attempt, switch_iteration, switch_time /* day */, switch_well,
+      switch_to_bhp, switch_bhp_needed /* bar, NaN when no BHP met the target */, switch_bhp_limit /* bar */;
   RunStatistics statistics;  // /statistics (the version 2 additions stay zero/empty for version 1)
 
   // One quantity by name; std::out_of_range naming it and the ones the file has when absent.

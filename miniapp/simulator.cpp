@@ -38,6 +38,7 @@ struct NewtonResult {
   std::string failure;        // why it failed
   bool interrupted = false;   // abandoned on a signal (interrupt_signal())
   std::vector<NewtonRecord> records;  // one per linear solve; step and attempt are the caller's
+  std::vector<WellSwitchRecord> switches;  // well control switches by iteration; step, attempt, time the caller's
 };
 
 class NewtonSolver {
@@ -108,6 +109,7 @@ class NewtonSolver {
       }
       auto t0 = Clock::now();
       model_.assemble(x, x0, dt, R_, J_);
+      for (const physics::WellSwitch& sw : model_.take_well_switches()) res.switches.push_back({0, 0, it, 0.0, sw});
       res.norms = model_.convergence(x, R_, dt);  // synchronises
       stats_.assembly_seconds += seconds_since(t0);
       if (trace_) trace_(fmt::format("    newton {:2d}: {}", it, describe_norms(res.norms)));
@@ -201,6 +203,24 @@ class NewtonSolver {
   std::optional<SetupReplay> first_setup_;
   Log trace_;
 };
+
+// The run log's line of a well control switch: time, well, from -> to, and the BHP that decided it
+// against the limit.
+std::string describe_well_switch(const physics::Model& model, const WellSwitchRecord& r)
+{
+  const physics::WellSwitch& c = r.change;
+  const physics::WellInfo& w = model.wells().at(static_cast<std::size_t>(c.well));
+  const double limit = c.bhp_limit / units::bar;
+  std::string why;
+  if (!c.reachable)
+    why = fmt::format("no BHP meets its rate target (limit {:.2f} bar)", limit);
+  else
+    why = fmt::format("its rate target needs a BHP of {:.2f} bar, {} the limit {:.2f} bar", c.bhp_needed / units::bar,
+                      c.to_bhp ? (w.injector ? "above" : "below") : "within", limit);
+  return fmt::format("  well {}: {} at t = {:.6g} d (step {}, attempt {}, Newton iteration {}): {}", w.name,
+                     c.to_bhp ? "rate -> BHP control" : "BHP -> rate control", r.time / units::day, r.step, r.attempt,
+                     r.iteration, why);
+}
 
 }  // namespace
 
@@ -434,6 +454,11 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
       ++newton_rows;
       eta_lo = std::min(eta_lo, rec.forcing), eta_hi = std::max(eta_hi, rec.forcing);
     }
+    for (WellSwitchRecord rec : nr.switches) {
+      rec.step = stats.steps + 1, rec.attempt = step_cuts, rec.time = hits_report ? t_report : t + dt_try;
+      log(describe_well_switch(model, rec));
+      writer.write_well_switch(rec);
+    }
     if (!nr.converged) {
       copy(x0, x);
       ++stats.cuts;
@@ -455,6 +480,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     if (nr.iterations > 0) cuts_without_progress = 0;
     t = hits_report ? t_report : t + dt_try;
     copy(x, x0);
+    model.accept_step();  // its well controls start the next step
     ++stats.steps;
     StepRecord rec;
     rec.time = t;

@@ -74,6 +74,21 @@ struct WellResult {
   bool at_bhp = false;
 };
 
+// A well control switch (PHYSICS.md, wells). A well under rate control is decided in every
+// assembly, from the state x of that Newton iteration: under rate control while some BHP within
+// its limit meets the target (the BHP that does is bhp_needed), at the limit otherwise. A well that
+// went from rate to BHP control in a time step stays at its limit until the step ends (it cannot
+// flip back and forth within one step); at the start of the next step it returns to rate control
+// as soon as the target is reachable within the limit again. A step attempt that is cut restarts
+// from the controls the step started with.
+struct WellSwitch {
+  int well = 0;               // index in Model::wells()
+  bool to_bhp = false;        // rate -> BHP control (true) or BHP -> rate control (false)
+  bool reachable = false;     // some BHP meets the rate target at that state (bhp_needed is it)
+  double bhp_needed = 0.0;    // [Pa], when reachable
+  double bhp_limit = 0.0;     // [Pa]: the upper limit of an injector, the lower limit of a producer
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -114,6 +129,12 @@ class Model {
   // Quantities in place (fluids or component masses), SI, in the order of in_place_quantities().
   virtual std::vector<double> in_place(const Vector& x) const = 0;
   virtual std::vector<Quantity> in_place_quantities() const = 0;
+
+  // The control switches decided by the assemblies since the last call (WellSwitch), in order.
+  virtual std::vector<WellSwitch> take_well_switches() { return {}; }
+  // The time step just solved is accepted: its final controls are the next step's start (a well
+  // held at its limit since a switch in this step may return to rate control in the next one).
+  virtual void accept_step() {}
 
   virtual const std::vector<WellInfo>& wells() const = 0;
   virtual std::vector<WellResult> well_results() const = 0;

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 using namespace blockres;
@@ -153,4 +155,50 @@ TEST(BsrToCsr, HandExampleWithAnEmptyRow)
   EXPECT_EQ(rp, (std::vector<index_t>{0, 2, 4, 4, 4, 8, 12}));
   EXPECT_EQ(cc, (std::vector<index_t>{2, 3, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
   EXPECT_EQ(cv, (std::vector<double>{1, 2, 3, 4, 5, 6, 9, 10, 7, 8, 11, 12}));
+}
+
+// The 32-bit guard of the scalar view (bsr_to_csr and the cuSPARSE paths): 2^31 - 1 rows, columns
+// and entries pass, one more of any of them is an error naming the sizes. Sizes only: nothing of
+// that size is allocated.
+TEST(BsrToCsr, OverflowGuardAtTheInt32Limit)
+{
+  const size64_t limit = 2147483647;  // 2^31 - 1
+  using kernels::check_scalar_view_fits_int32;
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", 1000, 1000, 4, 7000));
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", limit, limit, 1, limit));
+  // bs 64: 524287 blocks are 2147479552 entries, 524288 blocks are 2^31.
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", 1000, 1000, 64, 524287));
+  try {
+    check_scalar_view_fits_int32("ILU(0), scalar view", 1000, 1000, 64, 524288);
+    ADD_FAILURE() << "2^31 entries passed";
+  } catch (const std::overflow_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("ILU(0), scalar view: ", 0), 0u) << m;
+    EXPECT_NE(m.find("524288 blocks"), std::string::npos) << m;
+    EXPECT_NE(m.find("2147483648 entries"), std::string::npos) << m;
+    EXPECT_NE(m.find("2147483647"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  // Rows and columns: 2^28 block rows of bs 8 are 2^31 scalar rows, whatever the entry count.
+  EXPECT_THROW(check_scalar_view_fits_int32("t", size64_t(1) << 28, 10, 8, 10), std::overflow_error);
+  EXPECT_THROW(check_scalar_view_fits_int32("t", 10, size64_t(1) << 28, 8, 10), std::overflow_error);
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", (size64_t(1) << 28) - 1, (size64_t(1) << 28) - 1, 8, 10));
+  // Block counts near the int32 limit with large blocks: no wrap-around in the products.
+  EXPECT_THROW(check_scalar_view_fits_int32("t", limit, limit, 64, limit), std::overflow_error);
+}
+
+TEST(BsrToCsr, RefusesAnExpansionOver2To31EntriesBeforeTouchingAnyArray)
+{
+  // One block row of 600000 blocks of 64x64: 2457600000 scalar entries. Only row_ptr is read (the
+  // block count); the column, value and output arrays are null and must stay untouched.
+  const std::vector<index_t> row_ptr{0, 600000};
+  const BsrView<const double> A{1, 600000, 64, row_ptr.data(), nullptr, nullptr};
+  try {
+    kernels::cpu::bsr_to_csr(A, nullptr, nullptr, nullptr);
+    ADD_FAILURE() << "the expansion ran";
+  } catch (const std::overflow_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("bsr_to_csr: ", 0), 0u) << m;
+    EXPECT_NE(m.find("2457600000 entries"), std::string::npos) << m;
+  }
 }

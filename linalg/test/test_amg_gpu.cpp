@@ -343,6 +343,7 @@ void expect_cycles_agree(const Built& b, double rel)
 
 }  // namespace
 
+#if BLOCKRES_HAVE_CUDA  // calls the CUDA AMG's host functions, which a CPU-only build does not have
 // The cycle kernels with every lane group per row (2..32; chosen from the rows' mean length and
 // how many rows fill the device): matrices shaped to select each one on this device, every
 // operation against the CPU twin with poisoned outputs, including the fused sweep-from-zero and
@@ -428,10 +429,12 @@ TEST(AmgGpu, CycleKernelsEveryLaneGroup)
     check("sweep from zero: residual", yc, yg, 1e-12);
   }
 }
+#endif
 
 // Whole hierarchies (aggregates, operators, transfers) and V-cycles of both backends, for every
 // aggregation, interpolation and smoother, on random matrices of odd sizes and a heterogeneous
 // Poisson problem; then a numeric re-setup on new values.
+
 TEST(AmgGpu, HierarchiesAndCyclesAgree)
 {
   struct Case {

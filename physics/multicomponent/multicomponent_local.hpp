@@ -374,15 +374,23 @@ BLOCKRES_HD void assemble_cell_entries(const Params& P, const Mesh& M, const dou
 // ---- Wells ---------------------------------------------------------------------------------------
 
 enum WellKindCode : int { well_injector = 0, well_producer = 1 };
-enum WellControlCode : int { control_rate = 0, control_bhp = 1 };
+// A well's control for the next assembly (physics/well_controls.hpp keeps them on the host):
+//   control_rate            rate control; switches to its BHP limit when no BHP within it meets the target;
+//   control_bhp             a BHP well (its setpoint; never switches);
+//   control_rate_at_limit   a rate well at its BHP limit; returns to rate control when the target is
+//                           reachable within the limit;
+//   control_rate_held       a rate well that switched to its limit in this time step: stays there.
+// Every code but control_bhp computes the BHP bracket of the rate target.
+enum WellControlCode : int { control_rate = 0, control_bhp = 1, control_rate_at_limit = 2, control_rate_held = 3 };
 enum ConnectionMode : int { connection_producing = 0, connection_injecting = 1, connection_shut = 2 };
 
 // Scratch per completion: [0] breakpoint p - head, [1] producing slope WI lam_cell, [2] injecting
 // slope WI lam_inj, [3] mode, [4] dp, [5] lam used, [6] d lam_inj/dp, [7] unused.
 inline constexpr int well_scratch_per_completion = 8;
 // Output per well: [0] bhp [Pa], [1] at_bhp (0/1), [2] dF/dbhp when the BHP is implicit (0 else),
-// [3 + k] rate of component k [kg/s, + into the reservoir].
-BLOCKRES_HD int well_out_stride(int nc) { return 3 + nc; }
+// [3 + k] rate of component k [kg/s, + into the reservoir]; for wells with a rate target
+// (control != control_bhp) [3 + nc] whether some BHP meets the target (0/1), [4 + nc] that BHP [Pa].
+BLOCKRES_HD int well_out_stride(int nc) { return 5 + nc; }
 
 struct Wells {
   int nwell = 0;
@@ -506,16 +514,20 @@ BLOCKRES_HD void well_setup_finish(const Params& P, const Wells& W, int w, const
   const index_t c0 = W.comp_ptr[w], ncomp = W.comp_ptr[w + 1] - c0;
   double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
   const bool injector = W.kind[w] == well_injector;
-  bool at_bhp = W.control[w] == control_bhp;
+  const int control = W.control[w];
+  bool at_bhp = control != control_rate;
   double bhp = W.bhp_value[w];
-  if (!at_bhp) {
-    double b = 0.0;
-    const bool reachable = finish_well_bhp(scr, ncomp, br, well_rate_goal(W, w), b);
-    const bool beyond = injector ? b > W.bhp_value[w] : b < W.bhp_value[w];
-    if (reachable && !beyond)
-      bhp = b;
-    else
-      at_bhp = true;  // switch to BHP control at the limit
+  bool reachable = false;
+  double needed = 0.0;  // the BHP that meets the rate target, when reachable
+  if (control != control_bhp) {
+    reachable = finish_well_bhp(scr, ncomp, br, well_rate_goal(W, w), needed);
+    const bool beyond = injector ? needed > W.bhp_value[w] : needed < W.bhp_value[w];
+    // Rate control while the target is reachable within the limit, else BHP control at the limit;
+    // a well held at its limit for the rest of the step stays there.
+    if (control != control_rate_held) {
+      at_bhp = !(reachable && !beyond);
+      if (!at_bhp) bhp = needed;
+    }
   }
   double dF_dbhp = 0.0;
   for (index_t c = 0; c < ncomp; ++c) {
@@ -533,6 +545,8 @@ BLOCKRES_HD void well_setup_finish(const Params& P, const Wells& W, int w, const
   out[0] = bhp;
   out[1] = at_bhp ? 1.0 : 0.0;
   out[2] = (!at_bhp && dF_dbhp > 0.0) ? dF_dbhp : 0.0;
+  out[3 + nc] = reachable ? 1.0 : 0.0;
+  out[4 + nc] = needed;
 }
 
 

@@ -23,6 +23,11 @@ namespace blockres::physics {
 
 using namespace multicomponent;
 
+static_assert(int(control_rate) == int(WellControls::rate) && int(control_bhp) == int(WellControls::bhp) &&
+                  int(control_rate_at_limit) == int(WellControls::rate_at_limit) &&
+                  int(control_rate_held) == int(WellControls::rate_held),
+              "the well kernels' control codes are WellControls'");
+
 namespace {
 
 }  // namespace
@@ -167,13 +172,14 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   cell_scratch_ = Array<double>(exec_, std::max<size64_t>(1, 2 * size64_t(n)));
 
   // ---- well arrays
-  std::vector<int> kind, control;
+  std::vector<int> kind;
+  std::vector<bool> rate_control;
   std::vector<double> target, bhp, ref_depth, inj_comp;
   for (std::size_t w = 0; w < wells_.size(); ++w) {
     const auto& s = well_specs_[w];
     const auto& info = wells_[w];
     kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
-    control.push_back(s.control == WellControlMode::rate ? control_rate : control_bhp);
+    rate_control.push_back(s.control == WellControlMode::rate);
     target.push_back(s.rate);
     bhp.push_back(s.bhp);
     ref_depth.push_back(info.ref_depth);
@@ -181,7 +187,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   }
   const int nw = static_cast<int>(wells_.size());
   well_kind_ = to_executor(exec_, kind);
-  well_control_ = to_executor(exec_, control);
+  controls_ = WellControls(exec_, rate_control, bhp);
   well_target_ = to_executor(exec_, target);
   well_bhp_ = to_executor(exec_, bhp);
   well_ref_depth_ = to_executor(exec_, ref_depth);
@@ -193,7 +199,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   wells_view_ = Wells{nw,
                       conn_.completions(),
                       well_kind_.data(),
-                      well_control_.data(),
+                      controls_.data(),
                       well_target_.data(),
                       well_bhp_.data(),
                       well_ref_depth_.data(),
@@ -282,6 +288,7 @@ std::vector<double> MulticomponentModel::initial_state() const
 
 void MulticomponentModel::begin_step(const Vector& x0)
 {
+  controls_.begin_attempt();
   BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::prepare_wells(params_, wells_view_, x0.data()),
                        cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
@@ -298,12 +305,22 @@ void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt,
     cuda::cell_props(exec_->stream(), params_, mesh_, x.data(), x0.data(), props);
     cuda::assemble_cells(exec_->stream(), params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
     cuda::assemble_wells(exec_->stream(), params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
-    return;
-  }
+  } else
 #endif
-  cpu::cell_props(params_, mesh_, x.data(), x0.data(), props);
-  cpu::assemble_cells(params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
-  cpu::assemble_wells(params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
+  {
+    cpu::cell_props(params_, mesh_, x.data(), x0.data(), props);
+    cpu::assemble_cells(params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
+    cpu::assemble_wells(params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
+  }
+  if (!controls_.any_rate_well()) return;
+  const auto h = well_out_.to_host();  // a few values per well
+  const int stride = well_out_stride(nc_);
+  std::vector<WellControls::Outcome> outcome(wells_.size());
+  for (std::size_t w = 0; w < outcome.size(); ++w) {
+    const double* o = h.data() + w * stride;
+    outcome[w] = {o[1] != 0.0, o[3 + nc_] != 0.0, o[4 + nc_]};
+  }
+  controls_.after_assembly(outcome);
 }
 
 ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector& R, double dt) const

@@ -10,6 +10,7 @@
 #include "physics/model_registry.hpp"
 #include "physics/multicomponent/multicomponent_local.hpp"
 #include "physics/spec.hpp"
+#include "physics/well_controls.hpp"
 #include "physics/wells.hpp"
 
 #include <string>
@@ -66,6 +67,8 @@ class MulticomponentModel final : public Model {
   std::vector<std::string> equation_names() const override;  // the component names
 
   std::vector<double> initial_state() const override;
+  // Starts a step attempt: the well controls of the last accepted step (a cut attempt's switches
+  // undone) and the explicit well head densities from x0.
   void begin_step(const Vector& x0) override;
   void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
   // CNV_k = max_i |R_k,i| dt / (V_p,i rho_i), MB_k = |sum_i R_k,i| dt / sum_i V_p,i rho_i.
@@ -80,6 +83,8 @@ class MulticomponentModel final : public Model {
   std::vector<double> in_place(const Vector& x) const override;  // mass of each component [kg]
   std::vector<Quantity> in_place_quantities() const override;
   const std::vector<WellInfo>& wells() const override { return wells_; }
+  std::vector<WellSwitch> take_well_switches() override { return controls_.take_switches(); }
+  void accept_step() override { controls_.accept_step(); }
   std::vector<WellResult> well_results() const override;  // rates: one per component [kg/s]
   std::vector<Quantity> well_rates() const override;
   // pressure [bar], density [kg/m3], x_<name> per component.
@@ -119,7 +124,8 @@ class MulticomponentModel final : public Model {
   Array<double> rho_ref_, comp_, ln_mu_, K_;
   Array<double> pv_ref_, depth_, nbr_trans_, nbr_diff_;
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, extra_ptr_, extra_block_;
-  Array<int> well_kind_, well_control_;
+  Array<int> well_kind_;
+  WellControls controls_;  // the control of every well, switched by the assemblies
   Array<double> well_target_, well_bhp_, well_ref_depth_, well_inj_comp_, well_head_density_;
   WellConnectivity conn_;
   Array<double> well_scratch_, well_out_;

@@ -26,10 +26,18 @@ struct MeshView {
 };
 
 enum WellKindCode : int { well_injector = 0, well_producer = 1 };
-enum WellControlCode : int { control_rate = 0, control_bhp = 1 };
+// A well's control for the next assembly (physics/well_controls.hpp keeps them on the host):
+//   control_rate            rate control; switches to its BHP limit when no BHP within it meets the target;
+//   control_bhp             a BHP well (its setpoint; never switches);
+//   control_rate_at_limit   a rate well at its BHP limit; returns to rate control when the target is
+//                           reachable within the limit;
+//   control_rate_held       a rate well that switched to its limit in this time step: stays there.
+enum WellControlCode : int { control_rate = 0, control_bhp = 1, control_rate_at_limit = 2, control_rate_held = 3 };
 
 inline constexpr int well_scratch_per_completion = 8;
-inline constexpr int well_out_per_well = 4;  // bhp [Pa], q_w, q_o [surface m^3/s, + = into the reservoir], at_bhp
+// bhp [Pa], q_w, q_o [surface m^3/s, + = into the reservoir], at_bhp (0/1); for wells with a rate
+// target (control != control_bhp): whether some BHP meets the target (0/1) and that BHP [Pa].
+inline constexpr int well_out_per_well = 6;
 
 struct WellsView {
   int nwell = 0;
@@ -209,9 +217,12 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
   const double ww = W.weight[2 * w], wo = W.weight[2 * w + 1];
   const double head_grad = W.head_density[w] * P.gravity;
 
-  bool at_bhp = W.control[w] == control_bhp;
+  const int control = W.control[w];
+  bool at_bhp = control != control_rate;
   double bhp = W.bhp_value[w];
-  if (!at_bhp) {
+  bool reachable = false;
+  double needed = 0.0;  // the BHP that meets the rate target, when reachable
+  if (control != control_bhp) {
     for (index_t c = 0; c < nc; ++c) {
       const index_t cell = W.comp_cell[c0 + c];
       const CellProps<double> cp = cell_props(P, x[2 * cell], x[2 * cell + 1]);
@@ -222,13 +233,14 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
       s[2] = wi * ww * cp.b[water] * (cp.mob[water] + cp.mob[oil]);
     }
     const double goal = W.kind[w] == well_injector ? W.target[w] : -W.target[w];
-    double b = 0.0;
-    const bool reachable = solve_well_bhp(scr, nc, goal, b);
-    const bool beyond = W.kind[w] == well_injector ? b > W.bhp_value[w] : b < W.bhp_value[w];
-    if (reachable && !beyond)
-      bhp = b;
-    else
-      at_bhp = true;  // switch to BHP control at the limit
+    reachable = solve_well_bhp(scr, nc, goal, needed);
+    const bool beyond = W.kind[w] == well_injector ? needed > W.bhp_value[w] : needed < W.bhp_value[w];
+    // Rate control while the target is reachable within the limit, else BHP control at the limit;
+    // a well held at its limit for the rest of the step stays there.
+    if (control != control_rate_held) {
+      at_bhp = !(reachable && !beyond);
+      if (!at_bhp) bhp = needed;
+    }
   }
 
   double dF_dbhp = 0.0, qw = 0.0, qo = 0.0;
@@ -275,6 +287,7 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
   }
   double* out = W.out + size64_t(w) * well_out_per_well;
   out[0] = bhp, out[1] = qw, out[2] = qo, out[3] = at_bhp ? 1.0 : 0.0;
+  out[4] = reachable ? 1.0 : 0.0, out[5] = needed;
 }
 
 // Terms reduced over cells for the convergence test:

@@ -18,6 +18,10 @@ namespace blockres::physics {
 
 static_assert(cuda::reduction_workspace_doubles <= static_cast<int>(Executor::reduction_workspace_doubles),
               "the executor's reduction workspace is too small for the model's reductions");
+static_assert(int(control_rate) == int(WellControls::rate) && int(control_bhp) == int(WellControls::bhp) &&
+                  int(control_rate_at_limit) == int(WellControls::rate_at_limit) &&
+                  int(control_rate_held) == int(WellControls::rate_held),
+              "the well kernels' control codes are WellControls'");
 
 namespace {
 
@@ -107,13 +111,14 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
                    row_ptr_.data()};
 
   // ---- well arrays
-  std::vector<int> kind, control;
+  std::vector<int> kind;
+  std::vector<bool> rate_control;
   std::vector<double> target, bhp, weight, ref_depth;
   for (std::size_t wn = 0; wn < wells_.size(); ++wn) {
     const auto& w = wells_[wn];
     const auto& s = well_specs_[wn];
     kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
-    control.push_back(s.control == WellControlMode::rate ? control_rate : control_bhp);
+    rate_control.push_back(s.control == WellControlMode::rate);
     target.push_back(s.rate);
     bhp.push_back(s.bhp);
     weight.push_back(s.target == RateTarget::oil ? 0.0 : 1.0);
@@ -122,7 +127,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
   }
   const int nw = static_cast<int>(wells_.size());
   well_kind_ = to_executor(exec_, kind);
-  well_control_ = to_executor(exec_, control);
+  controls_ = WellControls(exec_, rate_control, bhp);
   well_target_ = to_executor(exec_, target);
   well_bhp_ = to_executor(exec_, bhp);
   well_weight_ = to_executor(exec_, weight);
@@ -133,7 +138,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
   well_out_ = Array<double>(exec_, size64_t(nw) * well_out_per_well);
   wells_view_ = WellsView{nw,
                           well_kind_.data(),
-                          well_control_.data(),
+                          controls_.data(),
                           well_target_.data(),
                           well_bhp_.data(),
                           well_weight_.data(),
@@ -186,6 +191,7 @@ std::vector<double> OilWaterModel::initial_state(const InitialSpec& init) const
 
 void OilWaterModel::begin_step(const Vector& x0)
 {
+  controls_.begin_attempt();
   BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::prepare_wells(params_, wells_view_, x0.data()),
                             cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
@@ -198,6 +204,14 @@ void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vecto
       cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.values().data()),
       cuda::assemble(exec_->stream(), params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(),
                      J.values().data()));
+  if (!controls_.any_rate_well()) return;
+  const auto h = well_out_.to_host();  // a few values per well
+  std::vector<WellControls::Outcome> outcome(wells_.size());
+  for (std::size_t w = 0; w < outcome.size(); ++w) {
+    const double* o = h.data() + w * well_out_per_well;
+    outcome[w] = {o[3] != 0.0, o[4] != 0.0, o[5]};
+  }
+  controls_.after_assembly(outcome);
 }
 
 ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, double dt) const

@@ -9,6 +9,7 @@
 #include "physics/model_registry.hpp"
 #include "physics/oil_water/oil_water_local.hpp"
 #include "physics/spec.hpp"
+#include "physics/well_controls.hpp"
 #include "physics/wells.hpp"
 
 #include <string>
@@ -45,6 +46,8 @@ class OilWaterModel final : public Model {
   std::vector<double> initial_state() const override { return initial_state(initial_); }
   std::vector<double> initial_state(const InitialSpec& init) const;
 
+  // Starts a step attempt: the well controls of the last accepted step (a cut attempt's switches
+  // undone) and the explicit well head densities from x0.
   void begin_step(const Vector& x0) override;
   void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
   // CNV and MB per phase (water, oil), scaled by the average formation volume factor.
@@ -58,6 +61,8 @@ class OilWaterModel final : public Model {
   std::vector<double> in_place(const Vector& x) const override;
   std::vector<Quantity> in_place_quantities() const override;
   // BHP and rates (water, oil; surface m^3/s) evaluated at the last assembled state.
+  std::vector<WellSwitch> take_well_switches() override { return controls_.take_switches(); }
+  void accept_step() override { controls_.accept_step(); }
   std::vector<WellResult> well_results() const override;
   std::vector<Quantity> well_rates() const override;
   // pressure [bar], sw, and for VTK only so = 1 - sw.
@@ -77,7 +82,8 @@ class OilWaterModel final : public Model {
   // Executor-resident static data
   Array<double> relperm_table_, pv_ref_, depth_, nbr_trans_;
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, row_ptr_;
-  Array<int> well_kind_, well_control_;
+  Array<int> well_kind_;
+  WellControls controls_;  // the control of every well, switched by the assemblies
   Array<double> well_target_, well_bhp_, well_weight_, well_ref_depth_, well_head_density_;
   WellConnectivity conn_;
   Array<double> well_scratch_, well_out_;
