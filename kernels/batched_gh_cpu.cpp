@@ -2,6 +2,7 @@
 // The formulas, storage layouts and pivot rule are documented in kernels/batched_gh.hpp; these
 // loops follow them literally, one block at a time, OpenMP over blocks.
 #include "kernels/batched_gh.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <cfloat>
 #include <cmath>
@@ -139,7 +140,7 @@ int gj_invert_block(int n, double* a)
 void gauss_huard_factor(const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage)
 {
   check_layout(L, "gauss_huard_factor", nmax);
-#pragma omp parallel for schedule(dynamic, 64) if (L.count > 256)
+#pragma omp parallel for schedule(dynamic, 64) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size * L.max_size))
   for (index_t b = 0; b < L.count; ++b) info[b] = gh_factor_block(L.size(b), a + L.mat(b), perm + L.row(b), storage);
 }
 
@@ -148,7 +149,7 @@ void gauss_huard_solve(const BatchLayout& L, const double* factors, const index_
 {
   check_layout(L, "gauss_huard_solve", nmax);
   bool bad_perm = false;
-#pragma omp parallel for schedule(dynamic, 64) if (L.count > 256) reduction(|| : bad_perm)
+#pragma omp parallel for schedule(dynamic, 64) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size)) reduction(|| : bad_perm)
   for (index_t blk = 0; blk < L.count; ++blk) {
     const int n = L.size(blk);
     const double* f = factors + L.mat(blk);
@@ -179,14 +180,14 @@ void gauss_huard_solve(const BatchLayout& L, const double* factors, const index_
 void gauss_jordan_invert(const BatchLayout& L, double* a, int* info)
 {
   check_layout(L, "gauss_jordan_invert", nmax);
-#pragma omp parallel for schedule(dynamic, 64) if (L.count > 256)
+#pragma omp parallel for schedule(dynamic, 64) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size * L.max_size))
   for (index_t b = 0; b < L.count; ++b) info[b] = gj_invert_block(L.size(b), a + L.mat(b));
 }
 
 void block_diag_gemv(const BatchLayout& L, const double* inv, const double* x, double* y)
 {
   check_layout(L, "block_diag_gemv", std::numeric_limits<int>::max());
-#pragma omp parallel for schedule(dynamic, 64) if (L.count > 256)
+#pragma omp parallel for schedule(dynamic, 64) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size))
   for (index_t b = 0; b < L.count; ++b) {
     const int n = L.size(b);
     const double* m = inv + L.mat(b);

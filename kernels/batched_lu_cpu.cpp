@@ -4,6 +4,7 @@
 // fused multiply-add, a - l*u = fma(-l, u, a), in the same order as the CUDA kernels, so for well
 // separated pivots both backends agree to the last bit on small blocks and to rounding on large.
 #include "kernels/batched_lu.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <cfloat>
 #include <cmath>
@@ -93,7 +94,7 @@ void lu_factor(const BatchLayout& L, double* a, index_t* piv, int* info)
 {
   batched_lu_check_layout(L, "cpu::lu_factor");
   for (index_t b = 0; b < L.count; ++b) check_size(L, b, "cpu::lu_factor");
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size * L.max_size))
   for (index_t b = 0; b < L.count; ++b)
     info[b] = factor_block(L.size(b), a + L.mat(b), piv + L.row(b));
 }
@@ -102,7 +103,7 @@ void lu_solve(const BatchLayout& L, const double* lu, const index_t* piv, const 
 {
   batched_lu_check_layout(L, "cpu::lu_solve");
   for (index_t k = 0; k < L.count; ++k) check_size(L, k, "cpu::lu_solve");
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size))
   for (index_t k = 0; k < L.count; ++k)
     solve_block(L.size(k), lu + L.mat(k), piv + L.row(k), b + L.row(k), x + L.row(k));
 }

@@ -1,5 +1,6 @@
 // CPU references of the block-Jacobi helper kernels.
 #include "kernels/block_diag.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 namespace blockres::kernels::cpu {
 
@@ -7,7 +8,7 @@ void scatter_blocks(index_t n, int bs, const index_t* src, const size64_t* dst_o
                     double* dst)
 {
   const size64_t bb = size64_t(bs) * bs;
-#pragma omp parallel for schedule(static) if (n > 4096)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(n) * bs * bs))
   for (index_t e = 0; e < n; ++e)
     for (int i = 0; i < bs; ++i)
       for (int j = 0; j < bs; ++j) dst[dst_off[e] + size64_t(i) * ld[e] + j] = values[size64_t(src[e]) * bb + i * bs + j];

@@ -1,5 +1,6 @@
 // CPU reference BSR SpMV (the oracle for the CUDA kernels), row balancing, segment reduction.
 #include "kernels/bsrmv.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <fmt/format.h>
 
@@ -60,7 +61,7 @@ namespace cpu {
 void bsrmv(const BsrView<const double>& A, double alpha, const double* x, double beta, double* y)
 {
   const int bs = A.bs;
-#pragma omp parallel for schedule(static) if (A.nrows > 2048)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnzb()) * bs * bs))
   for (index_t r = 0; r < A.nrows; ++r) {
     for (int i = 0; i < bs; ++i) {
       double sum = 0.0;
@@ -78,7 +79,7 @@ void bsrmv(const BsrView<const double>& A, double alpha, const double* x, double
 void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha, double beta,
                     double* y)
 {
-#pragma omp parallel for schedule(static) if (nrows > 2048)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(seg_ptr[nrows]) * bs))
   for (index_t r = 0; r < nrows; ++r)
     for (int i = 0; i < bs; ++i) {
       double s = 0.0;

@@ -1,5 +1,6 @@
 // CPU references of the CPR kernels (kernels/cpr.hpp).
 #include "kernels/cpr.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <cmath>
 #include <utility>
@@ -11,7 +12,7 @@ void cpr_quasi_impes_weights(index_t nrows, int bs, const index_t* diag_pos, con
                              int* info)
 {
   const size64_t bb = size64_t(bs) * bs;
-#pragma omp parallel if (nrows > 1024)
+#pragma omp parallel if (parallel_worth(size64_t(nrows) * bs * bs * bs))
   {
     std::vector<double> m(static_cast<std::size_t>(bb));
 #pragma omp for schedule(static)
@@ -62,7 +63,7 @@ void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const do
                          double* ap)
 {
   const size64_t bb = size64_t(bs) * bs;
-#pragma omp parallel for schedule(static) if (nrows > 4096)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(row_ptr[nrows]) * bs * bs))
   for (index_t r = 0; r < nrows; ++r) {
     const double* wr = w + size64_t(r) * bs;
     for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
@@ -76,7 +77,7 @@ void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const do
 
 void cpr_restrict(index_t nrows, int bs, const double* w, const double* x, double* rp)
 {
-#pragma omp parallel for schedule(static) if (nrows > 16384)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(nrows) * bs))
   for (index_t r = 0; r < nrows; ++r) {
     double s = 0.0;
     for (int i = 0; i < bs; ++i) s += w[size64_t(r) * bs + i] * x[size64_t(r) * bs + i];
@@ -86,7 +87,7 @@ void cpr_restrict(index_t nrows, int bs, const double* w, const double* x, doubl
 
 void cpr_prolong_add(index_t nrows, int bs, const double* xp, double* x)
 {
-#pragma omp parallel for schedule(static) if (nrows > 16384)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(nrows) * 2))
   for (index_t r = 0; r < nrows; ++r) x[size64_t(r) * bs] += xp[r];
 }
 

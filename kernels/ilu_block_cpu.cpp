@@ -1,6 +1,7 @@
 // CPU references of block ILU(0) (kernels/ilu_block.hpp): sequential block-row-order code with
 // the documented accumulation order, the baseline the CUDA versions are checked against.
 #include "kernels/ilu_block.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -166,7 +167,7 @@ void block_ilu_sweep(const BlockIluSweepPlan& p, BsrView<const double> A, const 
   const int bs = A.bs;
   const size64_t bs2 = size64_t(bs) * bs;
   const index_t nnzb = A.row_ptr[A.nrows];
-#pragma omp parallel
+#pragma omp parallel if (parallel_worth(size64_t(nnzb) * bs2 * bs))
   {
     std::vector<double> S(static_cast<std::size_t>(bs2));
 #pragma omp for schedule(static)
@@ -207,7 +208,7 @@ int block_ilu_invert_diagonal(const IluSchedule& s, BsrView<const double> LU, do
   const int bs = LU.bs;
   const size64_t bs2 = size64_t(bs) * bs;
   int info = 0;
-#pragma omp parallel
+#pragma omp parallel if (parallel_worth(size64_t(LU.nrows) * bs2 * bs))
   {
     std::vector<double> work(3 * static_cast<std::size_t>(bs));
     int mine = 0;

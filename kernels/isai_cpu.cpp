@@ -1,6 +1,7 @@
 // ISAI pattern analysis S(|T|^k) (host) and the CPU references of the generation and of the
 // triangle SpMV (the oracles for the CUDA versions in isai_cuda.cu).
 #include "kernels/isai.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include "kernels/pattern_power.hpp"
 
@@ -163,7 +164,7 @@ void triangle_spmv(Triangle tri, CsrView<const double> LU, const double* x, doub
 {
   // x and y must not alias: y_i is written while other rows still read x_i.
   const bool lower = tri == Triangle::unit_lower;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(LU.row_ptr[LU.n])))
   for (index_t i = 0; i < LU.n; ++i) {
     double sum = 0.0;
     for (index_t q = LU.row_ptr[i]; q < LU.row_ptr[i + 1]; ++q) {

@@ -10,6 +10,7 @@
 #include "miniapp/forcing.hpp"
 #include "miniapp/restart.hpp"
 #include "miniapp/run_control.hpp"
+#include "miniapp/threads.hpp"
 #include "miniapp/vtk_output.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/units.hpp"
@@ -108,6 +109,7 @@ class NewtonSolver {
         return fail(res, "interrupted");
       }
       auto t0 = Clock::now();
+      adapt_threads_to_load();  // issue 20: fewer CPU threads while other work is runnable
       model_.assemble(x, x0, dt, R_, J_);
       for (const physics::WellSwitch& sw : model_.take_well_switches()) res.switches.push_back({0, 0, it, 0.0, sw});
       res.norms = model_.convergence(x, R_, dt);  // synchronises
@@ -548,6 +550,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                   stats.spmv_seconds, stats.precond_apply_seconds, stats.orthogonalization_seconds,
                   stats.linear_other_seconds, startup_seconds, output_seconds));
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
+  if (!exec->is_cuda())
+    if (const std::string load = load_summary(); !load.empty()) log(fmt::format("threads: {}", load));
   return out;
 }
 

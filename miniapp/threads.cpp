@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -54,7 +55,34 @@ void keep_min(std::optional<double>& best, std::optional<double> q)
 std::string ThreadPolicy::text() const
 {
   return fmt::format("{} thread{} ({}{})", threads, threads == 1 ? "" : "s", reason,
-                     dynamic ? "; OpenMP dynamic: fewer under load" : "; OpenMP dynamic off");
+                     adaptive ? "; fewer while other work is runnable" : "; fixed");
+}
+
+int threads_for_load(int threads, int allowed, int runnable_total, int runnable_self)
+{
+  const int others = std::max(0, runnable_total - runnable_self);
+  return std::clamp(allowed - others, 1, std::max(1, threads));
+}
+
+std::optional<int> parse_loadavg_runnable(std::string_view text)
+{
+  // Fields: 1-, 5- and 15-minute averages, then "runnable/total", then the last pid.
+  std::istringstream in{std::string(text)};
+  std::string a, b, c, rt;
+  if (!(in >> a >> b >> c >> rt)) return std::nullopt;
+  const auto slash = rt.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const auto n = to_integer(std::string_view(rt).substr(0, slash));
+  if (!n || *n < 0) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+char parse_stat_state(std::string_view text)
+{
+  // "pid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ')'.
+  const auto close = text.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= text.size()) return '\0';
+  return text[close + 2];
 }
 
 std::optional<double> parse_cgroup2_cpu_max(std::string_view text)
@@ -130,14 +158,15 @@ int affinity_cpus()
 }
 
 ThreadPolicy choose_threads(int cli_threads, const char* omp_num_threads, const char* omp_dynamic, int affinity,
-                            std::optional<double> quota)
+                            std::optional<double> quota, int online_cpus)
 {
   ThreadPolicy p;
   if (omp_dynamic && *omp_dynamic) {
     std::string v(trim(omp_dynamic));
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    p.dynamic = !(v == "false" || v == "0" || v == "no" || v == "off");
+    p.adaptive = !(v == "false" || v == "0" || v == "no" || v == "off");
   }
+  if (affinity < online_cpus) p.adaptive = false;  // the machine-wide runnable count is not about our CPUs
   if (cli_threads > 0) {
     p.threads = cli_threads;
     p.reason = fmt::format("--threads {}", cli_threads);
@@ -168,19 +197,80 @@ ThreadPolicy choose_threads(int cli_threads, const char* omp_num_threads, const 
 namespace {
 ThreadPolicy& policy_slot()
 {
-  static ThreadPolicy p{omp_get_max_threads(), "OpenMP default", omp_get_dynamic() != 0};
+  static ThreadPolicy p{omp_get_max_threads(), "OpenMP default", false};
   return p;
+}
+
+struct LoadState {
+  std::chrono::steady_clock::time_point last{};
+  int current = 0;       // threads set by the last sample (0: none yet)
+  int up_votes = 0;      // consecutive samples that allowed more threads
+  long samples = 0, reduced = 0;
+};
+LoadState& load_state()
+{
+  static LoadState s;
+  return s;
+}
+
+// Runnable threads of this process (the caller is one of them).
+int runnable_self()
+{
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const auto t = read_text(e.path() / "stat");
+    if (t && parse_stat_state(*t) == 'R') ++n;
+  }
+  return std::max(n, 1);
 }
 }  // namespace
 
 const ThreadPolicy& apply_thread_policy(int cli_threads)
 {
   ThreadPolicy p = choose_threads(cli_threads, std::getenv("OMP_NUM_THREADS"), std::getenv("OMP_DYNAMIC"),
-                                  affinity_cpus(), process_cpu_quota());
+                                  affinity_cpus(), process_cpu_quota(), std::max(1, omp_get_num_procs()));
+  if (p.threads == 1) p.adaptive = false;  // nothing to adapt
+  // Not omp_set_dynamic: libgomp's own adjustment follows the 1-minute load average, too slow for a
+  // neighbour that starts with us, and it outlives the load (an idle run right after a build used one
+  // thread: the 60x60x20 assembly then took twice as long).
   omp_set_num_threads(p.threads);
-  omp_set_dynamic(p.dynamic ? 1 : 0);
   policy_slot() = std::move(p);
+  load_state() = {};
   return policy_slot();
+}
+
+void adapt_threads_to_load()
+{
+  const ThreadPolicy& p = policy_slot();
+  if (!p.adaptive) return;
+  LoadState& s = load_state();
+  const auto now = std::chrono::steady_clock::now();
+  if (s.current > 0 && now - s.last < std::chrono::milliseconds(20)) return;
+  s.last = now;
+  const auto text = read_text("/proc/loadavg");
+  const auto total = text ? parse_loadavg_runnable(*text) : std::nullopt;
+  if (!total) return;
+  const int want = threads_for_load(p.threads, p.threads, *total, runnable_self());
+  // Fewer threads at once; more only after two samples in a row allow them (a momentary lull of
+  // the other work should not bring back barriers that then wait for it).
+  int next = s.current == 0 ? want : s.current;
+  if (want < next) {
+    next = want, s.up_votes = 0;
+  } else if (want > next && ++s.up_votes >= 2) {
+    next = want, s.up_votes = 0;
+  }
+  if (next != s.current) omp_set_num_threads(next);
+  s.current = next;
+  ++s.samples;
+  if (next < p.threads) ++s.reduced;
+}
+
+std::string load_summary()
+{
+  const LoadState& s = load_state();
+  if (s.reduced == 0) return "";
+  return fmt::format("fewer threads under load in {} of {} samples", s.reduced, s.samples);
 }
 
 const ThreadPolicy& current_thread_policy() { return policy_slot(); }

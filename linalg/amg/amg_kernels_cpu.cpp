@@ -1,12 +1,15 @@
 // CPU reference kernels of the aggregation AMG (see amg_kernels.hpp). Every result is independent
 // of the number of OpenMP threads: threads only split independent rows.
 #include "linalg/amg/amg_kernels.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace blockres::amg::cpu {
+
+using kernels::cpu::parallel_worth;
 
 namespace {
 
@@ -309,13 +312,13 @@ void transpose_symbolic(const CsrRef& A, Csr& R, std::vector<index_t>& map)
 
 void transpose_numeric(const double* a_values, const index_t* map, index_t nnz, double* r_values)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(nnz)))
   for (index_t q = 0; q < nnz; ++q) r_values[q] = a_values[map[q]];
 }
 
 void smoothed_prolongation(const CsrRef& A, const index_t* agg, double omega, const CsrRef& P, double* p_values)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     const double d = diagonal(A, i);
     const double s = d != 0.0 ? -omega / d : 0.0;
@@ -367,7 +370,7 @@ index_t jacobi_scaling(const CsrRef& A, double omega, bool l1, double* dinv)
 
 void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     double s = 0.0;
     for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s += A.values[p] * x[A.col_ind[p]];
@@ -378,11 +381,11 @@ void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y
 void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out)
 {
   if (!x_in) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
     for (index_t i = 0; i < A.nrows; ++i) x_out[i] = dinv[i] * b[i];
     return;
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     double s = b[i];
     for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s -= A.values[p] * x_in[A.col_ind[p]];
@@ -392,7 +395,7 @@ void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const do
 
 void residual(const CsrRef& A, const double* b, const double* x, double* r)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     double s = b[i];
     for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s -= A.values[p] * x[A.col_ind[p]];
