@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <omp.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -213,6 +214,13 @@ LoadState& load_state()
   return s;
 }
 
+// CPUs online in the machine (omp_get_num_procs counts the affinity mask, not the machine).
+int online_cpus()
+{
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
 // Runnable threads of this process (the caller is one of them).
 int runnable_self()
 {
@@ -229,7 +237,7 @@ int runnable_self()
 const ThreadPolicy& apply_thread_policy(int cli_threads)
 {
   ThreadPolicy p = choose_threads(cli_threads, std::getenv("OMP_NUM_THREADS"), std::getenv("OMP_DYNAMIC"),
-                                  affinity_cpus(), process_cpu_quota(), std::max(1, omp_get_num_procs()));
+                                  affinity_cpus(), process_cpu_quota(), online_cpus());
   if (p.threads == 1) p.adaptive = false;  // nothing to adapt
   // Not omp_set_dynamic: libgomp's own adjustment follows the 1-minute load average, too slow for a
   // neighbour that starts with us, and it outlives the load (an idle run right after a build used one
