@@ -215,8 +215,7 @@ struct Row {
 
 class BatchedBench {
  public:
-  BatchedBench(ExecPtr e, const BatchedBenchOptions& o, size64_t scrub_bytes)
-      : e_(std::move(e)), o_(o), s_(e_->stream()), scrub_(e_, scrub_bytes / 8)
+  BatchedBench(ExecPtr e, const BatchedBenchOptions& o) : e_(std::move(e)), o_(o), s_(e_->stream()), scrub_(e_)
   {
     BLOCKRES_CUBLAS_CHECK(cublasCreate(&handle_));
     BLOCKRES_CUBLAS_CHECK(cublasSetStream(handle_, s_));
@@ -431,12 +430,11 @@ class BatchedBench {
   template <class F, class P, class Q>
   Timing timed(F&& launch, P&& prepare, Q&& poison)
   {
-    const std::size_t scrub_bytes = static_cast<std::size_t>(scrub_.size()) * sizeof(double);
     return benchutil::time_on_stream(
         s_, o_.warmup, o_.reps, launch,
         [&] {
           prepare();
-          BLOCKRES_CUDA_CHECK(cudaMemsetAsync(scrub_.data(), 0, scrub_bytes, s_));
+          scrub_();
         },
         poison);
   }
@@ -455,7 +453,7 @@ class BatchedBench {
   ExecPtr e_;
   const BatchedBenchOptions& o_;
   stream_t s_;
-  Array<double> scrub_;
+  benchutil::L2Scrub scrub_;
   cublasHandle_t handle_ = nullptr;
 };
 
@@ -538,7 +536,7 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   if (o.kernels_section) j.value({}, "kernels");
   if (block_jacobi) j.value({}, "block_jacobi");
   j.end_array().value("reps", o.reps).value("warmup", o.warmup);
-  const size64_t scrub_bytes = std::max<size64_t>(size64_t(4) * prop.l2CacheSize, size64_t(64) << 20);
+  const size64_t scrub_bytes = benchutil::L2Scrub::default_bytes();
   if (o.kernels_section) {
     j.begin_array("sizes");
     for (int n : sizes) j.value({}, n);
@@ -567,7 +565,7 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
     const double copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
     log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, o.reps));
     j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
-    BatchedBench bench(e, o, scrub_bytes);
+    BatchedBench bench(e, o);
 
     log("byte model: " + std::string(byte_model_text));
     log("speedup: the fastest verified cuBLAS row of the operation / ours (factor vs getrfBatched in both layouts, "

@@ -52,7 +52,9 @@ size64_t l2_bytes()
 }
 }  // namespace
 
-L2Scrub::L2Scrub(const ExecPtr& e) : buf_(e, std::max<size64_t>(4 * l2_bytes(), size64_t(64) << 20) / sizeof(double)) {}
+size64_t L2Scrub::default_bytes() { return std::max<size64_t>(4 * l2_bytes(), size64_t(64) << 20); }
+
+L2Scrub::L2Scrub(const ExecPtr& e) : buf_(e, default_bytes() / sizeof(double)) {}
 
 void L2Scrub::operator()() const
 {

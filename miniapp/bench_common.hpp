@@ -118,6 +118,8 @@ double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
 class L2Scrub {
  public:
   explicit L2Scrub(const ExecPtr& e);
+  // The buffer's size on the current device: max(4 x L2, 64 MB).
+  static size64_t default_bytes();
   void operator()() const;
   size64_t bytes() const { return buf_.size() * sizeof(double); }
 

@@ -46,4 +46,17 @@ inline RunResult run_deck(const std::string& deck, const std::vector<std::string
   return r;
 }
 
+// Runs the shipped deck `deck` with `overrides` on `exec` into `dir`, continuing from report `report`
+// (-1: the last) of `restart` when given; returns the result file.
+inline std::filesystem::path run_into(const ExecPtr& exec, const std::string& deck,
+                                      const std::vector<std::string>& overrides, const std::filesystem::path& dir,
+                                      const std::filesystem::path& restart = {}, long report = -1)
+{
+  const RunConfig cfg = load_deck(deck_path(deck), overrides);
+  RunOptions o(dir, "test");
+  o.restart_file = restart;
+  o.restart_report = report;
+  return run_simulation(cfg, exec, o, [](const std::string&) {}).result_file;
+}
+
 }  // namespace blockres::test

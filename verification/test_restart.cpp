@@ -50,11 +50,7 @@ std::vector<std::string> with(std::vector<std::string> base, const std::vector<s
 fs::path run_to(const std::string& deck, const std::vector<std::string>& overrides, const fs::path& dir,
                 const fs::path& restart = {}, long report = -1)
 {
-  const RunConfig cfg = load_deck(test::deck_path(deck), overrides);
-  RunOptions o(dir, "test");
-  o.restart_file = restart;
-  o.restart_report = report;
-  return run_simulation(cfg, Executor::create_cpu(), o, [](const std::string&) {}).result_file;
+  return test::run_into(Executor::create_cpu(), deck, overrides, dir, restart, report);
 }
 
 // `blockres verify` with its same-backend default tolerances passes, the two runs took the same

@@ -18,11 +18,7 @@ namespace {
 fs::path run_to(const std::string& deck, const std::vector<std::string>& overrides, const fs::path& dir,
                 const fs::path& restart = {}, long report = -1)
 {
-  const RunConfig cfg = load_deck(test::deck_path(deck), overrides);
-  RunOptions o(dir, "test");
-  o.restart_file = restart;
-  o.restart_report = report;
-  return run_simulation(cfg, Executor::create_cuda(0), o, [](const std::string&) {}).result_file;
+  return test::run_into(Executor::create_cuda(0), deck, overrides, dir, restart, report);
 }
 
 void expect_same_run(const fs::path& result, const fs::path& baseline)
