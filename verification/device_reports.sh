@@ -2,6 +2,7 @@
 # The device runs behind verification/results/*_h100_2026-11-26.* (issues 16-18): GPU tests with and without
 # BLOCKRES_REQUIRE_GPU, the CUDA restart check, the issue-16 decks, bench amg, bench bsrmv (part 1), batched
 # and isai. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run verification/stamp_provenance.sh first.
+#   ISAI_SIDE (default 120, the bench default) bounds the isai stencils.
 #   usage: verification/device_reports.sh [tests|decks|huge|amg|bsrmv1|bsrmv2|batched|isai]...
 set -uo pipefail
 L=/tmp/L; mkdir -p $L
@@ -36,7 +37,7 @@ for m in "$@"; do
       echo "== bench bsrmv 2 rc $?"; grep -E "copy|report written" $L/bench_bsrmv_2.txt ;;
     batched) jac; $X bench batched --jacobian /tmp/J/quarter_five_spot.h5 --jacobian /tmp/J/quarter_five_spot_60x60x20.h5 --json $L/bench_batched.json > $L/bench_batched.txt 2>&1
       echo "== bench batched rc $?"; grep -E "report written" $L/bench_batched.txt ;;
-    isai) jac; $X bench isai --max-side 80 --reps 5 --warmup 2 --jacobian /tmp/J/quarter_five_spot.h5 --jacobian /tmp/J/quarter_five_spot_60x60x20.h5 --json $L/bench_isai.json > $L/bench_isai.txt 2>&1
+    isai) jac; $X bench isai --max-side ${ISAI_SIDE:-120} --reps 5 --warmup 2 --jacobian /tmp/J/quarter_five_spot.h5 --jacobian /tmp/J/quarter_five_spot_60x60x20.h5 --json $L/bench_isai.json > $L/bench_isai.txt 2>&1
       echo "== bench isai rc $?"; grep -E "report written" $L/bench_isai.txt ;;
   esac
 done
