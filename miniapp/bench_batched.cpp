@@ -562,8 +562,10 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   // ---- section 1: the batched kernels against cuBLAS ("results")
   if (o.kernels_section) {
     Timing copy_t;
-    const double copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
-    log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, o.reps));
+    const int creps = benchutil::ceiling_reps(o.reps);
+    const double copy_gbs =
+        benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, benchutil::ceiling_warmup(o.warmup), creps, copy_t);
+    log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, creps));
     j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
     BatchedBench bench(e, o);
 

@@ -366,12 +366,13 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
   Timing copy_t, read_t;
   Ceilings ceil;
-  ceil.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
-  ceil.read_gbs = benchutil::read_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, read_t);
+  const int creps = benchutil::ceiling_reps(o.reps), cwarm = benchutil::ceiling_warmup(o.warmup);
+  ceil.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, copy_t);
+  ceil.read_gbs = benchutil::read_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, read_t);
   const double copy_gbs = ceil.copy_gbs;
   log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {}); read-only stream: {:.0f} GB/s "
                   "(2 GiB summed, median of {})",
-                  ceil.copy_gbs, o.reps, ceil.read_gbs, o.reps));
+                  ceil.copy_gbs, creps, ceil.read_gbs, creps));
 
   Bench bench(e, o);
   JsonWriter j;

@@ -106,6 +106,12 @@ Timing time_checked(cudaStream_t s, int warmup, int reps, F&& launch, Q&& poison
   return time_on_stream(s, warmup, reps, std::forward<F>(launch), [] {}, std::forward<Q>(poison));
 }
 
+// Repetitions of the bandwidth ceilings: at least 25 timed after 5 untimed, whatever a bench's --reps. A
+// ceiling is the denominator of every fraction reported: on one H200, bench isai's 2 + 5 repetitions gave a
+// read-only stream of 3942 GB/s where bench bsrmv's 5 + 25 gave 4404-4405 GB/s (2026-11-26).
+inline int ceiling_reps(int reps) { return std::max(reps, 25); }
+inline int ceiling_warmup(int warmup) { return std::max(warmup, 5); }
+
 // Device-to-device copy of `bytes` (cudaMemcpyAsync), bytes read + written per second in GB/s
 // (1e9); t receives the timing of the copy.
 double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);

@@ -638,11 +638,12 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
 
   Timing copy_t, read_t;
   Ceilings ceil;
-  ceil.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, copy_t);
-  ceil.read_gbs = benchutil::read_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, o.reps, read_t);
+  const int creps = benchutil::ceiling_reps(o.reps), cwarm = benchutil::ceiling_warmup(o.warmup);
+  ceil.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, copy_t);
+  ceil.read_gbs = benchutil::read_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, read_t);
   log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {}); read-only stream: {:.0f} "
                   "GB/s (2 GiB summed, median of {}); L2: the row's bytes fit in L2 (cache, not memory, bandwidth)",
-                  ceil.copy_gbs, o.reps, ceil.read_gbs, o.reps));
+                  ceil.copy_gbs, creps, ceil.read_gbs, creps));
   j.begin_object("copy_bandwidth").value("gb_per_s", ceil.copy_gbs).value("median_ms", copy_t.median_ms).end_object();
   j.begin_object("read_bandwidth").value("gb_per_s", ceil.read_gbs).value("median_ms", read_t.median_ms).end_object();
 
