@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device runs behind verification/results/*_h100_2026-11-26.* (issues 16-18): GPU tests with and without
+# The device runs behind verification/results/*_h{100,200}_2026-11-26.* (issues 16-18): GPU tests with and without
 # BLOCKRES_REQUIRE_GPU, the CUDA restart check, the issue-16 decks, bench amg, bench bsrmv (part 1), batched
 # and isai. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run verification/stamp_provenance.sh first.
 #   ISAI_SIDE (default 120, the bench default) bounds the isai stencils.
