@@ -29,6 +29,7 @@ namespace blockres {
 
 namespace {
 
+using benchutil::Ceilings;
 using benchutil::mix;
 using benchutil::nan_v;
 using benchutil::random_values;
@@ -272,10 +273,6 @@ class Bench {
   cusparseMatDescr_t descr_ = nullptr;
 };
 
-struct Ceilings {
-  double copy_gbs = nan_v, read_gbs = nan_v;
-};
-
 std::string short_name(const std::string& baseline)
 {
   const std::string prefix = "cusparse_";
@@ -364,15 +361,9 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   log(fmt::format("blockres {} ({}): bench bsrmv on {} ({} SMs, {} MB L2)", version_string(), provenance_text(),
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
-  Timing copy_t, read_t;
-  Ceilings ceil;
-  const int creps = benchutil::ceiling_reps(o.reps), cwarm = benchutil::ceiling_warmup(o.warmup);
-  ceil.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, copy_t);
-  ceil.read_gbs = benchutil::read_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, read_t);
+  const Ceilings ceil = benchutil::measure_ceilings(e, o.warmup, o.reps);
   const double copy_gbs = ceil.copy_gbs;
-  log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {}); read-only stream: {:.0f} GB/s "
-                  "(2 GiB summed, median of {})",
-                  ceil.copy_gbs, creps, ceil.read_gbs, creps));
+  log(benchutil::ceilings_text(ceil));
 
   Bench bench(e, o);
   JsonWriter j;
@@ -400,12 +391,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       .value("tune", o.tune)
       .value("byte_model", "block values + block column indices + row pointers + x once + y once")
       .end_object();
-  j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
-  j.begin_object("read_bandwidth")
-      .value("gb_per_s", ceil.read_gbs)
-      .value("median_ms", read_t.median_ms)
-      .value("kernel", "kernels::cuda::stream_sum over 2 GiB (16-byte loads, sum checked)")
-      .end_object();
+  benchutil::write_ceilings(j, ceil);
   ReportChecks checks;
   bool ok = true;
   const double tol = 1e-12;

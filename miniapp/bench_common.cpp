@@ -42,6 +42,33 @@ double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
   return double(n) * 8.0 / (t.median_ms * 1e-3) / 1e9;
 }
 
+Ceilings measure_ceilings(const ExecPtr& e, int warmup, int reps)
+{
+  Ceilings c;
+  c.reps = ceiling_reps(reps);
+  const int w = ceiling_warmup(warmup);
+  c.copy_gbs = copy_bandwidth_gbs(e, size64_t(2) << 30, w, c.reps, c.copy_t);
+  c.read_gbs = read_bandwidth_gbs(e, size64_t(2) << 30, w, c.reps, c.read_t);
+  return c;
+}
+
+std::string ceilings_text(const Ceilings& c)
+{
+  return fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {}); read-only stream: "
+                     "{:.0f} GB/s (2 GiB summed, median of {})",
+                     c.copy_gbs, c.reps, c.read_gbs, c.reps);
+}
+
+void write_ceilings(JsonWriter& j, const Ceilings& c)
+{
+  j.begin_object("copy_bandwidth").value("gb_per_s", c.copy_gbs).value("median_ms", c.copy_t.median_ms).end_object();
+  j.begin_object("read_bandwidth")
+      .value("gb_per_s", c.read_gbs)
+      .value("median_ms", c.read_t.median_ms)
+      .value("kernel", "kernels::cuda::stream_sum over 2 GiB (16-byte loads, sum checked)")
+      .end_object();
+}
+
 namespace {
 size64_t l2_bytes()
 {

@@ -112,6 +112,19 @@ Timing time_checked(cudaStream_t s, int warmup, int reps, F&& launch, Q&& poison
 inline int ceiling_reps(int reps) { return std::max(reps, 25); }
 inline int ceiling_warmup(int warmup) { return std::max(warmup, 5); }
 
+// Both ceilings of an SpMV-like report, measured in its run over 2 GiB each with ceiling_warmup /
+// ceiling_reps repetitions: the device-to-device copy (read + write) and the read-only stream.
+struct Ceilings {
+  double copy_gbs = std::numeric_limits<double>::quiet_NaN(), read_gbs = std::numeric_limits<double>::quiet_NaN();
+  Timing copy_t, read_t;
+  int reps = 0;
+};
+Ceilings measure_ceilings(const ExecPtr& e, int warmup, int reps);
+// "device-to-device copy: ... GB/s (...); read-only stream: ... GB/s (...)", the reports' log line.
+std::string ceilings_text(const Ceilings& c);
+// The report's "copy_bandwidth" and "read_bandwidth" objects.
+void write_ceilings(JsonWriter& j, const Ceilings& c);
+
 // Device-to-device copy of `bytes` (cudaMemcpyAsync), bytes read + written per second in GB/s
 // (1e9); t receives the timing of the copy.
 double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);

@@ -38,6 +38,7 @@ namespace blockres {
 
 namespace {
 
+using benchutil::Ceilings;
 using benchutil::ms;
 using benchutil::nan_v;
 using benchutil::TestMatrix;
@@ -128,12 +129,6 @@ struct KernelRow {
   std::string ratio2_of;
   double error = nan_v, tolerance = nan_v;  // verification (nan: informational only)
   bool verified() const { return std::isnan(tolerance) || error <= tolerance; }
-};
-
-// The ceilings measured in the run: the device-to-device copy (read + write) and the read-only stream.
-struct Ceilings {
-  double copy_gbs = nan_v;
-  double read_gbs = nan_v;
 };
 
 double achieved_gbs(const KernelRow& r)
@@ -636,16 +631,9 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
       .value("verification", verification_text)
       .end_object();
 
-  Timing copy_t, read_t;
-  Ceilings ceil;
-  const int creps = benchutil::ceiling_reps(o.reps), cwarm = benchutil::ceiling_warmup(o.warmup);
-  ceil.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, copy_t);
-  ceil.read_gbs = benchutil::read_bandwidth_gbs(e, size64_t(2) << 30, cwarm, creps, read_t);
-  log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {}); read-only stream: {:.0f} "
-                  "GB/s (2 GiB summed, median of {}); L2: the row's bytes fit in L2 (cache, not memory, bandwidth)",
-                  ceil.copy_gbs, creps, ceil.read_gbs, creps));
-  j.begin_object("copy_bandwidth").value("gb_per_s", ceil.copy_gbs).value("median_ms", copy_t.median_ms).end_object();
-  j.begin_object("read_bandwidth").value("gb_per_s", ceil.read_gbs).value("median_ms", read_t.median_ms).end_object();
+  const Ceilings ceil = benchutil::measure_ceilings(e, o.warmup, o.reps);
+  log(benchutil::ceilings_text(ceil) + "; L2: the row's bytes fit in L2 (cache, not memory, bandwidth)");
+  benchutil::write_ceilings(j, ceil);
 
   bool ok = true;
   j.begin_array("matrices");
