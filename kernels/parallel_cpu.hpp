@@ -1,7 +1,7 @@
 // When a CPU kernel opens an OpenMP parallel region: only for work that pays for the region's fork
 // and join. Below this, a kernel runs on the calling thread (the AMG coarse levels, the tiny vectors
 // of a small deck). What keeps the CPU backend from collapsing when other work shares the cores is
-// the load adaptation of miniapp/threads.hpp (fewer threads while others are runnable); this only
+// the load adaptation of miniapp/run/threads.hpp (fewer threads while others are runnable); this only
 // trims regions that cost more than they save even on idle cores.
 #pragma once
 

@@ -1,7 +1,7 @@
 // BSR matrix setup (pattern checks, diagonal positions) and the SpMV dispatch.
 #include "linalg/bsr_matrix.hpp"
 
-#include "kernels/bsrmv.hpp"
+#include "kernels/spmv/bsrmv.hpp"
 
 #include <algorithm>
 #include <atomic>

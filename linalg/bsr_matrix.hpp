@@ -1,7 +1,7 @@
 // BSR matrix in an executor's memory: structure uploaded once, values rewritten every Newton step.
 #pragma once
 
-#include "kernels/bsrmv.hpp"
+#include "kernels/spmv/bsrmv.hpp"
 #include "linalg/array.hpp"
 
 #include <cstdint>

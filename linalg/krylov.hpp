@@ -3,7 +3,7 @@
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
-#include "linalg/preconditioner.hpp"
+#include "linalg/preconditioners/preconditioner.hpp"
 #include "linalg/vector_ops.hpp"
 
 #include <memory>

@@ -1,7 +1,7 @@
 // Dispatch of the vector operations to kernels::cpu or kernels::cuda.
 #include "linalg/vector_ops.hpp"
 
-#include "kernels/blas1.hpp"
+#include "kernels/blas1/blas1.hpp"
 
 #include <algorithm>
 #include <cmath>

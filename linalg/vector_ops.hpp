@@ -20,7 +20,7 @@ double norm2(const Vector& x);
 void dots(const Vector* const* xs, int k, const Vector& y, double* out);                 // out[j] = xs[j] . y
 void multi_axpby(const Vector* const* xs, const double* a, int k, double b, Vector& y);  // y = b y + sum_j a[j] xs[j]
 
-// Fused Krylov updates (kernels/blas1.hpp), one pass each, reductions returned to the host:
+// Fused Krylov updates (kernels/blas1/blas1.hpp), one pass each, reductions returned to the host:
 double axpby_norm2(double a, const Vector& x, double b, Vector& y);  // y = a x + b y; returns ||y||^2
 // x += alpha p; r -= alpha q; returns ||r||^2
 double cg_update(double alpha, const Vector& p, const Vector& q, Vector& x, Vector& r);
@@ -47,7 +47,7 @@ class MultiVector {
 };
 
 // Which GEMV runs on the device: cuBLAS (cublasDgemv) or the own one-pass tall-skinny kernels
-// (kernels/blas1.hpp). The CPU backend has one implementation.
+// (kernels/blas1/blas1.hpp). The CPU backend has one implementation.
 enum class GemvKernel { cublas, own };
 // h[j] = V(:, j) . w for j < k, into h in the executor's memory (k doubles); asynchronous.
 void gemv_t(const MultiVector& V, int k, const Vector& w, double* h, GemvKernel kernel = GemvKernel::cublas);

@@ -2,17 +2,17 @@
 // (verify: 2, its own convention: 0 pass, 1 fail, 2 error).
 #include "linalg/allocation.hpp"
 #include "linalg/executor.hpp"
-#include "miniapp/backend.hpp"
-#include "miniapp/bench.hpp"
-#include "miniapp/deck.hpp"
-#include "miniapp/h5.hpp"
-#include "miniapp/quote.hpp"
-#include "miniapp/restart.hpp"
-#include "miniapp/run_control.hpp"
-#include "miniapp/simulator.hpp"
-#include "miniapp/verify.hpp"
-#include "miniapp/threads.hpp"
-#include "miniapp/version.hpp"
+#include "miniapp/run/backend.hpp"
+#include "miniapp/bench/bench.hpp"
+#include "miniapp/io/deck.hpp"
+#include "miniapp/io/h5.hpp"
+#include "input/quote.hpp"
+#include "miniapp/run/restart.hpp"
+#include "miniapp/run/run_control.hpp"
+#include "miniapp/run/simulator.hpp"
+#include "miniapp/verify/verify.hpp"
+#include "miniapp/run/threads.hpp"
+#include "miniapp/io/version.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -378,7 +378,7 @@ int main(int argc, char** argv)
     blockres::set_allocation_limit_from_environment();
     const blockres::ThreadPolicy& thread_policy = blockres::apply_thread_policy(threads);
     if (run->parsed()) {
-      // Ctrl-C / a batch system's SIGTERM: the time loop stops cleanly (miniapp/run_control.hpp).
+      // Ctrl-C / a batch system's SIGTERM: the time loop stops cleanly (miniapp/run/run_control.hpp).
       blockres::install_interrupt_handlers();
       // --output is applied as an override so the resolved deck in the result records it.
       if (!output_dir.empty()) overrides.push_back("output.directory=" + blockres::quote_literal(output_dir));

@@ -109,7 +109,7 @@ class Model {
   virtual void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) = 0;
   virtual ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const = 0;
 
-  // The accumulation derivatives per cell, for true-IMPES CPR weights (linalg/cpr_preconditioner.hpp):
+  // The accumulation derivatives per cell, for true-IMPES CPR weights (linalg/preconditioners/cpr/cpr_preconditioner.hpp):
   // blocks (num_cells() * bs * bs, executor memory) receives for every cell i the bs x bs block
   //   C_i(a, v) = d(accumulation term of equation a of cell i) / d(unknown v of cell i)
   // row-major, with the Jacobian's equation order, sign and scaling (the accumulation term is the

@@ -13,7 +13,7 @@
 #include <string_view>
 
 namespace blockres::deck {
-class Section;  // miniapp/deck_section.hpp
+class Section;  // input/section.hpp
 }
 
 namespace blockres::physics {
@@ -29,7 +29,7 @@ struct ModelEntry {
   // solver and output (e.g. "fluid", "initial", "wells").
   std::span<const std::string_view> sections;
   // Reads and validates those tables from the deck's top level; throws InputError naming
-  // file:line:key (miniapp/deck.hpp).
+  // file:line:key (miniapp/io/deck.hpp).
   std::shared_ptr<const ModelInput> (*read_deck)(deck::Section& top, const GridSpec& grid, const RockSpec& rock);
   // Builds the model on `exec`; throws std::invalid_argument for input that only the grid can
   // reveal as inconsistent (e.g. a well without an active completion).

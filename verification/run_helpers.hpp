@@ -2,9 +2,9 @@
 // backend into a fresh temporary directory and read the result file back.
 #pragma once
 
-#include "miniapp/deck.hpp"
-#include "miniapp/results.hpp"
-#include "miniapp/simulator.hpp"
+#include "miniapp/io/deck.hpp"
+#include "miniapp/io/results.hpp"
+#include "miniapp/run/simulator.hpp"
 
 #include <atomic>
 #include <cstdio>

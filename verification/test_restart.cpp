@@ -1,10 +1,10 @@
 // Restart, checkpoints, clean interruption, the output lock and out-of-memory messages (issue 17):
 // restarted runs against uninterrupted ones with `blockres verify`'s comparison, and the real
 // `blockres` binary killed with SIGKILL, stopped with SIGTERM/SIGINT and starved of memory.
-#include "miniapp/restart.hpp"
-#include "miniapp/run_control.hpp"
-#include "miniapp/verify.hpp"
-#include "miniapp/vtk_output.hpp"
+#include "miniapp/run/restart.hpp"
+#include "miniapp/run/run_control.hpp"
+#include "miniapp/verify/verify.hpp"
+#include "miniapp/io/vtk_output.hpp"
 #include "verification/run_helpers.hpp"
 
 #include <fmt/format.h>

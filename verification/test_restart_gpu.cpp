@@ -3,7 +3,7 @@
 // the same time steps. The state is loaded on the host and uploaded through the executor.
 #include "linalg/allocation.hpp"
 #include "linalg/array.hpp"
-#include "miniapp/verify.hpp"
+#include "miniapp/verify/verify.hpp"
 #include "verification/run_helpers.hpp"
 
 #include <gtest/gtest.h>

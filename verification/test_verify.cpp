@@ -5,8 +5,8 @@
 // The comparison is generic over the model: with a multicomponent-like test double, every field the
 // files carry is compared, tolerances come by field name or group, and files of other models or
 // other field lists are errors.
-#include "miniapp/test/fake_model.hpp"
-#include "miniapp/verify.hpp"
+#include "miniapp/io/test/fake_model.hpp"
+#include "miniapp/verify/verify.hpp"
 #include "verification/run_helpers.hpp"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // nonsymmetric method on convection–diffusion within documented iteration bounds, FGMRES with a
 // preconditioner that changes between applications, the tolerance reference, the failure
 // reasons of every method, the profile, and the fused kernels against naive loops.
-#include "kernels/blas1.hpp"
+#include "kernels/blas1/blas1.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/test/random_matrix.hpp"
 

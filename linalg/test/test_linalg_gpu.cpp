@@ -1,7 +1,7 @@
 // CUDA backend against the CPU reference: vector ops, BSR SpMV, block-Jacobi and the Krylov
 // solvers on fresh random input (odd sizes, empty rows, a long row, several block sizes,
 // poisoned outputs). Label `gpu`; skipped without a device.
-#include "kernels/blas1.hpp"
+#include "kernels/blas1/blas1.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 

@@ -3,8 +3,8 @@
 // row_ptr, columns differing in one row) must get a symbolic set-up of its own. Every preconditioner
 // that keeps one (block-Jacobi natural and agglomerated, scalar and block ILU(0) with exact and ISAI
 // solves, ISAI, CPR) is compared, on the second matrix, with a fresh one set up on it alone.
-#include "linalg/cpr_preconditioner.hpp"
-#include "linalg/preconditioner.hpp"
+#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+#include "linalg/preconditioners/preconditioner.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Deck reader of the multicomponent model: [components], [initial] and the model's [[wells]] keys
 // (inputs/README.md, "Model multicomponent"), validated and converted to SI.
-#include "miniapp/deck_section.hpp"
+#include "physics/well_deck.hpp"
 #include "physics/multicomponent/multicomponent_model.hpp"
 
 #include <cmath>

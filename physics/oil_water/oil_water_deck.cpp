@@ -1,5 +1,5 @@
 // The oil_water model's deck tables ([fluid], [initial], [[wells]]) and its registry entry.
-#include "miniapp/deck_section.hpp"
+#include "physics/well_deck.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
 #include "physics/units.hpp"
 

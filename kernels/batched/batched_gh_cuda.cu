@@ -1,0 +1,68 @@
+// Host side of the CUDA batched Gauss–Huard / Gauss–Jordan kernels: argument checks and the one
+// place where the run-time max_size becomes the compile-time lane-group width.
+#include "kernels/batched/batched_gh_cuda.cuh"
+
+#include <stdexcept>
+#include <string>
+
+namespace blockres::kernels::cuda {
+
+namespace {
+
+// Throws on arguments no kernel can handle; returns false when there is nothing to do.
+bool check_layout(const BatchLayout& L, const char* who)
+{
+  const std::string w(who);
+  if (L.count < 0) throw std::invalid_argument(w + ": negative batch count " + std::to_string(L.count));
+  if (L.max_size < 1 || L.max_size > batched_gh_max_size)
+    throw std::invalid_argument(w + ": max_size " + std::to_string(L.max_size) + " outside the supported range 1.." +
+                                std::to_string(batched_gh_max_size));
+  if (L.uniform > 0 && L.uniform != L.max_size)
+    throw std::invalid_argument(w + ": uniform block size " + std::to_string(L.uniform) + " but max_size " +
+                                std::to_string(L.max_size));
+  if (L.uniform <= 0 && L.count > 0 && (L.row_off == nullptr || L.mat_off == nullptr))
+    throw std::invalid_argument(w + ": variable-size layout without row_off / mat_off");
+  return L.count > 0;
+}
+
+// Calls f(std::integral_constant<int, W>{}) with W = pow2ceil(max_size).
+template <class F>
+void dispatch_width(int max_size, F&& f)
+{
+  if (max_size <= 1) f(std::integral_constant<int, 1>{});
+  else if (max_size <= 2) f(std::integral_constant<int, 2>{});
+  else if (max_size <= 4) f(std::integral_constant<int, 4>{});
+  else if (max_size <= 8) f(std::integral_constant<int, 8>{});
+  else if (max_size <= 16) f(std::integral_constant<int, 16>{});
+  else f(std::integral_constant<int, 32>{});
+}
+
+}  // namespace
+
+void gauss_huard_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage)
+{
+  if (!check_layout(L, "gauss_huard_factor")) return;
+  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_factor<decltype(w)::value>(s, L, a, perm, info, storage); });
+}
+
+void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, const index_t* perm,
+                       GhStorage storage, const double* b, double* x)
+{
+  if (!check_layout(L, "gauss_huard_solve")) return;
+  dispatch_width(L.max_size,
+                 [&](auto w) { cuda_gh::launch_solve<decltype(w)::value>(s, L, factors, perm, storage, b, x); });
+}
+
+void gauss_jordan_invert(stream_t s, const BatchLayout& L, double* a, int* info)
+{
+  if (!check_layout(L, "gauss_jordan_invert")) return;
+  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_invert<decltype(w)::value>(s, L, a, info); });
+}
+
+void block_diag_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
+{
+  if (!check_layout(L, "block_diag_gemv")) return;
+  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_gemv<decltype(w)::value>(s, L, inv, x, y); });
+}
+
+}  // namespace blockres::kernels::cuda

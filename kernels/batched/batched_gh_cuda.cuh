@@ -1,0 +1,543 @@
+// CUDA register kernels of batched Gauss–Huard (BGH/BGHT) and Gauss–Jordan (BGJE): templates,
+// instantiated per lane-group width in batched_gh_cuda_{1_8,9_16,17_32}.cu, dispatched in
+// batched_gh_cuda.cu. Formulas, storage layouts and the pivot rule: kernels/batched_gh.hpp.
+//
+// Work distribution: a block of size n is handled by a group of W = pow2ceil(max_size) lanes of a
+// warp (W in {1, 2, 4, 8, 16, 32}), 32 / W blocks per warp, block b by the group with global index b
+// (every group of a launch runs the same instruction stream, so the warp shuffles are always
+// convergent; a group without a block or with n < W simply carries padding).
+//   factor / invert: lane c holds column c of its block in registers, v[i] = A(i, c), loaded with
+//     lane c reading a[i*n + c] (coalesced); the pivot search of step k is an arg-max over the
+//     group (shuffle max + ballot), pivot rows/columns are broadcast with __shfl_sync(width W);
+//     at W = 32 the arg-max uses integer warp reductions and the pivot row/column go through a
+//     small shared-memory buffer per warp instead (exchange_in_shared).
+//     Columns beyond n are identity padding: they are never pivot candidates before step n and
+//     steps >= n leave the real columns untouched, so one kernel serves every n <= W. The step
+//     loop is fully unrolled (static register indices) and stops after the largest n of the warp.
+//   solve: lane j holds y(j); step k is a group sum of L(k, j) y(j) + one broadcast. For W <= 8 the
+//     factor entries a lane needs, L(k, j) and U(j, k) for k > j, are all loaded up front
+//     (independent of the computation) and the steps fully unrolled; for W >= 16 the steps are a
+//     run-time loop that loads each step's two entries (fewer registers, more warps per SM).
+//     BGHT reads U(j, k) from row n-1-k of the stored block, so every load is coalesced.
+//   gemv: lane j loads column j of the inverse and x(j); the W partial row sums are reduced with
+//     a transposing butterfly (W - 1 shuffles per lane), which leaves row j's sum in lane j.
+#pragma once
+
+#include "kernels/batched/batched_gh.hpp"
+#include "kernels/cuda_check.cuh"
+
+#include <math_constants.h>
+
+#include <cfloat>
+#include <cmath>
+
+namespace blockres::kernels::cuda_gh {
+
+constexpr int threads_per_block = 128;
+
+template <int W>
+void launch_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage);
+template <int W>
+void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
+                  const double* b, double* x);
+template <int W>
+void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info);
+template <int W>
+void launch_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y);
+
+#define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
+  PREFIX template void launch_factor<W>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);     \
+  PREFIX template void launch_solve<W>(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, \
+                                       const double*, double*);                                                 \
+  PREFIX template void launch_invert<W>(stream_t, const BatchLayout&, double*, int*);                          \
+  PREFIX template void launch_gemv<W>(stream_t, const BatchLayout&, const double*, const double*, double*);
+
+// Every width is instantiated in exactly one batched_gh_cuda_*.cu file.
+BLOCKRES_GH_LAUNCHERS(1, extern)
+BLOCKRES_GH_LAUNCHERS(2, extern)
+BLOCKRES_GH_LAUNCHERS(4, extern)
+BLOCKRES_GH_LAUNCHERS(8, extern)
+BLOCKRES_GH_LAUNCHERS(16, extern)
+BLOCKRES_GH_LAUNCHERS(32, extern)
+
+namespace detail {
+
+constexpr unsigned full_mask = 0xffffffffu;
+
+// Value of `v` in lane `src` of this lane's group.
+template <int W>
+__device__ __forceinline__ double group_bcast(double v, int src)
+{
+  if constexpr (W == 1) return v;
+  else return __shfl_sync(full_mask, v, src, W);
+}
+
+template <int W>
+__device__ __forceinline__ double group_sum(double v)
+{
+#pragma unroll
+  for (int o = W / 2; o > 0; o /= 2) v += __shfl_xor_sync(full_mask, v, o, W);
+  return v;
+}
+
+template <int W>
+__device__ __forceinline__ double group_max(double v)
+{
+#pragma unroll
+  for (int o = W / 2; o > 0; o /= 2) v = fmax(v, __shfl_xor_sync(full_mask, v, o, W));
+  return v;
+}
+
+// Group-local index of the lane with the largest key (ties: lowest index). Keys are never NaN.
+template <int W>
+__device__ __forceinline__ int group_argmax(double key, int lane)
+{
+  const double m = group_max<W>(key);
+  unsigned ballot = __ballot_sync(full_mask, key == m);
+  if constexpr (W < 32) ballot = (ballot >> (lane & ~(W - 1))) & ((1u << W) - 1u);
+  return __ffs(static_cast<int>(ballot)) - 1;
+}
+
+// Exact arg-max of a non-negative double key over a whole warp with two integer reductions
+// instead of log2(32) dependent shuffle rounds: the bit patterns of non-negative doubles order
+// like their values, so the largest key has the largest (high word, low word) pair. `key < 0`
+// (a non-candidate) maps to 0, below every candidate. Ties: lowest lane, as group_argmax.
+__device__ __forceinline__ int warp_argmax_bits(double key)
+{
+  const unsigned long long bits =
+      key < 0.0 ? 0ull : static_cast<unsigned long long>(__double_as_longlong(key)) + 1ull;
+  const unsigned hi = static_cast<unsigned>(bits >> 32), lo = static_cast<unsigned>(bits);
+  const unsigned mhi = __reduce_max_sync(full_mask, hi);
+  const unsigned mlo = __reduce_max_sync(full_mask, hi == mhi ? lo : 0u);
+  return __ffs(static_cast<int>(__ballot_sync(full_mask, hi == mhi && lo == mlo))) - 1;
+}
+
+template <int W>
+__device__ __forceinline__ int pivot_argmax(double key, int lane)
+{
+  if constexpr (W == 32) return warp_argmax_bits(key);
+  else return group_argmax<W>(key, lane);
+}
+
+// The W = 32 factor and invert exchange the pivot row and column through shared memory (one
+// store, then every lane reads the values as broadcast double2 loads) instead of one shuffle pair
+// per value, and find the pivot with pivot_argmax's integer reductions. At n = 32 the shuffle
+// version issues ~8000 instructions per block and waits mostly on shuffle results (ncu on the
+// H200: short-scoreboard stalls first). Measured on the H200 for n = 17..32 (with the inversion's
+// cap below): BGH factor 1% slower at 17, 3-11% faster at 20..32; BGHT factor 3-16% and inversion
+// 15-19% faster. At W = 16 the exchange was 3-4% slower for n = 9..12 (1-5% faster at 16), so the
+// smaller widths keep the shuffles.
+template <int W>
+constexpr bool exchange_in_shared = W == 32;
+
+// Shared-memory exchange buffers of the lane groups of one thread block: row[g] gets the row-k
+// entries of the columns chosen so far, in step order; col[g] the pivot column.
+template <int W>
+struct Exchange {
+  static constexpr int groups = threads_per_block / W;
+  alignas(16) double row[groups][W];
+  alignas(16) double col[groups][W];
+};
+
+// sum_{j<k} m[j] * v[j], m in shared memory, 16-byte aligned (k static after unrolling): double2
+// broadcast loads, two accumulators to halve the dependent FMA chain.
+template <int W>
+__device__ __forceinline__ double shared_dot(const double* m, const double (&v)[W], int k)
+{
+  double s0 = 0.0, s1 = 0.0;
+#pragma unroll
+  for (int j = 0; j < W; j += 2) {
+    if (j + 1 < k) {
+      const double2 mm = *reinterpret_cast<const double2*>(m + j);
+      s0 = fma(mm.x, v[j], s0);
+      s1 = fma(mm.y, v[j + 1], s1);
+    } else if (j < k) {
+      s0 = fma(m[j], v[j], s0);
+    }
+  }
+  return s0 + s1;
+}
+
+// m[i] = v[i] for i < k (static k): double2 stores.
+template <int W>
+__device__ __forceinline__ void shared_store(double* m, const double (&v)[W], int k)
+{
+#pragma unroll
+  for (int i = 0; i < W; i += 2) {
+    if (i + 1 < k) *reinterpret_cast<double2*>(m + i) = make_double2(v[i], v[i + 1]);
+    else if (i < k) m[i] = v[i];
+  }
+}
+
+// The solve's step loop is fully unrolled up to this width and a run-time loop above it (see the
+// solve kernel).
+constexpr int max_unrolled_solve_width = 8;
+
+// Thread blocks per SM the factor and invert kernels ask the compiler to fit (__launch_bounds__
+// minimum, i.e. a register cap of 65536 / (128 * value)). These kernels are latency bound (on the
+// H200 at n = 32: 16 warps per SM, 0.6 eligible warps per scheduler, IPC 1.7), so occupancy is
+// what pays: W = 32 factor 5 (96 registers, no spill with the shared-memory exchange; 128
+// unconstrained), W = 16 factor and invert 8 (64 registers; 70 / 58 unconstrained); 3-20% faster
+// for n = 9..32 on the H200. W = 32 inversion 4 (128 registers, ~500 bytes spilled; 164
+// unconstrained): 1-4% faster than 3 for n = 17..32. The small widths get caps above their
+// unconstrained use.
+template <int W, bool Invert>
+constexpr int min_blocks_per_sm()
+{
+  if constexpr (W == 32) return Invert ? 4 : 5;
+  else if constexpr (W == 16) return 8;
+  else return 10;
+}
+
+__device__ __forceinline__ double pivot_key(double v) { return isnan(v) ? HUGE_VAL : fabs(v); }
+
+__device__ __forceinline__ bool bad_pivot(double p, double tol) { return !(fabs(p) > tol) || !isfinite(p); }
+
+// Pivot columns of the steps so far, replicated in every lane of a group, four 8-bit entries per
+// register (all indices static after unrolling; halves the registers a plain int array takes).
+template <int W>
+struct PivotList {
+  unsigned word[(W + 3) / 4] = {};
+  __device__ __forceinline__ void set(int k, int p) { word[k / 4] |= static_cast<unsigned>(p) << (8 * (k % 4)); }
+  __device__ __forceinline__ int operator[](int k) const { return static_cast<int>((word[k / 4] >> (8 * (k % 4))) & 0xffu); }
+};
+
+// The block this lane's group works on, its size (0 for groups past the end and for blocks
+// larger than W or than the layout's max_size, which `oversize` flags) and where its matrix and
+// vector entries start.
+template <int W>
+struct GroupBlock {
+  size64_t b;
+  bool live;
+  bool oversize;
+  int n;
+  int n_true;
+  size64_t mat;
+  size64_t row;
+
+  __device__ __forceinline__ explicit GroupBlock(const BatchLayout& L)
+  {
+    b = (size64_t(blockIdx.x) * threads_per_block + threadIdx.x) / W;
+    live = b < L.count;
+    n_true = live ? L.size(index_t(b)) : 0;
+    oversize = n_true > W || n_true > L.max_size || n_true < 0;
+    n = oversize ? 0 : n_true;
+    mat = n > 0 ? L.mat(index_t(b)) : 0;
+    row = live && n_true > 0 ? L.row(index_t(b)) : 0;
+  }
+};
+
+// Column c of an n x n row-major block into v[0..W), identity padding beyond n; returns the
+// group's max |A| (over the real entries).
+template <int W>
+__device__ __forceinline__ double load_columns(const double* blk, int n, int c, double (&v)[W])
+{
+  double amax = 0.0;
+#pragma unroll
+  for (int i = 0; i < W; ++i) {
+    v[i] = (i == c) ? 1.0 : 0.0;
+    if (i < n && c < n) {
+      v[i] = blk[i * n + c];
+      amax = fmax(amax, fabs(v[i]));
+    }
+  }
+  return group_max<W>(amax);
+}
+
+// ---- Gauss–Huard decomposition: in place, implicit column pivoting ---------------------------
+template <int W, bool Transposed>
+__global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>())
+    gh_factor_kernel(BatchLayout L, double* __restrict__ a, index_t* __restrict__ perm, int* __restrict__ info)
+{
+  const int lane = threadIdx.x & 31;
+  const int c = lane & (W - 1);
+  const GroupBlock<W> g(L);
+  const int n = g.n;
+  double* blk = a + g.mat;
+
+  double v[W];
+  const double tol = n * DBL_EPSILON * load_columns<W>(blk, n, c, v);
+  const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+
+  PivotList<W> piv;  // piv[k]: column chosen at step k (shuffle exchange only)
+  int my_step = -1;  // step at which this lane's column was chosen
+  int fail = 0;
+  constexpr bool shared_x = exchange_in_shared<W>;
+  __shared__ Exchange<W> xs;
+  double* xrow = xs.row[threadIdx.x / W];
+  double* xcol = xs.col[threadIdx.x / W];
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    if (k >= steps) break;
+    // Row elimination: row k against the (already transformed) rows above; the multipliers
+    // A(k, p_j) sit, untouched, in the lanes chosen earlier.
+    double r;
+    if constexpr (shared_x) {
+      if (my_step >= 0) xrow[my_step] = v[k];
+      __syncwarp();
+      r = v[k] - shared_dot<W>(xrow, v, k);
+    } else {
+      r = v[k];
+#pragma unroll
+      for (int j = 0; j < k; ++j) r = fma(-group_bcast<W>(v[k], piv[j]), v[j], r);
+    }
+    if (my_step < 0) v[k] = r;
+    const bool candidate = my_step < 0 && (c < n || k >= n);
+    const int p = pivot_argmax<W>(candidate ? pivot_key(v[k]) : -1.0, lane);
+    if constexpr (!shared_x) piv.set(k, p);
+    if (c == p) my_step = k;
+    const double pv = group_bcast<W>(v[k], p);
+    if (k < n && fail == 0 && bad_pivot(pv, tol)) fail = k + 1;
+
+    // Diagonalisation of row k, then column elimination of the rows above.
+    const bool open = my_step < 0;
+    if (open) v[k] *= 1.0 / pv;
+    if constexpr (shared_x) {
+      if (c == p) shared_store<W>(xcol, v, k);
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < k; i += 2) {
+        if (i + 1 < k) {
+          const double2 f = *reinterpret_cast<const double2*>(xcol + i);
+          if (open) {
+            v[i] = fma(-f.x, v[k], v[i]);
+            v[i + 1] = fma(-f.y, v[k], v[i + 1]);
+          }
+        } else if (open) {
+          v[i] = fma(-xcol[i], v[k], v[i]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < k; ++i) {
+        const double f = group_bcast<W>(v[i], p);
+        if (open) v[i] = fma(-f, v[k], v[i]);
+      }
+    }
+  }
+
+  // Lane c's column is column my_step of D (pivoted order).
+  if (c < n) {
+    const int s = my_step;
+#pragma unroll
+    for (int i = 0; i < W; ++i) {
+      if (i < n) {
+        if (Transposed && i < s)
+          blk[(n - 1 - s) * n + (n - 1 - i)] = v[i];
+        else
+          blk[i * n + s] = v[i];
+      }
+    }
+    perm[g.row + s] = c;
+  }
+  if (g.live && c == 0) info[g.b] = g.oversize ? -1 : fail;
+}
+
+// ---- Gauss–Huard application: x = A^{-1} b, both triangular stages in one pass ---------------
+template <int W, bool Transposed>
+__global__ void __launch_bounds__(threads_per_block)
+    gh_solve_kernel(BatchLayout L, const double* __restrict__ f, const index_t* __restrict__ perm,
+                    const double* __restrict__ bvec, double* __restrict__ x)
+{
+  const int lane = threadIdx.x & 31;
+  const int j = lane & (W - 1);
+  const GroupBlock<W> g(L);
+  const int n = g.n;
+  const double* blk = f + g.mat;
+
+  double y = 0.0, rdiag = 1.0;
+  if (j < n) {
+    y = bvec[g.row + j];
+    rdiag = 1.0 / blk[j * n + j];
+  }
+  const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+  if constexpr (W <= max_unrolled_solve_width) {
+    // lo[k] = L(k, j) and up[k] = U(j, k) for j < k < n, else 0: all loads issued before the
+    // dependent chain starts.
+    double lo[W], up[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const bool in = j < k && k < n;
+      lo[k] = in ? blk[k * n + j] : 0.0;
+      up[k] = in ? (Transposed ? blk[(n - 1 - k) * n + (n - 1 - j)] : blk[j * n + k]) : 0.0;
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      if (k >= steps) break;
+      const double s = group_sum<W>(lo[k] * y);
+      if (j == k) y = (y - s) * rdiag;
+      const double yk = group_bcast<W>(y, k);
+      if (j < k) y = fma(-up[k], yk, y);
+    }
+  } else {
+    // Run-time step loop, the factor entries of step k loaded in the step (four steps unrolled so
+    // their loads are in flight together). Preloading all 2 W entries, as above, takes ~150
+    // registers at W = 32 and leaves too few warps per SM to hide the latency of the dependent
+    // step chain; this loop takes 32 (measured on the H200: 1.3-2x faster for n = 9..32).
+#pragma unroll 4
+    for (int k = 0; k < steps; ++k) {
+      const bool in = j < k && k < n;
+      const double lo = in ? blk[k * n + j] : 0.0;
+      const double up = in ? (Transposed ? blk[(n - 1 - k) * n + (n - 1 - j)] : blk[j * n + k]) : 0.0;
+      const double s = group_sum<W>(lo * y);
+      if (j == k) y = (y - s) * rdiag;
+      const double yk = group_bcast<W>(y, k);
+      if (j < k) y = fma(-up, yk, y);
+    }
+  }
+  if (j < n) {
+    const unsigned p = static_cast<unsigned>(perm[g.row + j]);
+    if (p < static_cast<unsigned>(n)) x[g.row + p] = y;  // a corrupt perm must not write outside the block
+  }
+  if (g.live && g.oversize)
+    for (int i = j; i < g.n_true; i += W) x[g.row + i] = CUDART_NAN;
+}
+
+// ---- Gauss–Jordan inversion: in place, implicit column pivoting ------------------------------
+template <int W>
+__global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>())
+    gj_invert_kernel(BatchLayout L, double* __restrict__ a, int* __restrict__ info)
+{
+  const int lane = threadIdx.x & 31;
+  const int c = lane & (W - 1);
+  const GroupBlock<W> g(L);
+  const int n = g.n;
+  double* blk = a + g.mat;
+
+  double v[W];
+  const double tol = n * DBL_EPSILON * load_columns<W>(blk, n, c, v);
+  const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+
+  PivotList<W> piv;
+  int my_step = -1;
+  int fail = 0;
+  __shared__ Exchange<W> xs;
+  double* xcol = xs.col[threadIdx.x / W];
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    if (k >= steps) break;
+    const bool candidate = my_step < 0 && (c < n || k >= n);
+    const int p = pivot_argmax<W>(candidate ? pivot_key(v[k]) : -1.0, lane);
+    piv.set(k, p);
+    if (c == p) my_step = k;
+    const double pv = group_bcast<W>(v[k], p);
+    if (k < n && fail == 0 && bad_pivot(pv, tol)) fail = k + 1;
+    const double d = 1.0 / pv;
+    if (c == p) {
+#pragma unroll
+      for (int i = 0; i < W; ++i) v[i] = (i == k) ? d : v[i] * d;
+    }
+    // Every other column (chosen before or not) loses its row-k entry.
+    const double fk = v[k];
+    if constexpr (exchange_in_shared<W>) {
+      if (c == p) shared_store<W>(xcol, v, W);
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < W; i += 2) {
+        const double2 vp = *reinterpret_cast<const double2*>(xcol + i);
+        if (c != p) {
+          v[i] = fma(-fk, vp.x, i == k ? 0.0 : v[i]);
+          v[i + 1] = fma(-fk, vp.y, i + 1 == k ? 0.0 : v[i + 1]);
+        }
+      }
+      __syncwarp();  // the next step's pivot lane overwrites xcol
+    } else {
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const double vp = group_bcast<W>(v[i], p);
+        if (c != p) v[i] = fma(-fk, vp, i == k ? 0.0 : v[i]);
+      }
+    }
+  }
+
+  // A^{-1}(p_k, s) = v[k] of the lane chosen at step s: row p_k, column s (coalesced per k).
+  if (c < n) {
+    const int s = my_step;
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (k < n) blk[piv[k] * n + s] = v[k];
+  }
+  if (g.live && c == 0) info[g.b] = g.oversize ? -1 : fail;
+}
+
+// ---- Block-diagonal GEMV: y = blockdiag(inv) x ------------------------------------------------
+template <int W>
+__global__ void __launch_bounds__(threads_per_block)
+    gemv_kernel(BatchLayout L, const double* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
+{
+  const int lane = threadIdx.x & 31;
+  const int j = lane & (W - 1);
+  const GroupBlock<W> g(L);
+  const int n = g.n;
+  const double* blk = inv + g.mat;
+
+  const double xj = j < n ? x[g.row + j] : 0.0;
+  double v[W];  // v[i] = inv(i, j) x(j): lane j's share of every row sum
+#pragma unroll
+  for (int i = 0; i < W; ++i) v[i] = (i < n && j < n) ? blk[i * n + j] * xj : 0.0;
+  // Transposing butterfly: at offset o a lane keeps half of its rows and receives its partner's
+  // half of the same rows; after log2(W) stages v[0] is the full sum of row j.
+#pragma unroll
+  for (int o = W / 2; o > 0; o /= 2) {
+    const bool upper = (j & o) != 0;
+#pragma unroll
+    for (int r = 0; r < W / 2; ++r) {  // constant trip count: fully unrolled, v stays in registers
+      if (r < o) {
+        const double send = upper ? v[r] : v[r + o];
+        const double keep = upper ? v[r + o] : v[r];
+        v[r] = keep + __shfl_xor_sync(full_mask, send, o, W);
+      }
+    }
+  }
+  if (j < n) y[g.row + j] = v[0];
+  if (g.live && g.oversize)
+    for (int i = j; i < g.n_true; i += W) y[g.row + i] = CUDART_NAN;
+}
+
+inline unsigned grid_for_groups(index_t count, int W)
+{
+  const size64_t threads = size64_t(count) * W;
+  return static_cast<unsigned>((threads + threads_per_block - 1) / threads_per_block);
+}
+
+}  // namespace detail
+
+// ---- Launchers (explicitly instantiated per width) --------------------------------------------
+template <int W>
+void launch_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage)
+{
+  const unsigned grid = detail::grid_for_groups(L.count, W);
+  if (storage == GhStorage::transposed)
+    detail::gh_factor_kernel<W, true><<<grid, threads_per_block, 0, s>>>(L, a, perm, info);
+  else
+    detail::gh_factor_kernel<W, false><<<grid, threads_per_block, 0, s>>>(L, a, perm, info);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int W>
+void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
+                  const double* b, double* x)
+{
+  const unsigned grid = detail::grid_for_groups(L.count, W);
+  if (storage == GhStorage::transposed)
+    detail::gh_solve_kernel<W, true><<<grid, threads_per_block, 0, s>>>(L, f, perm, b, x);
+  else
+    detail::gh_solve_kernel<W, false><<<grid, threads_per_block, 0, s>>>(L, f, perm, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int W>
+void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info)
+{
+  detail::gj_invert_kernel<W><<<detail::grid_for_groups(L.count, W), threads_per_block, 0, s>>>(L, a, info);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int W>
+void launch_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
+{
+  detail::gemv_kernel<W><<<detail::grid_for_groups(L.count, W), threads_per_block, 0, s>>>(L, inv, x, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace blockres::kernels::cuda_gh

@@ -1,0 +1,41 @@
+// Batched LU factorisation with partial (row) pivoting and the matching solve, for a batch of
+// square row-major blocks of sizes 1..512 (see kernels/batched/batched.hpp for the layout).
+#pragma once
+
+#include "kernels/batched/batched.hpp"
+
+namespace blockres::kernels {
+
+// Largest block the batched LU accepts (the MAGMA batched LU range).
+constexpr int batched_lu_max_size = 512;
+
+// lu_factor: in place, P A = L U for every block as LAPACK's getrf, but row-major and with 0-based
+//   pivots: at step k row k of the block was interchanged with row piv[row(b) + k] >= k; L (unit
+//   lower, diagonal not stored) and U share the block's storage. info[b] follows batched.hpp: 0, or
+//   k > 0 when the k-th pivot is zero, not finite, or |pivot| <= n_b * eps * max|A_b| (the largest
+//   magnitude of the original block; NaN entries are ignored there but never chosen as pivots
+//   while a finite candidate remains). The pivot at step k is the first row (in the current order)
+//   holding the largest magnitude of column k, as LAPACK's idamax.
+// lu_solve: x = A^{-1} b from lu_factor's output: interchanges, forward then backward
+//   substitution. b and x must not alias. Blocks whose factorisation failed give undefined x
+//   (but every access stays inside the block).
+// Both throw std::invalid_argument when max_size is outside 1..512, count < 0, uniform > 0 with
+// max_size != uniform, or a variable layout without offset arrays; cpu:: also when a block's size
+// exceeds max_size.
+namespace cpu {
+void lu_factor(const BatchLayout& L, double* a, index_t* piv, int* info);
+void lu_solve(const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x);
+}  // namespace cpu
+
+// Asynchronous on stream s (no synchronisation, no allocation); all pointers, including the
+// layout's offset arrays, are device memory. No workspace is needed. Blocks of size 0..32 use a
+// register kernel (one lane group per block); 33..512 a blocked kernel (one thread block per block).
+namespace cuda {
+void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* info);
+void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x);
+}  // namespace cuda
+
+// Shared argument check of both backends (throws std::invalid_argument naming `what`).
+void batched_lu_check_layout(const BatchLayout& L, const char* what);
+
+}  // namespace blockres::kernels

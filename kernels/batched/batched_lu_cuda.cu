@@ -1,0 +1,127 @@
+// Batched LU on the GPU: argument checks and dispatch of the size classes to the kernels compiled
+// in batched_lu_cuda_small_*.cu (n <= 32) and batched_lu_cuda_blocked.cu (33..512).
+//
+// Uniform batches launch one kernel: the register kernel compiled for exactly n, or the blocked
+// class holding n. Variable batches launch every class that can hold a block (power-of-two register
+// classes up to 32, then the blocked classes up to max_size); each kernel skips the blocks outside
+// its class, so the sizes never travel to the host.
+#include "kernels/batched/batched_lu.hpp"
+#include "kernels/batched/batched_lu_cuda.cuh"
+
+#include <array>
+#include <utility>
+
+namespace blockres::kernels::cuda {
+
+namespace lu_detail {
+// Instances live in the other batched_lu_cuda_*.cu files.
+#define BLOCKRES_LU_EXTERN_FACTOR(NP, U) \
+  extern template void launch_small_factor<NP, U>(stream_t, const BatchLayout&, int, double*, index_t*, int*);
+#define BLOCKRES_LU_EXTERN_SOLVE(G)                                                                          \
+  extern template void launch_small_solve<G>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
+                                             const double*, double*);
+#define BLOCKRES_LU_EXTERN_BLOCKED(T, NB, RPT)                                                              \
+  extern template void launch_blocked_factor<T, NB, RPT>(stream_t, const BatchLayout&, int, int, double*, \
+                                                         index_t*, int*);
+BLOCKRES_LU_EXTERN_FACTOR(1, true) BLOCKRES_LU_EXTERN_FACTOR(2, true) BLOCKRES_LU_EXTERN_FACTOR(3, true)
+BLOCKRES_LU_EXTERN_FACTOR(4, true) BLOCKRES_LU_EXTERN_FACTOR(5, true) BLOCKRES_LU_EXTERN_FACTOR(6, true)
+BLOCKRES_LU_EXTERN_FACTOR(7, true) BLOCKRES_LU_EXTERN_FACTOR(8, true) BLOCKRES_LU_EXTERN_FACTOR(9, true)
+BLOCKRES_LU_EXTERN_FACTOR(10, true) BLOCKRES_LU_EXTERN_FACTOR(11, true) BLOCKRES_LU_EXTERN_FACTOR(12, true)
+BLOCKRES_LU_EXTERN_FACTOR(13, true) BLOCKRES_LU_EXTERN_FACTOR(14, true) BLOCKRES_LU_EXTERN_FACTOR(15, true)
+BLOCKRES_LU_EXTERN_FACTOR(16, true) BLOCKRES_LU_EXTERN_FACTOR(17, true) BLOCKRES_LU_EXTERN_FACTOR(18, true)
+BLOCKRES_LU_EXTERN_FACTOR(19, true) BLOCKRES_LU_EXTERN_FACTOR(20, true) BLOCKRES_LU_EXTERN_FACTOR(21, true)
+BLOCKRES_LU_EXTERN_FACTOR(22, true) BLOCKRES_LU_EXTERN_FACTOR(23, true) BLOCKRES_LU_EXTERN_FACTOR(24, true)
+BLOCKRES_LU_EXTERN_FACTOR(25, true) BLOCKRES_LU_EXTERN_FACTOR(26, true) BLOCKRES_LU_EXTERN_FACTOR(27, true)
+BLOCKRES_LU_EXTERN_FACTOR(28, true) BLOCKRES_LU_EXTERN_FACTOR(29, true) BLOCKRES_LU_EXTERN_FACTOR(30, true)
+BLOCKRES_LU_EXTERN_FACTOR(31, true) BLOCKRES_LU_EXTERN_FACTOR(32, true)
+BLOCKRES_LU_EXTERN_FACTOR(1, false) BLOCKRES_LU_EXTERN_FACTOR(2, false) BLOCKRES_LU_EXTERN_FACTOR(4, false)
+BLOCKRES_LU_EXTERN_FACTOR(8, false) BLOCKRES_LU_EXTERN_FACTOR(16, false) BLOCKRES_LU_EXTERN_FACTOR(32, false)
+BLOCKRES_LU_EXTERN_SOLVE(1) BLOCKRES_LU_EXTERN_SOLVE(2) BLOCKRES_LU_EXTERN_SOLVE(4)
+BLOCKRES_LU_EXTERN_SOLVE(8) BLOCKRES_LU_EXTERN_SOLVE(16) BLOCKRES_LU_EXTERN_SOLVE(32)
+BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
+extern template void launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(stream_t, const BatchLayout&, int, int,
+                                                                             const double*, const index_t*,
+                                                                             const double*, double*);
+}  // namespace lu_detail
+
+namespace {
+
+using namespace lu_detail;
+using SmallFactorFn = void (*)(stream_t, const BatchLayout&, int, double*, index_t*, int*);
+using BlockedFactorFn = void (*)(stream_t, const BatchLayout&, int, int, double*, index_t*, int*);
+
+// The one place where the run-time size becomes the compile-time NP of the register kernel.
+template <int... NP>
+constexpr std::array<SmallFactorFn, sizeof...(NP) + 1> uniform_table(std::integer_sequence<int, NP...>)
+{
+  return {nullptr, &launch_small_factor<NP + 1, true>...};
+}
+constexpr auto small_uniform = uniform_table(std::make_integer_sequence<int, 32>{});
+
+struct BlockedClass {
+  int lo, hi;
+  BlockedFactorFn factor;
+};
+// Class i holds (previous hi, hi]; one entry per BLOCKRES_LU_BLOCKED_FACTOR_CLASSES instance.
+#define BLOCKRES_LU_CLASS_ENTRY(T, NB, RPT) BlockedClass{0, (T) * (RPT), &launch_blocked_factor<T, NB, RPT>},
+constexpr std::array blocked_classes_raw{BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_CLASS_ENTRY)};
+#undef BLOCKRES_LU_CLASS_ENTRY
+
+constexpr auto blocked_classes = [] {
+  auto c = blocked_classes_raw;
+  int lo = 33;
+  for (auto& k : c) k.lo = lo, lo = k.hi + 1;
+  return c;
+}();
+static_assert(blocked_classes.back().hi == batched_lu_max_size, "blocked classes must reach the largest size");
+
+}  // namespace
+
+void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* info)
+{
+  batched_lu_check_layout(L, "cuda::lu_factor");
+  if (L.count == 0) return;
+  if (L.uniform > 0) {
+    const int n = L.uniform;
+    if (n <= 32) {
+      small_uniform[n](s, L, n, a, piv, info);
+    } else {
+      for (const auto& c : blocked_classes)
+        if (n >= c.lo && n <= c.hi) c.factor(s, L, c.lo, c.hi, a, piv, info);
+    }
+    return;
+  }
+  // Variable sizes: register classes (G/2, G] (size 0 with G = 1), then the blocked classes.
+  launch_small_factor<1, false>(s, L, 0, a, piv, info);
+  if (L.max_size > 1) launch_small_factor<2, false>(s, L, 2, a, piv, info);
+  if (L.max_size > 2) launch_small_factor<4, false>(s, L, 3, a, piv, info);
+  if (L.max_size > 4) launch_small_factor<8, false>(s, L, 5, a, piv, info);
+  if (L.max_size > 8) launch_small_factor<16, false>(s, L, 9, a, piv, info);
+  if (L.max_size > 16) launch_small_factor<32, false>(s, L, 17, a, piv, info);
+  for (const auto& c : blocked_classes)
+    if (L.max_size >= c.lo) c.factor(s, L, c.lo, c.hi, a, piv, info);
+}
+
+void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x)
+{
+  batched_lu_check_layout(L, "cuda::lu_solve");
+  if (L.count == 0) return;
+  // Uniform: one launch, class bounds [n, n]; variable: every class up to max_size.
+  const int lo_all = L.uniform > 0 ? L.uniform : 0;
+  const int hi_all = L.max_size;
+  const auto small = [&](auto g_const, int lo, int hi) {
+    constexpr int G = decltype(g_const)::value;
+    const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
+    if (l <= h) launch_small_solve<G>(s, L, l, h, lu, piv, b, x);
+  };
+  small(std::integral_constant<int, 1>{}, 0, 1);
+  small(std::integral_constant<int, 2>{}, 2, 2);
+  small(std::integral_constant<int, 4>{}, 3, 4);
+  small(std::integral_constant<int, 8>{}, 5, 8);
+  small(std::integral_constant<int, 16>{}, 9, 16);
+  small(std::integral_constant<int, 32>{}, 17, 32);
+  const int l = std::max(33, lo_all);
+  if (l <= hi_all) launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(s, L, l, hi_all, lu, piv, b, x);
+}
+
+}  // namespace blockres::kernels::cuda

@@ -1,0 +1,759 @@
+// Device code of the batched LU with partial pivoting and of its solve (MAGMA batched LU design),
+// instantiated by the batched_lu_cuda_*.cu translation units and dispatched in batched_lu_cuda.cu.
+//
+// P A = L U per row-major block, LAPACK getrf semantics with 0-based pivots (batched_lu.hpp).
+// Every update is a - l*u = fma(-l, u, a) applied to entry (i, j) in the order of the pivot steps
+// k = 0, 1, ..., exactly as the unblocked right-looking CPU reference, so results agree with it
+// bit for bit except in the blocked solve, whose dot products are reassociated.
+//
+// n <= 32, register kernel (small_factor<NP>): a lane group of G = pow2ceil(NP) lanes per block,
+//   lane i holds row i in registers (NP doubles, statically indexed: the step loop is unrolled).
+//   The block is staged through shared memory so global loads and stores are row-contiguous.
+//   Step k: group argmax of |a_ik| over rows not yet pivoted (butterfly shuffles on (|a|, position);
+//   ties go to the smaller current position, as idamax after the interchanges), the interchange is
+//   implicit (each lane tracks the position of its row), the pivot row is broadcast through a
+//   double-buffered shared-memory row, and each remaining row does its rank-1 update in registers.
+//   Uniform batches use an instance with NP = n; variable batches the power-of-two classes NP = G.
+// n in 33..512, blocked kernel (blocked_factor): one thread block per matrix, the matrix in global
+//   memory (L2), panels of NB columns:
+//   1. the panel (rows k0..n-1) is loaded into shared memory, column-major;
+//   2. it is factored column by column with the same implicit interchanges, one __syncthreads per
+//      column (rows owned by threads, per-warp argmax partials double-buffered);
+//   3. the panel is rewritten in its final row order and the interchanges are summarised as at most
+//      2*NB (source row -> destination row) moves, the paper's two pivot vectors;
+//   4. the moves are applied to all other columns in parallel, one thread per column (the new top
+//      rows staged in shared memory, the displaced rows copied directly), fused for the columns
+//      right of the panel with the triangular solve U12 = L11^{-1} A12 (in registers) and the
+//      trailing update A22 -= L21 U12, a shared-memory tiled GEMM with 4x4 register tiles, over
+//      chunks of T columns.
+//   max|A| is gathered while the first panel step reads every original entry once; the pivot
+//   checks (info) run at the end from the stored pivot values.
+// Solves: lane-group kernel for n <= 32 (rows staged in shared memory, interchanges by shuffles,
+//   column-oriented substitutions); for n > 32 one thread block per block with 32-row blocks:
+//   warp dot products for the off-diagonal part, one warp for the 32x32 diagonal triangle.
+#pragma once
+
+#include "kernels/batched/batched.hpp"
+
+#include <cfloat>
+#include <climits>
+#include <cstddef>
+
+#if !defined(BLOCKRES_LU_EMULATION)
+#define BLOCKRES_LU_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+
+namespace blockres::kernels::cuda::lu_detail {
+
+constexpr unsigned full_mask = 0xffffffffu;
+
+constexpr int pow2ceil(int n)
+{
+  int g = 1;
+  while (g < n) g *= 2;
+  return g;
+}
+
+// Upper bounds on the grids of the grid-stride kernels: enough to fill any current GPU many times
+// over, few enough that the kernels of a variable batch skip foreign blocks cheaply.
+constexpr size64_t max_grid = 1 << 16;
+constexpr size64_t max_grid_blocked = 4096;
+
+// Pivot search key: |v|, NaN below every number (chosen only when nothing else is left).
+__device__ __forceinline__ double pivot_key(double v) { return isnan(v) ? -1.0 : fabs(v); }
+
+// The batched.hpp info test: zero, not finite, or not above n * eps * max|A|.
+__device__ __forceinline__ bool pivot_fails(double d, double thr)
+{
+  const double m = fabs(d);
+  return !(m > thr && m <= DBL_MAX);
+}
+
+// Order of the pivot search: larger key first, then smaller id (ids start with the row position).
+__device__ __forceinline__ bool better(double k1, int i1, double k0, int i0)
+{
+  return k1 > k0 || (k1 == k0 && i1 < i0);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Register kernel, n <= 32
+// ------------------------------------------------------------------------------------------------
+
+template <int NP>
+struct SmallFactorShape {
+  static constexpr int G = pow2ceil(NP);          // lanes per block
+  static constexpr int groups = 32 / G;           // blocks per warp
+  static constexpr int S = NP | 1;                // staging row stride: odd, conflict-free row reads
+  static constexpr int NPR = NP + (NP & 1);       // register row, even for the double2 broadcast
+  static constexpr int BS = NPR + 2;              // broadcast row stride (keeps groups off one bank)
+  static constexpr int stage = (groups * NP * S + 1) & ~1;
+  static constexpr int warp_doubles = stage + 2 * groups * BS;
+  static constexpr int warps = 4;
+  static constexpr int threads = 32 * warps;
+  static constexpr std::size_t smem_bytes = std::size_t(warps) * warp_doubles * sizeof(double);
+};
+
+// Factors the blocks with lo <= n <= NP (Uniform: every block has n = NP).
+template <int NP, bool Uniform>
+__global__ void __launch_bounds__(SmallFactorShape<NP>::threads)
+    small_factor(BatchLayout L, int lo, double* __restrict__ a, index_t* __restrict__ piv, int* __restrict__ info)
+{
+  using Sh = SmallFactorShape<NP>;
+  constexpr int G = Sh::G, S = Sh::S, NPR = Sh::NPR;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = lane / G, li = lane % G;
+  double* const wsm = reinterpret_cast<double*>(lu_smem) + warp * Sh::warp_doubles;
+  double* const stage = wsm + grp * NP * S;
+  double* const bcast = wsm + Sh::stage + grp * 2 * Sh::BS;
+  const size64_t stride = size64_t(gridDim.x) * Sh::warps * Sh::groups;
+
+  for (size64_t first = (size64_t(blockIdx.x) * Sh::warps + warp) * Sh::groups; first < L.count;
+       first += stride) {
+    const size64_t b = first + grp;
+    int nv = 0;
+    bool active = false;
+    if (b < L.count) {
+      nv = Uniform ? NP : L.size(index_t(b));
+      active = Uniform || (nv >= lo && nv <= NP);
+    }
+    if (!__any_sync(full_mask, active)) continue;
+    const int n = Uniform ? NP : (active ? nv : 0);
+    double* const ab = a + (active ? L.mat(index_t(b)) : 0);
+    const bool mine = active && li < n;  // this lane holds row li of the block
+
+#pragma unroll
+    for (int i = 0; i < NP; ++i)
+      if (mine && i < n) stage[i * S + li] = ab[i * n + li];
+    __syncwarp();
+    double r[NPR];
+    double amax = 0.0;
+#pragma unroll
+    for (int j = 0; j < NPR; ++j) {
+      r[j] = (mine && j < n) ? stage[li * S + j] : 0.0;
+      amax = fmax(amax, fabs(r[j]));  // fmax drops NaN
+    }
+#pragma unroll
+    for (int off = G / 2; off > 0; off >>= 1) amax = fmax(amax, __shfl_xor_sync(full_mask, amax, off, G));
+    const double thr = double(n) * DBL_EPSILON * amax;
+
+    int pos = li;     // current position of this lane's row (implicit interchanges)
+    int mypiv = li;   // pivot of step li
+    int code = 0;     // info
+#pragma unroll
+    for (int k = 0; k < NP; ++k) {
+      double key = (mine && pos >= k) ? pivot_key(r[k]) : -2.0;
+      int id = (pos << 8) | li;
+#pragma unroll
+      for (int off = G / 2; off > 0; off >>= 1) {
+        const double ok = __shfl_xor_sync(full_mask, key, off, G);
+        const int oid = __shfl_xor_sync(full_mask, id, off, G);
+        if (better(ok, oid, key, id)) key = ok, id = oid;
+      }
+      const bool valid = key > -1.5;  // false once k >= n (or the group is idle)
+      const int pl = id & 0xff, ppos = id >> 8;
+      double* const buf = bcast + (k & 1) * Sh::BS;
+      if (valid && li == pl) {
+#pragma unroll
+        for (int j = k & ~1; j < NPR; j += 2) *reinterpret_cast<double2*>(buf + j) = make_double2(r[j], r[j + 1]);
+      }
+      __syncwarp();
+      if (valid) {
+        const double d = buf[k];
+        if (code == 0 && pivot_fails(d, thr)) code = k + 1;
+        if (li == k) mypiv = ppos;
+        if (li == pl)
+          pos = k;
+        else if (pos == k)
+          pos = ppos;
+        if (mine && pos > k) {
+          const double l = r[k] / d;
+          r[k] = l;
+#pragma unroll
+          for (int j = (k + 1) & ~1; j < NPR; j += 2) {
+            const double2 u = *reinterpret_cast<const double2*>(buf + j);
+            if (j >= k + 1) r[j] = fma(-l, u.x, r[j]);
+            r[j + 1] = fma(-l, u.y, r[j + 1]);
+          }
+        }
+      }
+    }
+
+    if (mine) {
+#pragma unroll
+      for (int j = 0; j < NP; ++j)
+        if (j < n) stage[pos * S + j] = r[j];
+    }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < NP; ++i)
+      if (mine && i < n) ab[i * n + li] = stage[i * S + li];
+    if (mine) piv[L.row(index_t(b)) + li] = mypiv;
+    if (active && li == 0) info[b] = code;
+    __syncwarp();  // the stage is reused by the next blocks
+  }
+}
+
+template <int G>
+struct SmallSolveShape {
+  static constexpr int groups = 32 / G;
+  static constexpr int S = G | 1;
+  static constexpr int stage = (groups * G * S + 1) & ~1;
+  static constexpr int warps = 4;
+  static constexpr int threads = 32 * warps;
+  static constexpr std::size_t smem_bytes = std::size_t(warps) * stage * sizeof(double);
+};
+
+// x = A^{-1} b for the blocks with lo <= n <= hi (hi <= G), a lane group of G lanes per block.
+template <int G>
+__global__ void __launch_bounds__(SmallSolveShape<G>::threads)
+    small_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
+                const double* __restrict__ bv, double* __restrict__ x)
+{
+  using Sh = SmallSolveShape<G>;
+  constexpr int S = Sh::S;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = lane / G, li = lane % G;
+  double* const stage = reinterpret_cast<double*>(lu_smem) + warp * Sh::stage + grp * G * S;
+  const size64_t stride = size64_t(gridDim.x) * Sh::warps * Sh::groups;
+
+  for (size64_t first = (size64_t(blockIdx.x) * Sh::warps + warp) * Sh::groups; first < L.count;
+       first += stride) {
+    const size64_t b = first + grp;
+    int n = 0;
+    bool active = false;
+    if (b < L.count) {
+      n = L.size(index_t(b));
+      active = n >= lo && n <= hi;
+    }
+    if (!__any_sync(full_mask, active)) continue;
+    if (!active) n = 0;
+    const bool mine = active && li < n;
+    const double* const ab = lu + (active ? L.mat(index_t(b)) : 0);
+    const size64_t r0 = active ? L.row(index_t(b)) : 0;
+#pragma unroll
+    for (int i = 0; i < G; ++i)
+      if (mine && i < n) stage[i * S + li] = ab[i * n + li];
+    double y = mine ? bv[r0 + li] : 0.0;
+    const int p = mine ? piv[r0 + li] : li;
+    __syncwarp();
+    // Interchanges in order: at step k lanes k and p_k exchange their entries.
+#pragma unroll
+    for (int k = 0; k < G; ++k) {
+      const int pk = __shfl_sync(full_mask, p, k, G);
+      const int src = li == k ? pk : (li == pk ? k : li);
+      y = __shfl_sync(full_mask, y, src, G);
+    }
+    // L y = P b (unit lower), column by column.
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const double yj = __shfl_sync(full_mask, y, j, G);
+      if (mine && li > j) y = fma(-stage[li * S + j], yj, y);
+    }
+    // U x = y.
+#pragma unroll
+    for (int j = G - 1; j >= 0; --j) {
+      if (mine && li == j) y = y / stage[j * S + j];
+      const double xj = __shfl_sync(full_mask, y, j, G);
+      if (mine && li < j && j < n) y = fma(-stage[li * S + j], xj, y);
+    }
+    if (mine) x[r0 + li] = y;
+    __syncwarp();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Blocked kernel, 33..512
+// ------------------------------------------------------------------------------------------------
+
+// Warp-wide argmax of (key, id) by `better`; every lane ends with the result.
+__device__ __forceinline__ void warp_argmax(double& key, int& id)
+{
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const double ok = __shfl_xor_sync(full_mask, key, off);
+    const int oid = __shfl_xor_sync(full_mask, id, off);
+    if (better(ok, oid, key, id)) key = ok, id = oid;
+  }
+}
+
+// T threads, panels of NB columns, RPT panel rows per thread (n <= T * RPT). Shared memory: the
+// panel Ps (NB columns of ldp doubles), the U12 chunk Us (NB rows of T doubles), the pivot values.
+template <int T, int NB, int RPT>
+struct BlockedShape {
+  static_assert(T % 64 == 0 && NB % 2 == 0 && NB <= 32, "blocked LU shape");
+  static constexpr int threads = T;
+  static constexpr int warps = T / 32;
+  static constexpr int TR = T / 4;  // rows of a GEMM tile: T/16 x 16 threads, 4 x 4 entries each, 64 columns
+  static constexpr int UW = T;      // columns per trailing-update chunk (one thread per column)
+  static constexpr int max_n = T * RPT;
+  static constexpr int min_blocks = 512 / T;  // at most 128 registers per thread
+  // Leading dimension of Ps: GEMM tiles read up to TR rows past the end; == 2 (mod 16) spreads the
+  // column-strided panel loads over the banks.
+  static int ldp(int nmax) { return (nmax + TR + 15) / 16 * 16 + 2; }
+  static std::size_t smem_bytes(int nmax)
+  {
+    return (std::size_t(NB) * ldp(nmax) + std::size_t(NB) * UW + std::size_t(nmax)) * sizeof(double);
+  }
+};
+
+template <int NW>
+__device__ __forceinline__ double block_max(double v, double* red)
+{
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = fmax(v, __shfl_xor_sync(full_mask, v, off));
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = red[0];
+#pragma unroll
+  for (int w = 1; w < NW; ++w) v = fmax(v, red[w]);
+  __syncthreads();
+  return v;
+}
+
+template <int NW>
+__device__ __forceinline__ int block_min(int v, int* red)
+{
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = min(v, __shfl_xor_sync(full_mask, v, off));
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = red[0];
+#pragma unroll
+  for (int w = 1; w < NW; ++w) v = min(v, red[w]);
+  __syncthreads();
+  return v;
+}
+
+// Factors the blocks with lo <= n <= hi (hi <= T * RPT); ldp = BlockedShape::ldp(hi or less).
+template <int T, int NB, int RPT>
+__global__ void __launch_bounds__(T, BlockedShape<T, NB, RPT>::min_blocks)
+    blocked_factor(BatchLayout L, int lo, int hi, int ldp, double* __restrict__ a, index_t* __restrict__ piv,
+                   int* __restrict__ info)
+{
+  using Sh = BlockedShape<T, NB, RPT>;
+  constexpr int NW = Sh::warps, TR = Sh::TR, UW = Sh::UW;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  double* const Ps = reinterpret_cast<double*>(lu_smem);  // panel, column-major: Ps[c * ldp + row]
+  double* const Us = Ps + NB * ldp;                        // U12 chunk: Us[row * UW + column]
+  double* const pv = Us + NB * UW;                         // pivot values, for info
+  __shared__ double part_key[2][NW];
+  __shared__ int part_id[2][NW];
+  __shared__ int mv_src[2 * NB], mv_dst[2 * NB];  // row moves of the current panel (relative to k0)
+  __shared__ double red_d[NW];
+  __shared__ int red_i[NW];
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int ty = t / 16, tx = t % 16;
+
+  for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
+    const index_t b = index_t(bb);
+    const int n = L.size(b);
+    if (n < lo || n > hi) continue;
+    double* const A = a + L.mat(b);
+    index_t* const pb = piv + L.row(b);
+    double amax = 0.0;  // of the original entries this thread read in the first panel step
+
+    for (int k0 = 0; k0 < n; k0 += NB) {
+      const int m = n - k0, w = min(NB, m);
+      const bool first = k0 == 0;
+      __syncthreads();  // earlier users of Ps, Us, mv_* are done
+      if (t < 2 * NB) mv_src[t] = -1;
+
+      // 1. Load the panel (rows k0.., columns k0..k0+w-1).
+      for (int e = t; e < m * NB; e += T) {
+        const int q = e / NB, c = e % NB;
+        if (c < w) {
+          const double v = A[(k0 + q) * n + k0 + c];
+          Ps[c * ldp + q] = v;
+          if (first) amax = fmax(amax, fabs(v));
+        }
+      }
+      __syncthreads();
+
+      // 2. Factor the panel. Thread t owns physical rows q = t + T*i; pos[i] is the row's position.
+      int pos[RPT];
+      {
+        double bk = -2.0;
+        int bi = INT_MAX;
+#pragma unroll
+        for (int i = 0; i < RPT; ++i) {
+          const int q = t + T * i;
+          pos[i] = q;
+          if (q < m) {
+            const double kq = pivot_key(Ps[q]);
+            const int iq = (q << 16) | q;
+            if (better(kq, iq, bk, bi)) bk = kq, bi = iq;
+          }
+        }
+        warp_argmax(bk, bi);
+        if (lane == 0) part_key[0][warp] = bk, part_id[0][warp] = bi;
+      }
+      __syncthreads();
+      for (int c = 0; c < w; ++c) {
+        const int par = c & 1;
+        double bk = part_key[par][0];
+        int bi = part_id[par][0];
+#pragma unroll
+        for (int v = 1; v < NW; ++v)
+          if (better(part_key[par][v], part_id[par][v], bk, bi)) bk = part_key[par][v], bi = part_id[par][v];
+        const int ppos = bi >> 16, pq = bi & 0xffff;
+        const double* const prow = Ps + pq;  // pivot row, physical; not modified during this step
+        const double d = prow[c * ldp];
+        if (t == 0) pb[k0 + c] = k0 + ppos, pv[k0 + c] = d;
+        double nk = -2.0;
+        int ni = INT_MAX;
+#pragma unroll
+        for (int i = 0; i < RPT; ++i) {
+          const int q = t + T * i;
+          if (q < m) {
+            if (q == pq)
+              pos[i] = c;
+            else if (pos[i] == c)
+              pos[i] = ppos;
+            if (pos[i] > c) {
+              double* const row = Ps + q;
+              const double l = row[c * ldp] / d;
+              row[c * ldp] = l;
+              for (int cc = c + 1; cc < w; ++cc) row[cc * ldp] = fma(-l, prow[cc * ldp], row[cc * ldp]);
+              if (c + 1 < w) {
+                const double kq = pivot_key(row[(c + 1) * ldp]);
+                const int iq = (pos[i] << 16) | q;
+                if (better(kq, iq, nk, ni)) nk = kq, ni = iq;
+              }
+            }
+          }
+        }
+        warp_argmax(nk, ni);
+        if (lane == 0) part_key[par ^ 1][warp] = nk, part_id[par ^ 1][warp] = ni;
+        __syncthreads();
+      }
+
+      // 3. Moves of this panel's interchanges: slot q (< w) for the panel-top rows, slot w + f for
+      //    the row from below that became row f (< w); at most 2*NB rows change place. Apply them to
+      //    the panel itself so that Ps holds the panel in its final row order.
+#pragma unroll
+      for (int i = 0; i < RPT; ++i) {
+        const int q = t + T * i;
+        if (q < m) {
+          const int f = pos[i];
+          if (q < w)
+            mv_src[q] = q, mv_dst[q] = f;
+          else if (f < w)
+            mv_src[w + f] = q, mv_dst[w + f] = f;
+        }
+      }
+      __syncthreads();
+      {
+        constexpr int per_thread = (2 * NB * NB + T - 1) / T;
+        double v[per_thread];
+#pragma unroll
+        for (int i = 0; i < per_thread; ++i) {
+          const int e = t + T * i, sl = e / NB, c = e % NB;
+          const int src = sl < 2 * NB ? mv_src[sl] : -1;
+          v[i] = (src >= 0 && c < w) ? Ps[c * ldp + src] : 0.0;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < per_thread; ++i) {
+          const int e = t + T * i, sl = e / NB, c = e % NB;
+          const int src = sl < 2 * NB ? mv_src[sl] : -1;
+          if (src >= 0 && c < w) Ps[c * ldp + mv_dst[sl]] = v[i];
+        }
+      }
+      __syncthreads();
+
+      // 4. Panel back to global memory; interchanges on the columns left of the panel.
+      for (int e = t; e < m * NB; e += T) {
+        const int q = e / NB, c = e % NB;
+        if (c < w) A[(k0 + q) * n + k0 + c] = Ps[c * ldp + q];
+      }
+      // Column j is one thread's: the new panel-top rows go through Us column t, the rows that
+      // end below the panel come from the old top rows, which are still intact at that point.
+      for (int j = t; j < k0; j += T) {
+#pragma unroll
+        for (int sl = 0; sl < 2 * NB; ++sl) {
+          const int src = mv_src[sl], dst = mv_dst[sl];
+          if (src >= 0 && dst < w) Us[dst * UW + t] = A[(k0 + src) * n + j];
+        }
+#pragma unroll
+        for (int sl = 0; sl < 2 * NB; ++sl) {
+          const int src = mv_src[sl], dst = mv_dst[sl];
+          if (src >= 0 && dst >= w) A[(k0 + dst) * n + j] = A[(k0 + src) * n + j];
+        }
+        for (int d = 0; d < w; ++d) A[(k0 + d) * n + j] = Us[d * UW + t];
+      }
+
+      // 5. Columns right of the panel, UW at a time (when there are any, w == NB).
+      for (int c0 = k0 + w; c0 < n; c0 += UW) {
+        const int j = c0 + t;
+        {
+          // Interchanges of column j as on the left, the new top rows staying in Us; then the
+          // unit-lower solve with L11 in registers.
+          if (j < n) {
+#pragma unroll
+            for (int sl = 0; sl < 2 * NB; ++sl) {
+              const int src = mv_src[sl], dst = mv_dst[sl];
+              if (src >= 0 && dst < w) {
+                const double v = A[(k0 + src) * n + j];
+                Us[dst * UW + t] = v;
+                if (first) amax = fmax(amax, fabs(v));
+              }
+            }
+#pragma unroll
+            for (int sl = 0; sl < 2 * NB; ++sl) {
+              const int src = mv_src[sl], dst = mv_dst[sl];
+              if (src >= 0 && dst >= w) {
+                const double v = A[(k0 + src) * n + j];
+                A[(k0 + dst) * n + j] = v;
+                if (first) amax = fmax(amax, fabs(v));
+              }
+            }
+          }
+          double xr[NB];
+#pragma unroll
+          for (int d = 0; d < NB; ++d) xr[d] = j < n ? Us[d * UW + t] : 0.0;
+#pragma unroll
+          for (int d = 1; d < NB; ++d)
+#pragma unroll
+            for (int e = 0; e < d; ++e) xr[d] = fma(-Ps[e * ldp + d], xr[e], xr[d]);
+#pragma unroll
+          for (int d = 0; d < NB; ++d) {
+            Us[d * UW + t] = xr[d];
+            if (j < n) A[(k0 + d) * n + j] = xr[d];
+          }
+        }
+        __syncthreads();
+        // Trailing update of rows w..m-1 (positions relative to k0), columns c0..c0+ncol-1.
+        const int ncol = min(UW, n - c0);
+        for (int rt = w; rt < m; rt += TR) {
+          const int rb = rt + ty * 4;
+          for (int ct = 0; ct < ncol; ct += 64) {
+            double acc[4][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+              for (int jj = 0; jj < 4; ++jj) {
+                const int col = ct + (jj >> 1) * 32 + 2 * tx + (jj & 1);
+                const bool in = rb + i < m && col < ncol;
+                acc[i][jj] = in ? A[(k0 + rb + i) * n + c0 + col] : 0.0;
+                if (first) amax = fmax(amax, fabs(acc[i][jj]));
+              }
+#pragma unroll 4
+            for (int kk = 0; kk < NB; ++kk) {
+              const double2 l01 = *reinterpret_cast<const double2*>(Ps + kk * ldp + rb);
+              const double2 l23 = *reinterpret_cast<const double2*>(Ps + kk * ldp + rb + 2);
+              const double2 u01 = *reinterpret_cast<const double2*>(Us + kk * UW + ct + 2 * tx);
+              const double2 u23 = *reinterpret_cast<const double2*>(Us + kk * UW + ct + 32 + 2 * tx);
+              const double lv[4] = {l01.x, l01.y, l23.x, l23.y};
+              const double uv[4] = {u01.x, u01.y, u23.x, u23.y};
+#pragma unroll
+              for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fma(-lv[i], uv[jj], acc[i][jj]);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+              for (int jj = 0; jj < 4; ++jj) {
+                const int col = ct + (jj >> 1) * 32 + 2 * tx + (jj & 1);
+                if (rb + i < m && col < ncol) A[(k0 + rb + i) * n + c0 + col] = acc[i][jj];
+              }
+          }
+        }
+        __syncthreads();  // Us is rewritten by the next chunk
+      }
+    }
+
+    // 6. info: the first pivot that fails against n * eps * max|A|.
+    amax = block_max<NW>(amax, red_d);
+    const double thr = double(n) * DBL_EPSILON * amax;
+    int code = INT_MAX;
+    for (int k = t; k < n; k += T)
+      if (pivot_fails(pv[k], thr)) code = min(code, k + 1);
+    code = block_min<NW>(code, red_i);
+    if (t == 0) info[b] = code == INT_MAX ? 0 : code;
+  }
+}
+
+// x = A^{-1} b for blocks with lo <= n <= hi, one thread block per block; shared memory:
+// solve_smem_bytes(hi).
+constexpr std::size_t solve_smem_bytes(int hi) { return std::size_t(hi) * (sizeof(double) + sizeof(index_t)); }
+
+
+template <int T>
+__global__ void __launch_bounds__(T)
+    blocked_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
+                  const double* __restrict__ bv, double* __restrict__ x)
+{
+  constexpr int NW = T / 32;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  double* const ys = reinterpret_cast<double*>(lu_smem);  // y, then x
+  index_t* const ps = reinterpret_cast<index_t*>(ys + hi);  // the pivots
+  __shared__ double Ds[32 * 33];  // the current 32x32 diagonal block, row stride 33
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+
+  for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
+    const index_t b = index_t(bb);
+    const int n = L.size(b);
+    if (n < lo || n > hi) continue;
+    const double* const A = lu + L.mat(b);
+    const index_t* const pb = piv + L.row(b);
+    __syncthreads();  // ys, ps and Ds of the previous block are no longer read
+    for (int i = t; i < n; i += T) ys[i] = bv[L.row(b) + i], ps[i] = pb[i];
+    __syncthreads();
+    if (t == 0)  // sequential, as the interchanges were made, from shared memory
+      for (int k = 0; k < n; ++k) {
+        const int p = ps[k];
+        if (p != k && p >= 0 && p < n) {
+          const double tmp = ys[k];
+          ys[k] = ys[p];
+          ys[p] = tmp;
+        }
+      }
+    __syncthreads();
+
+    // Forward: rows r0..r0+rb-1 subtract L(rows, 0:r0) y(0:r0), then the unit-lower triangle.
+    for (int r0 = 0; r0 < n; r0 += 32) {
+      const int rb = min(32, n - r0);
+      for (int i = warp; i < rb; i += NW) {
+        const double* const row = A + (r0 + i) * n;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int c = lane;
+        for (; c + 96 < r0; c += 128) {
+          s0 = fma(row[c], ys[c], s0);
+          s1 = fma(row[c + 32], ys[c + 32], s1);
+          s2 = fma(row[c + 64], ys[c + 64], s2);
+          s3 = fma(row[c + 96], ys[c + 96], s3);
+        }
+        for (; c < r0; c += 32) s0 = fma(row[c], ys[c], s0);
+        double s = (s0 + s1) + (s2 + s3);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+        Ds[i * 33 + lane] = lane < rb ? row[r0 + lane] : 0.0;
+        if (lane == 0) ys[r0 + i] -= s;
+      }
+      __syncthreads();
+      if (warp == 0) {
+        double y = lane < rb ? ys[r0 + lane] : 0.0;
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+          const double yj = __shfl_sync(full_mask, y, j);
+          if (lane > j && lane < rb) y = fma(-Ds[lane * 33 + j], yj, y);
+        }
+        if (lane < rb) ys[r0 + lane] = y;
+      }
+      __syncthreads();
+    }
+    // Backward: rows r0..r0+rb-1 subtract U(rows, r0+rb:n) x(r0+rb:n), then the upper triangle.
+    for (int r0 = (n - 1) / 32 * 32; r0 >= 0; r0 -= 32) {
+      const int rb = min(32, n - r0), ce = r0 + rb;
+      for (int i = warp; i < rb; i += NW) {
+        const double* const row = A + (r0 + i) * n;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int c = ce + lane;
+        for (; c + 96 < n; c += 128) {
+          s0 = fma(row[c], ys[c], s0);
+          s1 = fma(row[c + 32], ys[c + 32], s1);
+          s2 = fma(row[c + 64], ys[c + 64], s2);
+          s3 = fma(row[c + 96], ys[c + 96], s3);
+        }
+        for (; c < n; c += 32) s0 = fma(row[c], ys[c], s0);
+        double s = (s0 + s1) + (s2 + s3);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+        Ds[i * 33 + lane] = lane < rb ? row[r0 + lane] : 0.0;
+        if (lane == 0) ys[r0 + i] -= s;
+      }
+      __syncthreads();
+      if (warp == 0) {
+        double y = lane < rb ? ys[r0 + lane] : 0.0;
+#pragma unroll
+        for (int j = 31; j >= 0; --j) {
+          if (lane == j && lane < rb) y = y / Ds[lane * 33 + lane];
+          const double xj = __shfl_sync(full_mask, y, j);
+          if (lane < j && j < rb) y = fma(-Ds[lane * 33 + j], xj, y);
+        }
+        if (lane < rb) ys[r0 + lane] = y;
+      }
+      __syncthreads();
+    }
+    for (int i = t; i < n; i += T) x[L.row(b) + i] = ys[i];
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Launchers (stream first), explicitly instantiated in the batched_lu_cuda_*.cu files.
+// ------------------------------------------------------------------------------------------------
+
+template <int NP, bool Uniform>
+void launch_small_factor(stream_t s, const BatchLayout& L, int lo, double* a, index_t* piv, int* info);
+template <int G>
+void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                        const double* b, double* x);
+template <int T, int NB, int RPT>
+void launch_blocked_factor(stream_t s, const BatchLayout& L, int lo, int hi, double* a, index_t* piv, int* info);
+template <int T>
+void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                          const double* b, double* x);
+
+// The compiled instances (X-macro lists: the .cu files instantiate them, the dispatch declares
+// them extern). Blocked classes: T threads, panels of NB columns, n <= T * RPT.
+#define BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(X) X(64, 16, 1) X(128, 16, 1) X(256, 16, 1) X(256, 16, 2)
+#define BLOCKRES_LU_BLOCKED_SOLVE_THREADS 128
+
+}  // namespace blockres::kernels::cuda::lu_detail
+
+#if !defined(BLOCKRES_LU_EMULATION)
+#include "kernels/cuda_check.cuh"
+
+#include <algorithm>
+
+namespace blockres::kernels::cuda::lu_detail {
+
+template <int NP, bool Uniform>
+void launch_small_factor(stream_t s, const BatchLayout& L, int lo, double* a, index_t* piv, int* info)
+{
+  using Sh = SmallFactorShape<NP>;
+  const size64_t per_cta = size64_t(Sh::warps) * Sh::groups;
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + per_cta - 1) / per_cta, max_grid));
+  small_factor<NP, Uniform><<<grid, Sh::threads, Sh::smem_bytes, s>>>(L, lo, a, piv, info);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int G>
+void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                        const double* b, double* x)
+{
+  using Sh = SmallSolveShape<G>;
+  const size64_t per_cta = size64_t(Sh::warps) * Sh::groups;
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + per_cta - 1) / per_cta, max_grid));
+  small_solve<G><<<grid, Sh::threads, Sh::smem_bytes, s>>>(L, lo, hi, lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int T, int NB, int RPT>
+void launch_blocked_factor(stream_t s, const BatchLayout& L, int lo, int hi, double* a, index_t* piv, int* info)
+{
+  using Sh = BlockedShape<T, NB, RPT>;
+  const int nmax = std::min(hi, L.max_size);
+  const std::size_t smem = Sh::smem_bytes(nmax);
+  const auto kernel = &blocked_factor<T, NB, RPT>;
+  BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const auto grid = unsigned(std::min<size64_t>(L.count, max_grid_blocked));
+  kernel<<<grid, T, smem, s>>>(L, lo, hi, Sh::ldp(nmax), a, piv, info);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int T>
+void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                          const double* b, double* x)
+{
+  const int h = std::min(hi, L.max_size);
+  const auto grid = unsigned(std::min<size64_t>(L.count, max_grid_blocked));
+  blocked_solve<T><<<grid, T, solve_smem_bytes(h), s>>>(L, lo, h, lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace blockres::kernels::cuda::lu_detail
+#endif

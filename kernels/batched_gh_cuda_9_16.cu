@@ -1,8 +1,0 @@
-// Batched GH/GJE kernel instantiations for lane groups of 16 lanes (blocks of size 9..16).
-#include "kernels/batched_gh_cuda.cuh"
-
-namespace blockres::kernels::cuda_gh {
-
-BLOCKRES_GH_LAUNCHERS(16, )
-
-}  // namespace blockres::kernels::cuda_gh

@@ -1,0 +1,450 @@
+// CUDA vector kernels: grid-stride elementwise updates, deterministic two-pass dot and fused multi-dot.
+#include "kernels/blas1/blas1.hpp"
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/launch.cuh"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace blockres::kernels::cuda {
+
+namespace {
+
+using cuda_detail::block_sum;
+using cuda_detail::grid_for;
+
+__global__ void fill_kernel(size64_t n, double value, double* __restrict__ x)
+{
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x)
+    x[i] = value;
+}
+
+template <bool ReadY>
+__global__ void axpby_kernel(size64_t n, double a, const double* __restrict__ x, double b, double* __restrict__ y)
+{
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x)
+    y[i] = ReadY ? a * x[i] + b * y[i] : a * x[i];
+}
+
+template <bool ReadZ>
+__global__ void axpbypcz_kernel(size64_t n, double a, const double* __restrict__ x, double b,
+                                const double* __restrict__ y, double c, double* __restrict__ z)
+{
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x)
+    z[i] = ReadZ ? a * x[i] + b * y[i] + c * z[i] : a * x[i] + b * y[i];
+}
+
+// Pass 1: each block writes one partial sum; pass 2: one block sums the partials.
+// The grid size depends only on n, so the result is bitwise reproducible.
+__global__ void dot_partial_kernel(size64_t n, const double* __restrict__ x, const double* __restrict__ y,
+                                   double* __restrict__ partial)
+{
+  double v = 0.0;
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x)
+    v += x[i] * y[i];
+  v = block_sum(v);
+  if (threadIdx.x == 0) partial[blockIdx.x] = v;
+}
+
+// Read-only stream: pairs of doubles by 16-byte loads, four pairs in flight per thread per step;
+// the odd tail element (n odd) by block 0. x must be 16-byte aligned (every Array is).
+__global__ void __launch_bounds__(256) stream_sum_kernel(size64_t n, const double* __restrict__ x,
+                                                         double* __restrict__ partial)
+{
+  const double2* __restrict__ x2 = reinterpret_cast<const double2*>(x);
+  const size64_t pairs = n / 2;
+  const size64_t stride = size64_t(gridDim.x) * blockDim.x;
+  size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x;
+  double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;
+  for (; i + 3 * stride < pairs; i += 4 * stride) {
+    const double2 a = __ldg(x2 + i), b = __ldg(x2 + i + stride), c = __ldg(x2 + i + 2 * stride),
+                  d = __ldg(x2 + i + 3 * stride);
+    v0 += a.x + a.y;
+    v1 += b.x + b.y;
+    v2 += c.x + c.y;
+    v3 += d.x + d.y;
+  }
+  for (; i < pairs; i += stride) {
+    const double2 a = __ldg(x2 + i);
+    v0 += a.x + a.y;
+  }
+  double v = (v0 + v1) + (v2 + v3);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (n & 1)) v += x[n - 1];
+  v = block_sum(v);
+  if (threadIdx.x == 0) partial[blockIdx.x] = v;
+}
+
+__global__ void sum_partials_kernel(int np, const double* __restrict__ partial, double* __restrict__ out)
+{
+  double v = 0.0;
+  for (int i = threadIdx.x; i < np; i += blockDim.x) v += partial[i];
+  v = block_sum(v);
+  if (threadIdx.x == 0) *out = v;
+}
+
+// The fused forms take up to max_fused_vectors vectors by value. Loops over them run to the
+// compile-time bound, guarded by the (block-uniform) runtime count, so the accumulators stay
+// in registers.
+struct FusedVectors {
+  const double* x[max_fused_vectors];
+  double a[max_fused_vectors];
+};
+
+// The columns of a fused multi-dot: k separate vectors (dots) or the first k columns of a
+// column-major n x k matrix (gemv_t_own).
+struct VectorList {
+  FusedVectors v;  // by value: after unrolling, every x[j] is a constant-offset kernel-parameter load
+  __device__ double operator()(int j, size64_t i) const { return v.x[j][i]; }
+};
+struct MatrixColumns {
+  const double* V;
+  size64_t n;
+  __device__ double operator()(int j, size64_t i) const { return V[i + j * n]; }
+};
+
+// dots / gemv_t_own, pass 1: one read of y[i] serves all k <= MaxK products, kept in registers.
+// partial[j * gridDim.x + b] holds block b's sum for column j, so pass 2 reads each column's
+// partials contiguously.
+template <int MaxK, class Columns>
+__device__ void multi_dot_partial(size64_t n, int k, const Columns& col, const double* __restrict__ y,
+                                  double* __restrict__ partial)
+{
+  double acc[MaxK];
+#pragma unroll
+  for (int j = 0; j < MaxK; ++j) acc[j] = 0.0;
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    const double yi = y[i];
+#pragma unroll
+    for (int j = 0; j < MaxK; ++j)
+      if (j < k) acc[j] += col(j, i) * yi;
+  }
+#pragma unroll
+  for (int j = 0; j < MaxK; ++j)
+    if (j < k) {  // uniform over the block: every thread reaches block_sum's barriers
+      const double sum = block_sum(acc[j]);
+      if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
+    }
+}
+
+__global__ void dots_partial_kernel(size64_t n, int k, FusedVectors v, const double* __restrict__ y,
+                                    double* __restrict__ partial)
+{
+  multi_dot_partial<max_fused_vectors>(n, k, VectorList{v}, y, partial);
+}
+
+// dots, pass 2: block j sums vector j's np partials in a fixed order.
+__global__ void dots_sum_kernel(int np, const double* __restrict__ partial, double* __restrict__ out)
+{
+  const double* p = partial + size64_t(blockIdx.x) * np;
+  double v = 0.0;
+  for (int i = threadIdx.x; i < np; i += blockDim.x) v += p[i];
+  v = block_sum(v);
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
+template <bool ReadY>
+__global__ void multi_axpby_kernel(size64_t n, int k, FusedVectors v, double b, double* __restrict__ y)
+{
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    double sum = ReadY ? b * y[i] : 0.0;
+#pragma unroll
+    for (int j = 0; j < max_fused_vectors; ++j)
+      if (j < k) sum += v.a[j] * v.x[j][i];
+    y[i] = sum;
+  }
+}
+
+// Fused Krylov updates: Op::apply(i) updates element i and returns its K reduction terms;
+// block b's partial sums go to partial[j * gridDim.x + b] as in dots, summed by dots_sum_kernel.
+template <int K, class Op>
+__global__ void fused_update_kernel(size64_t n, Op op, double* __restrict__ partial)
+{
+  double acc[K] = {};
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    double t[K];
+    op.apply(i, t);
+#pragma unroll
+    for (int j = 0; j < K; ++j) acc[j] += t[j];
+  }
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const double sum = block_sum(acc[j]);
+    if (threadIdx.x == 0) partial[j * size64_t(gridDim.x) + blockIdx.x] = sum;
+  }
+}
+
+struct AxpbyNorm2 {
+  double a, b;
+  const double* __restrict__ x;
+  double* __restrict__ y;
+  __device__ void apply(size64_t i, double* t) const
+  {
+    const double v = a * x[i] + b * y[i];
+    y[i] = v;
+    t[0] = v * v;
+  }
+};
+
+struct CgUpdate {
+  double alpha;
+  const double* __restrict__ p;
+  const double* __restrict__ q;
+  double* __restrict__ x;
+  double* __restrict__ r;
+  __device__ void apply(size64_t i, double* t) const
+  {
+    x[i] += alpha * p[i];
+    const double v = r[i] - alpha * q[i];
+    r[i] = v;
+    t[0] = v * v;
+  }
+};
+
+// s and sh may alias r (no __restrict__ on those three): each element is read before it is written.
+struct BicgstabUpdate {
+  double alpha, omega;
+  const double* __restrict__ ph;
+  const double* sh;
+  const double* s;
+  const double* __restrict__ t;
+  const double* __restrict__ rh;
+  double* __restrict__ x;
+  double* r;
+  __device__ void apply(size64_t i, double* out) const
+  {
+    const double si = s[i], shi = sh[i];
+    x[i] += alpha * ph[i] + omega * shi;
+    const double v = si - omega * t[i];
+    r[i] = v;
+    out[0] = v * v;
+    out[1] = rh[i] * v;
+  }
+};
+
+// Launches the fused update and returns its K sums to `out` (host); synchronises the stream.
+// The grid depends only on n, so the sums are bitwise reproducible.
+template <int K, class Op>
+void fused_update(stream_t s, size64_t n, const Op& op, double* out, double* workspace)
+{
+  if (n <= 0) {
+    for (int j = 0; j < K; ++j) out[j] = 0.0;
+    return;
+  }
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dots_max_blocks);
+  double* results = workspace + size64_t(K) * nb;
+  fused_update_kernel<K><<<nb, cuda_detail::default_block, 0, s>>>(n, op, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  dots_sum_kernel<<<K, 512, 0, s>>>(static_cast<int>(nb), workspace, results);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(out, results, sizeof(double) * K, cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+// Own tall-skinny GEMVs (the alternative to cuBLAS, KrylovConfig::cublas_gemv = false): columns
+// j < k <= gemv_max_cols of V, one pass over the rows. gemv_t: each thread accumulates its rows'
+// k products in registers; the block partials go to partial[j * gridDim.x + b] for dots_sum_kernel.
+constexpr int gemv_max_cols = 32;
+
+__global__ void gemv_t_partial_kernel(size64_t n, int k, const double* __restrict__ V, const double* __restrict__ w,
+                                      double* __restrict__ partial)
+{
+  multi_dot_partial<gemv_max_cols>(n, k, MatrixColumns{V, n}, w, partial);
+}
+
+template <bool ReadY>
+__global__ void gemv_n_kernel(size64_t n, int k, double a, const double* __restrict__ V, const double* __restrict__ h,
+                              double b, double* __restrict__ y)
+{
+  __shared__ double hs[gemv_max_cols];
+  if (threadIdx.x < k) hs[threadIdx.x] = h[threadIdx.x];
+  __syncthreads();
+  for (size64_t i = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; i < n; i += size64_t(gridDim.x) * blockDim.x) {
+    double v = 0.0;
+#pragma unroll
+    for (int j = 0; j < gemv_max_cols; ++j)
+      if (j < k) v += V[i + j * n] * hs[j];
+    y[i] = ReadY ? a * v + b * y[i] : a * v;
+  }
+}
+
+void check_cublas(cublasStatus_t st, const char* what)
+{
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusString(st));
+}
+
+FusedVectors fused(int k, const double* a, const double* const* xs)
+{
+  if (k < 0 || k > max_fused_vectors) throw std::invalid_argument("fused vector kernel: k must be in 0..16");
+  FusedVectors v{};
+  for (int j = 0; j < k; ++j) {
+    v.x[j] = xs[j];
+    v.a[j] = a ? a[j] : 0.0;
+  }
+  return v;
+}
+
+}  // namespace
+
+void fill(stream_t s, size64_t n, double value, double* x)
+{
+  if (n <= 0) return;
+  fill_kernel<<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, value, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void axpby(stream_t s, size64_t n, double a, const double* x, double b, double* y)
+{
+  if (n <= 0) return;
+  if (b == 0.0)
+    axpby_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, a, x, b, y);
+  else
+    axpby_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, a, x, b, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void axpbypcz(stream_t s, size64_t n, double a, const double* x, double b, const double* y, double c, double* z)
+{
+  if (n <= 0) return;
+  if (c == 0.0)
+    axpbypcz_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, a, x, b, y, c, z);
+  else
+    axpbypcz_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, a, x, b, y, c, z);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+double dot(stream_t s, size64_t n, const double* x, const double* y, double* workspace)
+{
+  if (n <= 0) return 0.0;
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dot_max_blocks);
+  dot_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, x, y, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  sum_partials_kernel<<<1, 1024, 0, s>>>(static_cast<int>(nb), workspace, workspace + dot_max_blocks);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  double result = 0.0;
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(&result, workspace + dot_max_blocks, sizeof(double), cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  return result;
+}
+
+void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace)
+{
+  static const int blocks = [] {  // one full wave on the current device
+    int dev = 0, sms = 0, per_sm = 0;
+    BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BLOCKRES_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_sum_kernel, cuda_detail::default_block, 0));
+    return std::clamp(sms * std::max(per_sm, 1), 1, stream_sum_blocks);
+  }();
+  stream_sum_kernel<<<blocks, cuda_detail::default_block, 0, s>>>(n, x, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  sum_partials_kernel<<<1, 1024, 0, s>>>(blocks, workspace, result);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void dot_to_device(stream_t s, size64_t n, const double* x, const double* y, double* result, double* workspace)
+{
+  if (n <= 0) {
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(double), s));
+    return;
+  }
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dot_max_blocks);
+  dot_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, x, y, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  sum_partials_kernel<<<1, 1024, 0, s>>>(static_cast<int>(nb), workspace, result);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void dots(stream_t s, size64_t n, int k, const double* const* xs, const double* y, double* out, double* workspace)
+{
+  const FusedVectors v = fused(k, nullptr, xs);
+  if (k == 0) return;
+  if (n <= 0) {
+    for (int j = 0; j < k; ++j) out[j] = 0.0;
+    return;
+  }
+  // The grid depends only on n, so every result is bitwise reproducible.
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dots_max_blocks);
+  double* results = workspace + size64_t(k) * nb;
+  dots_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, k, v, y, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  dots_sum_kernel<<<k, 512, 0, s>>>(static_cast<int>(nb), workspace, results);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(out, results, sizeof(double) * k, cudaMemcpyDeviceToHost, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void multi_axpby(stream_t s, size64_t n, int k, const double* a, const double* const* xs, double b, double* y)
+{
+  const FusedVectors v = fused(k, a, xs);
+  if (n <= 0) return;
+  if (b == 0.0)
+    multi_axpby_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, v, b, y);
+  else
+    multi_axpby_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, v, b, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+double axpby_norm2(stream_t s, size64_t n, double a, const double* x, double b, double* y, double* workspace)
+{
+  double out = 0.0;
+  fused_update<1>(s, n, AxpbyNorm2{a, b, x, y}, &out, workspace);
+  return out;
+}
+
+double cg_update(stream_t s, size64_t n, double alpha, const double* p, const double* q, double* x, double* r,
+                 double* workspace)
+{
+  double out = 0.0;
+  fused_update<1>(s, n, CgUpdate{alpha, p, q, x, r}, &out, workspace);
+  return out;
+}
+
+void bicgstab_update(stream_t s, size64_t n, double alpha, const double* ph, double omega, const double* sh,
+                     const double* s_, const double* t, const double* rh, double* x, double* r, double* out,
+                     double* workspace)
+{
+  fused_update<2>(s, n, BicgstabUpdate{alpha, omega, ph, sh, s_, t, rh, x, r}, out, workspace);
+}
+
+void gemv_t(blas_handle_t h, size64_t n, int k, const double* V, const double* w, double* out)
+{
+  const double one = 1.0, zero = 0.0;
+  check_cublas(cublasDgemv_64(h, CUBLAS_OP_T, n, k, &one, V, n, w, 1, &zero, out, 1), "cublasDgemv (V^T w)");
+}
+
+void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const double* hv, double b, double* y)
+{
+  check_cublas(cublasDgemv_64(h, CUBLAS_OP_N, n, k, &a, V, n, hv, 1, &b, y, 1), "cublasDgemv (V h)");
+}
+
+void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace)
+{
+  if (k < 1 || k > gemv_max_cols) throw std::invalid_argument("gemv_t_own: k must be in 1..32");
+  if (n <= 0) {
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(double) * k, s));
+    return;
+  }
+  const unsigned nb = grid_for(n, cuda_detail::default_block, dots_max_blocks);
+  gemv_t_partial_kernel<<<nb, cuda_detail::default_block, 0, s>>>(n, k, V, w, workspace);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  dots_sum_kernel<<<k, 512, 0, s>>>(static_cast<int>(nb), workspace, out);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y)
+{
+  if (k < 1 || k > gemv_max_cols) throw std::invalid_argument("gemv_n_own: k must be in 1..32");
+  if (n <= 0) return;
+  if (b == 0.0)
+    gemv_n_kernel<false><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, a, V, h, b, y);
+  else
+    gemv_n_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, a, V, h, b, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace blockres::kernels::cuda

@@ -1,0 +1,203 @@
+// CUDA CPR kernels against their CPU references on fresh random input (odd sizes, bs in
+// {1, 2, 3, 5, 8, 17, 33, 64}, outputs poisoned with NaN): quasi-IMPES weights (one thread per
+// cell up to bs 8, a thread block per cell above) with a singular block reported in info at the
+// same cell, pressure-matrix values, restriction, prolongation; then the whole CPR preconditioner
+// on both backends (one application, and GMRES iteration counts), with quasi- and with true-IMPES
+// weights. Label `gpu`.
+#include "kernels/batched/block_diag.hpp"
+#include "kernels/cpr/cpr.hpp"
+#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+#include "linalg/test/gpu_test_util.hpp"
+#include "linalg/test/random_matrix.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <span>
+
+using namespace blockres;
+namespace kc = blockres::kernels::cpu;
+namespace kg = blockres::kernels::cuda;
+
+namespace {
+
+const double nan_v = std::numeric_limits<double>::quiet_NaN();
+const int block_sizes[] = {1, 2, 3, 5, 8, 17, 33, 64};
+
+ExecPtr gpu() { return test::backends().gpu; }
+ExecPtr cpu() { return test::backends().cpu; }
+
+template <class T>
+Array<T> upload(const std::vector<T>& h)
+{
+  return Array<T>(gpu(), std::span<const T>(h));
+}
+
+template <class T>
+Array<T> poisoned(size64_t n, T v)
+{
+  return upload(std::vector<T>(static_cast<std::size_t>(n), v));
+}
+
+// Odd number of cells, fresh per call.
+index_t odd_cells(int bs) { return static_cast<index_t>((bs > 16 ? 61 : 1001) + 2 * (test::rng()() % 50)); }
+
+struct Case {
+  test::TestMatrix m;
+  std::vector<index_t> diag;
+};
+
+Case random_case(int bs, index_t singular_row = -1)
+{
+  Case c;
+  const index_t n = odd_cells(bs);
+  c.m.bs = bs;
+  c.m.pattern = test::random_pattern(n, n, 3);
+  c.m.values = test::random_values(c.m.pattern, bs, 2.0 * bs);
+  c.diag.resize(n);
+  for (index_t r = 0; r < n; ++r) c.diag[r] = c.m.pattern.find(r, r);
+  if (singular_row >= 0 && singular_row < n) {
+    const std::size_t k = c.diag[singular_row];
+    for (int i = 0; i < bs; ++i) c.m.values[(k * bs + i) * bs + bs / 2] = 0.0;  // a zero column
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST(CprGpu, QuasiImpesWeights)
+{
+  for (int bs : block_sizes) {
+    const index_t singular = 7;
+    auto c = random_case(bs, singular);
+    const index_t n = c.m.pattern.nrows;
+    std::vector<double> wc(std::size_t(n) * bs, nan_v);
+    std::vector<int> ic(n, -1);
+    kc::cpr_quasi_impes_weights(n, bs, c.diag.data(), c.m.values.data(), wc.data(), ic.data());
+    auto diag = upload(c.diag);
+    auto vals = upload(c.m.values);
+    auto wg = poisoned<double>(size64_t(n) * bs, nan_v);
+    auto ig = poisoned<int>(n, -1);
+    kg::cpr_quasi_impes_weights(gpu()->stream(), n, bs, diag.data(), vals.data(), wg.data(), ig.data());
+    const auto w = wg.to_host();
+    const auto info = ig.to_host();
+    EXPECT_NE(info[singular], 0) << "bs " << bs;
+    EXPECT_EQ(info, ic) << "bs " << bs;
+    double worst = 0.0;
+    for (index_t r = 0; r < n; ++r) {
+      if (ic[r] != 0) continue;
+      for (int a = 0; a < bs; ++a) {
+        const double g = w[std::size_t(r) * bs + a], h = wc[std::size_t(r) * bs + a];
+        ASSERT_TRUE(std::isfinite(g)) << "bs " << bs << " cell " << r;
+        worst = std::max(worst, std::abs(g - h));  // max |w| = 1 in every cell
+      }
+    }
+    std::printf("bs %2d, %5d cells: weights max |gpu - cpu| = %.2e\n", bs, n, worst);
+    EXPECT_LT(worst, 1e-11 * bs) << "bs " << bs;
+  }
+}
+
+TEST(CprGpu, PressureValuesRestrictProlong)
+{
+  for (int bs : block_sizes) {
+    auto c = random_case(bs);
+    const index_t n = c.m.pattern.nrows;
+    const index_t nnzb = c.m.pattern.nnzb();
+    const std::size_t bb = std::size_t(bs) * bs;
+    const auto w = test::random_vector(size64_t(n) * bs);
+    const auto x = test::random_vector(size64_t(n) * bs);
+    const auto xp = test::random_vector(n);
+    auto rp_d = upload(c.m.pattern.row_ptr);
+    auto vals = upload(c.m.values);
+    auto wd = upload(w);
+    auto xd = upload(x);
+    auto xpd = upload(xp);
+    const auto s = gpu()->stream();
+
+    // Pressure values: each entry a sum of bs products, compared within the rounding bound.
+    std::vector<double> apc(nnzb, nan_v), sum_abs(nnzb, 0.0);
+    kc::cpr_pressure_values(n, bs, c.m.pattern.row_ptr.data(), c.m.values.data(), w.data(), apc.data());
+    for (index_t r = 0; r < n; ++r)
+      for (index_t k = c.m.pattern.row_ptr[r]; k < c.m.pattern.row_ptr[r + 1]; ++k)
+        for (int a = 0; a < bs; ++a) sum_abs[k] += std::abs(w[std::size_t(r) * bs + a] * c.m.values[k * bb + a * bs]);
+    auto apg = poisoned<double>(nnzb, nan_v);
+    kg::cpr_pressure_values(s, n, bs, rp_d.data(), vals.data(), wd.data(), apg.data());
+    EXPECT_LE(test::rounding_units(apg.to_host(), apc, sum_abs, bs), 1.0) << "pressure values, bs " << bs;
+
+    // Restriction.
+    std::vector<double> rc(n, nan_v), rabs(n, 0.0);
+    kc::cpr_restrict(n, bs, w.data(), x.data(), rc.data());
+    for (index_t r = 0; r < n; ++r)
+      for (int a = 0; a < bs; ++a) rabs[r] += std::abs(w[std::size_t(r) * bs + a] * x[std::size_t(r) * bs + a]);
+    auto rg = poisoned<double>(n, nan_v);
+    kg::cpr_restrict(s, n, bs, wd.data(), xd.data(), rg.data());
+    EXPECT_LE(test::rounding_units(rg.to_host(), rc, rabs, bs), 1.0) << "restrict, bs " << bs;
+
+    // Prolongation: one addition per pressure entry, the rest untouched (bitwise).
+    std::vector<double> pc(x);
+    kc::cpr_prolong_add(n, bs, xp.data(), pc.data());
+    kg::cpr_prolong_add(s, n, bs, xpd.data(), xd.data());
+    EXPECT_EQ(xd.to_host(), pc) << "prolong_add, bs " << bs;
+  }
+}
+
+TEST(CprGpu, PreconditionerAgreesWithCpu)
+{
+  for (int bs : {1, 3, 8, 17}) {
+    const auto tm = test::convection_diffusion(11, 9, 7, bs, 1.5);
+    auto Ac = test::upload(cpu(), tm);
+    auto Ag = test::upload(gpu(), tm);
+    PreconditionerOptions o;
+    auto Mc = make_preconditioner(PreconditionerType::cpr, cpu(), o);
+    auto Mg = make_preconditioner(PreconditionerType::cpr, gpu(), o);
+    ASSERT_TRUE(Mc->setup(Ac).ok);
+    const auto st = Mg->setup(Ag);
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_EQ(Mc->name(), Mg->name());
+    const auto hr = test::random_vector(Ac.scalar_rows());
+    Vector rc(cpu(), std::span<const double>(hr)), rg(gpu(), std::span<const double>(hr));
+    Vector zc(cpu(), rc.size());
+    Vector zg = poisoned<double>(rg.size(), nan_v);
+    Mc->apply(rc, zc);
+    Mg->apply(rg, zg);
+    EXPECT_LT(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-9) << "bs " << bs;
+    test::expect_gmres_agrees(Ac, *Mc, Ag, *Mg, hr, 300, "cpr bs " + std::to_string(bs));
+  }
+}
+
+// True-IMPES: CPR with weights from given accumulation blocks (random, one per cell, not A's
+// diagonal blocks) on both backends: the same weights, one application and GMRES agree.
+TEST(CprGpu, TrueImpesAgreesWithCpu)
+{
+  for (int bs : {1, 3, 8, 17}) {
+    const auto tm = test::convection_diffusion(11, 9, 7, bs, 1.5);
+    auto Ac = test::upload(cpu(), tm);
+    auto Ag = test::upload(gpu(), tm);
+    const std::size_t bb = std::size_t(bs) * bs;
+    const index_t n = Ac.nrows();
+    auto hc = test::random_vector(size64_t(n) * bb);
+    for (index_t r = 0; r < n; ++r)
+      for (int a = 0; a < bs; ++a) hc[r * bb + a * bs + a] += 2.0 * bs;
+    Vector Cc(cpu(), std::span<const double>(hc)), Cg(gpu(), std::span<const double>(hc));
+    PreconditionerOptions o;
+    o.cpr.weights = CprWeights::true_impes;
+    CprPreconditioner Mc(cpu(), o.cpr), Mg(gpu(), o.cpr);
+    Mc.set_accumulation_blocks(Cc);
+    Mg.set_accumulation_blocks(Cg);
+    ASSERT_TRUE(Mc.setup(Ac).ok);
+    const auto st = Mg.setup(Ag);
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_EQ(Mc.name(), Mg.name());
+    EXPECT_LT(test::max_rel_diff(Mg.weights().to_host(), Mc.weights().to_host()), 1e-11 * bs) << "bs " << bs;
+    const auto hr = test::random_vector(Ac.scalar_rows());
+    Vector rc(cpu(), std::span<const double>(hr)), rg(gpu(), std::span<const double>(hr));
+    Vector zc(cpu(), rc.size());
+    Vector zg = poisoned<double>(rg.size(), nan_v);
+    Mc.apply(rc, zc);
+    Mg.apply(rg, zg);
+    EXPECT_LT(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-9) << "bs " << bs;
+    test::expect_gmres_agrees(Ac, Mc, Ag, Mg, hr, 300, "cpr true-impes bs " + std::to_string(bs));
+  }
+}

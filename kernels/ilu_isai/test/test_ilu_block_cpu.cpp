@@ -1,0 +1,301 @@
+// Block ILU(0) CPU references: (L U)(i, j) = A(i, j) on the block pattern of random, banded and
+// stencil-like BSR matrices (bs 1..64, odd sizes); the same preconditioner as the scalar ILU(0) of
+// the scalar view (equal factor products, so equal applications); exact LU (and solve) on block
+// tridiagonal matrices; the triangular solves by multiplying back (in place too); singular
+// diagonal blocks reported by block row; the Gauss–Jordan inverse; the block-view ISAI kinds of
+// the block factors (unit_block_lower, block_upper) by their defining residual.
+#include "kernels/spmv/bsr_to_csr.hpp"
+#include "kernels/ilu_isai/ilu.hpp"
+#include "kernels/ilu_isai/ilu_block.hpp"
+#include "kernels/ilu_isai/isai_block.hpp"
+#include "kernels/ilu_isai/test/ilu_block_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <string>
+
+using namespace blockres;
+using namespace blockres::test_ilu_block;
+using kernels::IluSchedule;
+namespace kc = blockres::kernels::cpu;
+
+namespace {
+
+constexpr int block_sizes[] = {1, 2, 3, 5, 8, 17, 33, 64};
+
+IluSchedule schedule_of(const HostBsr& A) { return kernels::ilu_schedule(A.n, A.row_ptr.data(), A.col.data()); }
+
+// Block rows so that every size stays quick: fewer rows for large blocks.
+index_t rows_for(int bs) { return bs <= 8 ? 61 : bs <= 17 ? 23 : 9; }
+
+struct Factored {
+  HostBsr F;
+  std::vector<double> dinv;
+  int info;
+};
+
+Factored factor(const HostBsr& A, const IluSchedule& s)
+{
+  Factored f{A, std::vector<double>(static_cast<std::size_t>(A.n * A.bs2()), 0.0), 0};
+  f.info = kc::block_ilu0_factor(s, f.F.view(), f.dinv.data());
+  return f;
+}
+
+double rel(const std::vector<double>& x, const std::vector<double>& y) { return test_ilu::rel_diff(x, y); }
+
+}  // namespace
+
+TEST(BlockIlu0Cpu, InvertIsTheInverse)
+{
+  for (int bs : block_sizes) {
+    std::vector<double> A(size64_t(bs) * bs), W, work(3 * bs);
+    for (auto& v : A) v = uniform();
+    for (int a = 0; a < bs; ++a) A[a * bs + a] += 0.5 * bs;  // well conditioned, still pivots
+    W = A;
+    ASSERT_TRUE(kc::block_ilu0_invert(bs, W.data(), work.data())) << bs;
+    double worst = 0.0;
+    for (int r = 0; r < bs; ++r)
+      for (int c = 0; c < bs; ++c) {
+        double s = r == c ? -1.0 : 0.0;
+        for (int m = 0; m < bs; ++m) s += A[r * bs + m] * W[m * bs + c];
+        worst = std::max(worst, std::abs(s));
+      }
+    EXPECT_LE(worst, 100 * bs * DBL_EPSILON) << "bs " << bs;
+  }
+  // A permutation (every step interchanges) and singular blocks.
+  std::vector<double> P{0, 1, 0, 0, 0, 1, 1, 0, 0}, work(9);
+  ASSERT_TRUE(kc::block_ilu0_invert(3, P.data(), work.data()));
+  EXPECT_EQ(P, (std::vector<double>{0, 0, 1, 1, 0, 0, 0, 1, 0}));
+  std::vector<double> S{1, 2, 3, 2, 4, 6, 1, 0, 1};
+  EXPECT_FALSE(kc::block_ilu0_invert(3, S.data(), work.data()));
+  std::vector<double> N{1, 0, 0, std::nan("")};
+  EXPECT_FALSE(kc::block_ilu0_invert(2, N.data(), work.data()));
+}
+
+TEST(BlockIlu0Cpu, ProductMatchesAOnThePattern)
+{
+  for (int bs : block_sizes)
+    for (int variant = 0; variant < 3; ++variant) {
+      const index_t n = rows_for(bs) + variant * 2;
+      HostBsr A = variant == 0   ? dominant(random_pattern(n, bs, 3))
+                  : variant == 1 ? dominant(random_pattern(n, bs, 4, 3))
+                                 : dominant(random_pattern(n, bs, 1));
+      const IluSchedule s = schedule_of(A);
+      const Factored f = factor(A, s);
+      ASSERT_EQ(f.info, 0) << "bs " << bs;
+      const double res = pattern_residual(A, f.F);
+      EXPECT_LE(res, 64 * bs * DBL_EPSILON) << "bs " << bs << " variant " << variant;
+      // D_i is the inverse of U_ii.
+      for (index_t i = 0; i < A.n; i += 7) {
+        std::vector<double> I(A.bs2(), 0.0);
+        gemm_acc(bs, 1.0, f.F.block(s.diag[i]), f.dinv.data() + i * A.bs2(), I.data());
+        for (int a = 0; a < bs; ++a) I[a * bs + a] -= 1.0;
+        EXPECT_LE(test_ilu::max_abs(I), 1e3 * bs * DBL_EPSILON) << "bs " << bs << " row " << i;
+      }
+    }
+}
+
+// Scalar ILU(0) of the scalar view is block ILU(0) with unpivoted diagonal LU; the factor
+// product L U (on and off the pattern) is the same matrix, so the two preconditioners agree.
+TEST(BlockIlu0Cpu, AppliesLikeScalarIlu0OfTheScalarView)
+{
+  for (int bs : block_sizes) {
+    const HostBsr A = dominant(random_pattern(rows_for(bs), bs, 3, 5));
+    const IluSchedule s = schedule_of(A);
+    const Factored f = factor(A, s);
+    ASSERT_EQ(f.info, 0);
+    const size64_t N = A.scalar_rows(), nnz = size64_t(A.col.size()) * A.bs2();
+    test_ilu::Csr C;
+    C.n = static_cast<index_t>(N);
+    C.row_ptr.resize(N + 1);
+    C.col.resize(nnz);
+    C.val.resize(nnz);
+    kc::bsr_to_csr(A.cview(), C.row_ptr.data(), C.col.data(), C.val.data());
+    const IluSchedule cs = kernels::ilu_schedule(C.n, C.row_ptr.data(), C.col.data());
+    ASSERT_EQ(kc::ilu0_factor(cs, C.view()), 0);
+    const auto b = random_vector(N);
+    std::vector<double> xs(N), xb(N), t(N);
+    kc::ilu0_lower_solve(cs, C.cview(), b.data(), t.data());
+    kc::ilu0_upper_solve(cs, C.cview(), t.data(), xs.data());
+    kc::block_ilu0_lower_solve(s, f.F.cview(), b.data(), t.data());
+    kc::block_ilu0_upper_solve(s, f.F.cview(), f.dinv.data(), t.data(), xb.data());
+    EXPECT_LE(rel(xb, xs), 1e-11) << "bs " << bs;
+  }
+}
+
+TEST(BlockIlu0Cpu, ExactOnBlockTridiagonalMatrices)
+{
+  for (int bs : block_sizes) {
+    const HostBsr A = dominant(block_tridiagonal_pattern(rows_for(bs), bs));
+    const IluSchedule s = schedule_of(A);
+    EXPECT_EQ(s.lower_levels(), A.n);  // a chain: one block row per level
+    const Factored f = factor(A, s);
+    ASSERT_EQ(f.info, 0);
+    const auto b = random_vector(A.scalar_rows());
+    std::vector<double> x(b), t(b.size());
+    kc::block_ilu0_lower_solve(s, f.F.cview(), b.data(), t.data());
+    kc::block_ilu0_upper_solve(s, f.F.cview(), f.dinv.data(), t.data(), x.data());
+    EXPECT_LE(rel(times(A, x), b), 1e-12) << "bs " << bs;
+  }
+}
+
+TEST(BlockIlu0Cpu, SolvesInvertTheFactorsAlsoInPlace)
+{
+  for (int bs : {1, 3, 8, 33}) {
+    const HostBsr A = dominant(random_pattern(rows_for(bs), bs, 4));
+    const IluSchedule s = schedule_of(A);
+    const Factored f = factor(A, s);
+    ASSERT_EQ(f.info, 0);
+    const auto b = random_vector(A.scalar_rows());
+    std::vector<double> y(b.size()), z(b.size());
+    kc::block_ilu0_lower_solve(s, f.F.cview(), b.data(), y.data());
+    EXPECT_LE(rel(lower_times(f.F, y), b), 1e-13) << bs;
+    kc::block_ilu0_upper_solve(s, f.F.cview(), f.dinv.data(), b.data(), z.data());
+    EXPECT_LE(rel(upper_times(f.F, z), b), 1e-12) << bs;
+    std::vector<double> inplace(b);
+    kc::block_ilu0_lower_solve(s, f.F.cview(), inplace.data(), inplace.data());
+    EXPECT_EQ(inplace, y);
+    inplace = b;
+    kc::block_ilu0_upper_solve(s, f.F.cview(), f.dinv.data(), inplace.data(), inplace.data());
+    EXPECT_EQ(inplace, z);
+  }
+}
+
+TEST(BlockIlu0Cpu, SingularDiagonalBlockIsReportedByBlockRow)
+{
+  for (int bs : {1, 2, 5, 17}) {
+    // A zero block row: U_ii = 0.
+    HostBsr A = dominant(random_pattern(19, bs, 3));
+    for (index_t p = A.row_ptr[11]; p < A.row_ptr[12]; ++p) std::fill_n(A.block(p), A.bs2(), 0.0);
+    for (index_t p = A.row_ptr[15]; p < A.row_ptr[16]; ++p) std::fill_n(A.block(p), A.bs2(), 0.0);
+    EXPECT_EQ(factor(A, schedule_of(A)).info, 12) << bs;
+    // A rank-deficient diagonal block without couplings (rows 1 and 0 proportional): caught by
+    // the relative pivot threshold even when rounding leaves a tiny nonzero pivot.
+    if (bs >= 2) {
+      HostBsr B = dominant(random_pattern(9, bs, 0));
+      double* d = B.block(B.find(4, 4));
+      for (int c = 0; c < bs; ++c) d[bs + c] = 3.0 * d[c];
+      EXPECT_EQ(factor(B, schedule_of(B)).info, 5) << bs;
+    }
+    // Not finite.
+    HostBsr C = dominant(random_pattern(9, bs, 2));
+    C.block(C.find(6, 6))[0] = std::nan("");
+    EXPECT_EQ(factor(C, schedule_of(C)).info, 7) << bs;
+  }
+}
+
+TEST(BlockIlu0Cpu, ArgumentsAreChecked)
+{
+  HostBsr A = dominant(random_pattern(5, 2, 1));
+  const IluSchedule s = schedule_of(A);
+  HostBsr B = dominant(random_pattern(6, 2, 1));
+  std::vector<double> d(100);
+  EXPECT_THROW(kc::block_ilu0_factor(s, B.view(), d.data()), std::invalid_argument);
+  auto v = A.view();
+  v.ncols = 4;
+  EXPECT_THROW(kc::block_ilu0_factor(s, v, d.data()), std::invalid_argument);
+  // Empty matrix.
+  HostBsr E;
+  const IluSchedule es = schedule_of(E);
+  EXPECT_EQ(kc::block_ilu0_factor(es, E.view(), nullptr), 0);
+}
+
+// The ISAI kinds of block factors read L with identity diagonal blocks and U with dense diagonal
+// blocks from the BSR-stored factors; the existing unit_lower / upper kinds read the scalar ILU's
+// triangles instead, which is a different matrix here.
+TEST(BlockIlu0Cpu, IsaiOfTheBlockFactors)
+{
+  for (int bs : {1, 2, 3, 5, 8, 17}) {
+    const index_t n = bs <= 8 ? 23 : 9;
+    const HostBsr A = dominant(random_pattern(n, bs, 3, 4));
+    const Factored f = factor(A, schedule_of(A));
+    ASSERT_EQ(f.info, 0);
+    for (int power : {1, 2})
+      for (bool lower : {true, false}) {
+        const auto kind = lower ? kernels::IsaiKind::unit_block_lower : kernels::IsaiKind::block_upper;
+        const auto p = kernels::isai_block_pattern(kind, n, bs, A.row_ptr.data(), A.col.data(), power);
+        std::vector<double> m(size64_t(p.nnzb()) * A.bs2(), std::nan(""));
+        const kernels::BlockValuesView<const double> v{n, bs, A.row_ptr.data(), A.col.data(), f.F.val.data(),
+                                                       kernels::BlockStorage::bsr};
+        ASSERT_EQ(kc::isai_block_generate(p, v, m.data()), 0);
+        const auto T = dense_factor(f.F, lower);
+        EXPECT_LE(isai_residual(T, A.scalar_rows(), bs, p.row_ptr, p.col, m), 1e-13)
+            << "bs " << bs << " power " << power << (lower ? " L" : " U");
+        // The scalar-ILU kinds give another matrix (they read U_ii's triangles).
+        if (bs > 1) {
+          const auto q = kernels::isai_block_pattern(lower ? kernels::IsaiKind::unit_lower : kernels::IsaiKind::upper,
+                                                     n, bs, A.row_ptr.data(), A.col.data(), power);
+          std::vector<double> m2(m.size());
+          kc::isai_block_generate(q, v, m2.data());
+          EXPECT_GT(rel(m2, m), 1e-6) << "bs " << bs;
+        }
+      }
+  }
+}
+
+// Iterative block ILU(0): the sweeps stop changing anything after finitely many (the longest chain
+// of entries that depend on each other: across the levels and along each row), and that fixed point
+// is block_ilu0_factor's factors and inverses (to rounding; the sums run in the same order); a few
+// sweeps leave a residual on the pattern far below the start's; the start itself is
+// L = lower(A) D(A), U = upper(A).
+TEST(BlockIlu0Cpu, IterativeSweepsReachTheExactFactors)
+{
+  for (int bs : {1, 2, 3, 5, 17})
+    for (int variant = 0; variant < 2; ++variant) {
+      const index_t n = rows_for(bs) + 2 * variant + 1;
+      const HostBsr A = variant == 0 ? dominant(random_pattern(n, bs, 3)) : dominant(random_pattern(n, bs, 4, 3));
+      const IluSchedule s = schedule_of(A);
+      const Factored exact = factor(A, s);
+      ASSERT_EQ(exact.info, 0);
+      const auto plan = kernels::block_ilu_sweep_plan(s, A.n, A.row_ptr.data(), A.col.data());
+      ASSERT_EQ(plan.row_of.size(), A.col.size());
+      ASSERT_EQ(plan.pair_ptr.back(), plan.pair_l.size());
+      HostBsr F = A, G = A;
+      std::vector<double> dinv(A.n * A.bs2(), std::numeric_limits<double>::quiet_NaN());
+      ASSERT_EQ(kc::block_ilu_invert_diagonal(s, A.cview(), dinv.data()), 0);
+      std::fill(F.val.begin(), F.val.end(), std::numeric_limits<double>::quiet_NaN());  // poisoned
+      kc::block_ilu_sweep(plan, A.cview(), nullptr, dinv.data(), F.val.data(), false);
+      for (index_t i = 0; i < A.n; ++i)  // the start: U = upper(A), L = lower(A) D(A)
+        for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+          std::vector<double> want(A.bs2(), 0.0);
+          if (A.col[p] < i) gemm_acc(bs, 1.0, A.block(p), dinv.data() + A.col[p] * A.bs2(), want.data());
+          else want.assign(A.block(p), A.block(p) + A.bs2());
+          for (int e = 0; e < A.bs2(); ++e) ASSERT_EQ(F.block(p)[e], want[e]) << "bs " << bs << " block " << p;
+        }
+      const double start = pattern_residual(A, F);
+      double after2 = 0.0;
+      int sweeps = 0;
+      for (bool changed = true; changed; ++sweeps) {
+        ASSERT_LT(sweeps, 1000) << "bs " << bs << ": no fixed point";
+        std::fill(G.val.begin(), G.val.end(), std::numeric_limits<double>::quiet_NaN());
+        kc::block_ilu_sweep(plan, A.cview(), F.val.data(), dinv.data(), G.val.data(), true);
+        changed = G.val != F.val;
+        std::swap(F.val, G.val);
+        ASSERT_EQ(kc::block_ilu_invert_diagonal(s, F.cview(), dinv.data()), 0);
+        if (sweeps == 1) after2 = pattern_residual(A, F);
+      }
+      EXPECT_LE(rel(F.val, exact.F.val), 1e-12) << "bs " << bs << " after " << sweeps << " sweeps";
+      EXPECT_LE(rel(dinv, exact.dinv), 1e-12) << "bs " << bs;
+      EXPECT_LE(pattern_residual(A, F), 64 * bs * DBL_EPSILON) << "bs " << bs;
+      EXPECT_LT(after2, 0.5 * start) << "bs " << bs;
+      std::printf("bs %2d, %3d block rows, %3d levels: pattern residual %.2e at the start, %.2e after 2 sweeps, "
+                  "fixed after %d\n", bs, A.n, static_cast<int>(s.lower_levels()), start, after2, sweeps);
+    }
+}
+
+// The inverted diagonal blocks of block_ilu_invert_diagonal are block_ilu0_invert's, and a singular
+// block is reported by its row.
+TEST(BlockIlu0Cpu, InvertDiagonalReportsTheFirstSingularRow)
+{
+  HostBsr A = dominant(random_pattern(31, 3, 3));
+  const IluSchedule s = schedule_of(A);
+  std::vector<double> dinv(A.n * A.bs2());
+  ASSERT_EQ(kc::block_ilu_invert_diagonal(s, A.cview(), dinv.data()), 0);
+  std::vector<double> W(A.block(s.diag[4]), A.block(s.diag[4]) + A.bs2()), work(9);
+  ASSERT_TRUE(kc::block_ilu0_invert(3, W.data(), work.data()));
+  for (int e = 0; e < 9; ++e) EXPECT_EQ(dinv[4 * 9 + e], W[e]);
+  for (index_t i : {17, 9})
+    std::fill(A.val.begin() + s.diag[i] * 9, A.val.begin() + s.diag[i] * 9 + 9, 0.0);
+  EXPECT_EQ(kc::block_ilu_invert_diagonal(s, A.cview(), dinv.data()), 10);
+}

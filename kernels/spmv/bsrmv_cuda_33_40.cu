@@ -1,0 +1,16 @@
+// BSRMV kernel instantiations for block sizes 33..40 (split across files to bound nvcc time).
+#include "kernels/spmv/bsrmv_cuda.cuh"
+
+namespace blockres::kernels::cuda_bsrmv {
+
+namespace {
+template <int... I>
+std::integer_sequence<int, (33 + I)...> shift(std::integer_sequence<int, I...>);
+}
+
+void add_variants_33_40(std::vector<Variant>& out)
+{
+  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 40 - 33 + 1>{})){});
+}
+
+}  // namespace blockres::kernels::cuda_bsrmv

@@ -1,0 +1,123 @@
+// BSR SpMV, row balancing, segmented reduction and the BSR-to-CSR expansion (CPU references) against hand-computed values.
+#include "kernels/spmv/bsr_to_csr.hpp"
+#include "kernels/spmv/bsrmv.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace blockres;
+
+TEST(BsrmvCpu, HandValuesTwoByTwo)
+{
+  // A = [[B00, 0], [B10, B11]] with 2x2 blocks:
+  //   B00 = [1 2; 3 4], B10 = [0 1; 1 0], B11 = [2 0; 0 3]
+  std::vector<index_t> row_ptr{0, 1, 3}, col{0, 0, 1};
+  std::vector<double> val{1, 2, 3, 4, 0, 1, 1, 0, 2, 0, 0, 3};
+  BsrView<const double> A{2, 2, 2, row_ptr.data(), col.data(), val.data()};
+  std::vector<double> x{1, -1, 2, 0.5};
+  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
+  kernels::cpu::bsrmv(A, 1.0, x.data(), 0.0, y.data());
+  // row block 0: [1*1+2*-1, 3*1+4*-1] = [-1, -1]; row block 1: B10 x0 + B11 x1 = [-1, 1] + [4, 1.5]
+  EXPECT_EQ(y, (std::vector<double>{-1, -1, 3, 2.5}));
+  kernels::cpu::bsrmv(A, 2.0, x.data(), -1.0, y.data());  // y = 2 A x - y = A x
+  EXPECT_EQ(y, (std::vector<double>{-1, -1, 3, 2.5}));
+}
+
+TEST(BsrmvCpu, EmptyRowsGiveBetaTimesY)
+{
+  std::vector<index_t> row_ptr{0, 0, 0}, col;
+  std::vector<double> val, x{1, 2, 3};
+  BsrView<const double> A{2, 1, 3, row_ptr.data(), col.data(), val.data()};
+  std::vector<double> y{1, 2, 3, 4, 5, 6};
+  kernels::cpu::bsrmv(A, 5.0, x.data(), 0.5, y.data());
+  EXPECT_EQ(y, (std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3}));
+}
+
+TEST(BalanceRows, SplitsLongRowsKeepsEmptyOnes)
+{
+  // Rows of 0, 7, 2 and 5 blocks, at most 3 blocks per segment.
+  const std::vector<index_t> row_ptr{0, 0, 7, 9, 14};
+  const auto b = kernels::balance_rows(row_ptr.data(), 4, 3);
+  EXPECT_EQ(b.row_ptr, (std::vector<index_t>{0, 0, 3, 6, 7, 9, 12, 14}));
+  EXPECT_EQ(b.seg_ptr, (std::vector<index_t>{0, 1, 4, 5, 7}));
+}
+
+TEST(SegmentReduce, SumsSegmentsWithAlphaBeta)
+{
+  // Two rows of bs 2: row 0 has segments {0, 1}, row 1 has segment {2}.
+  const std::vector<index_t> seg{0, 2, 3};
+  const std::vector<double> partial{1, 2, 10, 20, 5, 7};
+  std::vector<double> y{1, 1, 2, 2};
+  kernels::cpu::segment_reduce(2, 2, seg.data(), partial.data(), 2.0, 0.5, y.data());
+  EXPECT_EQ(y, (std::vector<double>{22.5, 44.5, 11, 15}));
+  std::vector<double> z(4, std::numeric_limits<double>::quiet_NaN());
+  kernels::cpu::segment_reduce(2, 2, seg.data(), partial.data(), 1.0, 0.0, z.data());
+  EXPECT_EQ(z, (std::vector<double>{11, 22, 5, 7}));
+}
+
+TEST(BsrToCsr, HandExampleWithAnEmptyRow)
+{
+  // Block rows: 0 -> blocks (col 1); 1 -> empty; 2 -> blocks (col 0), (col 1). bs = 2.
+  std::vector<index_t> row_ptr{0, 1, 1, 3}, col{1, 0, 1};
+  std::vector<double> val{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  BsrView<const double> A{3, 2, 2, row_ptr.data(), col.data(), val.data()};
+  std::vector<index_t> rp(7), cc(12);
+  std::vector<double> cv(12);
+  kernels::cpu::bsr_to_csr(A, rp.data(), cc.data(), cv.data());
+  EXPECT_EQ(rp, (std::vector<index_t>{0, 2, 4, 4, 4, 8, 12}));
+  EXPECT_EQ(cc, (std::vector<index_t>{2, 3, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_EQ(cv, (std::vector<double>{1, 2, 3, 4, 5, 6, 9, 10, 7, 8, 11, 12}));
+}
+
+// The 32-bit guard of the scalar view (bsr_to_csr and the cuSPARSE paths): 2^31 - 1 rows, columns
+// and entries pass, one more of any of them is an error naming the sizes. Sizes only: nothing of
+// that size is allocated.
+TEST(BsrToCsr, OverflowGuardAtTheInt32Limit)
+{
+  const size64_t limit = 2147483647;  // 2^31 - 1
+  using kernels::check_scalar_view_fits_int32;
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", 1000, 1000, 4, 7000));
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", limit, limit, 1, limit));
+  // bs 64: 524287 blocks are 2147479552 entries, 524288 blocks are 2^31.
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", 1000, 1000, 64, 524287));
+  try {
+    check_scalar_view_fits_int32("ILU(0), scalar view", 1000, 1000, 64, 524288);
+    ADD_FAILURE() << "2^31 entries passed";
+  } catch (const std::overflow_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("ILU(0), scalar view: ", 0), 0u) << m;
+    EXPECT_NE(m.find("524288 blocks"), std::string::npos) << m;
+    EXPECT_NE(m.find("2147483648 entries"), std::string::npos) << m;
+    EXPECT_NE(m.find("2147483647"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  // Rows and columns: 2^28 block rows of bs 8 are 2^31 scalar rows, whatever the entry count.
+  EXPECT_THROW(check_scalar_view_fits_int32("t", size64_t(1) << 28, 10, 8, 10), std::overflow_error);
+  EXPECT_THROW(check_scalar_view_fits_int32("t", 10, size64_t(1) << 28, 8, 10), std::overflow_error);
+  EXPECT_NO_THROW(check_scalar_view_fits_int32("t", (size64_t(1) << 28) - 1, (size64_t(1) << 28) - 1, 8, 10));
+  // Block counts near the int32 limit with large blocks: no wrap-around in the products.
+  EXPECT_THROW(check_scalar_view_fits_int32("t", limit, limit, 64, limit), std::overflow_error);
+}
+
+TEST(BsrToCsr, RefusesAnExpansionOver2To31EntriesBeforeTouchingAnyArray)
+{
+  // One block row of 600000 blocks of 64x64: 2457600000 scalar entries. Only row_ptr is read (the
+  // block count); the column, value and output arrays are null and must stay untouched.
+  const std::vector<index_t> row_ptr{0, 600000};
+  const BsrView<const double> A{1, 600000, 64, row_ptr.data(), nullptr, nullptr};
+  try {
+    kernels::cpu::bsr_to_csr(A, nullptr, nullptr, nullptr);
+    ADD_FAILURE() << "the expansion ran";
+  } catch (const std::overflow_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("bsr_to_csr: ", 0), 0u) << m;
+    EXPECT_NE(m.find("2457600000 entries"), std::string::npos) << m;
+  }
+}

@@ -1,0 +1,64 @@
+// Options of the aggregation AMG (linalg/preconditioners/amg/amg.hpp), apart so that linalg/preconditioners/preconditioner.hpp can
+// hold them among every preconditioner's options without the AMG machinery.
+#pragma once
+
+#include "kernels/common.hpp"
+
+#include <string_view>
+
+namespace blockres {
+
+enum class AmgSmoother { jacobi, l1_jacobi };
+std::string_view to_string(AmgSmoother s);  // "jacobi", "l1_jacobi"
+
+// mis2: aggregates around a distance-2 maximal independent set (root and its strong neighbours,
+// the rest attached to a neighbouring aggregate: about 3^d / 2 rows per aggregate on a d-dimensional
+// stencil); matching: aggregate_size / 2 ... passes of parallel pairwise (handshake) matching.
+enum class AmgAggregation { mis2, matching };
+std::string_view to_string(AmgAggregation a);  // "mis2", "matching"
+
+// Plain: piecewise-constant P (one entry per row). Smoothed: P = (I - omega D^-1 A) P0 with
+// omega = 4 / (3 rho), rho the Gershgorin bound of D^-1 A (smoothed aggregation, Vanek et al.).
+enum class AmgInterpolation { plain, smoothed };
+std::string_view to_string(AmgInterpolation p);  // "plain", "smoothed"
+
+struct AmgOptions {
+  // Strength of connection on level l: i ~ j when |a_ij| >= theta_l * sqrt(|a_ii a_jj|) (either
+  // direction), theta_l = theta * 2^-l (Vanek, Mandel, Brezina: Galerkin operators get denser,
+  // each coupling weaker relative to the diagonal; with a fixed 0.08 the smoothed-aggregation
+  // level 1 of 3D Poisson has no strong couplings at all and coarsening stops).
+  double theta = 0.08;
+  AmgAggregation aggregation = AmgAggregation::mis2;
+  // matching only: nominal aggregate size 2 (one pairwise matching pass), 4 (two passes) or 8 (three), as in
+  // AMGX's size-2/4/8 aggregation and Notay's double pairwise aggregation. A row whose strong
+  // neighbours are all taken joins its strongest neighbour's aggregate, so a few aggregates
+  // exceed the nominal size.
+  int aggregate_size = 8;
+  AmgInterpolation interpolation = AmgInterpolation::smoothed;
+  AmgSmoother smoother = AmgSmoother::jacobi;
+  double jacobi_omega = 2.0 / 3.0;  // damped Jacobi only (l1-Jacobi is undamped)
+  int pre_sweeps = 1;
+  int post_sweeps = 1;
+  int max_levels = 20;
+  // Coarsening stops at this many rows; the coarsest level is factored densely with the batched
+  // LU (at most kernels::batched_lu_max_size = 512 rows). 128: a dense LU of 500 rows cost more
+  // than the rest of a numeric setup of 4,500 rows (CPU), and coarse levels are cheap.
+  index_t max_coarse = 128;
+  // Coarsening also stops when a level keeps more than this fraction of its rows (stagnation).
+  double min_coarsening_ratio = 0.85;
+  // setup() on a matrix with the same structure (row pointers and columns, compared by
+  // content) keeps the aggregates and patterns and only recomputes values (refresh_numeric).
+  bool reuse_structure = true;
+  // Numeric re-setup every this many setup() calls on the same structure: 1 refreshes on every
+  // call; k > 1 lets one hierarchy serve k calls (k Newton iterations, as OPM can keep its CPR
+  // hierarchy): the finest level's operator is then the current matrix, its smoother scaling and
+  // every coarser level those of the last refresh.
+  int refresh_interval = 1;
+  // Numeric re-setups keep the prolongation and restriction of the last full setup and recompute
+  // only the Galerkin operators, smoother scalings and coarse LU (AMGX's structure reuse): cheaper
+  // (no A P0 product, no smoothing of P, no transpose), and P is still a good interpolation while
+  // the matrix changes little (Newton iterations of one time step).
+  bool keep_interpolation = false;
+};
+
+}  // namespace blockres

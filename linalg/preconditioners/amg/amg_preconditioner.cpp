@@ -1,0 +1,458 @@
+// AmgPreconditioner: hierarchy setup (full and numeric-only) and the V-cycle, one driver for both
+// backends on the operations of amg_ops.hpp.
+#include "linalg/preconditioners/amg/amg.hpp"
+
+#include "linalg/preconditioners/amg/amg_ops.hpp"
+
+#include "kernels/batched/batched_lu.hpp"
+#include "linalg/vector_ops.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace blockres {
+
+using amg::Level;
+
+std::string_view to_string(AmgSmoother s)
+{
+  switch (s) {
+    case AmgSmoother::jacobi: return "jacobi";
+    case AmgSmoother::l1_jacobi: return "l1_jacobi";
+  }
+  return "?";
+}
+
+std::string_view to_string(AmgAggregation a)
+{
+  switch (a) {
+    case AmgAggregation::mis2: return "mis2";
+    case AmgAggregation::matching: return "matching";
+  }
+  return "?";
+}
+
+std::string_view to_string(AmgInterpolation p)
+{
+  switch (p) {
+    case AmgInterpolation::plain: return "plain";
+    case AmgInterpolation::smoothed: return "smoothed";
+  }
+  return "?";
+}
+
+std::string AmgStatistics::to_string() const
+{
+  std::string s = fmt::format("AMG: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}{}\n", levels.size(),
+                              operator_complexity, grid_complexity,
+                              coarsest_direct ? "" : " (coarsest level smoothed only)",
+                              plain_fallbacks ? fmt::format(", {} level(s) with a plain P (smoothed product too large)",
+                                                            plain_fallbacks)
+                                              : std::string());
+  for (std::size_t l = 0; l < levels.size(); ++l)
+    s += fmt::format("  level {:2d}: {:>10d} rows {:>12d} nnz {:6.2f} nnz/row\n", l, levels[l].rows, levels[l].nnz,
+                     levels[l].rows ? double(levels[l].nnz) / levels[l].rows : 0.0);
+  return s;
+}
+
+AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::move(exec)), opt_(opt)
+{
+  if (!exec_) throw std::invalid_argument("AmgPreconditioner: null executor");
+  if (opt_.aggregate_size != 2 && opt_.aggregate_size != 4 && opt_.aggregate_size != 8)
+    throw std::invalid_argument("AmgPreconditioner: aggregate_size must be 2, 4 or 8");
+  if (!(opt_.theta >= 0.0)) throw std::invalid_argument("AmgPreconditioner: theta must be >= 0");
+  if (opt_.pre_sweeps < 0 || opt_.post_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: negative sweeps");
+  if (opt_.max_levels < 1) throw std::invalid_argument("AmgPreconditioner: max_levels must be >= 1");
+  if (opt_.refresh_interval < 1) throw std::invalid_argument("AmgPreconditioner: refresh_interval must be >= 1");
+  if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
+    throw std::invalid_argument(
+        fmt::format("AmgPreconditioner: max_coarse must be in 1..{}", kernels::batched_lu_max_size));
+  ops_ = amg::Ops::create(exec_);
+}
+
+AmgPreconditioner::~AmgPreconditioner() = default;
+
+std::string AmgPreconditioner::name() const
+{
+  const std::string agg = opt_.aggregation == AmgAggregation::mis2
+                              ? std::string("mis2 aggregates")
+                              : fmt::format("matched aggregates of {}", opt_.aggregate_size);
+  return fmt::format("amg({}, {}, {} {}/{})", to_string(opt_.interpolation), agg, to_string(opt_.smoother),
+                     opt_.pre_sweeps, opt_.post_sweeps);
+}
+
+amg::CsrRef AmgPreconditioner::level_operator(int l) const
+{
+  return l == 0 ? fine_ : levels_.at(static_cast<std::size_t>(l)).A.ref();
+}
+
+namespace {
+
+amg::Csr host_copy(const amg::CsrRef& A, const Executor& e)
+{
+  amg::Csr C;
+  C.nrows = A.nrows;
+  C.ncols = A.ncols;
+  const index_t nnz = A.nz >= 0 ? A.nz : 0;
+  C.row_ptr.resize(static_cast<std::size_t>(A.nrows) + 1);
+  C.col_ind.resize(static_cast<std::size_t>(nnz));
+  C.values.resize(static_cast<std::size_t>(nnz));
+  if (A.row_ptr) e.copy_to_host(C.row_ptr.data(), A.row_ptr, C.row_ptr.size() * sizeof(index_t));
+  if (nnz) {
+    e.copy_to_host(C.col_ind.data(), A.col_ind, C.col_ind.size() * sizeof(index_t));
+    if (A.values) e.copy_to_host(C.values.data(), A.values, C.values.size() * sizeof(double));
+  }
+  // Rows sorted by column (the CUDA products leave cuSPARSE's order).
+  std::vector<std::pair<index_t, double>> row;
+  for (index_t i = 0; i < C.nrows; ++i) {
+    const index_t b = C.row_ptr[i], e2 = C.row_ptr[i + 1];
+    row.clear();
+    for (index_t p = b; p < e2; ++p) row.emplace_back(C.col_ind[p], C.values[p]);
+    std::sort(row.begin(), row.end());
+    for (index_t p = b; p < e2; ++p) C.col_ind[p] = row[p - b].first, C.values[p] = row[p - b].second;
+  }
+  return C;
+}
+
+}  // namespace
+
+amg::HostLevel AmgPreconditioner::level_host(int l) const
+{
+  const amg::Level& L = levels_.at(static_cast<std::size_t>(l));
+  amg::HostLevel h;
+  h.A = host_copy(level_operator(l), *exec_);
+  if (L.P.nrows) h.P = host_copy(L.P.ref(), *exec_);
+  if (L.R.nrows) h.R = host_copy(L.R.ref(), *exec_);
+  h.agg = L.agg.to_host();
+  h.dinv = L.dinv.to_host();
+  if (L.smoothed) {
+    const double rho = rho_.to_host().at(static_cast<std::size_t>(l));
+    h.sa_omega = rho > 0.0 ? 4.0 / (3.0 * rho) : 0.0;
+  }
+  return h;
+}
+
+void AmgPreconditioner::check_matrix(const BsrMatrix& A) const
+{
+  if (A.block_size() != 1) throw std::invalid_argument("AmgPreconditioner: scalar matrices only (block size 1); for a block system use type = \"cpr\" with an amg pressure stage");
+  if (A.nrows() != A.ncols()) throw std::invalid_argument("AmgPreconditioner: the matrix must be square");
+  if (&A.exec() != exec_.get() && A.exec().is_cuda() != exec_->is_cuda())
+    throw std::invalid_argument("AmgPreconditioner: the matrix lives on another backend");
+}
+
+bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
+{
+  if (levels_.empty()) return false;
+  const amg::CsrRef a{A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+  return ops_->same_structure(key_row_ptr_, key_col_ind_, a);
+}
+
+SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
+{
+  check_matrix(A);
+  ops_->drop_graph(amg::Ops::Graph::cycle);
+  if (opt_.reuse_structure && same_structure(A)) {
+    if (++since_refresh_ < opt_.refresh_interval) {
+      fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+      ++stats_.kept_setups;
+      return {};
+    }
+    since_refresh_ = 0;
+    return refresh_numeric(A);
+  }
+  since_refresh_ = 0;
+  return setup_full(A);
+}
+
+SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)
+{
+  using namespace amg;
+  check_matrix(A);
+  ops_->drop_graph(Ops::Graph::cycle);
+  ops_->drop_graph(Ops::Graph::numeric);
+  numeric_key_ = {};
+  fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+  key_row_ptr_ = Array<index_t>(exec_, A.nrows() + 1);
+  key_row_ptr_.copy_from(A.row_ptr());
+  key_col_ind_ = Array<index_t>(exec_, A.nnzb());
+  key_col_ind_.copy_from(A.col_ind());
+  levels_.clear();
+  levels_.emplace_back();
+  rho_ = Array<double>();
+  stats_.plain_fallbacks = 0;  // describes the current hierarchy
+  const int passes = opt_.aggregate_size == 2 ? 1 : opt_.aggregate_size == 4 ? 2 : 3;
+
+  for (int l = 0;; ++l) {
+    const CsrRef Al = level_operator(l);
+    const index_t n = Al.nrows;
+    if (n <= opt_.max_coarse || l + 1 >= opt_.max_levels) break;
+
+    // Aggregation: `passes` handshake matchings, each on the graph of the previous aggregates.
+    Matrix G;
+    // Vanek, Mandel, Brezina: theta halves with every level, since Galerkin operators get denser
+    // and each coupling weaker relative to the diagonal.
+    ops_->strength_graph(Al, n, opt_.theta * std::ldexp(1.0, -l), G);
+    Array<index_t> agg;  // fine row -> aggregate
+    index_t nc = opt_.aggregation == AmgAggregation::mis2 ? ops_->mis2_aggregate(G, agg) : ops_->handshake_match(G, agg);
+    for (int pass = 1; opt_.aggregation == AmgAggregation::matching && pass < passes && nc > 1; ++pass) {
+      Matrix Gc;
+      ops_->coarse_graph(G, agg, nc, Gc);
+      Array<index_t> pass_agg;  // aggregate of the last pass -> merged aggregate
+      const index_t nc2 = ops_->handshake_match(Gc, pass_agg);
+      ops_->compose(agg, pass_agg);
+      G = std::move(Gc);
+      nc = nc2;
+    }
+    if (nc == 0 || double(nc) > opt_.min_coarsening_ratio * double(n)) break;
+
+    // Patterns (and product plans) of P, R = P^T, A P and A_c = R (A P).
+    Matrix Ac;
+    {
+      Level& L = levels_[static_cast<std::size_t>(l)];
+      L.agg = std::move(agg);
+      auto build = [&](bool smoothed) {
+        Matrix P0;
+        ops_->tentative_prolongation(L.agg, nc, P0);
+        L.smoothed = smoothed;
+        if (smoothed) {
+          // P's pattern is A P0's; P0 itself is only needed for this product.
+          L.ap0_plan = ops_->product_symbolic(Al, P0.ref(), L.P);
+          L.P0 = std::move(P0);
+        } else {
+          L.ap0_plan.reset();
+          L.P0 = Matrix();
+          L.P = std::move(P0);
+        }
+        L.r_plan = ops_->transpose_symbolic(L.P, L.R);
+        L.ap_plan = ops_->product_symbolic(Al, L.P.ref(), L.AP);
+        L.rap_plan = ops_->product_symbolic(L.R.ref(), L.AP.ref(), Ac);
+      };
+      try {
+        build(opt_.interpolation == AmgInterpolation::smoothed);
+      } catch (const amg::ProductTooLarge&) {
+        // cuSPARSE could not form a smoothed-aggregation product (rows of the intermediate
+        // product too long: high-contrast coefficients make the smoothed P and the Galerkin
+        // operators dense). This level takes the piecewise-constant P, whose products are sparse.
+        if (opt_.interpolation != AmgInterpolation::smoothed) throw;
+        ++stats_.plain_fallbacks;
+        build(false);
+      }
+    }
+    levels_.emplace_back();
+    levels_.back().A = std::move(Ac);
+    if (rho_.size() < levels_.size()) {  // one slot per level, kept across the growth
+      Array<double> grown(exec_, 2 * levels_.size());
+      if (rho_.size()) exec_->copy(grown.data(), rho_.data(), rho_.size() * sizeof(double));
+      rho_ = std::move(grown);
+    }
+    numeric_level(l);
+  }
+  ++stats_.full_setups;
+  queue_finish();
+  return read_status();
+}
+
+SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
+{
+  using amg::Ops;
+  check_matrix(A);
+  ops_->drop_graph(Ops::Graph::cycle);
+  if (!same_structure(A))
+    throw std::invalid_argument("AmgPreconditioner::refresh_numeric: the matrix structure differs from the last full setup");
+  fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+  // The re-setup's launches depend on nothing but the fine matrix's arrays and the hierarchy's own:
+  // recorded once (CUDA), replayed while the arrays are the same.
+  const std::array<const void*, 3> key{fine_.row_ptr, fine_.col_ind, fine_.values};
+  const auto queue = [&] {
+    for (int l = 0; l + 1 < num_levels(); ++l) numeric_level(l);
+    queue_finish();
+  };
+  if (!(key == numeric_key_ && ops_->replay(Ops::Graph::numeric))) {
+    ops_->drop_graph(Ops::Graph::numeric);
+    numeric_key_ = {};
+    bool recorded = false;
+    if (numeric_graph_usable_ && ops_->capture_begin(Ops::Graph::numeric)) {
+      try {
+        queue();
+        recorded = ops_->capture_end(Ops::Graph::numeric);
+      } catch (const std::exception&) {  // a library call refused inside the recording
+        ops_->capture_abort();
+        recorded = false;
+      }
+      if (recorded) {
+        numeric_key_ = key;
+        ops_->replay(Ops::Graph::numeric);
+      } else {
+        numeric_graph_usable_ = false;  // run the launches directly from now on
+      }
+    }
+    if (!recorded) queue();
+  }
+  stats_.numeric_graph = !(numeric_key_ == std::array<const void*, 3>{});
+  ++stats_.numeric_setups;
+  return read_status();
+}
+
+void AmgPreconditioner::numeric_level(int l)
+{
+  Level& L = levels_[static_cast<std::size_t>(l)];
+  const amg::CsrRef Al = level_operator(l);
+  const bool refresh_p = !(opt_.keep_interpolation && L.p_ready);
+  if (L.smoothed && refresh_p) {
+    double* rho = rho_.data() + l;  // omega = 4 / (3 rho), computed where rho lives
+    ops_->jacobi_radius_bound_into(Al, rho);
+    ops_->product_numeric(*L.ap0_plan, Al, L.P0.ref(), L.P);  // P = A P0
+    ops_->smoothed_prolongation_from(Al, L.agg, rho, L.P);
+  }  // plain: P's values are ones from the symbolic phase
+  if (refresh_p) ops_->transpose_numeric(*L.r_plan, L.P, L.R);
+  L.p_ready = true;
+  ops_->product_numeric(*L.ap_plan, Al, L.P.ref(), L.AP);
+  ops_->product_numeric(*L.rap_plan, L.R.ref(), L.AP.ref(), levels_[static_cast<std::size_t>(l) + 1].A);
+}
+
+void AmgPreconditioner::queue_finish()
+{
+  const int nl = num_levels();
+  const index_t nc = level_operator(nl - 1).nrows;
+  coarse_direct_ = nc <= kernels::batched_lu_max_size;
+  if (status_.size() != size64_t(nl) + 1) status_ = Array<index_t>(exec_, size64_t(nl) + 1);
+  for (int l = 0; l < nl; ++l) {
+    Level& L = levels_[static_cast<std::size_t>(l)];
+    const amg::CsrRef Al = level_operator(l);
+    const size64_t n = Al.nrows;
+    if (L.x.size() != n) {
+      L.x = Array<double>(exec_, n);
+      L.b = Array<double>(exec_, n);
+      L.r = Array<double>(exec_, n);
+      L.t = Array<double>(exec_, n);
+    }
+    if (l == nl - 1 && coarse_direct_) {
+      L.dinv = Array<double>();
+      continue;
+    }
+    ops_->jacobi_scaling_into(Al, opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv,
+                              status_.data() + l);
+  }
+  // Coarsest level: dense copy, LU with partial pivoting (a batch of one block).
+  if (!(coarse_direct_ && nc > 0)) {
+    coarse_lu_ = Array<double>();
+    coarse_piv_ = Array<index_t>();
+  } else {
+    ops_->coarse_factor_into(level_operator(nl - 1), coarse_lu_, coarse_piv_, status_.data() + nl);
+  }
+}
+
+SetupStatus AmgPreconditioner::read_status()
+{
+  const int nl = num_levels();
+  const index_t nc = level_operator(nl - 1).nrows;
+  const bool factored = coarse_direct_ && nc > 0;
+  SetupStatus status;
+  // The one wait of a numeric re-setup: every level's status in one copy.
+  const std::vector<index_t> st = status_.to_host();
+  for (int l = 0; l < nl && status.ok; ++l) {
+    if (l == nl - 1 && coarse_direct_) break;  // no smoother on a directly solved coarsest level
+    if (st[l] != INT_MAX) {
+      status.ok = false;
+      status.message = fmt::format("AMG level {}: row {} has a zero or non-finite smoother scaling", l, st[l]);
+    }
+  }
+  if (factored && st[nl] != 0 && status.ok) {
+    status.ok = false;
+    status.message = fmt::format("AMG coarsest level ({} rows): LU pivot {} is zero or tiny (singular operator)", nc, st[nl]);
+  }
+  update_statistics();
+  return status;
+}
+
+void AmgPreconditioner::update_statistics()
+{
+  stats_.levels.clear();
+  double nnz = 0.0, rows = 0.0;
+  for (int l = 0; l < num_levels(); ++l) {
+    const amg::CsrRef A = level_operator(l);
+    stats_.levels.push_back({A.nrows, A.nnz()});
+    nnz += A.nnz();
+    rows += A.nrows;
+  }
+  const amg::CsrRef A0 = level_operator(0);
+  stats_.operator_complexity = A0.nnz() ? nnz / A0.nnz() : 1.0;
+  stats_.grid_complexity = A0.nrows ? rows / A0.nrows : 1.0;
+  stats_.coarsest_direct = coarse_direct_;
+}
+
+void AmgPreconditioner::cycle(int l) const
+{
+  const Level& L = levels_[static_cast<std::size_t>(l)];
+  const amg::CsrRef A = level_operator(l);
+  const int nl = num_levels();
+  if (l == nl - 1 && coarse_direct_) {
+    if (A.nrows == 0) return;
+    ops_->coarse_solve(A.nrows, coarse_lu_, coarse_piv_, L.b.data(), L.x.data());
+    return;
+  }
+  // Smoothing from a zero guess; x and t alternate (Jacobi reads the old iterate everywhere).
+  auto smooth = [&](int sweeps, bool from_zero) {
+    for (int s = 0; s < sweeps; ++s) {
+      if (from_zero && s == 0) {
+        ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), nullptr, L.x.data());
+      } else {
+        ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), L.x.data(), L.t.data());
+        std::swap(L.x, L.t);
+      }
+    }
+  };
+  if (l == nl - 1) {  // coarsest level too large for the dense LU: smoothing only
+    smooth(std::max(2, opt_.pre_sweeps + opt_.post_sweeps), true);
+    return;
+  }
+  if (opt_.pre_sweeps == 1) {  // the default: the sweep from zero and the residual in one pass
+    ops_->smooth_zero_residual(A, L.dinv.data(), L.b.data(), L.x.data(), L.r.data());
+  } else {
+    if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, true);
+    else fill(L.x, 0.0);
+    ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
+  }
+  const Level& C = levels_[static_cast<std::size_t>(l) + 1];
+  ops_->spmv(L.R.ref(), 1.0, L.r.data(), 0.0, C.b.data());
+  cycle(l + 1);
+  ops_->spmv(L.P.ref(), 1.0, C.x.data(), 1.0, L.x.data());
+  smooth(opt_.post_sweeps, false);
+}
+
+void AmgPreconditioner::apply(const Vector& r, Vector& z) const
+{
+  if (levels_.empty()) throw std::logic_error("AmgPreconditioner::apply before setup");
+  const amg::Level& L0 = levels_[0];
+  const size64_t n = L0.b.size();
+  if (r.size() != n || z.size() != n)
+    throw std::invalid_argument("AmgPreconditioner::apply: vector size differs from the matrix");
+  copy(r, L0.b);
+  // CUDA: the cycle's launches are recorded once per setup and replayed. The x/t swaps of the
+  // smoother happen on the host during the recording only, so L0.x names the replay's result.
+  if (!ops_->replay(amg::Ops::Graph::cycle)) {
+    if (ops_->capture_begin(amg::Ops::Graph::cycle)) {
+      try {
+        cycle(0);
+      } catch (...) {
+        ops_->capture_abort();
+        ops_->drop_graph(amg::Ops::Graph::cycle);
+        throw;
+      }
+      if (ops_->capture_end(amg::Ops::Graph::cycle)) ops_->replay(amg::Ops::Graph::cycle);
+      else cycle(0);  // not recordable here: run the launches directly
+    } else {
+      cycle(0);
+    }
+  }
+  copy(L0.x, z);
+}
+
+}  // namespace blockres

@@ -1,0 +1,226 @@
+// CPR two-stage preconditioner (linalg/preconditioners/cpr/cpr_preconditioner.hpp) on the CPR kernels (kernels/cpr/cpr.hpp).
+#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+
+#include "kernels/batched/block_diag.hpp"
+#include "kernels/cpr/cpr.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace blockres {
+
+std::string_view to_string(CprWeights w)
+{
+  switch (w) {
+    case CprWeights::quasi_impes: return "quasi-impes";
+    case CprWeights::true_impes: return "true-impes";
+    case CprWeights::external: return "external";
+  }
+  return "?";
+}
+
+namespace {
+
+std::unique_ptr<Preconditioner> make_stage(const CprStageOptions& s, const ExecPtr& exec, const char* which)
+{
+  if (s.type == PreconditionerType::cpr)
+    throw std::invalid_argument(fmt::format("cpr: the {} stage cannot itself be cpr", which));
+  PreconditionerOptions o;
+  static_cast<BasicPreconditionerOptions&>(o) = s.options;
+  return make_preconditioner(s.type, exec, o);
+}
+
+}  // namespace
+
+CprPreconditioner::CprPreconditioner(ExecPtr exec, CprOptions opt)
+    : exec_(std::move(exec)),
+      opt_(opt),
+      stage1_(make_stage(opt.pressure, exec_, "pressure")),
+      stage2_(make_stage(opt.second, exec_, "second")),
+      timer_(std::make_unique<PhaseTimer>(*exec_))
+{
+}
+
+std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
+{
+  timer_->collect(seconds_);
+  return {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
+          {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
+          {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]},
+          {"pressure stage apply", seconds_[PhaseTimer::cpr_pressure_apply]},
+          {"second stage apply", seconds_[PhaseTimer::cpr_second_apply]}};
+}
+
+CprPreconditioner::~CprPreconditioner() = default;
+
+std::string CprPreconditioner::name() const
+{
+  return fmt::format("cpr({}; p: {}; 2: {})", to_string(opt_.weights), stage1_->name(), stage2_->name());
+}
+
+void CprPreconditioner::set_weights(const Vector& w)
+{
+  if (opt_.weights != CprWeights::external)
+    throw std::invalid_argument("cpr: set_weights needs weights = external");
+  if (&w.exec() != exec_.get()) throw std::invalid_argument("cpr: set_weights: weights on another executor");
+  if (w_.size() != w.size()) w_ = Vector(exec_, w.size());
+  w_.copy_from(w);
+  have_external_ = true;
+}
+
+void CprPreconditioner::set_accumulation_blocks(const Vector& C)
+{
+  if (opt_.weights != CprWeights::true_impes)
+    throw std::invalid_argument("cpr: set_accumulation_blocks needs weights = true_impes");
+  if (&C.exec() != exec_.get()) throw std::invalid_argument("cpr: set_accumulation_blocks: blocks on another executor");
+  accumulation_ = &C;
+}
+
+void CprPreconditioner::symbolic(const BsrMatrix& A)
+{
+  const int bs = A.block_size();
+  if (bs < 1 || bs > 64) throw std::invalid_argument(fmt::format("cpr: block size {} is not in 1..64", bs));
+  BsrPattern p;
+  p.nrows = A.nrows();
+  p.ncols = A.ncols();
+  p.row_ptr = A.row_ptr().to_host();
+  p.col_ind = A.col_ind().to_host();
+  // A new pressure pattern: a fresh stage 1, so that its own structure key (the row pointer's
+  // address) cannot mistake the new A_p for the old one.
+  if (ap_) stage1_ = make_stage(opt_.pressure, exec_, "pressure");
+  ap_ = std::make_unique<BsrMatrix>(exec_, 1, p);
+  const index_t n = A.nrows();
+  if (opt_.weights != CprWeights::external && w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
+  if (opt_.weights == CprWeights::true_impes) {
+    std::vector<index_t> id(static_cast<std::size_t>(n));
+    std::iota(id.begin(), id.end(), index_t(0));
+    block_index_ = to_executor(exec_, id);
+  }
+  info_ = Array<int>(exec_, std::max<index_t>(n, 1));
+  counter_ = Array<index_t>(exec_, 1);
+  rp_ = Vector(exec_, n);
+  xp_ = Vector(exec_, n);
+  x1_ = Vector(exec_, size64_t(n) * bs);
+  r2_ = Vector(exec_, size64_t(n) * bs);
+  pattern_key_ = A.pattern_id();
+  nrows_ = n;
+  nnzb_ = A.nnzb();
+  bs_ = bs;
+}
+
+SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
+{
+  if (A.diag_pos().empty())
+    throw std::invalid_argument("cpr needs a square matrix with every diagonal block in the pattern");
+  if (&A.exec() != exec_.get()) throw std::invalid_argument("cpr: the matrix lives on another executor");
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+    symbolic(A);
+  A_ = &A;
+  const index_t n = nrows_;
+  timer_->collect(seconds_);  // the brackets of the last setup and applies (finished by now)
+  if (opt_.weights == CprWeights::external) {
+    if (!have_external_) throw std::invalid_argument("cpr: weights = external but set_weights was not called");
+    if (w_.size() != size64_t(n) * bs_)
+      throw std::invalid_argument(fmt::format("cpr: {} external weights for {} cells of block size {}", w_.size(), n,
+                                              bs_));
+  }
+  if (opt_.weights == CprWeights::true_impes) {
+    if (!accumulation_)
+      throw std::invalid_argument("cpr: weights = true_impes but no accumulation blocks were given "
+                                  "(set_accumulation_blocks)");
+    if (accumulation_->size() != size64_t(n) * bs_ * bs_)
+      throw std::invalid_argument(fmt::format("cpr: {} accumulation block values for {} cells of block size {}",
+                                              accumulation_->size(), n, bs_));
+  }
+  // The IMPES weights: the same solve D^T w = e_0 on the diagonal blocks of A (quasi) or on the
+  // accumulation blocks (true, block r of C at position r).
+  const bool impes = opt_.weights != CprWeights::external;
+  const bool true_impes = opt_.weights == CprWeights::true_impes;
+  const index_t* block_pos = true_impes ? block_index_.data() : A.diag_pos().data();
+  const double* blocks = true_impes ? accumulation_->data() : A.values().data();
+  index_t failed = 0;
+  timer_->begin(PhaseTimer::cpr_weights);
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    const auto s = exec_->stream();
+    if (impes) {
+      kernels::cuda::cpr_quasi_impes_weights(s, n, bs_, block_pos, blocks, w_.data(), info_.data());
+      failed = kernels::cuda::count_nonzero(s, n, info_.data(), counter_.data());
+    }
+    if (failed == 0)
+      kernels::cuda::cpr_pressure_values(s, n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
+                                         ap_->values().data());
+#endif
+  } else {
+    if (impes) {
+      kernels::cpu::cpr_quasi_impes_weights(n, bs_, block_pos, blocks, w_.data(), info_.data());
+      failed = kernels::cpu::count_nonzero(n, info_.data());
+    }
+    if (failed == 0)
+      kernels::cpu::cpr_pressure_values(n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
+                                        ap_->values().data());
+  }
+  timer_->end(PhaseTimer::cpr_weights);
+  if (failed != 0) {
+    const auto info = info_.to_host();
+    const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
+    return {false, fmt::format("cpr ({} weights): {} singular {} block(s), the first at block row {} (pivot {})",
+                               to_string(opt_.weights), failed, true_impes ? "accumulation" : "diagonal", first,
+                               info[first])};
+  }
+  timer_->begin(PhaseTimer::cpr_pressure_setup);
+  auto st1 = stage1_->setup(*ap_);
+  timer_->end(PhaseTimer::cpr_pressure_setup);
+  if (!st1.ok) return {false, "cpr pressure stage: " + st1.message};
+  timer_->begin(PhaseTimer::cpr_second_setup);
+  auto st2 = stage2_->setup(A);
+  timer_->end(PhaseTimer::cpr_second_setup);
+  if (!st2.ok) return {false, "cpr second stage: " + st2.message};
+  return {};
+}
+
+void CprPreconditioner::apply(const Vector& r, Vector& z) const
+{
+  if (!A_) throw std::logic_error("cpr: apply before setup");
+  if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
+    throw std::invalid_argument("cpr apply: vector sizes do not match the setup matrix");
+  const index_t n = nrows_;
+  // Stage 1: x1 = P M_p^{-1} W^T r.
+  timer_->begin(PhaseTimer::cpr_pressure_apply);
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kernels::cuda::cpr_restrict(exec_->stream(), n, bs_, w_.data(), r.data(), rp_.data());
+#endif
+  } else {
+    kernels::cpu::cpr_restrict(n, bs_, w_.data(), r.data(), rp_.data());
+  }
+  stage1_->apply(rp_, xp_);
+  fill(x1_, 0.0);
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kernels::cuda::cpr_prolong_add(exec_->stream(), n, bs_, xp_.data(), x1_.data());
+#endif
+  } else {
+    kernels::cpu::cpr_prolong_add(n, bs_, xp_.data(), x1_.data());
+  }
+  timer_->end(PhaseTimer::cpr_pressure_apply);
+  timer_->begin(PhaseTimer::cpr_second_apply);
+  // Stage 2 on the remaining residual: z = x1 + M_2^{-1} (r - A x1).
+  copy(r, r2_);
+  A_->apply(-1.0, x1_, 1.0, r2_);
+  stage2_->apply(r2_, z);
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kernels::cuda::cpr_prolong_add(exec_->stream(), n, bs_, xp_.data(), z.data());
+#endif
+  } else {
+    kernels::cpu::cpr_prolong_add(n, bs_, xp_.data(), z.data());
+  }
+  timer_->end(PhaseTimer::cpr_second_apply);
+}
+
+}  // namespace blockres

@@ -1,0 +1,202 @@
+// Block ILU(0) preconditioner: exact block triangular solves or block ISAI (see
+// block_ilu_preconditioner.hpp).
+#include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blockres {
+
+namespace kc = kernels::cpu;
+#if BLOCKRES_HAVE_CUDA
+namespace kg = kernels::cuda;
+#endif
+
+std::string_view to_string(IluFactorView v) { return v == IluFactorView::block ? "block" : "scalar"; }
+
+BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt)
+{
+  if (opt_.factor_sweeps < 0 || opt_.factor_sweeps > max_factor_sweeps)
+    throw std::invalid_argument(
+        fmt::format("block ILU(0): factor_sweeps {} is not in 0..{}", opt_.factor_sweeps, max_factor_sweeps));
+  if (opt_.trisolve == TriangularSolve::isai) {
+    if (opt_.isai_power < 1 || opt_.isai_power > max_isai_power)
+      throw std::invalid_argument(
+          fmt::format("block ILU(0): isai_power {} is not in 1..{}", opt_.isai_power, max_isai_power));
+    if (opt_.view != IsaiView::block)
+      throw std::invalid_argument("block ILU(0): trisolve = isai needs the block ISAI view (isai_view = \"block\")");
+    if (opt_.sweeps != 0)
+      throw std::invalid_argument("block ILU(0): ISAI sweeps are not supported with factor_view = block");
+  }
+}
+
+BlockIlu0Preconditioner::~BlockIlu0Preconditioner() = default;
+
+std::string BlockIlu0Preconditioner::name() const
+{
+  const std::string f = opt_.factor_sweeps > 0 ? fmt::format("block, {} factor sweeps", opt_.factor_sweeps) : "block";
+  if (opt_.trisolve == TriangularSolve::exact) return fmt::format("ilu0({}, exact triangular solves)", f);
+  return fmt::format("ilu0({}, isai({}, block view))", f, opt_.isai_power);
+}
+
+BsrView<const double> BlockIlu0Preconditioner::factors() const
+{
+  return {nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data()};
+}
+
+size64_t BlockIlu0Preconditioner::isai_nnz() const
+{
+  if (!isai_lower_) return 0;
+  return (size64_t(isai_lower_->M().nnzb()) + isai_upper_->M().nnzb()) * bs_ * bs_;
+}
+
+const BsrMatrix* BlockIlu0Preconditioner::isai_matrix(kernels::Triangle tri) const
+{
+  if (!isai_lower_) return nullptr;
+  return &(tri == kernels::Triangle::unit_lower ? isai_lower_ : isai_upper_)->M();
+}
+
+void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
+{
+  if (A.nrows() != A.ncols()) throw std::invalid_argument("block ILU(0) needs a square matrix");
+  const int bs = A.block_size();
+  const size64_t bs2 = size64_t(bs) * bs;
+  const auto brow = A.row_ptr().to_host();
+  const auto bcol = A.col_ind().to_host();
+  sched_ = kernels::ilu_schedule(A.nrows(), brow.data(), bcol.data());
+  row_ptr_ = Array<index_t>(exec_, std::span<const index_t>(brow));
+  col_ = Array<index_t>(exec_, std::span<const index_t>(bcol));
+  diag_ = Array<index_t>(exec_, std::span<const index_t>(sched_.diag));
+  lower_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.lower_rows));
+  upper_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.upper_rows));
+  lu_ = Array<double>(exec_, size64_t(A.nnzb()) * bs2);
+  dinv_ = Array<double>(exec_, size64_t(A.nrows()) * bs2);
+  workspace_ = Array<double>();
+#if BLOCKRES_HAVE_CUDA
+  if (exec_->is_cuda()) workspace_ = Array<double>(exec_, kg::block_ilu0_workspace_doubles(sched_, bs));
+#endif
+  info_ = Array<int>(exec_, 2);
+  sweep_plan_ = {};
+  lu2_ = Array<double>();
+  if (opt_.factor_sweeps > 0) {
+    sweep_plan_ = kernels::block_ilu_sweep_plan(sched_, A.nrows(), brow.data(), bcol.data());
+    pair_ptr_ = Array<size64_t>(exec_, std::span<const size64_t>(sweep_plan_.pair_ptr));
+    pair_l_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.pair_l));
+    pair_u_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.pair_u));
+    row_of_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.row_of));
+    diag_next_ = Array<index_t>(exec_, std::span<const index_t>(sweep_plan_.diag_next));
+    lu2_ = Array<double>(exec_, size64_t(A.nnzb()) * bs2);
+  }
+  isai_lower_.reset();
+  isai_upper_.reset();
+  if (opt_.trisolve == TriangularSolve::isai) {
+    isai_lower_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::unit_block_lower, A.nrows(), bs, brow, bcol,
+                                               opt_.isai_power);
+    isai_upper_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::block_upper, A.nrows(), bs, brow, bcol,
+                                               opt_.isai_power);
+  }
+  t_ = Vector(exec_, A.scalar_rows());
+  pattern_key_ = A.pattern_id();
+  nrows_ = A.nrows();
+  nnzb_ = A.nnzb();
+  bs_ = bs;
+}
+
+SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
+{
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+    symbolic(A);
+  if (nrows_ == 0) return {};
+  int bad = 0, bad_start = 0;
+  if (opt_.factor_sweeps > 0) {
+    // Iterative: start L = lower(A) D(A), U = upper(A); then the sweeps, each followed by the
+    // inversion of the new diagonal blocks. Buffers alternate (Jacobi sweeps).
+    auto view = [&](const Array<double>& v) {
+      return BsrView<const double>{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), v.data()};
+    };
+    const BsrView<const double> Av{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), A.values().data()};
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      const auto s = exec_->stream();
+      const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+      const kernels::cuda::BlockIluSweepDevicePlan dp{&sweep_plan_, pair_ptr_.data(), pair_l_.data(),
+                                                      pair_u_.data(), row_of_.data(), diag_next_.data()};
+      kg::block_ilu_invert_diagonal(s, d, dp, Av, dinv_.data(), info_.data() + 1, workspace_.data());
+      kg::block_ilu_sweep(s, dp, Av, nullptr, dinv_.data(), lu_.data(), false);
+      for (int k = 0; k < opt_.factor_sweeps; ++k) {
+        kg::block_ilu_sweep(s, dp, Av, lu_.data(), dinv_.data(), lu2_.data(), true);
+        std::swap(lu_, lu2_);
+        kg::block_ilu_invert_diagonal(s, d, dp, view(lu_), dinv_.data(), info_.data(), workspace_.data());
+      }
+      const auto info = info_.to_host();
+      bad = info[0], bad_start = info[1];
+#endif
+    } else {
+      bad_start = kc::block_ilu_invert_diagonal(sched_, Av, dinv_.data());
+      kc::block_ilu_sweep(sweep_plan_, Av, nullptr, dinv_.data(), lu_.data(), false);
+      for (int k = 0; k < opt_.factor_sweeps; ++k) {
+        kc::block_ilu_sweep(sweep_plan_, Av, lu_.data(), dinv_.data(), lu2_.data(), true);
+        std::swap(lu_, lu2_);
+        bad = kc::block_ilu_invert_diagonal(sched_, view(lu_), dinv_.data());
+      }
+    }
+    if (bad_start != 0)
+      return {false, fmt::format("block ILU(0), iterative: singular or non-finite diagonal block A_ii at block row {}",
+                                 bad_start - 1)};
+  } else {
+    lu_.copy_from(A.values());
+    const BsrView<double> LU{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data()};
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+      kg::block_ilu0_factor(exec_->stream(), d, LU, dinv_.data(), info_.data(), workspace_.data());
+      bad = info_.to_host()[0];
+#endif
+    } else {
+      bad = kc::block_ilu0_factor(sched_, LU, dinv_.data());
+    }
+  }
+  if (bad != 0)
+    return {false, fmt::format("block ILU(0): singular or non-finite diagonal block U_ii at block row {}", bad - 1)};
+  if (isai_lower_) {
+    // The checked diagonal blocks make every ISAI system nonsingular up to the conditioning of
+    // U_ii (L's diagonal blocks are the identity), so the generation is not checked (no sync).
+    const kernels::BlockValuesView<const double> F{nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data(),
+                                                   kernels::BlockStorage::bsr};
+    isai_lower_->generate(F, false);
+    isai_upper_->generate(F, false);
+  }
+  return {};
+}
+
+void BlockIlu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b, Vector& x) const
+{
+  const bool lower = tri == kernels::Triangle::unit_lower;
+  if (isai_lower_) {
+    isai_matrix(tri)->apply(1.0, b, 0.0, x);
+    return;
+  }
+  const BsrView<const double> LU = factors();
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
+    if (lower) kg::block_ilu0_lower_solve(exec_->stream(), d, LU, b.data(), x.data());
+    else kg::block_ilu0_upper_solve(exec_->stream(), d, LU, dinv_.data(), b.data(), x.data());
+#endif
+  } else {
+    if (lower) kc::block_ilu0_lower_solve(sched_, LU, b.data(), x.data());
+    else kc::block_ilu0_upper_solve(sched_, LU, dinv_.data(), b.data(), x.data());
+  }
+}
+
+void BlockIlu0Preconditioner::apply(const Vector& r, Vector& z) const
+{
+  if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
+    throw std::invalid_argument("block ILU(0) apply: vector sizes do not match the setup matrix");
+  if (nrows_ == 0) return;
+  triangular_apply(kernels::Triangle::unit_lower, r, t_);
+  triangular_apply(kernels::Triangle::upper, t_, z);
+}
+
+}  // namespace blockres

@@ -1,0 +1,250 @@
+// Block-Jacobi on the batched dense kernels (natural or agglomerated blocks), and the
+// preconditioner factory.
+#include "linalg/preconditioners/preconditioner.hpp"
+
+#include "linalg/preconditioners/amg/amg.hpp"
+#include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
+#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+#include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
+
+#include "kernels/batched/batched_gh.hpp"
+#include "kernels/batched/batched_lu.hpp"
+#include "kernels/batched/block_diag.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blockres {
+
+std::string_view to_string(BlockFactorization f)
+{
+  switch (f) {
+    case BlockFactorization::gauss_jordan: return "gauss_jordan";
+    case BlockFactorization::gauss_huard: return "gauss_huard";
+    case BlockFactorization::gauss_huard_t: return "gauss_huard_t";
+    case BlockFactorization::lu: return "lu";
+    case BlockFactorization::automatic: return "automatic";
+  }
+  return "?";
+}
+
+int max_block_rows(BlockFactorization f)
+{
+  return f == BlockFactorization::lu || f == BlockFactorization::automatic ? 512 : kernels::batched_gh_max_size;
+}
+
+BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOptions opt)
+    : exec_(std::move(exec)), opt_(opt), fact_(opt.factorization)  // "automatic" until the first setup
+{
+  if (opt_.max_block_size < 0 || opt_.max_block_size > max_block_rows(opt_.factorization))
+    throw std::invalid_argument(fmt::format("block-Jacobi: max_block_size {} is not in 0..{} for {}",
+                                            opt_.max_block_size, max_block_rows(opt_.factorization),
+                                            to_string(opt_.factorization)));
+}
+
+std::string BlockJacobiPreconditioner::name() const
+{
+  return fmt::format("block_jacobi({}, {})", to_string(fact_),
+                     mode_ == Mode::scalar    ? std::string("scalar")
+                     : mode_ == Mode::natural ? std::string("natural blocks")
+                                              : fmt::format("blocks up to {}", opt_.max_block_size));
+}
+
+std::vector<index_t> BlockJacobiPreconditioner::block_offsets() const
+{
+  if (mode_ == Mode::agglomerated) return row_off_.to_host();
+  const int n = mode_ == Mode::scalar ? 1 : bs_;
+  std::vector<index_t> off(static_cast<std::size_t>(layout_.count) + 1);
+  for (index_t b = 0; b <= layout_.count; ++b) off[b] = b * n;
+  return off;
+}
+
+void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
+{
+  const int bs = A.block_size();
+  const index_t nrows = A.nrows();
+  const int largest = opt_.max_block_size == 1 ? 1 : std::max(bs, opt_.max_block_size);
+  fact_ = opt_.factorization != BlockFactorization::automatic ? opt_.factorization
+          : largest <= kernels::batched_gh_max_size           ? BlockFactorization::gauss_jordan
+                                                              : BlockFactorization::lu;
+  if (opt_.max_block_size != 1 && bs > max_block_rows(opt_.factorization))
+    throw std::invalid_argument(fmt::format("block-Jacobi: block size {} is larger than {} allows ({}); use lu", bs,
+                                            to_string(opt_.factorization), max_block_rows(opt_.factorization)));
+  const size64_t bb = size64_t(bs) * bs;
+  mode_ = opt_.max_block_size == 1 ? Mode::scalar : opt_.max_block_size <= bs ? Mode::natural : Mode::agglomerated;
+  std::vector<index_t> src, row_off;
+  std::vector<size64_t> dst_off, mat_off;
+  std::vector<int> ld;
+  if (mode_ == Mode::scalar) {  // uniform layout of 1x1 blocks: the diagonal entries
+    layout_ = {index_t(size64_t(nrows) * bs), nullptr, nullptr, 1, 1};
+    factors_ = Array<double>(exec_, size64_t(nrows) * bs);
+  } else if (mode_ == Mode::natural) {  // uniform layout: block r is A_rr
+    layout_ = {nrows, nullptr, nullptr, bs, bs};
+    src = A.diag_pos().to_host();
+    dst_off.resize(nrows);
+    ld.assign(nrows, bs);
+    for (index_t r = 0; r < nrows; ++r) dst_off[r] = r * bb;
+    factors_ = Array<double>(exec_, nrows * bb);
+  } else {
+    const auto rp = A.row_ptr().to_host();
+    const auto ci = A.col_ind().to_host();
+    const index_t per_block = opt_.max_block_size / bs;  // block rows per Jacobi block, >= 2
+    row_off.push_back(0);
+    mat_off.push_back(0);
+    int largest = 0;
+    for (index_t g0 = 0; g0 < nrows;) {
+      index_t g1 = g0 + 1;
+      while (g1 < nrows && g1 - g0 < per_block &&
+             std::any_of(ci.begin() + rp[g1], ci.begin() + rp[g1 + 1], [&](index_t c) { return c >= g0 && c < g1; }))
+        ++g1;
+      const int n = (g1 - g0) * bs;
+      largest = std::max(largest, n);
+      for (index_t r = g0; r < g1; ++r)
+        for (index_t k = rp[r]; k < rp[r + 1]; ++k)
+          if (ci[k] >= g0 && ci[k] < g1) {
+            src.push_back(k);
+            dst_off.push_back(mat_off.back() + size64_t(r - g0) * bs * n + size64_t(ci[k] - g0) * bs);
+            ld.push_back(n);
+          }
+      row_off.push_back(g1 * bs);
+      mat_off.push_back(mat_off.back() + size64_t(n) * n);
+      g0 = g1;
+    }
+    row_off_ = Array<index_t>(exec_, std::span<const index_t>(row_off));
+    mat_off_ = Array<size64_t>(exec_, std::span<const size64_t>(mat_off));
+    layout_ = {index_t(row_off.size() - 1), row_off_.data(), mat_off_.data(), 0, largest};
+    factors_ = Array<double>(exec_, mat_off.back());
+  }
+  src_ = Array<index_t>(exec_, std::span<const index_t>(src));
+  dst_off_ = Array<size64_t>(exec_, std::span<const size64_t>(dst_off));
+  ld_ = Array<int>(exec_, std::span<const int>(ld));
+  piv_ = Array<index_t>(exec_, size64_t(nrows) * bs);
+  info_ = Array<int>(exec_, std::max<index_t>(layout_.count, 1));
+  counter_ = Array<index_t>(exec_, 1);
+  pattern_key_ = A.pattern_id();
+  nrows_ = nrows;
+  nnzb_ = A.nnzb();
+  bs_ = bs;
+}
+
+SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
+{
+  if (A.diag_pos().empty())
+    throw std::invalid_argument("block-Jacobi needs a square matrix with every diagonal block in the pattern");
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+    symbolic(A);
+  if (layout_.count == 0) return {};
+  const auto n_src = static_cast<index_t>(src_.size());
+  const kernels::GhStorage storage = fact_ == BlockFactorization::gauss_huard_t
+                                         ? kernels::GhStorage::transposed
+                                         : kernels::GhStorage::standard;
+  index_t failed = 0;
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    const auto s = exec_->stream();
+    if (mode_ == Mode::scalar) {
+      kernels::cuda::extract_diagonal(s, nrows_, bs_, A.diag_pos().data(), A.values().data(), factors_.data());
+    } else {
+      if (mode_ == Mode::agglomerated) fill(factors_, 0.0);
+      kernels::cuda::scatter_blocks(s, n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
+                                    factors_.data());
+    }
+    switch (fact_) {
+      case BlockFactorization::gauss_jordan:
+        kernels::cuda::gauss_jordan_invert(s, layout_, factors_.data(), info_.data());
+        break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cuda::gauss_huard_factor(s, layout_, factors_.data(), piv_.data(), info_.data(), storage);
+        break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
+      case BlockFactorization::lu: kernels::cuda::lu_factor(s, layout_, factors_.data(), piv_.data(), info_.data()); break;
+    }
+    failed = kernels::cuda::count_nonzero(s, layout_.count, info_.data(), counter_.data());
+#endif
+  } else {
+    if (mode_ == Mode::scalar) {
+      kernels::cpu::extract_diagonal(nrows_, bs_, A.diag_pos().data(), A.values().data(), factors_.data());
+    } else {
+      if (mode_ == Mode::agglomerated) fill(factors_, 0.0);
+      kernels::cpu::scatter_blocks(n_src, bs_, src_.data(), dst_off_.data(), ld_.data(), A.values().data(),
+                                   factors_.data());
+    }
+    switch (fact_) {
+      case BlockFactorization::gauss_jordan: kernels::cpu::gauss_jordan_invert(layout_, factors_.data(), info_.data()); break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cpu::gauss_huard_factor(layout_, factors_.data(), piv_.data(), info_.data(), storage);
+        break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
+      case BlockFactorization::lu: kernels::cpu::lu_factor(layout_, factors_.data(), piv_.data(), info_.data()); break;
+    }
+    failed = kernels::cpu::count_nonzero(layout_.count, info_.data());
+  }
+  if (failed == 0) return {};
+  const auto info = info_.to_host();
+  const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
+  index_t first_row = static_cast<index_t>(first);  // natural blocks: block b is block row b
+  if (mode_ == Mode::scalar) first_row = static_cast<index_t>(first / bs_);
+  if (mode_ == Mode::agglomerated) first_row = row_off_.to_host()[first] / bs_;
+  return {false, fmt::format("block-Jacobi ({}): {} singular Jacobi block(s), the first at block row {} (pivot {})",
+                             to_string(fact_), failed, first_row, info[first])};
+}
+
+void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
+{
+  if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
+    throw std::invalid_argument("block-Jacobi apply: vector sizes do not match the setup matrix");
+  if (layout_.count == 0) return;
+  const kernels::GhStorage storage = fact_ == BlockFactorization::gauss_huard_t
+                                         ? kernels::GhStorage::transposed
+                                         : kernels::GhStorage::standard;
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    const auto s = exec_->stream();
+    switch (fact_) {
+      case BlockFactorization::gauss_jordan:
+        kernels::cuda::block_diag_gemv(s, layout_, factors_.data(), r.data(), z.data());
+        break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cuda::gauss_huard_solve(s, layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());
+        break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
+      case BlockFactorization::lu: kernels::cuda::lu_solve(s, layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
+    }
+#endif
+  } else {
+    switch (fact_) {
+      case BlockFactorization::gauss_jordan: kernels::cpu::block_diag_gemv(layout_, factors_.data(), r.data(), z.data()); break;
+      case BlockFactorization::gauss_huard:
+      case BlockFactorization::gauss_huard_t:
+        kernels::cpu::gauss_huard_solve(layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());
+        break;
+      case BlockFactorization::automatic:  // resolved by symbolic(): never reached
+      case BlockFactorization::lu: kernels::cpu::lu_solve(layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
+    }
+  }
+}
+
+std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
+                                                    const PreconditionerOptions& opt)
+{
+  switch (type) {
+    case PreconditionerType::none: return std::make_unique<IdentityPreconditioner>();
+    case PreconditionerType::block_jacobi:
+      return std::make_unique<BlockJacobiPreconditioner>(std::move(exec), opt.block_jacobi);
+    case PreconditionerType::ilu0:
+      if (opt.ilu0.factor_view == IluFactorView::block)
+        return std::make_unique<BlockIlu0Preconditioner>(std::move(exec), opt.ilu0);
+      return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
+    case PreconditionerType::isai: return std::make_unique<IsaiPreconditioner>(std::move(exec), opt.isai);
+    case PreconditionerType::amg: return std::make_unique<AmgPreconditioner>(std::move(exec), opt.amg);
+    case PreconditionerType::cpr: return std::make_unique<CprPreconditioner>(std::move(exec), opt.cpr);
+  }
+  throw std::invalid_argument("unknown preconditioner type");
+}
+
+}  // namespace blockres

@@ -1,0 +1,601 @@
+// `blockres bench batched`: the batched dense kernels of kernels/batched/batched_gh.hpp (Gauss–Huard
+// factor/solve in both storages, Gauss–Jordan inversion, block-diagonal gemv) and
+// kernels/batched/batched_lu.hpp (LU factor/solve) against cuBLAS's getrfBatched / getrsBatched /
+// matinvBatched on the same blocks in the same run; bandwidth relative to a device-to-device copy
+// measured in the same run; every result checked on the host (info arrays and backward errors).
+// The block-Jacobi section on simulator Jacobians lives in bench_block_jacobi.cpp.
+#include "miniapp/bench/bench.hpp"
+
+#include "kernels/batched/batched.hpp"
+#include "kernels/batched/batched_gh.hpp"
+#include "kernels/batched/batched_lu.hpp"
+#include "linalg/array.hpp"
+#include "linalg/vector_ops.hpp"
+#include "miniapp/bench/bench_common.hpp"
+#include "miniapp/io/json.hpp"
+#include "miniapp/io/version.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/cuda_check.cuh"
+
+namespace blockres {
+
+namespace {
+
+using benchutil::mix;
+using benchutil::nan_v;
+using benchutil::Timing;
+
+#define BLOCKRES_CUBLAS_CHECK(call)                                                                        \
+  do {                                                                                                     \
+    const cublasStatus_t st_ = (call);                                                                     \
+    if (st_ != CUBLAS_STATUS_SUCCESS)                                                                      \
+      throw std::runtime_error(fmt::format("cuBLAS error '{}' in {} at {}:{}", cublasGetStatusString(st_), \
+                                           #call, __FILE__, __LINE__));                                    \
+  } while (0)
+
+// Blocks in the sample whose inverses are downloaded for the residual check (first and last).
+constexpr index_t inverse_sample = 1000;
+
+// ---- models -------------------------------------------------------------------------------------
+enum class Op { factor, solve, invert, apply };
+
+const char* to_string(Op op)
+{
+  switch (op) {
+    case Op::factor: return "factor";
+    case Op::solve: return "solve";
+    case Op::invert: return "invert";
+    case Op::apply: return "apply";
+  }
+  return "?";
+}
+
+// Bytes each operation must move for a batch of `count` n x n blocks (8-byte values, 4-byte
+// pivots / permutation entries and info).
+double byte_model(Op op, int n, index_t count)
+{
+  const double nn = double(n) * n, c = double(count);
+  switch (op) {
+    case Op::factor: return c * (16.0 * nn + 4.0 * n + 4.0);  // read + write blocks, write pivots, info
+    case Op::solve: return c * (8.0 * nn + 4.0 * n + 16.0 * n);  // read factors, pivots, b; write x
+    case Op::invert: return c * (16.0 * nn + 4.0);             // read + write blocks, write info
+    case Op::apply: return c * (8.0 * nn + 16.0 * n);          // read inverses, x; write y
+  }
+  return nan_v;
+}
+
+double flop_model(Op op, int n, index_t count)
+{
+  const double d = n, c = double(count);
+  switch (op) {
+    case Op::factor: return c * 2.0 / 3.0 * d * d * d;
+    case Op::solve: return c * 2.0 * d * d;
+    case Op::invert: return c * 2.0 * d * d * d;
+    case Op::apply: return c * 2.0 * d * d;
+  }
+  return nan_v;
+}
+
+constexpr const char* byte_model_text =
+    "factor (gh_factor, gh_factor_t, lu_factor, cublas_getrf): 16 n^2 + 4 n + 4 bytes per block (read + write the "
+    "block, write n 4-byte pivots / permutation entries and the 4-byte info); solve (gh_solve, gh_solve_t, lu_solve, "
+    "cublas_getrs): 8 n^2 + 4 n + 16 n (read the factors, the pivots and b, write x); invert (gje_invert, "
+    "cublas_matinv): 16 n^2 + 4 (read + write the block, write info); apply (block_diag_gemv, cublas_gemv): 8 n^2 + 16 n (read the "
+    "inverse and x, write y). cuBLAS's per-block pointer arrays (8 bytes per block and pointer) are not counted.";
+constexpr const char* flop_model_text =
+    "per block: factor 2/3 n^3, solve 2 n^2, invert 2 n^3, apply 2 n^2";
+constexpr const char* timing_text =
+    "CUDA events around the one library call on the executor's stream; median / min / max over --reps timed calls "
+    "after --warmup untimed ones. Before every call, warm-up and timed alike, and outside the events (enqueued on the "
+    "same stream before the start event): in-place factorisations and inversions (gh_factor, gh_factor_t, gje_invert, "
+    "lu_factor, cublas_getrf) get their input restored by a device-to-device copy from an untouched copy of the batch, "
+    "cublas_getrs (in place on its right-hand side) gets x <- b, and every variant is preceded by a memset of a "
+    "scrub buffer of 4x the L2 size, so each timed call starts with a cold L2. Before the last timed call only, its "
+    "outputs (x, info, cuBLAS's inverses) are poisoned (NaN / -1), so the checks read that call's results.";
+constexpr const char* cublas_text =
+    "cuBLAS is column-major. Two layouts: opT gets the same bytes, i.e. the transposed blocks A^T (getrfBatched "
+    "factors A^T, getrsBatched solves with CUBLAS_OP_T, i.e. A x = b); opN gets a column-major copy of A made outside "
+    "the timing (getrfBatched factors A, getrsBatched solves with CUBLAS_OP_N). matinvBatched (n <= 32 only) inverts "
+    "A^T, whose bytes are the row-major A^{-1}. gemvStridedBatched with CUBLAS_OP_T on the row-major inverses from "
+    "gje_invert computes y = A^{-1} b, the same product as block_diag_gemv. The pointer arrays are built once per "
+    "block size outside the timed region.";
+constexpr const char* matrix_text =
+    "block b: entries uniform in [-1, 1); then in each row i the entry of column sigma_b(i), sigma_b a random "
+    "permutation per block, is replaced by +-(n + 1 + |u|), u uniform in [-1, 1): each block is a row permutation of "
+    "a strictly diagonally dominant matrix (well conditioned, pivoting exercised). b uniform in [-1, 1).";
+constexpr const char* residual_text =
+    "max over checked blocks of ||A x - b||_inf / (||A||_inf ||x||_inf) with the original block A, on the host; "
+    "tolerance 100 n eps (eps = 2^-52). Solve and apply rows: x from the device, every block. Factor rows: the "
+    "residual of the solve that used those factors (gh_solve, gh_solve_t, lu_solve, cublas_getrs), and every info "
+    "entry must be 0. Invert rows: the inverses of the first and last 1000 blocks downloaded, x = A^{-1} b on the "
+    "host, and every info entry must be 0.";
+
+// ---- host data ----------------------------------------------------------------------------------
+// See matrix_text. Row-major blocks back to back.
+std::vector<double> make_blocks(int n, index_t count, std::uint64_t seed)
+{
+  auto a = benchutil::random_values(size64_t(count) * n * n, seed);
+#pragma omp parallel for schedule(static)
+  for (index_t b = 0; b < count; ++b) {
+    int sigma[kernels::batched_lu_max_size];
+    for (int i = 0; i < n; ++i) sigma[i] = i;
+    std::uint64_t h = mix(seed * 0x9e3779b97f4a7c15ULL + std::uint64_t(b));
+    for (int i = n - 1; i > 0; --i) {
+      h = mix(h);
+      std::swap(sigma[i], sigma[h % std::uint64_t(i + 1)]);
+    }
+    double* blk = a.data() + size64_t(b) * n * n;
+    for (int i = 0; i < n; ++i) {
+      double& d = blk[size64_t(i) * n + sigma[i]];
+      h = mix(h);
+      d = ((h >> 63) ? -1.0 : 1.0) * (n + 1 + std::abs(d));
+    }
+  }
+  return a;
+}
+
+// ||A x - b||_inf / (||A||_inf ||x||_inf) of one n x n row-major block; +inf when not finite.
+double block_residual(const double* A, int n, const double* b, const double* x)
+{
+  double rn = 0, an = 0, xn = 0;
+  for (int i = 0; i < n; ++i) {
+    double r = -b[i], rowsum = 0;
+    for (int j = 0; j < n; ++j) {
+      r += A[size64_t(i) * n + j] * x[j];
+      rowsum += std::abs(A[size64_t(i) * n + j]);
+    }
+    rn = std::max(rn, std::abs(r));
+    an = std::max(an, rowsum);
+    xn = std::max(xn, std::abs(x[i]));
+    if (!std::isfinite(r) || !std::isfinite(x[i])) return INFINITY;
+  }
+  const double den = an * xn;
+  return den > 0 ? rn / den : (rn == 0 ? 0.0 : INFINITY);
+}
+
+// Max residual over every block for a solution vector x (count * n).
+double residual_all(const std::vector<double>& A, int n, index_t count, const std::vector<double>& b,
+                    const std::vector<double>& x)
+{
+  double worst = 0;
+#pragma omp parallel for schedule(static) reduction(max : worst)
+  for (index_t k = 0; k < count; ++k) {
+    const double r = block_residual(A.data() + size64_t(k) * n * n, n, b.data() + size64_t(k) * n,
+                                    x.data() + size64_t(k) * n);
+    worst = std::max(worst, std::isnan(r) ? INFINITY : r);
+  }
+  return worst;
+}
+
+// The checked ranges of blocks for inverse-based residuals: the first and the last
+// inverse_sample blocks (all when the batch is small).
+std::vector<std::pair<index_t, index_t>> sample_ranges(index_t count)
+{
+  if (count <= 2 * inverse_sample) return {{0, count}};
+  return {{0, inverse_sample}, {count - inverse_sample, count}};
+}
+
+// ---- one block size -----------------------------------------------------------------------------
+struct Row {
+  int n = 0;
+  index_t blocks = 0;
+  std::string variant, baseline;  // baseline: the fastest verified cuBLAS row of the same operation ("" for cuBLAS rows)
+  std::string wrong_baselines;    // cuBLAS rows of the operation whose results failed their checks
+  Op op = Op::factor;
+  bool cublas = false;
+  Timing t;
+  double bytes = 0, flops = 0;
+  double residual = nan_v;
+  std::string residual_from;
+  long long residual_blocks = 0;
+  long long info_failures = 0;  // blocks with info != 0 (factor / invert rows)
+  int first_bad_info = 0;       // info of the first failed block
+  double tolerance = 0;
+  double speedup = nan_v;  // baseline median / this median
+
+  bool verified() const { return info_failures == 0 && std::isfinite(residual) && residual <= tolerance; }
+  double gbs() const { return bytes / (t.median_ms * 1e-3) / 1e9; }
+  double gflops() const { return flops / (t.median_ms * 1e-3) / 1e9; }
+};
+
+class BatchedBench {
+ public:
+  BatchedBench(ExecPtr e, const BatchedBenchOptions& o) : e_(std::move(e)), o_(o), s_(e_->stream()), scrub_(e_)
+  {
+    BLOCKRES_CUBLAS_CHECK(cublasCreate(&handle_));
+    BLOCKRES_CUBLAS_CHECK(cublasSetStream(handle_, s_));
+  }
+  ~BatchedBench() { cublasDestroy(handle_); }
+  BatchedBench(const BatchedBench&) = delete;
+  BatchedBench& operator=(const BatchedBench&) = delete;
+
+  static index_t batch_count(const BatchedBenchOptions& o, int n)
+  {
+    const double by_bytes = std::floor(o.batch_gb * 1e9 / (8.0 * n * n));
+    double c = std::min(double(o.max_blocks), by_bytes);
+    c = std::min(c, double(INT_MAX / n));  // row offsets and cuBLAS's pivot array are 32-bit
+    return static_cast<index_t>(std::max(1.0, c));
+  }
+
+  std::vector<Row> run(int n)
+  {
+    const index_t count = batch_count(o_, n);
+    const size64_t nv = size64_t(count) * n * n, nx = size64_t(count) * n;
+    check_memory(n, count);
+
+    const std::vector<double> hA = make_blocks(n, count, 1000 + n);
+    const std::vector<double> hb = benchutil::random_values(nx, 77 + n);
+    Array<double> orig(e_, std::span<const double>(hA)), work(e_, nv);
+    Array<double> b(e_, std::span<const double>(hb)), x(e_, nx);
+    Array<index_t> perm(e_, nx);
+    Array<int> info(e_, count);
+    kernels::BatchLayout L;
+    L.count = count;
+    L.uniform = L.max_size = n;
+
+    const double tol = 100.0 * n * DBL_EPSILON;
+    std::vector<Row> rows;
+    rows.reserve(16);  // add() hands out references into it
+    auto add = [&](std::string variant, Op op, bool cublas, const Timing& t) -> Row& {
+      Row r;
+      r.n = n, r.blocks = count, r.variant = std::move(variant), r.op = op, r.cublas = cublas, r.t = t;
+      r.bytes = byte_model(op, n, count), r.flops = flop_model(op, n, count), r.tolerance = tol;
+      rows.push_back(r);
+      return rows.back();
+    };
+    const auto s = s_;
+    auto refresh_work = [&] {
+      BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), orig.data(), nv * sizeof(double), cudaMemcpyDeviceToDevice, s));
+    };
+    auto nothing = [] {};
+    auto poison_info = [&] { BLOCKRES_CUDA_CHECK(cudaMemsetAsync(info.data(), 0xff, count * sizeof(int), s)); };
+    auto check_info = [&](Row& r) {
+      const auto h = info.to_host();
+      for (int v : h)
+        if (v != 0) {
+          if (r.info_failures++ == 0) r.first_bad_info = v;
+        }
+    };
+    auto solve_residual = [&](Row& r, const char* from) {
+      r.residual = residual_all(hA, n, count, hb, x.to_host());
+      r.residual_blocks = count;
+      r.residual_from = from;
+    };
+    // x = inv * b on the host for the sampled blocks of the inverses in `work`.
+    auto inverse_residual = [&](Row& r) {
+      double worst = 0;
+      long long checked = 0;
+      for (const auto& [first, last] : sample_ranges(count)) {
+        std::vector<double> inv(static_cast<std::size_t>(size64_t(last - first) * n * n));
+        e_->copy_to_host(inv.data(), work.data() + size64_t(first) * n * n, inv.size() * sizeof(double));
+        std::vector<double> xs(static_cast<std::size_t>(n));
+        for (index_t k = first; k < last; ++k) {
+          const double* Ai = inv.data() + size64_t(k - first) * n * n;
+          const double* bk = hb.data() + size64_t(k) * n;
+          for (int i = 0; i < n; ++i) {
+            double v = 0;
+            for (int j = 0; j < n; ++j) v += Ai[size64_t(i) * n + j] * bk[j];
+            xs[i] = v;
+          }
+          const double res = block_residual(hA.data() + size64_t(k) * n * n, n, bk, xs.data());
+          worst = std::max(worst, std::isnan(res) ? INFINITY : res);
+          ++checked;
+        }
+      }
+      r.residual = worst;
+      r.residual_blocks = checked;
+      r.residual_from = "host x = A^{-1} b from the downloaded inverses";
+    };
+    auto poison_x = [&] { fill(x, nan_v); };
+
+    if (n <= kernels::batched_gh_max_size) {
+      for (const auto storage : {kernels::GhStorage::standard, kernels::GhStorage::transposed}) {
+        const bool tr = storage == kernels::GhStorage::transposed;
+        Row& f = add(tr ? "gh_factor_t" : "gh_factor", Op::factor, false, timed([&] {
+          kernels::cuda::gauss_huard_factor(s, L, work.data(), perm.data(), info.data(), storage);
+        }, refresh_work, poison_info));
+        check_info(f);
+        Row& v = add(tr ? "gh_solve_t" : "gh_solve", Op::solve, false, timed([&] {
+          kernels::cuda::gauss_huard_solve(s, L, work.data(), perm.data(), storage, b.data(), x.data());
+        }, nothing, poison_x));
+        solve_residual(v, "");
+        Row& f2 = rows[rows.size() - 2];
+        f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
+      }
+      Row& g = add("gje_invert", Op::invert, false,
+                   timed([&] { kernels::cuda::gauss_jordan_invert(s, L, work.data(), info.data()); }, refresh_work,
+                         poison_info));
+      check_info(g);
+      inverse_residual(g);
+      Row& m = add("block_diag_gemv", Op::apply, false,
+                   timed([&] { kernels::cuda::block_diag_gemv(s, L, work.data(), b.data(), x.data()); }, nothing,
+                         poison_x));
+      solve_residual(m, "");
+      // The same product by cuBLAS: column-major, the row-major inverses are their transposes (OP_T).
+      const double one = 1.0, zero = 0.0;
+      Row& c = add("cublas_gemv", Op::apply, true, timed([&] {
+        BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(handle_, CUBLAS_OP_T, n, n, &one, work.data(), n,
+                                                        (long long)n * n, b.data(), 1, n, &zero, x.data(), 1, n, count));
+      }, nothing, poison_x));
+      solve_residual(c, "");
+    }
+    {
+      add("lu_factor", Op::factor, false,
+          timed([&] { kernels::cuda::lu_factor(s, L, work.data(), perm.data(), info.data()); }, refresh_work,
+                poison_info));
+      check_info(rows.back());
+      Row& v = add("lu_solve", Op::solve, false,
+                   timed([&] { kernels::cuda::lu_solve(s, L, work.data(), perm.data(), b.data(), x.data()); }, nothing,
+                         poison_x));
+      solve_residual(v, "");
+      Row& f = rows[rows.size() - 2];
+      f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
+    }
+    {
+      // cuBLAS: one pointer per block (outside the timed region).
+      std::vector<double*> hp(static_cast<std::size_t>(count));
+      std::vector<const double*> hq(static_cast<std::size_t>(count));
+      for (index_t k = 0; k < count; ++k) hp[k] = work.data() + size64_t(k) * n * n;
+      Array<double*> work_ptr(e_, std::span<double* const>(hp));
+      for (index_t k = 0; k < count; ++k) hp[k] = x.data() + size64_t(k) * n;
+      Array<double*> x_ptr(e_, std::span<double* const>(hp));
+      for (index_t k = 0; k < count; ++k) hq[k] = orig.data() + size64_t(k) * n * n;
+      Array<const double*> orig_ptr(e_, std::span<const double* const>(hq));
+
+      // Both layouts: opT on our bytes (cuBLAS sees A^T), opN on a column-major copy of A.
+      Array<double> origT(e_, nv);
+      {
+        std::vector<double> t(hA.size());
+#pragma omp parallel for schedule(static)
+        for (index_t k = 0; k < count; ++k)
+          for (int i = 0; i < n; ++i)
+            for (int jj = 0; jj < n; ++jj)
+              t[size64_t(k) * n * n + size64_t(jj) * n + i] = hA[size64_t(k) * n * n + size64_t(i) * n + jj];
+        origT.copy_from_host(t);
+      }
+      for (const bool natural : {false, true}) {
+        auto refresh = [&] {
+          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), natural ? origT.data() : orig.data(), nv * sizeof(double),
+                                              cudaMemcpyDeviceToDevice, s));
+        };
+        Row& f = add(natural ? "cublas_getrf_opN" : "cublas_getrf_opT", Op::factor, true, timed([&] {
+          BLOCKRES_CUBLAS_CHECK(cublasDgetrfBatched(handle_, n, work_ptr.data(), n, perm.data(), info.data(), count));
+        }, refresh, poison_info));
+        check_info(f);
+        int param_info = 0;
+        Row& v = add(natural ? "cublas_getrs_opN" : "cublas_getrs_opT", Op::solve, true, timed([&] {
+          BLOCKRES_CUBLAS_CHECK(cublasDgetrsBatched(handle_, natural ? CUBLAS_OP_N : CUBLAS_OP_T, n, 1, work_ptr.data(),
+                                                    n, perm.data(), x_ptr.data(), n, &param_info, count));
+        }, [&] {
+          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(x.data(), b.data(), nx * sizeof(double), cudaMemcpyDeviceToDevice, s));
+        }, [] {}));  // in place on x: prepare() overwrites x, a poison would be lost; a solve that does nothing leaves b
+        if (param_info != 0)
+          throw std::runtime_error(fmt::format("cublasDgetrsBatched: invalid parameter {}", -param_info));
+        solve_residual(v, "");
+        Row& f2 = rows[rows.size() - 2];
+        f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
+      }
+
+      if (n <= 32) {
+        Row& m = add("cublas_matinv", Op::invert, true, timed([&] {
+          BLOCKRES_CUBLAS_CHECK(
+              cublasDmatinvBatched(handle_, n, orig_ptr.data(), n, work_ptr.data(), n, info.data(), count));
+        }, nothing, [&] {
+          poison_info();
+          BLOCKRES_CUDA_CHECK(cudaMemsetAsync(work.data(), 0xff, nv * sizeof(double), s));  // NaN
+        }));
+        check_info(m);
+        inverse_residual(m);
+      }
+    }
+    // Each of our rows against the fastest verified cuBLAS row of the same operation (factor: getrf in
+    // both layouts; solve: getrs in both layouts; invert: matinv; apply: gemvStridedBatched). A cuBLAS
+    // row whose result failed its check is flagged and is no baseline.
+    for (auto& r : rows) {
+      if (r.cublas) continue;
+      std::vector<bench::Baseline> base;
+      for (const auto& c : rows)
+        if (c.cublas && c.op == r.op) base.push_back({c.variant, c.t, c.verified() ? 0.0 : bench::nan_v});
+      const auto v = bench::judge_baselines(base, 0.0);
+      for (std::size_t k = 0; k < base.size(); ++k)
+        if (v.wrong[k]) r.wrong_baselines += (r.wrong_baselines.empty() ? "" : ",") + base[k].name;
+      if (v.fastest >= 0) {
+        r.baseline = base[static_cast<std::size_t>(v.fastest)].name;
+        r.speedup = v.speedup(base, r.t.median_ms);
+      }
+    }
+    for (auto& r : rows)
+      if (r.residual_from.empty()) r.residual_from = "x of this call";
+    return rows;
+  }
+
+ private:
+  // prepare() and the L2 scrub run before every call, outside the timed events; poison() before the
+  // last timed call, so what is checked afterwards is that call's output.
+  template <class F, class P, class Q>
+  Timing timed(F&& launch, P&& prepare, Q&& poison)
+  {
+    return benchutil::time_on_stream(
+        s_, o_.warmup, o_.reps, launch,
+        [&] {
+          prepare();
+          scrub_();
+        },
+        poison);
+  }
+
+  void check_memory(int n, index_t count) const
+  {
+    const double need = 3.0 * 8 * double(count) * n * n + double(count) * n * (8 + 8 + 4) + double(count) * (4 + 24);
+    std::size_t free_b = 0, total_b = 0;
+    BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (need > 0.95 * double(free_b))
+      throw std::runtime_error(fmt::format("bench batched: {} blocks of size {} need {:.2f} GB of device memory, "
+                                           "{:.2f} GB are free (lower --batch-gb or --max-blocks)",
+                                           count, n, need / 1e9, double(free_b) / 1e9));
+  }
+
+  ExecPtr e_;
+  const BatchedBenchOptions& o_;
+  stream_t s_;
+  benchutil::L2Scrub scrub_;
+  cublasHandle_t handle_ = nullptr;
+};
+
+std::string row_text(const Row& r, double copy_gbs)
+{
+  const double gbs = r.gbs();
+  const std::string speed = std::isfinite(r.speedup) ? fmt::format("{:7.2f}x", r.speedup) : std::string("      --");
+  std::string status;
+  if (r.info_failures) status += fmt::format("  INFO FAILED in {} blocks (first {})", r.info_failures, r.first_bad_info);
+  if (!(std::isfinite(r.residual) && r.residual <= r.tolerance)) status += "  RESIDUAL FAILED";
+  if (!r.wrong_baselines.empty()) status += "  WRONG BASELINE: " + r.wrong_baselines;
+  return fmt::format("{:>3} {:>8} {:<16} {:>9.4f} {:>9.4f} {:>9.4f} {:>7.0f} {:>5.1f}% {:>8.1f} {} {:<16} {:>9.2e}{}",
+                     r.n, r.blocks, r.variant, r.t.median_ms, r.t.min_ms, r.t.max_ms, gbs, 100 * gbs / copy_gbs,
+                     r.gflops(), speed, r.baseline, r.residual, status);
+}
+
+void write_row(JsonWriter& j, const Row& r, double copy_gbs)
+{
+  const double gbs = r.gbs();
+  j.begin_object()
+      .value("block_size", r.n)
+      .value("blocks", static_cast<long long>(r.blocks))
+      .value("variant", r.variant)
+      .value("operation", to_string(r.op))
+      .value("library", r.cublas ? "cublas" : "blockres")
+      .value("bytes", r.bytes)
+      .value("flops", r.flops);
+  benchutil::write_timing(j, "time", r.t);
+  j.value("gb_per_s", gbs)
+      .value("fraction_of_copy_bandwidth", gbs / copy_gbs)
+      .value("gflop_per_s", r.gflops())
+      .value("baseline", r.baseline)
+      .value("speedup_vs_baseline", r.speedup)
+      .value("wrong_baselines", r.wrong_baselines)
+      .value("max_residual", r.residual)
+      .value("residual_from", r.residual_from)
+      .value("residual_blocks_checked", r.residual_blocks)
+      .value("tolerance", r.tolerance)
+      .value("info_failures", r.info_failures)
+      .value("verified", r.verified())
+      .end_object();
+}
+
+}  // namespace
+
+int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(const std::string&)>& log)
+{
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench batched", "bench batched needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
+  if (!o.kernels_section && o.jacobians.empty())
+    throw std::runtime_error("bench batched --only block-jacobi needs --jacobian FILE (write one with 'blockres run "
+                             "deck.toml --write-jacobian J.h5')");
+  std::vector<int> sizes = o.sizes;
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (int n : sizes)
+    if (n < 1 || n > kernels::batched_lu_max_size)
+      throw std::runtime_error(fmt::format("bench batched: block size {} outside 1..{}", n, kernels::batched_lu_max_size));
+  // Read before anything is timed: a bad file fails now, not after the kernel section.
+  const bool block_jacobi = o.block_jacobi_section && !o.jacobians.empty();
+  std::vector<benchutil::TestMatrix> jacobians;
+  if (block_jacobi)
+    for (const auto& path : o.jacobians) jacobians.push_back(benchutil::read_jacobian(path));
+
+  auto e = Executor::create_cuda(0);
+  cudaDeviceProp prop{};
+  BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  log(fmt::format("blockres {} ({}): bench batched on {} ({} SMs, {} MB L2)", version_string(), provenance_text(),
+                  e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
+
+  JsonWriter j;
+  j.begin_object()
+      .value("benchmark", "batched")
+      .value("blockres_version", version_string());
+  write_provenance(j, o.json_path);
+  j.value("device", e->device_name()).value("command_line", o.command_line);
+  j.begin_object("configuration");
+  j.begin_array("sections");
+  if (o.kernels_section) j.value({}, "kernels");
+  if (block_jacobi) j.value({}, "block_jacobi");
+  j.end_array().value("reps", o.reps).value("warmup", o.warmup);
+  const size64_t scrub_bytes = benchutil::L2Scrub::default_bytes();
+  if (o.kernels_section) {
+    j.begin_array("sizes");
+    for (int n : sizes) j.value({}, n);
+    j.end_array()
+        .value("batch_gb", o.batch_gb)
+        .value("max_blocks", o.max_blocks)
+        .value("scrub_bytes", static_cast<long long>(scrub_bytes))
+        .value("matrices", matrix_text)
+        .value("byte_model", byte_model_text)
+        .value("flop_model", flop_model_text)
+        .value("timing", timing_text)
+        .value("cublas", cublas_text)
+        .value("residual", residual_text)
+        .value("speedup", "median time of the baseline / median time of the variant, the baseline being the fastest "
+                          "verified cuBLAS row of the same operation: factor vs cublas_getrf_opT / _opN, solve vs "
+                          "cublas_getrs_opT / _opN, gje_invert vs cublas_matinv, block_diag_gemv vs cublas_gemv "
+                          "(gemvStridedBatched)");
+  }
+  if (block_jacobi) benchutil::write_block_jacobi_configuration(j, o);
+  j.end_object();
+
+  bool ok = true;
+  // ---- section 1: the batched kernels against cuBLAS ("results")
+  if (o.kernels_section) {
+    Timing copy_t;
+    const int creps = benchutil::ceiling_reps(o.reps);
+    const double copy_gbs =
+        benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, benchutil::ceiling_warmup(o.warmup), creps, copy_t);
+    log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, creps));
+    j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
+    BatchedBench bench(e, o);
+
+    log("byte model: " + std::string(byte_model_text));
+    log("speedup: the fastest verified cuBLAS row of the operation / ours (factor vs getrfBatched in both layouts, "
+        "solve vs getrsBatched in both layouts, invert vs matinvBatched, block_diag_gemv vs gemvStridedBatched); "
+        "residual: max ||A x - b|| / (||A|| ||x||), inf-norms, limit 100 n eps");
+    log(fmt::format("{:>3} {:>8} {:<16} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>8} {:<16} {:>9}", "n", "blocks",
+                    "variant", "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "baseline",
+                    "residual"));
+    j.begin_array("results");
+    for (int n : sizes) {
+      for (const auto& r : bench.run(n)) {
+        ok = ok && r.verified();
+        log(row_text(r, copy_gbs));
+        write_row(j, r, copy_gbs);
+      }
+    }
+    j.end_array();
+  }
+  // ---- section 2: block-Jacobi on simulator Jacobians ("block_jacobi")
+  if (block_jacobi)
+    ok = benchutil::run_block_jacobi_section(e, o, jacobians, j, log) && ok;
+  else if (o.block_jacobi_section)
+    log("block-Jacobi section skipped: no --jacobian file (write one with 'blockres run deck.toml --write-jacobian "
+        "J.h5')");
+  j.value("all_verified", ok).value("strict", o.strict).end_object();
+  benchutil::write_file_atomically(o.json_path, j.str());
+  log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
+  return ok ? 0 : 1;  // no issue target is evaluated here: --strict changes nothing
+}
+
+}  // namespace blockres

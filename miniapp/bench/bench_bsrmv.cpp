@@ -1,0 +1,478 @@
+// `blockres bench bsrmv`: BSR SpMV against cuSPARSE (bsrmv, SpMV on BSR, SpMV on the expanded
+// CSR) on stencil, power-law and simulator matrices; bandwidth relative to a device-to-device
+// copy measured in the same run; every result checked against the CPU reference.
+#include "miniapp/bench/bench.hpp"
+
+#include "kernels/spmv/bsr_to_csr.hpp"
+#include "kernels/spmv/bsrmv.hpp"
+#include "linalg/bsr_matrix.hpp"
+#include "linalg/vector_ops.hpp"
+#include "miniapp/bench/bench_common.hpp"
+#include "miniapp/io/json.hpp"
+#include "miniapp/io/version.hpp"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "kernels/cuda_check.cuh"
+
+namespace blockres {
+
+namespace {
+
+using benchutil::Ceilings;
+using benchutil::mix;
+using benchutil::nan_v;
+using benchutil::random_values;
+using benchutil::read_jacobian;
+using benchutil::stencil_pattern;
+using benchutil::stencil_side;
+using benchutil::TestMatrix;
+using benchutil::Timing;
+using benchutil::time_on_stream;
+
+// ---- matrices -----------------------------------------------------------------------------------
+// Most rows 1..8 blocks; one row in a thousand `long_factor` times the mean of the short ones.
+BsrPattern powerlaw_pattern(index_t nrows, index_t ncols, index_t long_len, std::uint64_t seed)
+{
+  BsrPattern p;
+  p.nrows = nrows, p.ncols = ncols;
+  p.row_ptr.push_back(0);
+  std::vector<index_t> cols;
+  for (index_t r = 0; r < nrows; ++r) {
+    const std::uint64_t h = mix(seed ^ (std::uint64_t(r) * 0x9e37ULL));
+    cols.clear();
+    if (h % 1000 == 0) {
+      const index_t len = std::min(long_len, ncols), window = ncols / len;
+      for (index_t q = 0; q < len; ++q) cols.push_back(q * window + static_cast<index_t>(mix(h + q) % window));
+    } else {
+      const int len = 1 + static_cast<int>(h % 8);
+      for (int q = 0; q < len; ++q) cols.push_back(static_cast<index_t>(mix(h + 7 * q + 1) % std::uint64_t(ncols)));
+      std::sort(cols.begin(), cols.end());
+      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    }
+    p.col_ind.insert(p.col_ind.end(), cols.begin(), cols.end());
+    p.row_ptr.push_back(static_cast<index_t>(p.col_ind.size()));
+  }
+  return p;
+}
+
+// Bytes the SpMV must move: block values, column indices, row pointers, x once, y once.
+double byte_model(const BsrPattern& p, int bs)
+{
+  return double(p.nnzb()) * (8.0 * bs * bs + 4.0) + 4.0 * (p.nrows + 1) + 8.0 * bs * (double(p.ncols) + p.nrows);
+}
+
+// ---- one matrix against the baselines -----------------------------------------------------------
+struct Measurement {
+  std::string matrix, variant;
+  int bs = 0;
+  index_t rows = 0;
+  index_t nnzb = 0;
+  index_t max_row = 0;
+  double bytes = 0;
+  Timing ours;
+  double err_ours = nan_v;
+  // cuSPARSE in every configuration that computes the same product (first variant of a matrix only):
+  // bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy transposed outside
+  // the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 (after cusparseSpMV_preprocess).
+  std::vector<bench::Baseline> baselines;
+  bench::BaselineVerdict verdict;
+  std::string config;
+  bool balanced = false;
+};
+
+double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref)
+{
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) return INFINITY;
+    num = std::max(num, std::abs(y[i] - ref[i]));
+    den = std::max(den, std::abs(ref[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
+class Bench {
+ public:
+  Bench(ExecPtr e, const BsrmvBenchOptions& o) : e_(std::move(e)), o_(o), scrub_(e_)
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle_));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle_, e_->stream()));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&descr_));
+  }
+  ~Bench()
+  {
+    cusparseDestroyMatDescr(descr_);
+    cusparseDestroy(handle_);
+  }
+
+  // variants: which of our plans to time ({} = default plan; else forced balance settings).
+  std::vector<Measurement> run(const TestMatrix& m, const std::vector<std::pair<std::string, SpmvOptions>>& variants,
+                               bool baselines)
+  {
+    const int bs = m.bs;
+    const auto& p = m.pattern;
+    const size64_t nval = size64_t(p.nnzb()) * bs * bs;
+    std::vector<double> vals = m.values.empty() ? random_values(nval, 17 + bs) : m.values;
+    const auto hx = random_values(size64_t(p.ncols) * bs, 99);
+    std::vector<double> ref(static_cast<std::size_t>(p.nrows) * bs);
+    kernels::cpu::bsrmv({p.nrows, p.ncols, bs, p.row_ptr.data(), p.col_ind.data(), vals.data()}, 1.0, hx.data(), 0.0,
+                        ref.data());
+    BsrMatrix A(e_, bs, p);
+    A.values().copy_from_host(vals);
+    vals.clear();
+    vals.shrink_to_fit();
+    Vector x(e_, std::span<const double>(hx)), y(e_, A.scalar_rows());
+    const auto s = e_->stream();
+    std::vector<Measurement> out;
+    Measurement base;
+    base.matrix = m.name, base.bs = bs, base.rows = p.nrows, base.nnzb = p.nnzb(), base.max_row = A.max_row_blocks();
+    base.bytes = byte_model(p, bs);
+    auto poison = [&] { fill(y, nan_v); };
+    for (const auto& [name, opt] : variants) {
+      A.set_spmv_options(opt);
+      Measurement r = base;
+      r.variant = name;
+      r.config = kernels::describe(A.spmv_config());
+      r.balanced = A.spmv_balanced();
+      r.ours = time_on_stream(s, o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); }, scrub_, poison);
+      r.err_ours = max_rel_err(y.to_host(), ref);
+      out.push_back(r);
+    }
+    if (!baselines) return out;
+    // cuSPARSE's BSR and the expanded CSR below take 32-bit indices (CUSPARSE_INDEX_32I).
+    kernels::check_scalar_view_fits_int32(fmt::format("bench bsrmv: cuSPARSE on {} (bs {})", m.name, bs), p.nrows,
+                                          p.ncols, bs, p.nnzb());
+    Measurement& r = out.front();
+    const double one = 1.0, zero = 0.0;
+    auto add = [&](const std::string& name, auto&& launch) {
+      bench::Baseline b;
+      b.name = name;
+      b.time = time_on_stream(s, o_.warmup, o_.reps, launch, scrub_, poison);
+      b.error = max_rel_err(y.to_host(), ref);
+      r.baselines.push_back(b);
+    };
+    if (bs >= 2) {
+      // Column-major blocks: the same matrix with every block transposed (outside the timing).
+      Array<double> tvals(e_, nval);
+      {
+        auto h = A.values().to_host();
+        std::vector<double> t(h.size());
+        const size64_t bb = size64_t(bs) * bs;
+#pragma omp parallel for schedule(static)
+        for (index_t q = 0; q < p.nnzb(); ++q)
+          for (int a = 0; a < bs; ++a)
+            for (int c = 0; c < bs; ++c) t[size64_t(q) * bb + size64_t(c) * bs + a] = h[size64_t(q) * bb + size64_t(a) * bs + c];
+        tvals.copy_from_host(t);
+      }
+      for (const bool col : {false, true}) {
+        const double* v = col ? tvals.data() : A.values().data();
+        add(col ? "cusparse_bsrmv_col" : "cusparse_bsrmv_row", [&] {
+          BLOCKRES_CUSPARSE_CHECK(cusparseDbsrmv(
+              handle_, col ? CUSPARSE_DIRECTION_COLUMN : CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE,
+              p.nrows, p.ncols, p.nnzb(), &one, descr_, v, A.row_ptr().data(), A.col_ind().data(), bs, x.data(),
+              &zero, y.data()));
+        });
+      }
+      for (const bool col : {false, true}) {
+        cusparseSpMatDescr_t mat;
+        BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsr(
+            &mat, p.nrows, p.ncols, p.nnzb(), bs, bs, const_cast<index_t*>(A.row_ptr().data()),
+            const_cast<index_t*>(A.col_ind().data()), col ? tvals.data() : A.values().data(), CUSPARSE_INDEX_32I,
+            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F, col ? CUSPARSE_ORDER_COL : CUSPARSE_ORDER_ROW));
+        generic(col ? "cusparse_spmv_bsr_col" : "cusparse_spmv_bsr_row", mat, x, y, CUSPARSE_SPMV_ALG_DEFAULT, false,
+                add);
+        cusparseDestroySpMat(mat);
+      }
+    }
+    {
+      // Expanded scalar CSR of the same matrix (explicit zeros kept).
+      const size64_t nnz = size64_t(p.nnzb()) * bs * bs;
+      Array<index_t> crow(e_, A.scalar_rows() + 1), ccol(e_, nnz);
+      Array<double> cval(e_, nnz);
+      kernels::cuda::bsr_to_csr(s, A.view(), crow.data(), ccol.data(), cval.data());
+      for (const bool alg2 : {false, true}) {
+        cusparseSpMatDescr_t mat;
+        BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&mat, A.scalar_rows(), size64_t(p.ncols) * bs, nnz, crow.data(),
+                                                  ccol.data(), cval.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                                  CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+        generic(alg2 ? "cusparse_spmv_csr_alg2" : "cusparse_spmv_csr_default", mat, x, y,
+                alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_ALG_DEFAULT, alg2, add);
+        cusparseDestroySpMat(mat);
+      }
+    }
+    r.verdict = bench::judge_baselines(r.baselines, 1e-12);
+    return out;
+  }
+
+  // Every compiled configuration on one matrix: (config, median ms, error).
+  std::vector<std::tuple<kernels::BsrmvConfig, Timing, double>> tune(const TestMatrix& m)
+  {
+    const int bs = m.bs;
+    const auto& p = m.pattern;
+    auto vals = random_values(size64_t(p.nnzb()) * bs * bs, 5 + bs);
+    const auto hx = random_values(size64_t(p.ncols) * bs, 7);
+    std::vector<double> ref(static_cast<std::size_t>(p.nrows) * bs);
+    kernels::cpu::bsrmv({p.nrows, p.ncols, bs, p.row_ptr.data(), p.col_ind.data(), vals.data()}, 1.0, hx.data(), 0.0,
+                        ref.data());
+    BsrMatrix A(e_, bs, p);
+    A.values().copy_from_host(vals);
+    Vector x(e_, std::span<const double>(hx)), y(e_, A.scalar_rows());
+    std::vector<std::tuple<kernels::BsrmvConfig, Timing, double>> out;
+    for (const auto& c : kernels::cuda::bsrmv_configs(bs)) {
+      SpmvOptions opt;
+      opt.balance = SpmvBalance::off;
+      opt.config = c;
+      A.set_spmv_options(opt);
+      const Timing t = time_on_stream(e_->stream(), o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); }, scrub_,
+                                      [&] { fill(y, nan_v); });
+      out.emplace_back(c, t, max_rel_err(y.to_host(), ref));
+    }
+    return out;
+  }
+
+ private:
+  // cusparseSpMV on `mat` with `alg` (preprocessed first when `preprocess`), timed by add(name, launch).
+  template <class Add>
+  void generic(const std::string& name, cusparseSpMatDescr_t mat, const Vector& x, Vector& y, cusparseSpMVAlg_t alg,
+               bool preprocess, Add&& add)
+  {
+    cusparseDnVecDescr_t vx, vy;
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vx, x.size(), const_cast<double*>(x.data()), CUDA_R_64F));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vy, y.size(), y.data(), CUDA_R_64F));
+    const double one = 1.0, zero = 0.0;
+    std::size_t bytes = 0;
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero,
+                                                    vy, CUDA_R_64F, alg, &bytes));
+    Array<double> buffer(e_, static_cast<size64_t>(bytes / 8 + 1));
+    if (preprocess)
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero,
+                                                      vy, CUDA_R_64F, alg, buffer.data()));
+    add(name, [&] {
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy,
+                                           CUDA_R_64F, alg, buffer.data()));
+    });
+    cusparseDestroyDnVec(vx);
+    cusparseDestroyDnVec(vy);
+  }
+
+  ExecPtr e_;
+  const BsrmvBenchOptions& o_;
+  benchutil::L2Scrub scrub_;  // before every timed call: each starts with a cold L2
+  cusparseHandle_t handle_ = nullptr;
+  cusparseMatDescr_t descr_ = nullptr;
+};
+
+std::string short_name(const std::string& baseline)
+{
+  const std::string prefix = "cusparse_";
+  return baseline.rfind(prefix, 0) == 0 ? baseline.substr(prefix.size()) : baseline;
+}
+
+void write_measurement(JsonWriter& j, const Measurement& r, const Ceilings& c)
+{
+  auto timing = [&](std::string_view key, const Timing& t) { benchutil::write_timing(j, key, t); };
+  const double gbs = r.bytes / (r.ours.median_ms * 1e-3) / 1e9;
+  j.begin_object()
+      .value("matrix", r.matrix)
+      .value("variant", r.variant)
+      .value("block_size", r.bs)
+      .value("block_rows", static_cast<long long>(r.rows))
+      .value("blocks", static_cast<long long>(r.nnzb))
+      .value("max_row_blocks", static_cast<long long>(r.max_row))
+      .value("bytes", r.bytes)
+      .value("fits_in_l2", benchutil::fits_in_l2(r.bytes))
+      .value("config", r.config)
+      .value("balanced", r.balanced);
+  timing("blockres", r.ours);
+  j.value("gb_per_s", gbs)
+      .value("fraction_of_copy_bandwidth", gbs / c.copy_gbs)
+      .value("fraction_of_read_bandwidth", gbs / c.read_gbs)
+      .value("max_rel_error_blockres", r.err_ours);
+  if (!r.baselines.empty()) {
+    if (r.verdict.fastest >= 0)
+      j.value("fastest_baseline", r.baselines[static_cast<std::size_t>(r.verdict.fastest)].name);
+    else
+      j.null("fastest_baseline");
+    j.value("speedup_vs_fastest_baseline", r.verdict.speedup(r.baselines, r.ours.median_ms));
+    j.begin_array("baselines");
+    for (std::size_t k = 0; k < r.baselines.size(); ++k) {
+      const auto& b = r.baselines[k];
+      j.begin_object().value("name", b.name);
+      timing("time", b.time);
+      j.value("max_rel_error", b.error)
+          .value("wrong", bool(r.verdict.wrong[k]))
+          .value("speedup", bench::speedup_over(r.baselines, r.verdict, k, r.ours.median_ms))
+          .end_object();
+    }
+    j.end_array();
+  }
+  j.end_object();
+}
+
+std::string row_text(const Measurement& r, const Ceilings& c)
+{
+  const double gbs = r.bytes / (r.ours.median_ms * 1e-3) / 1e9;
+  std::string best = "    --", best_name = "--";
+  if (r.verdict.fastest >= 0) {
+    best = fmt::format("{:6.2f}x", r.verdict.speedup(r.baselines, r.ours.median_ms));
+    best_name = short_name(r.baselines[static_cast<std::size_t>(r.verdict.fastest)].name);
+  }
+  std::string flags = benchutil::fits_in_l2(r.bytes) ? " L2" : "";
+  for (std::size_t k = 0; k < r.baselines.size(); ++k)
+    if (r.verdict.wrong[k]) flags += " WRONG:" + short_name(r.baselines[k].name);
+  return fmt::format("{:<18} {:>3} {:>9} {:>8.0f} {:>9.4f} {:>7.0f} {:>5.1f}% {:>5.1f}% {} {:<15} {:>8.1e}  {}{}{}",
+                     r.matrix + r.variant, r.bs, r.rows, r.bytes / 1e6, r.ours.median_ms, gbs, 100 * gbs / c.copy_gbs,
+                     100 * gbs / c.read_gbs, best, best_name, r.err_ours, r.config, r.balanced ? " balanced" : "", flags);
+}
+
+// The other baselines of a row: "name x.xx" each (speedup of ours over it), for the log.
+std::string others_text(const Measurement& r)
+{
+  std::string t;
+  for (std::size_t k = 0; k < r.baselines.size(); ++k) {
+    const double sp = bench::speedup_over(r.baselines, r.verdict, k, r.ours.median_ms);
+    t += fmt::format("{}{} {}", t.empty() ? "" : ", ", short_name(r.baselines[k].name),
+                     r.verdict.wrong[k] ? fmt::format("WRONG (error {:.1e})", r.baselines[k].error)
+                                        : std::isfinite(sp) ? fmt::format("{:.2f}x", sp) : std::string("--"));
+  }
+  return t;
+}
+
+}  // namespace
+
+int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const std::string&)>& log)
+{
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message("bench bsrmv", "bench bsrmv needs a CUDA device (" + why + ")",
+                                             MissingGpu::no_device));
+  auto e = Executor::create_cuda(0);
+  cudaDeviceProp prop{};
+  BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  log(fmt::format("blockres {} ({}): bench bsrmv on {} ({} SMs, {} MB L2)", version_string(), provenance_text(),
+                  e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
+  const Ceilings ceil = benchutil::measure_ceilings(e, o.warmup, o.reps);
+  const double copy_gbs = ceil.copy_gbs;
+  log(benchutil::ceilings_text(ceil));
+
+  Bench bench(e, o);
+  JsonWriter j;
+  j.begin_object()
+      .value("benchmark", "bsrmv")
+      .value("blockres_version", version_string());
+  write_provenance(j, o.json_path);
+  j.value("device", e->device_name()).value("command_line", o.command_line);
+  j.begin_object("configuration")
+      .value("kernel_configs", o.tune ? "--tune: the stencil rows use the best configuration found in this run on the "
+                                        "7-point stencil of their block size; power-law and Jacobian rows use the "
+                                        "tuning table / rule (power-law also forced balanced and unbalanced)"
+                                      : "tuning table / rule")
+      .value("baselines", "cuSPARSE bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy "
+                          "transposed outside the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 "
+                          "(preprocessed); the speedup is over the fastest baseline whose result verified")
+      .value("timing", "CUDA events around each call, median / min / max of --reps after --warmup; before every call "
+                       "(outside the events) a memset of 4x the L2 size, so each starts with a cold L2")
+      .value("checks", "every output poisoned (NaN) before the last timed repetition and compared with the CPU "
+                       "reference after it (max relative error <= 1e-12); a baseline above that is flagged wrong "
+                       "and gets no speedup")
+      .value("matrix_gb", o.matrix_gb)
+      .value("reps", o.reps)
+      .value("warmup", o.warmup)
+      .value("tune", o.tune)
+      .value("byte_model", "block values + block column indices + row pointers + x once + y once")
+      .end_object();
+  benchutil::write_ceilings(j, ceil);
+  ReportChecks checks;
+  bool ok = true;
+  const double tol = 1e-12;
+
+  std::map<int, kernels::BsrmvConfig> tuned;  // --tune: the stencil runs use the best found here
+  if (o.tune) {
+    j.begin_array("tuning");
+    log("tuning (7-point stencil): best configuration per block size");
+    for (int bs : o.block_sizes) {
+      TestMatrix m{"stencil7", bs, stencil_pattern(stencil_side(bs, 7, o.matrix_gb), 7), {}};
+      const auto results = bench.tune(m);
+      const double bytes = byte_model(m.pattern, bs);
+      const auto best = std::min_element(results.begin(), results.end(), [](auto& a, auto& b) {
+        return std::get<1>(a).median_ms < std::get<1>(b).median_ms;
+      });
+      j.begin_object().value("block_size", bs).begin_array("configs");
+      for (const auto& [c, t, err] : results) {
+        ok = ok && err <= tol;
+        j.begin_object()
+            .value("config", kernels::describe(c))
+            .value("median_ms", t.median_ms)
+            .value("fraction_of_copy_bandwidth", bytes / (t.median_ms * 1e-3) / 1e9 / copy_gbs)
+            .value("max_rel_error", err)
+            .end_object();
+      }
+      j.end_array().end_object();
+      const auto& c = std::get<0>(*best);
+      tuned[bs] = c;
+      const double frac = bytes / (std::get<1>(*best).median_ms * 1e-3) / 1e9 / copy_gbs;
+      log(fmt::format("  {{\"{}\", {:2}, {{K::{}, {}, {}, {}, {}, {}, {}{}}}}},  // {:.1f}% of copy", e->device_name(),
+                      bs, kernels::to_string(c.kernel), c.warps, c.unroll, c.rows_per_warp, c.row_split, c.groups,
+                      c.arrays, c.clamped ? ", true" : "", 100 * frac));
+    }
+    j.end_array();
+  }
+
+  const std::string header = fmt::format("{:<18} {:>3} {:>9} {:>8} {:>9} {:>7} {:>6} {:>6} {:>7} {:<15} {:>8}  {}",
+                                         "matrix", "bs", "rows", "MB", "ms", "GB/s", "%copy", "%read", "speedup",
+                                         "fastest cuSPARSE", "rel.err", "kernel");
+  log("speedup: the fastest verified cuSPARSE configuration's time / blockres time (the others on the next line); "
+      "%read: of the read-only stream; L2: the working set fits in L2");
+  log(header);
+  j.begin_array("results");
+  auto record = [&](const std::vector<Measurement>& rs) {
+    for (const auto& r : rs) {
+      const std::string name = fmt::format("{}{} bs {}", r.matrix, r.variant, r.bs);
+      ok = checks.check(ReportChecks::Kind::correctness, name, r.err_ours <= tol,
+                        fmt::format("max relative error {:.1e}", r.err_ours), {}) && ok;
+      log(row_text(r, ceil));
+      if (!r.baselines.empty()) log("    " + others_text(r));
+      write_measurement(j, r, ceil);
+    }
+  };
+  for (int points : o.stencils)
+    for (int bs : o.block_sizes) {
+      TestMatrix m{fmt::format("stencil{}", points), bs, stencil_pattern(stencil_side(bs, points, o.matrix_gb), points), {}};
+      SpmvOptions opt;
+      if (tuned.count(bs)) opt.config = tuned[bs];
+      record(bench.run(m, {{"", opt}}, true));
+    }
+  for (int bs : o.powerlaw_block_sizes) {
+    const index_t rows = static_cast<index_t>(std::max(1000.0, o.matrix_gb * 0.5e9 / (18.0 * (8.0 * bs * bs + 4))));
+    TestMatrix m{"powerlaw", bs, powerlaw_pattern(rows, rows, 15000, 3), {}};
+    SpmvOptions off, on;
+    off.balance = SpmvBalance::off;
+    on.balance = SpmvBalance::on;
+    record(bench.run(m, {{"-auto", {}}, {"-unbalanced", off}, {"-balanced", on}}, true));
+  }
+  for (const auto& path : o.jacobians) {
+    TestMatrix m = read_jacobian(path);
+    record(bench.run(m, {{"", {}}}, true));
+  }
+  j.end_array().value("all_verified", ok);
+  checks.write_json(j, o.strict);
+  j.end_object();
+
+  // Atomic: the report appears complete or not at all.
+  benchutil::write_file_atomically(o.json_path, j.str());
+  log(fmt::format("report written to {} ({} checks, {} failed){}", o.json_path, checks.count(),
+                  checks.failed(ReportChecks::Kind::correctness), ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
+  return ok ? checks.exit_code(o.strict) : 1;  // ok also covers the --tune configurations' results
+}
+
+}  // namespace blockres

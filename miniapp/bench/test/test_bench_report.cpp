@@ -1,0 +1,178 @@
+// The measuring machinery every bench report shares, proven able to fail on the CPU: the timing loop
+// poisons the output before the last timed repetition (a kernel that stops writing after the warm-up
+// is caught), a wrong baseline is flagged and gets no speedup, --strict turns a missed target into a
+// failing exit code, and the provenance names the diff a modified tree was built from.
+#include "miniapp/bench/bench_timing.hpp"
+#include "miniapp/io/json.hpp"
+#include "miniapp/bench/report.hpp"
+#include "miniapp/io/version.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace blockres;
+
+namespace {
+
+// A fake clock: every timed launch takes 1 ms.
+struct FakeClock {
+  void start() {}
+  double stop() { return 1.0; }
+};
+
+// A "kernel" that writes its result y = 2 x only in its first `good_calls` calls, then writes
+// nothing: the failure a poison before the warm-ups cannot see.
+struct LazyKernel {
+  int good_calls;
+  int calls = 0;
+  void operator()(const std::vector<double>& x, std::vector<double>& y)
+  {
+    if (calls++ < good_calls)
+      for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i];
+  }
+};
+
+bool correct(const std::vector<double>& x, const std::vector<double>& y)
+{
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!(y[i] == 2.0 * x[i])) return false;
+  return true;
+}
+
+std::string read_text(const std::string& path)
+{
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(BenchTiming, PoisonBeforeTheLastTimedRepetitionCatchesAKernelThatStopsWriting)
+{
+  const std::vector<double> x{1.0, -2.0, 3.5, 0.25, 7.0};
+  std::vector<double> y(x.size());
+  auto poison = [&] { std::fill(y.begin(), y.end(), bench::nan_v); };
+  FakeClock clock;
+  {  // correct in warm-ups and all but the last timed call: caught
+    LazyKernel k{2 + 4};
+    const auto t = bench::time_reps(clock, 2, 5, [&] { k(x, y); }, [] {}, poison);
+    EXPECT_EQ(k.calls, 7);
+    EXPECT_EQ(t.median_ms, 1.0);
+    EXPECT_FALSE(correct(x, y));
+  }
+  {  // the old way, one poison before the warm-ups: the same kernel looks correct
+    LazyKernel k{2 + 4};
+    poison();
+    (void)bench::time_reps(clock, 2, 5, [&] { k(x, y); }, [] {}, [] {});
+    EXPECT_TRUE(correct(x, y));
+  }
+  {  // a kernel that writes every time passes
+    LazyKernel k{1000};
+    (void)bench::time_reps(clock, 2, 5, [&] { k(x, y); }, [] {}, poison);
+    EXPECT_TRUE(correct(x, y));
+  }
+  {  // poison runs once, before the last repetition's prepare (so prepare may restore inputs)
+    std::vector<std::string> order;
+    (void)bench::time_reps(clock, 1, 3, [&] { order.push_back("launch"); }, [&] { order.push_back("prepare"); },
+                           [&] { order.push_back("poison"); });
+    const std::vector<std::string> expected{"prepare", "launch", "prepare", "launch", "prepare",
+                                            "launch",  "poison", "prepare", "launch"};
+    EXPECT_EQ(order, expected);
+  }
+  EXPECT_THROW((void)bench::time_reps(clock, 0, 0, [] {}, [] {}, [] {}), std::invalid_argument);
+  const auto s = bench::summarize({3.0, 1.0, 2.0, 9.0});
+  EXPECT_EQ(s.median_ms, 3.0);
+  EXPECT_EQ(s.min_ms, 1.0);
+  EXPECT_EQ(s.max_ms, 9.0);
+}
+
+TEST(BenchTiming, AWrongBaselineIsFlaggedAndGetsNoSpeedup)
+{
+  const double tol = 1e-12;
+  std::vector<bench::Baseline> b{{"slow", {4.0, 3.9, 4.1}, 1e-15},
+                                 {"fast but wrong", {1.0, 0.9, 1.1}, 0.5},
+                                 {"nan result", {0.5, 0.5, 0.5}, bench::nan_v},
+                                 {"not run", {}, bench::nan_v},
+                                 {"fastest correct", {2.0, 1.9, 2.1}, 3e-13}};
+  const auto v = bench::judge_baselines(b, tol);
+  EXPECT_EQ(v.wrong, (std::vector<bool>{false, true, true, false, false}));
+  EXPECT_TRUE(v.any_wrong());
+  EXPECT_EQ(v.fastest, 4);  // the wrong ones are faster but do not count
+  EXPECT_DOUBLE_EQ(v.speedup(b, 0.5), 4.0);
+  EXPECT_DOUBLE_EQ(bench::speedup_over(b, v, 0, 0.5), 8.0);
+  EXPECT_TRUE(std::isnan(bench::speedup_over(b, v, 1, 0.5)));
+  EXPECT_TRUE(std::isnan(bench::speedup_over(b, v, 2, 0.5)));
+  EXPECT_TRUE(std::isnan(bench::speedup_over(b, v, 3, 0.5)));
+  b[1].error = 0.0;  // corrected: now the fastest
+  EXPECT_EQ(bench::judge_baselines(b, tol).fastest, 1);
+  const auto none = bench::judge_baselines({{"wrong", {1.0, 1.0, 1.0}, 1.0}}, tol);
+  EXPECT_EQ(none.fastest, -1);
+  EXPECT_TRUE(std::isnan(none.speedup({{"wrong", {1.0, 1.0, 1.0}, 1.0}}, 1.0)));
+}
+
+TEST(BenchReport, StrictTurnsAMissedTargetIntoAFailingExitCode)
+{
+  std::vector<std::string> lines;
+  auto log = [&](const std::string& s) { lines.push_back(s); };
+  ReportChecks c;
+  EXPECT_TRUE(c.check(ReportChecks::Kind::correctness, "bsrmv bs 4", true, "error 1e-16", log));
+  EXPECT_EQ(c.exit_code(false), 0);
+  EXPECT_EQ(c.exit_code(true), 0);
+  EXPECT_FALSE(c.check(ReportChecks::Kind::target, "Krylov bytes <= 1.3x", false, "1.41x", log));
+  EXPECT_EQ(c.exit_code(false), 0);  // reported
+  EXPECT_EQ(c.exit_code(true), 1);   // --strict
+  EXPECT_EQ(c.failed(ReportChecks::Kind::target), 1);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "PASS check: bsrmv bs 4: error 1e-16");
+  EXPECT_EQ(lines[1], "FAIL target: Krylov bytes <= 1.3x: 1.41x");
+  EXPECT_FALSE(c.check(ReportChecks::Kind::correctness, "isai apply", false, "NaN", log));
+  EXPECT_EQ(c.exit_code(false), 1);  // a wrong result fails the run either way
+  JsonWriter j;
+  j.begin_object();
+  c.write_json(j, true);
+  j.end_object();
+  EXPECT_NE(j.str().find("\"kind\": \"target\""), std::string::npos);
+  EXPECT_NE(j.str().find("\"strict\": true"), std::string::npos);
+  EXPECT_EQ(c.count(), 3);
+}
+
+TEST(BenchReport, ProvenanceNamesTheDiffOfAModifiedTree)
+{
+  const auto dir = std::filesystem::temp_directory_path() / "blockres_test_provenance";
+  std::filesystem::create_directories(dir);
+  const std::string report = (dir / "r.json").string();
+  std::filesystem::remove(report + ".diff");
+  JsonWriter j;
+  j.begin_object();
+  write_provenance(j, report);
+  j.end_object();
+  const std::string json = j.str();
+  const std::string sha = git_diff_sha256();
+  EXPECT_NE(json.find(fmt::format("\"git_commit\": \"{}\"", git_commit())), std::string::npos);
+  EXPECT_NE(json.find(fmt::format("\"diff_sha256\": \"{}\"", sha)), std::string::npos);
+  if (sha.empty()) {  // a clean tree (CI): no diff, no file, no "-dirty"
+    EXPECT_NE(json.find("\"tree_modified\": false"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(report + ".diff"));
+    EXPECT_EQ(std::string(git_commit()).find("-dirty"), std::string::npos);
+    EXPECT_TRUE(git_diff().empty());
+    EXPECT_EQ(provenance_text(), fmt::format("git {}", git_commit()));
+  } else {  // modified: the diff the binary was built from, beside the report, byte for byte
+    EXPECT_EQ(sha.size(), 64u);
+    EXPECT_NE(json.find("\"tree_modified\": true"), std::string::npos);
+    EXPECT_NE(std::string(git_commit()).find("-dirty"), std::string::npos);
+    if (!git_diff().empty()) {
+      EXPECT_NE(json.find("\"diff_file\": \"r.json.diff\""), std::string::npos);
+      EXPECT_EQ(read_text(report + ".diff"), std::string(git_diff()));
+    }
+    EXPECT_NE(provenance_text().find(sha.substr(0, 12)), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,41 @@
+// Backend choice of the command line: cpu, cuda or auto, with the log line that says which.
+#include "miniapp/run/backend.hpp"
+
+#include <fmt/format.h>
+
+namespace blockres {
+
+ExecPtr choose_backend(const std::string& choice, const std::function<void(const std::string&)>& log)
+{
+  if (choice == "cpu") {
+    auto e = Executor::create_cpu();
+    log(fmt::format("backend: cpu ({})", e->device_name()));
+    return e;
+  }
+  if (choice == "cuda") {
+    if (!Executor::built_with_cuda())
+      throw BackendError(missing_gpu_message("--backend cuda", "--backend cuda: this blockres was built without CUDA",
+                                             MissingGpu::no_cuda_build));
+    if (std::string why; Executor::cuda_device_count(&why) == 0)
+      throw BackendError(missing_gpu_message(
+          "--backend cuda", fmt::format("--backend cuda: no CUDA device is available ({})", why), MissingGpu::no_device));
+    auto e = Executor::create_cuda(0);
+    log(fmt::format("backend: cuda ({})", e->device_name()));
+    return e;
+  }
+  if (choice != "auto") throw BackendError(fmt::format("--backend {}: expected auto, cpu or cuda", choice));
+  std::string why;
+  const int n = Executor::cuda_device_count(&why);
+  if (n > 0) {
+    auto e = Executor::create_cuda(0);
+    log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
+    return e;
+  }
+  auto e = Executor::create_cpu();
+  log(fmt::format("backend: cpu (auto: {}; {})",
+                  Executor::built_with_cuda() ? fmt::format("no CUDA device found: {}", why) : "built without CUDA",
+                  e->device_name()));
+  return e;
+}
+
+}  // namespace blockres

@@ -1,0 +1,124 @@
+// Signal flag for clean interruption, and the per-output lock with its stale-temporary clean-up.
+#include "miniapp/run/run_control.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+namespace blockres {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void record_signal(int sig) { g_signal = sig; }
+
+std::string host_name()
+{
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+void install_interrupt_handlers()
+{
+  struct sigaction sa {};
+  sa.sa_handler = record_signal;
+  sigemptyset(&sa.sa_mask);
+  // SA_RESETHAND: a second signal takes the default action, the process ends at once. SA_RESTART:
+  // system calls in flight (pipes, driver waits) resume instead of failing with EINTR.
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+int interrupt_signal() { return g_signal; }
+void set_interrupt_signal(int signal) { g_signal = signal; }
+
+std::string signal_name(int signal)
+{
+  switch (signal) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    default: return fmt::format("signal {}", signal);
+  }
+}
+
+bool process_alive(long pid)
+{
+  if (pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::vector<fs::path> output_temporaries(const fs::path& dir, const std::string& name)
+{
+  return {dir / (name + ".h5.tmp"), dir / (name + ".checkpoint.h5.tmp"), dir / (name + ".pvd.tmp"),
+          dir / (name + "_vtk.tmp")};
+}
+
+OutputLock::OutputLock(const fs::path& dir, const std::string& name) : path_(dir / (name + ".lock"))
+{
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string me = fmt::format("{} {}\n", ::getpid(), host_name());
+  for (int attempt = 0;; ++attempt) {
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+      const bool ok = ::write(fd, me.data(), me.size()) == static_cast<ssize_t>(me.size());
+      ::close(fd);
+      if (!ok) {
+        fs::remove(path_, ec);
+        throw std::runtime_error(fmt::format("cannot write the lock file '{}'", path_.string()));
+      }
+      break;
+    }
+    if (errno != EEXIST || attempt >= 3)
+      throw std::runtime_error(
+          fmt::format("cannot create the lock file '{}': {}", path_.string(), std::strerror(errno)));
+    // Someone's lock: alive, or stale?
+    long pid = 0;
+    std::string host;
+    {
+      std::ifstream in(path_);
+      in >> pid >> host;
+    }
+    const bool same_host = host == host_name();
+    if (pid > 0 && (!same_host || process_alive(pid)))
+      throw OutputBusy(fmt::format(
+          "output '{}' is being written by another blockres run (pid {}{}, lock file '{}'): choose another "
+          "output.name or directory, or wait for it; if that run is gone, remove the lock file",
+          (dir / name).string(), pid, same_host ? "" : " on host " + host, path_.string()));
+    // The writer is gone (or the lock is unreadable, e.g. cut short by a crash): stale.
+    fs::remove(path_, ec);
+  }
+  // We own <dir>/<name> now: whatever temporaries remain belong to a writer that is gone.
+  for (const fs::path& p : output_temporaries(dir, name)) {
+    if (fs::exists(fs::symlink_status(p, ec))) {
+      fs::remove_all(p, ec);
+      if (!ec) removed_.push_back(p);
+    }
+  }
+}
+
+OutputLock::~OutputLock()
+{
+  std::error_code ec;
+  fs::remove(path_, ec);
+}
+
+}  // namespace blockres

@@ -1,0 +1,559 @@
+// Backward-Euler time stepping with an inexact Newton solver (Appleyard chops, cut-and-retry, growth,
+// fixed or Eisenstat–Walker forcing terms), report times hit exactly, one log line per step and a
+// summary at the end.
+#include "miniapp/run/simulator.hpp"
+
+#include "linalg/allocation.hpp"
+#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+#include "linalg/krylov.hpp"
+#include "linalg/preconditioners/preconditioner.hpp"
+#include "miniapp/run/forcing.hpp"
+#include "miniapp/run/restart.hpp"
+#include "miniapp/run/run_control.hpp"
+#include "miniapp/run/threads.hpp"
+#include "miniapp/io/vtk_output.hpp"
+#include "physics/model_registry.hpp"
+#include "physics/units.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace blockres {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct NewtonResult {
+  bool converged = false;
+  int iterations = 0;         // linear solves performed
+  int linear_iterations = 0;
+  physics::ConvergenceNorms norms;
+  std::string failure;        // why it failed
+  bool interrupted = false;   // abandoned on a signal (interrupt_signal())
+  std::vector<NewtonRecord> records;  // one per linear solve; step and attempt are the caller's
+  std::vector<WellSwitchRecord> switches;  // well control switches by iteration; step, attempt, time the caller's
+};
+
+class NewtonSolver {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, RunStatistics& stats, Log trace)
+      : cfg_(cfg),
+        exec_(exec),
+        model_(model),
+        stats_(stats),
+        J_(exec, model.block_size(), model.pattern()),
+        R_(exec, J_.scalar_rows()),
+        dx_(exec, J_.scalar_rows()),
+        krylov_(exec, cfg.linear.krylov),
+        precond_(make_preconditioner(cfg.linear.preconditioner, exec, cfg.linear.preconditioner_options)),
+        forcing_(cfg.linear.forcing, cfg.linear.krylov.rel_tol),
+        trace_(std::move(trace))
+  {
+    // Phase times for the run summary and /statistics; events on the stream, no extra syncs.
+    krylov_.set_profiling(true);
+    // True-IMPES CPR weights: the model's accumulation blocks, refreshed before every setup.
+    if (auto* cpr = dynamic_cast<CprPreconditioner*>(precond_.get());
+        cpr && cfg.linear.preconditioner_options.cpr.weights == CprWeights::true_impes) {
+      if (!model.has_accumulation_blocks())
+        throw std::invalid_argument(fmt::format(
+            "solver.linear.preconditioner.weights = \"true_impes\": model {} does not provide accumulation "
+            "derivatives; use \"quasi_impes\"",
+            model.type()));
+      accumulation_ = Vector(exec, J_.scalar_rows() * model.block_size());
+      cpr->set_accumulation_blocks(accumulation_);
+      true_impes_ = true;
+    }
+  }
+
+  const BsrMatrix& jacobian() const { return J_; }
+  const KrylovProfile& linear_profile() const { return krylov_.profile(); }
+  std::string preconditioner_name() const { return precond_->name(); }
+  std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
+
+  // The inputs of the first preconditioner setup, once it happened (for /restart/setup_*).
+  const std::optional<SetupReplay>& first_setup() const { return first_setup_; }
+
+  // Repeats the first setup of the run being continued: the same Jacobian (assembled from the same
+  // x, x0 and dt) gives a preconditioner that keeps structure across setups (AMG aggregates) the
+  // structure the uninterrupted run has at this point. Not counted in the statistics.
+  void replay_setup(const SetupReplay& r)
+  {
+    const Vector x(exec_, std::span<const double>(r.x)), x0(exec_, std::span<const double>(r.x0));
+    model_.begin_step(x0);
+    model_.assemble(x, x0, r.dt, R_, J_);
+    if (true_impes_) model_.accumulation_blocks(x, r.dt, accumulation_);
+    (void)precond_->setup(J_);  // a failed setup failed the same way in the run that wrote it
+    exec_->synchronize();
+    first_setup_ = r;
+  }
+
+  // step: the 1-based number of the time step being attempted (for first_setup()).
+  NewtonResult solve(Vector& x, const Vector& x0, double dt, int step)
+  {
+    const auto& nc = cfg_.newton;
+    NewtonResult res;
+    forcing_.begin_step();
+    mb_history_.clear();
+    for (int it = 0;; ++it) {
+      if (interrupt_signal() != 0) {
+        res.interrupted = true;
+        return fail(res, "interrupted");
+      }
+      auto t0 = Clock::now();
+      adapt_threads_to_load();  // issue 20: fewer CPU threads while other work is runnable
+      model_.assemble(x, x0, dt, R_, J_);
+      for (const physics::WellSwitch& sw : model_.take_well_switches()) res.switches.push_back({0, 0, it, 0.0, sw});
+      res.norms = model_.convergence(x, R_, dt);  // synchronises
+      stats_.assembly_seconds += seconds_since(t0);
+      if (trace_) trace_(fmt::format("    newton {:2d}: {}", it, describe_norms(res.norms)));
+      if (!res.norms.finite) return fail(res, "residual is not finite (NaN/Inf)");
+      if (res.norms.max_cnv() <= nc.tol_cnv && res.norms.max_mb() <= nc.tol_mb) {
+        res.converged = true;
+        return res;
+      }
+      if (it == nc.max_iterations)
+        return fail(res, fmt::format("no convergence in {} Newton iterations (CNV {:.2e}, MB {:.2e})",
+                                     nc.max_iterations, res.norms.max_cnv(), res.norms.max_mb()));
+      mb_history_.push_back(res.norms.max_mb());
+      if (nc.predict_failure) {
+        const double predicted = predict_newton_iterations(nc, mb_history_);
+        if (predicted > 2.0 * nc.max_iterations)
+          return fail(res, fmt::format("abandoned after {} Newton iterations: MB {:.2e} -> {:.2e} -> {:.2e} predicts {} "
+                                       "iterations (more than 2 x max_iterations = {}; CNV {:.2e})",
+                                       it, mb_history_[std::size_t(it) - 2], mb_history_[std::size_t(it) - 1],
+                                       res.norms.max_mb(), std::ceil(predicted), 2 * nc.max_iterations,
+                                       res.norms.max_cnv()));
+      }
+      t0 = Clock::now();
+      if (true_impes_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
+      if (!first_setup_) first_setup_ = SetupReplay{step, dt, x.to_host(), x0.to_host()};
+      const SetupStatus setup = precond_->setup(J_);
+      exec_->synchronize();
+      stats_.linear_setup_seconds += seconds_since(t0);
+      if (!setup.ok) return fail(res, setup.message);
+      // The forcing term only sets how accurately J dx = R is solved. Newton itself still
+      // converges on the scaled CNV / MB norms above, not on ||R||_2, which is in mixed units
+      // and serves Eisenstat–Walker only as a measure of progress from one iteration to the next.
+      const double norm_r = forcing_.needs_residual_norm() ? norm2(R_) : 0.0;
+      KrylovConfig kc = cfg_.linear.krylov;
+      kc.rel_tol = forcing_.next(norm_r);
+      krylov_.set_config(kc);
+      t0 = Clock::now();
+      fill(dx_, 0.0);
+      const SolveStatus ls = krylov_.solve(J_, *precond_, R_, dx_);
+      exec_->synchronize();
+      stats_.linear_solve_seconds += seconds_since(t0);
+      res.linear_iterations += ls.iterations;
+      stats_.max_linear_iterations = std::max(stats_.max_linear_iterations, ls.iterations);
+      ++res.iterations;
+      const double reduction = ls.initial_residual > 0 ? ls.residual / ls.initial_residual : 0.0;
+      res.records.push_back({0, 0, it, ls.iterations, kc.rel_tol, reduction, ls.converged, ls.reason});
+      if (trace_)
+        trace_(fmt::format("    linear: {} iterations, residual reduced to {:.2e} (tolerance {:.2e}; {})",
+                           ls.iterations, reduction, kc.rel_tol, to_string(ls.reason)));
+      if (!ls.converged)
+        return fail(res, fmt::format("linear solver: {} after {} iterations (residual reduced to {:.2e})",
+                                     to_string(ls.reason), ls.iterations, reduction));
+      model_.update(x, dx_, limits_);
+    }
+  }
+
+ private:
+  // "CNV water 1.2e-03 oil 3.4e-04  MB ..."; with many equations only the largest of each.
+  std::string describe_norms(const physics::ConvergenceNorms& n) const
+  {
+    if (n.cnv.size() > 4)
+      return fmt::format("CNV max {:.2e}  MB max {:.2e} over {} equations", n.max_cnv(), n.max_mb(), n.cnv.size());
+    std::string cnv = "CNV", mb = "MB";
+    for (std::size_t e = 0; e < n.cnv.size(); ++e) {
+      cnv += fmt::format(" {} {:.2e}", equations_[e], n.cnv[e]);
+      mb += fmt::format(" {} {:.2e}", equations_[e], n.mb[e]);
+    }
+    return cnv + "  " + mb;
+  }
+
+  static NewtonResult& fail(NewtonResult& r, std::string why)
+  {
+    r.converged = false;
+    r.failure = std::move(why);
+    return r;
+  }
+
+  const RunConfig& cfg_;
+  ExecPtr exec_;
+  physics::Model& model_;
+  const physics::UpdateLimits limits_{cfg_.newton.max_dp_rel, cfg_.newton.max_dsw, cfg_.newton.max_dx};
+  const std::vector<std::string> equations_ = model_.equation_names();
+  RunStatistics& stats_;
+  BsrMatrix J_;
+  Vector R_, dx_;
+  KrylovSolver krylov_;
+  std::unique_ptr<Preconditioner> precond_;
+  bool true_impes_ = false;
+  Vector accumulation_;  // true-IMPES CPR only: the model's accumulation blocks (bs^2 per cell)
+  ForcingSequence forcing_;
+  std::vector<double> mb_history_;  // max MB norm before each update of the current solve
+  std::optional<SetupReplay> first_setup_;
+  Log trace_;
+};
+
+// The run log's line of a well control switch: time, well, from -> to, and the BHP that decided it
+// against the limit.
+std::string describe_well_switch(const physics::Model& model, const WellSwitchRecord& r)
+{
+  const physics::WellSwitch& c = r.change;
+  const physics::WellInfo& w = model.wells().at(static_cast<std::size_t>(c.well));
+  const double limit = c.bhp_limit / units::bar;
+  std::string why;
+  if (!c.reachable)
+    why = fmt::format("no BHP meets its rate target (limit {:.2f} bar)", limit);
+  else
+    why = fmt::format("its rate target needs a BHP of {:.2f} bar, {} the limit {:.2f} bar", c.bhp_needed / units::bar,
+                      c.to_bhp ? (w.injector ? "above" : "below") : "within", limit);
+  return fmt::format("  well {}: {} at t = {:.6g} d (step {}, attempt {}, Newton iteration {}): {}", w.name,
+                     c.to_bhp ? "rate -> BHP control" : "BHP -> rate control", r.time / units::day, r.step, r.attempt,
+                     r.iteration, why);
+}
+
+}  // namespace
+
+void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A)
+{
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    auto f = h5::File::create(tmp);
+    h5::Id g = h5::create_group(f.id(), "jacobian");
+    h5::write_attribute(g, "block_size", std::int64_t(A.block_size()));
+    h5::write_attribute(g, "block_rows", std::int64_t(A.nrows()));
+    h5::write_dataset(g, "row_ptr", A.row_ptr().to_host());
+    h5::write_dataset(g, "col_ind", A.col_ind().to_host());
+    h5::write_dataset(g, "values", A.values().to_host());
+    g.reset();
+    f.close();
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+// Steps that needed many Newton iterations are followed by shorter ones instead of by a longer
+// retry that fails (each failure costs max_iterations Newton iterations).
+double time_step_growth(const NewtonConfig& nc, int newton_iterations)
+{
+  if (nc.target_iterations <= 0 || newton_iterations <= 0) return nc.growth_factor;
+  const double f = double(nc.target_iterations) / double(newton_iterations);
+  return std::clamp(f, nc.cut_factor, nc.growth_factor);
+}
+
+double predict_newton_iterations(const NewtonConfig& nc, const std::vector<double>& mb)
+{
+  constexpr std::size_t min_iterations = 4;  // updates applied before the first prediction
+  const std::size_t k = mb.empty() ? 0 : mb.size() - 1;
+  if (k < min_iterations || !(mb[k] > nc.tol_mb) || !std::isfinite(mb[k - 2])) return 0.0;
+  // Only a steady decrease is extrapolated: the slow linear phase of a Newton solve held back by
+  // its update chops (a saturation front that moves a few cells per iteration). A norm that rises
+  // on the way is the usual non-monotone start of a converging solve and predicts nothing.
+  if (!(mb[k] < mb[k - 1] && mb[k - 1] < mb[k - 2])) return 0.0;
+  const double rho = std::sqrt(mb[k] / mb[k - 2]);
+  return double(k) + std::log(nc.tol_mb / mb[k]) / std::log(rho);
+}
+
+RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
+                          const std::function<void(const std::string&)>& log)
+{
+  const auto& output_dir = options.output_dir;
+  const auto& command_line = options.command_line;
+  const bool verbose = options.verbose;
+  const auto t_start = Clock::now();
+  RunOutcome out;
+  RunStatistics& stats = out.stats;
+
+  // ---- the output name: ours for the run; temporaries of a writer that is gone are removed
+  const OutputLock lock(output_dir, cfg.output.name);
+  for (const auto& p : lock.removed()) log(fmt::format("removed stale temporary '{}' of an earlier run", p.string()));
+  const std::filesystem::path checkpoint_path = output_dir / (cfg.output.name + ".checkpoint.h5");
+
+  // ---- setup: grid, model, initial state
+  std::optional<AllocationLabel> label(std::in_place, "the grid");
+  const physics::Grid grid(cfg.grid, cfg.rock);
+  const physics::ModelEntry* entry = physics::find_model(cfg.model);
+  if (!entry || !cfg.model_input) throw std::invalid_argument(fmt::format("unknown model '{}'", cfg.model));
+  label.emplace("the model (static data, wells, Jacobian pattern)");
+  const std::unique_ptr<physics::Model> model_ptr = entry->create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+  physics::Model& model = *model_ptr;
+  const int bs = model.block_size();
+  {
+    const auto names = model.unknown_names();
+    const std::size_t shown = std::min<std::size_t>(names.size(), 6);
+    log(fmt::format("model {}: {} unknowns per cell ({}{})", model.type(), bs,
+                    fmt::join(names.begin(), names.begin() + std::ptrdiff_t(shown), ", "), shown < names.size() ? ", ..." : ""));
+  }
+  log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of {}x{}",
+                  grid.nx(), grid.ny(), grid.nz(), grid.num_active(), grid.faces().size(), model.pattern().nrows,
+                  model.pattern().nnzb(), bs, bs));
+  for (const auto& w : model.wells())
+    log(fmt::format("well {}: {} under {} control, {} completion(s), column ({}, {})", w.name,
+                    w.injector ? "injector" : "producer", w.rate_control ? "rate" : "BHP", w.completions.size(),
+                    w.i + 1, w.j + 1));
+
+  // A restart takes its state, time and time-loop control from a report row of an earlier result.
+  label.emplace("the restart state");
+  std::optional<RestartPoint> restart;
+  if (!options.restart_file.empty()) {
+    restart = read_restart_point(options.restart_file, options.restart_report, cfg, grid, model);
+    log(fmt::format("restart from report {} of {} (t = {:.6g} d, {} steps so far; next dt {:.4g} d)", restart->report,
+                    options.restart_file.string(), restart->time / units::day, restart->record.totals.steps,
+                    restart->record.dt_next / units::day));
+  }
+  label.emplace("the initial state");
+  const auto x_init = restart ? restart->state : model.initial_state();
+  Vector x(exec, std::span<const double>(x_init));
+  Vector x0(exec, x.size());
+  copy(x, x0);
+  // Quantities in place at t = 0: of the original run's initial state when restarting.
+  const auto in_place0 = restart ? model.in_place(Vector(exec, std::span<const double>(restart->initial)))
+                                 : model.in_place(x);
+
+  label.emplace("the result file");
+  ResultsWriter writer(output_dir / (cfg.output.name + ".h5"), cfg,
+                       Provenance{std::string(to_string(exec->backend())), exec->device_name(), command_line,
+                                  current_thread_policy().threads, current_thread_policy().text()}, grid,
+                       model, in_place0);
+  // The VTK series follows the HDF5 file report by report and is committed right after it.
+  std::optional<VtkSeriesWriter> vtk;
+  if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock, model);
+  double output_seconds = 0.0;  // report writing (HDF5, VTK, checkpoints), for the time line
+  bool checkpointed = false;    // a checkpoint of this run exists
+  std::size_t report_rows = 0;  // rows of /reports written (history included)
+  double last_report_time = 0.0;
+
+  label.emplace("the Newton solver (Jacobian, vectors, preconditioner)");
+  NewtonSolver newton(cfg, exec, model, stats, verbose ? log : NewtonSolver::Log{});
+  label.reset();
+  const auto& sc = cfg.schedule;
+  const auto& nc = cfg.newton;
+  double t = 0.0, dt = std::min(sc.dt_initial, sc.dt_max);
+  std::size_t next_report = 0;
+  int step_cuts = 0;
+  // Cuts since the last step that needed (and survived) a Newton iteration. Steps short enough to
+  // start converged pass without one, so a solver that fails every linear solve (e.g. CG on the
+  // nonsymmetric Jacobian) would otherwise alternate cut / zero-iteration step / growth forever
+  // without ever reaching dt_min: a livelock that advances t by nothing.
+  int cuts_without_progress = 0;
+  constexpr int max_cuts_without_progress = 20;
+  double eta_lo = std::numeric_limits<double>::infinity(), eta_hi = 0.0;  // forcing terms used
+  int newton_rows = 0;        // rows of /newton (history included)
+  RunStatistics base;         // the history's totals (restart), to which this run's times add
+  const KrylovProfile& prof = newton.linear_profile();
+  const auto totals_now = [&] {
+    RunStatistics s = stats;
+    s.wall_seconds = base.wall_seconds + seconds_since(t_start);
+    s.spmv_seconds = base.spmv_seconds + prof.spmv_seconds;
+    s.precond_apply_seconds = base.precond_apply_seconds + prof.precond_seconds;
+    s.orthogonalization_seconds = base.orthogonalization_seconds + prof.orthogonalization_seconds;
+    // The rest of the host-measured solve time (it includes the final synchronisation); never
+    // negative, so the four parts add up to linear_solve_seconds.
+    s.linear_other_seconds = std::max(0.0, s.linear_solve_seconds - s.spmv_seconds - s.precond_apply_seconds -
+                                               s.orthogonalization_seconds);
+    s.linear_method = std::string(to_string(cfg.linear.krylov.method));
+    s.preconditioner = newton.preconditioner_name();
+    s.forcing = std::string(to_string(cfg.linear.forcing.kind));
+    return s;
+  };
+  const auto write_checkpoint = [&] {
+    if (!cfg.output.checkpoint) return;
+    writer.write_checkpoint(checkpoint_path, totals_now());
+    checkpointed = true;
+  };
+  // A report row: fields, state and what the time loop needs to continue from it.
+  const auto write_report = [&](double time, const std::vector<double>& state) {
+    const auto t0 = Clock::now();
+    writer.write_report(time, state);
+    RestartRecord rr;
+    rr.time = time;
+    rr.dt_next = dt;
+    rr.totals = totals_now();
+    rr.newton_rows = newton_rows;
+    rr.cuts_without_progress = cuts_without_progress;
+    writer.write_restart(rr);
+    if (newton.first_setup()) writer.write_setup_replay(*newton.first_setup());
+    if (vtk) vtk->write_report(time, state);
+    ++report_rows;
+    last_report_time = time;
+    if (report_rows > 1) write_checkpoint();  // row 0 of a fresh run is no point to restart from
+    output_seconds += seconds_since(t0);
+  };
+
+  if (restart) {
+    const auto t0 = Clock::now();
+    const RestartPoint& rp = *restart;
+    writer.set_restart_source(rp.file.string(), rp.report, rp.time);
+    writer.copy_history(rp.file, rp.report, std::size_t(rp.record.totals.steps), std::size_t(rp.record.newton_rows),
+                        rp.replay_setup);
+    if (vtk) {  // the whole series, history included, from the history's states
+      const h5::File src = h5::File::open_read(rp.file);
+      const auto times = h5::read_doubles(src.id(), "restart/time").values;
+      for (std::size_t r = 0; r <= rp.report; ++r) vtk->write_report(times[r], h5::read_row(src.id(), "restart/state", r));
+    }
+    t = rp.time;
+    dt = std::min(rp.record.dt_next, sc.dt_max);
+    next_report = rp.report;  // row k is report_times[k - 1]: the next is report_times[rp.report]
+    stats = base = rp.record.totals;
+    newton_rows = rp.record.newton_rows;
+    cuts_without_progress = rp.record.cuts_without_progress;
+    report_rows = rp.report + 1;
+    last_report_time = rp.time;
+    if (rp.setup) {
+      newton.replay_setup(*rp.setup);
+      log(fmt::format("preconditioner: first setup of the run repeated (step {}), as the uninterrupted run has it",
+                      rp.setup->step));
+    }
+    output_seconds += seconds_since(t0);
+    write_checkpoint();
+  } else {
+    write_report(0.0, x_init);
+  }
+  const double startup_seconds = seconds_since(t_start) - output_seconds;  // grid, model, initial state, files
+
+  // The one line an interrupted run leaves: where to restart from, if anywhere.
+  const auto interrupted = [&](int sig) {
+    std::string where;
+    if (checkpointed)
+      where = fmt::format("restart from report {} (t = {:.6g} d): rerun the same command with --restart {}",
+                          report_rows - 1, last_report_time / units::day, checkpoint_path.string());
+    else if (restart)
+      where = fmt::format("nothing new was saved (output.checkpoint is off); restart again from report {} of {}",
+                          restart->report, restart->file.string());
+    else
+      where = cfg.output.checkpoint ? "nothing to restart from (no report reached yet)"
+                                    : "nothing to restart from (output.checkpoint is off)";
+    return Interrupted(sig, fmt::format("interrupted by {} at t = {:.6g} d: {}", signal_name(sig), t / units::day, where));
+  };
+
+  const AllocationLabel loop_label("the time loop (preconditioner setups, Krylov workspace, result rows)");
+  while (next_report < sc.report_times.size()) {
+    if (const int sig = interrupt_signal()) throw interrupted(sig);
+    const double t_report = sc.report_times[next_report];
+    // Never leave a sliver before a report time: stretch the step if the remainder is tiny.
+    double dt_try = std::min(dt, t_report - t);
+    const bool hits_report = dt_try >= t_report - t || (t_report - t - dt_try) < 1e-3 * dt_try;
+    if (hits_report) dt_try = t_report - t;
+
+    model.begin_step(x0);
+    const NewtonResult nr = newton.solve(x, x0, dt_try, stats.steps + 1);
+    if (nr.interrupted) throw interrupted(interrupt_signal());  // the step is abandoned: back to the last report
+    stats.newton_iterations += nr.iterations;
+    stats.linear_iterations += nr.linear_iterations;
+    for (NewtonRecord rec : nr.records) {
+      rec.step = stats.steps + 1, rec.attempt = step_cuts;
+      writer.write_newton(rec);
+      ++newton_rows;
+      eta_lo = std::min(eta_lo, rec.forcing), eta_hi = std::max(eta_hi, rec.forcing);
+    }
+    for (WellSwitchRecord rec : nr.switches) {
+      rec.step = stats.steps + 1, rec.attempt = step_cuts, rec.time = hits_report ? t_report : t + dt_try;
+      log(describe_well_switch(model, rec));
+      writer.write_well_switch(rec);
+    }
+    if (!nr.converged) {
+      copy(x0, x);
+      ++stats.cuts;
+      ++step_cuts;
+      const double dt_new = dt_try * nc.cut_factor;
+      log(fmt::format("  cut: t = {:.6g} d, dt = {:.4g} d -> {:.4g} d: {}", t / units::day, dt_try / units::day,
+                      dt_new / units::day, nr.failure));
+      if (dt_new < sc.dt_min)
+        throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d at t = {:.6g} d: {}",
+                                          sc.dt_min / units::day, t / units::day, nr.failure));
+      if (++cuts_without_progress > max_cuts_without_progress)
+        throw SimulationError(fmt::format("no progress at t = {:.6g} d: {} time-step cuts without a step that needed a "
+                                          "Newton iteration; last failure: {}",
+                                          t / units::day, max_cuts_without_progress + 1, nr.failure));
+      dt = dt_new;
+      continue;
+    }
+
+    if (nr.iterations > 0) cuts_without_progress = 0;
+    t = hits_report ? t_report : t + dt_try;
+    copy(x, x0);
+    model.accept_step();  // its well controls start the next step
+    ++stats.steps;
+    StepRecord rec;
+    rec.time = t;
+    rec.dt = dt_try;
+    rec.newton_iterations = nr.iterations;
+    rec.linear_iterations = nr.linear_iterations;
+    rec.cuts = step_cuts;
+    rec.norms = nr.norms;
+    rec.in_place = model.in_place(x);
+    rec.wells = model.well_results();
+    writer.write_step(rec);
+    log(fmt::format("step {:5d}  t {:10.4f} d  dt {:9.4f} d  newton {:2d}  linear {:4d}  CNV {:.2e}  MB {:.2e}{}",
+                    stats.steps, t / units::day, dt_try / units::day, nr.iterations, nr.linear_iterations,
+                    nr.norms.max_cnv(), nr.norms.max_mb(), model.well_summary(rec.wells)));
+    step_cuts = 0;
+
+    // Grow after a success unless the step was shortened to hit a report time.
+    if (!(hits_report && dt_try < dt)) dt = std::min(sc.dt_max, dt_try * time_step_growth(nc, nr.iterations));
+    if (hits_report) {
+      write_report(t, x.to_host());
+      ++next_report;
+    }
+  }
+
+  // Totals over the whole history: a restarted run adds its times to those of the run it continues.
+  stats = totals_now();
+  std::string parts;  // "weights 0.10 s, pressure stage setup 1.20 s, ..." for preconditioners made of parts
+  for (const auto& e : newton.preconditioner_profile())
+    parts += fmt::format("{}{} {:.2f} s", parts.empty() ? "" : ", ", e.part, e.seconds);
+  if (!options.jacobian_path.empty()) {
+    write_jacobian(options.jacobian_path, newton.jacobian());
+    log(fmt::format("Jacobian of the last Newton iteration written to {}", options.jacobian_path.string()));
+  }
+  writer.commit(stats);
+  out.result_file = writer.final_path();
+  if (vtk) {
+    vtk->commit();
+    log(fmt::format("VTK time series written to {}", vtk->pvd_path().string()));
+  }
+  // The final file holds every report's restart data: the checkpoint (this run's, or the one this
+  // run continued from under the same name) is superseded.
+  {
+    std::error_code ec;
+    const bool own = cfg.output.checkpoint ||
+                     (restart && std::filesystem::equivalent(restart->file, checkpoint_path, ec));
+    if (own && std::filesystem::remove(checkpoint_path, ec))
+      log(fmt::format("checkpoint {} removed (the result file holds the restart data of every report)",
+                      checkpoint_path.string()));
+  }
+  const double per_newton =
+      stats.newton_iterations ? double(stats.linear_iterations) / stats.newton_iterations : 0.0;
+  log(fmt::format("done: {} steps, {} cuts, {} Newton iterations, {} linear iterations ({:.1f} per Newton)",
+                  stats.steps, stats.cuts, stats.newton_iterations, stats.linear_iterations, per_newton));
+  std::string etas;  // the relative tolerances actually used (none when no linear solve ran)
+  if (eta_hi > 0.0)
+    etas = cfg.linear.forcing.kind == ForcingKind::fixed ? fmt::format(" {:.1e}", eta_hi)
+                                                         : fmt::format(" {:.1e} to {:.1e}", eta_lo, eta_hi);
+  log(fmt::format("linear: {} with {}, {} forcing{}: {:.1f} iterations per Newton iteration on average, {} at most",
+                  stats.linear_method, stats.preconditioner, stats.forcing, etas, per_newton,
+                  stats.max_linear_iterations));
+  log(fmt::format("time: {:.2f} s total; assembly {:.2f} s, preconditioner setup {:.2f} s, linear solve {:.2f} s "
+                  "(SpMV {:.2f} s, preconditioner apply {:.2f} s, orthogonalisation {:.2f} s, other {:.2f} s); "
+                  "start-up {:.2f} s, reports {:.2f} s",
+                  stats.wall_seconds, stats.assembly_seconds, stats.linear_setup_seconds, stats.linear_solve_seconds,
+                  stats.spmv_seconds, stats.precond_apply_seconds, stats.orthogonalization_seconds,
+                  stats.linear_other_seconds, startup_seconds, output_seconds));
+  if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
+  if (!exec->is_cuda())
+    if (const std::string load = load_summary(); !load.empty()) log(fmt::format("threads: {}", load));
+  return out;
+}
+
+}  // namespace blockres

@@ -1,0 +1,76 @@
+// Time loop and Newton solver of `blockres run`, backend-neutral (the executor decides where
+// the state, the Jacobian and every kernel live).
+#pragma once
+
+#include "miniapp/io/config.hpp"
+#include "miniapp/io/results.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace blockres {
+
+// The simulation itself failed (time step cut below dt_min): exit code 1, no result file.
+struct SimulationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunOutcome {
+  RunStatistics stats;
+  std::filesystem::path result_file;
+};
+
+struct RunOptions {
+  RunOptions() = default;
+  RunOptions(std::filesystem::path dir, std::string command, bool verbose_log = false,
+             std::filesystem::path jacobian = {})
+      : output_dir(std::move(dir)), command_line(std::move(command)), verbose(verbose_log),
+        jacobian_path(std::move(jacobian))
+  {
+  }
+  std::filesystem::path output_dir = "output";
+  std::string command_line;
+  bool verbose = false;                  // one log line per Newton iteration
+  std::filesystem::path jacobian_path;   // when set: the last assembled Jacobian, as HDF5 /jacobian
+  std::filesystem::path restart_file;    // when set: continue from a report row of this result file
+  long restart_report = -1;              // that row (< 0: its last)
+};
+
+// Runs the configured simulation on `exec` and writes the result file atomically to
+// <output_dir>/<cfg.output.name>.h5. `log` receives every line of the run log.
+//
+// Restart (options.restart_file): the run continues from report row options.restart_report of that
+// file (miniapp/run/restart.hpp checks the deck against it; RestartError otherwise) with its state,
+// time, next step size and counters, and the preconditioner's first setup repeated when it came
+// before that row; the new file holds the file's history up to the row plus the continuation.
+// Checkpoints (cfg.output.checkpoint): after every report row the result so far is written to
+// <output_dir>/<name>.checkpoint.h5 (atomically); removed once the final file is in place.
+// Interruption: when interrupt_signal() (miniapp/run/run_control.hpp) becomes non-zero the current step
+// is abandoned, the temporaries removed, and Interrupted thrown with the restart hint.
+// The output name is locked for the run (OutputLock: OutputBusy when another live run has it).
+RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
+                          const std::function<void(const std::string&)>& log);
+
+// Factor on the next time step after a successful step that took `newton_iterations` (> 0):
+// nc.growth_factor, or with nc.target_iterations > 0 target / iterations within
+// [nc.cut_factor, nc.growth_factor] (an iteration-count controller). A step that needed no
+// Newton iteration grows by growth_factor.
+double time_step_growth(const NewtonConfig& nc, int newton_iterations);
+
+// Newton iterations a solve is predicted to need from its MB norms so far (mb[k] = the largest
+// phase/component MB norm before update k, k = 0..it): with k = it >= 4, mb[k] > tol_mb and a
+// steady decrease mb[k] < mb[k-1] < mb[k-2], the contraction rho = sqrt(mb[k] / mb[k-2])
+// extrapolated linearly, k + log(tol_mb / mb[k]) / log(rho); 0 when there is nothing to predict
+// (too few iterations, MB met, or a norm that rose: the usual non-monotone start of a converging
+// solve). Newton converges faster than this once in its quadratic basin, so the prediction is
+// pessimistic; with nc.predict_failure a solve is abandoned when it exceeds 2 x max_iterations.
+double predict_newton_iterations(const NewtonConfig& nc, const std::vector<double>& mb);
+
+// Writes A (host copy) to `path` atomically: group /jacobian with attributes block_size,
+// block_rows and datasets row_ptr, col_ind, values (row-major blocks).
+void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A);
+
+}  // namespace blockres
