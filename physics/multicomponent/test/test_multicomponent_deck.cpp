@@ -1,6 +1,7 @@
 // Deck reader of the multicomponent model: SI values of a valid deck, and an InputError naming
 // file:line and the key for each bad value.
 #include "input/section.hpp"
+#include "physics/units.hpp"
 #include "physics/multicomponent/multicomponent_model.hpp"
 
 #include <gtest/gtest.h>
