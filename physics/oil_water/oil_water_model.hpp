@@ -8,6 +8,7 @@
 #include "physics/model.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/oil_water/oil_water_local.hpp"
+#include "physics/oil_water/oil_water_spec.hpp"
 #include "physics/spec.hpp"
 #include "physics/well_controls.hpp"
 #include "physics/wells.hpp"
