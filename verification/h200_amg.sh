@@ -41,7 +41,7 @@ run() {  # name, args...
 for what in "${@:-tests}"; do
   case $what in
     tests)
-      for t in linalg/test/test_amg_gpu kernels/test/test_cpr_gpu linalg/test/test_amg physics/test/test_physics_gpu; do
+      for t in linalg/preconditioners/amg/test_amg_gpu kernels/cpr/test_cpr_gpu linalg/preconditioners/amg/test_amg physics/test/test_physics_gpu; do
         [[ -x $B/$t ]] || continue
         $B/$t > "$OUT/$(basename $t).log" 2>&1; echo "== $t rc $?"; grep -E "FAILED|PASSED|Failure|iterations" "$OUT/$(basename $t).log" | head -20
       done ;;
