@@ -30,7 +30,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 namespace blockres {
 
@@ -39,14 +39,6 @@ namespace {
 using benchutil::mix;
 using benchutil::nan_v;
 using benchutil::Timing;
-
-#define BLOCKRES_CUBLAS_CHECK(call)                                                                        \
-  do {                                                                                                     \
-    const cublasStatus_t st_ = (call);                                                                     \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                                      \
-      throw std::runtime_error(fmt::format("cuBLAS error '{}' in {} at {}:{}", cublasGetStatusString(st_), \
-                                           #call, __FILE__, __LINE__));                                    \
-  } while (0)
 
 // Blocks in the sample whose inverses are downloaded for the residual check (first and last).
 constexpr index_t inverse_sample = 1000;

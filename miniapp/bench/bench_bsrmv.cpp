@@ -23,7 +23,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 namespace blockres {
 

@@ -28,18 +28,9 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 namespace blockres::benchutil {
-
-#define BLOCKRES_CUSPARSE_CHECK(call)                                                                   \
-  do {                                                                                                  \
-    const cusparseStatus_t st_ = (call);                                                                \
-    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                                 \
-      throw std::runtime_error(fmt::format("cuSPARSE error '{}' in {} at {}:{}", cusparseGetErrorString(st_), #call, \
-                                           __FILE__, __LINE__));                                        \
-  } while (0)
-
 
 using bench::nan_v;
 
