@@ -97,9 +97,9 @@ constexpr const char* solve_text =
     "loop. One preconditioner object per preconditioner and matrix: first_setup_ms = its first setup (symbolic + "
     "numeric) on the nonsymmetric values, host clock, synchronised, shown on each of its rows; setup_ms = one later "
     "numeric setup (CUDA events), done again for CG on the symmetric values; solve_ms = one solve (CUDA events); "
-    "total_ms = setup_ms + solve_ms. relative_residual = ||b - A x||_2 / ||b||_2 recomputed by the benchmark after "
-    "the solve. device_memory_gb: device memory in use after the setup (cudaMemGetInfo: the matrix, its symmetric "
-    "variant, the vectors, every method's solver workspace and this preconditioner).";
+    "time_to_solution_ms = setup_ms + solve_ms. relative_residual = ||b - A x||_2 / ||b||_2 recomputed by the "
+    "benchmark after the solve. device_memory_gb: device memory in use after the setup (cudaMemGetInfo: the matrix, "
+    "its symmetric variant, the vectors, every method's solver workspace and this preconditioner).";
 constexpr const char* verification_text =
     "time to solution: a row fails when it reports convergence while the recomputed relative residual exceeds 1.01 "
     "rel_tol (or is not finite), or when, on a stencil matrix (strictly diagonally dominant; the symmetric positive "
@@ -630,6 +630,8 @@ struct Report {
                        {"pass", pass},
                        {"rows", std::move(acceptance_rows)}};
 
+    // time_to_solution_ms = setup_ms + solve_ms, the key bench isai gives the same time (this report wrote
+    // total_ms before; the profile's total_ms above is the Krylov solve's own phase total).
     Json& tts_rows = j["time_to_solution"] = Json::array();
     for (const auto& r : solve_rows)
       tts_rows.push_back({{"matrix", r.matrix},
@@ -643,7 +645,7 @@ struct Report {
                           {"first_setup_ms", r.first_ms},
                           {"setup_ms", r.setup_ms},
                           {"solve_ms", r.solve_ms},
-                          {"total_ms", r.setup_ok ? r.total_ms() : nan_v},
+                          {"time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v},
                           {"iterations", r.setup_ok ? Json(r.status.iterations) : Json(nullptr)},
                           {"converged", r.status.converged},
                           {"reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed"},
