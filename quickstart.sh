@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev libtomlplusplus-dev libfmt-dev
-          libcli11-dev libgtest-dev libvtk9-dev libhypre-dev)
+          libcli11-dev nlohmann-json3-dev libgtest-dev libvtk9-dev libhypre-dev)
 build_dir=${BLOCKRES_BUILD_DIR:-build/release}
 
 install_missing() {

@@ -1,5 +1,5 @@
-// A double-quoted string literal valid in both TOML (basic string) and JSON: the two formats
-// share their escapes (\" \\ \n \t \r \uXXXX).
+// A string as a double-quoted TOML basic string (escapes \" \\ \n \t \r \uXXXX): for --set values and for
+// the names quoted in deck messages.
 #pragma once
 
 #include <string>

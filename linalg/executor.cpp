@@ -16,7 +16,7 @@
 #include <omp.h>
 
 #if BLOCKRES_HAVE_CUDA
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 #include <cublas_v2.h>
 #endif

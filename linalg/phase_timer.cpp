@@ -2,7 +2,7 @@
 #include "linalg/phase_timer.hpp"
 
 #if BLOCKRES_HAVE_CUDA
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #endif
 
 namespace blockres {

@@ -3,7 +3,7 @@
 # the `gpu` tests, the multicomponent verification cases on CUDA against their CPU baselines, and
 # `bench model` on the multicomponent decks at benchmark size. Logs and JSON go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
-#   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
+#   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI /usr/include/nlohmann .gpu-carry/include/
 # Usage there: verification/h200_models.sh [tests|small|large|all|profile|agree]   (default all; profile: ncu
 # kernel times; agree: CPU vs CUDA runs of every multicomponent deck compared by verify)
 #   tests  ctest -L gpu (every GPU test and the CUDA runs of every verification case)
@@ -20,7 +20,8 @@ cat "$OUT/gpu.txt"
 if [[ ! -x $B/miniapp/blockres ]]; then
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" -DTOMLPP_INCLUDE_DIR="$PWD/.gpu-carry/include" \
-        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" -DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.gpu-carry/include" \
+        > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   /usr/bin/time -f "build wall %e s" cmake --build $B -j 16 > "$OUT/build.log" 2>&1 ||
     { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
   tail -1 "$OUT/build.log"

@@ -2,7 +2,7 @@
 # One GPU-machine session (device tool): build with CUDA for sm_90, run every test (the
 # `gpu` label included) and time the shipped decks on both backends. Logs go to $OUT.
 # Needs the header-only dependencies the H200 image lacks, carried in .gpu-carry/include:
-#   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI .gpu-carry/include/
+#   mkdir -p .gpu-carry/include && cp -r /usr/include/toml++ /usr/include/CLI /usr/include/nlohmann .gpu-carry/include/
 # Usage there: verification/h200_session.sh [tests|decks|verify|all|bench|isai|solver]   (default: all; bench,
 # isai and solver are not part of all. bench: `bench batched` over every size plus its block-Jacobi
 # section on the Jacobians of both shipped quarter five-spot decks, ~2.5 min. isai: `bench isai` on the

@@ -5,6 +5,7 @@
 // The comparison is generic over the model: with a multicomponent-like test double, every field the
 // files carry is compared, tolerances come by field name or group, and files of other models or
 // other field lists are errors.
+#include "miniapp/io/json_file.hpp"
 #include "miniapp/io/test/fake_model.hpp"
 #include "miniapp/verify/verify.hpp"
 #include "verification/run_helpers.hpp"
@@ -20,6 +21,7 @@
 #include <optional>
 #include <random>
 #include <regex>
+#include <set>
 
 using namespace blockres;
 namespace fs = std::filesystem;
@@ -595,15 +597,26 @@ TEST(VerifyGeneric, TolerancesByNameThenGroup)
         << e.what();
   }
 
-  // The JSON report gives every compared field the tolerance it got.
+  // The JSON report gives every compared field the tolerance it got (and names no other field).
   o.rtol = {};
   o.json_path = (fixture().dir / "fake" / "report.json").string();
   EXPECT_EQ(verify(o).code, 1);
-  std::ifstream in(o.json_path);
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(json.find("\"x_C1\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"well_CO2_rate\""), std::string::npos) << json;
-  EXPECT_EQ(json.find("\"well_oil_rate\""), std::string::npos) << "only the fields compared: " << json;
+  const Json json = read_json_file(o.json_path);  // a malformed report fails here
+  EXPECT_EQ(json.at("pass"), false);
+  const Json& used = json.at("tolerances");
+  std::set<std::string> compared;
+  for (const Json& c : json.at("comparisons")) compared.insert(c.at("field").get<std::string>());
+  for (const char* field : {"x_C1", "well_CO2_rate"}) {
+    ASSERT_TRUE(used.contains(field)) << field << ": " << used.dump(2);
+    EXPECT_TRUE(used.at(field).at("rel").is_number()) << field;
+    EXPECT_TRUE(used.at(field).at("abs").is_number()) << field;
+    EXPECT_EQ(compared.count(field), 1u) << field;
+  }
+  EXPECT_EQ(used.at("x_C1").at("rel"), default_tolerances().at("mass_fraction").rel);
+  EXPECT_EQ(used.at("x_C1").at("abs"), default_tolerances().at("mass_fraction").abs);
+  EXPECT_FALSE(used.contains("well_oil_rate")) << "only the fields compared: " << used.dump(2);
+  EXPECT_EQ(compared.count("well_oil_rate"), 0u) << "only the fields compared";
+  for (const auto& [field, t] : used.items()) EXPECT_EQ(compared.count(field), 1u) << field << " was not compared";
 }
 
 TEST(VerifyGeneric, OtherModelsAndFieldListsAreErrors)

@@ -2,7 +2,7 @@
 // with the same graph rules and the same bits for strength, aggregation and coarse graphs.
 #include "kernels/amg/amg_kernels_cuda.hpp"
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 
 #include <thrust/binary_search.h>

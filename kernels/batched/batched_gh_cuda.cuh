@@ -24,7 +24,7 @@
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 #include <math_constants.h>
 

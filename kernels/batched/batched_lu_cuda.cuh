@@ -705,7 +705,7 @@ void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, cons
 }  // namespace blockres::kernels::cuda::lu_detail
 
 #if !defined(BLOCKRES_LU_EMULATION)
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 #include <algorithm>
 

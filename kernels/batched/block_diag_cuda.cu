@@ -1,6 +1,6 @@
 // CUDA block-Jacobi helper kernels: block extraction (scatter) and the failure count.
 #include "kernels/batched/block_diag.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 
 

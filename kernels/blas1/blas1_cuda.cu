@@ -1,7 +1,7 @@
 // CUDA vector kernels: grid-stride elementwise updates, deterministic two-pass dot and fused multi-dot.
 #include "kernels/blas1/blas1.hpp"
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 
 #include <cublas_v2.h>

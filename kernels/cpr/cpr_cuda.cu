@@ -2,7 +2,7 @@
 // thread block per cell in shared memory above), pressure-matrix values (a warp per block row),
 // restriction and prolongation (a thread per cell).
 #include "kernels/cpr/cpr.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 
 #include <stdexcept>

@@ -16,7 +16,7 @@
 // block from the g-th on, and the segments' partial sums are added in segment order through
 // shared memory (deterministic, no atomics). bs > 32: lane l owns rows l, l + 32, ... The upper
 // solve then multiplies by D_i (lanes over rows, the right-hand side in shared memory).
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/ilu_isai/ilu_block.hpp"
 
 #include <algorithm>

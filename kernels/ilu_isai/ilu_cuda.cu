@@ -1,7 +1,7 @@
 // CUDA ILU(0) and exact triangular solves, level-scheduled: the rows of one level of the
 // IluSchedule are independent, so each level is one kernel launch with one warp per row, and
 // launch order on the stream orders the levels.
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/ilu_isai/ilu.hpp"
 
 #include <algorithm>

@@ -32,7 +32,7 @@
 // Both kernels apply exactly the operation order of cpu::isai_block_generate (isai_block_cpu.cpp)
 // and write X(s, :) = R(p_s, :) coalesced into M's row-major blocks. A zero or
 // non-finite pivot records j + 1 in *info (smallest nonzero wins; *info is zeroed first).
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/ilu_isai/isai_block.hpp"
 
 #include <algorithm>

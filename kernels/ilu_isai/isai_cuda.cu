@@ -11,7 +11,7 @@
 //    each staging T(J, J) column-major in its own max_long_m^2 slice of the caller's global
 //    scratch, the right-hand side kept in M's own value slots (each row's slot is only touched by
 //    the thread owning that row), one __syncthreads per step.
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/ilu_isai/isai.hpp"
 #include "kernels/launch.cuh"
 

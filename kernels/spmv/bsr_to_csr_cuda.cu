@@ -1,6 +1,6 @@
 // CUDA BSR -> CSR expansion: one thread per (block, row of the block), writing bs entries.
 #include "kernels/spmv/bsr_to_csr.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 
 namespace blockres::kernels::cuda {

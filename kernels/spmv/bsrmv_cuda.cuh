@@ -9,7 +9,7 @@
 
 #include "kernels/spmv/bsrmv.hpp"
 #include "kernels/spmv/bsrmv_space.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 #include <cuda_pipeline.h>
 

@@ -15,8 +15,8 @@
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/amg_bench_matrices.hpp"
 #include "miniapp/run/backend.hpp"
-#include "miniapp/io/json.hpp"
 #include "miniapp/bench/report.hpp"
+#include "miniapp/io/json_file.hpp"
 #include "miniapp/io/version.hpp"
 
 #if BLOCKRES_HAVE_CUDA
@@ -532,27 +532,18 @@ double spmv_equivalents(const Timing& t, const MatrixResult& m) { return t.media
 double fraction(double bytes, const Timing& t, double copy_gbs) { return bytes / (t.median_ms * 1e-3) / 1e9 / copy_gbs; }
 double spmv_bytes(const MatrixResult& m) { return m.matrix_bytes + 16.0 * double(m.rows); }
 
-void write_timing(JsonWriter& j, const Timing& t)
+Json solve_json(const SolveResult& s, double setup_ms, double tol)
 {
-  j.value("median_ms", t.median_ms).value("min_ms", t.min_ms).value("max_ms", t.max_ms);
-}
-
-void write_solve(JsonWriter& j, std::string_view key, const SolveResult& s, double setup_ms, double tol)
-{
-  j.begin_object(key)
-      .value("method", s.method)
-      .value("tolerance", tol)
-      .value("converged", s.converged)
-      .value("iterations", s.iterations)
-      .value("iterations_varied", s.iterations_varied)
-      .value("reason", s.reason)
-      .value("relative_residual", s.rel_residual);
-  j.begin_object("time");
-  write_timing(j, s.time);
-  j.end_object();
-  j.value("ms_per_iteration", s.iterations > 0 ? s.time.median_ms / s.iterations : nan_v)
-      .value("setup_plus_solve_ms", setup_ms + s.time.median_ms)
-      .end_object();
+  return {{"method", s.method},
+          {"tolerance", tol},
+          {"converged", s.converged},
+          {"iterations", s.iterations},
+          {"iterations_varied", s.iterations_varied},
+          {"reason", s.reason},
+          {"relative_residual", s.rel_residual},
+          {"time", timing_json(s.time)},
+          {"ms_per_iteration", s.iterations > 0 ? s.time.median_ms / s.iterations : nan_v},
+          {"setup_plus_solve_ms", setup_ms + s.time.median_ms}};
 }
 
 struct Targets {
@@ -591,187 +582,174 @@ bool targets_met(const Targets& t)
   return !(t.growth_evaluated && fails(t.growth, target_growth));
 }
 
-std::string report_json(const AmgBenchReport& rep, const AmgBenchOptions& o, const std::vector<int>& sizes,
-                        bool complete, bool with_hypre)
+Json report_json(const AmgBenchReport& rep, const AmgBenchOptions& o, const std::vector<int>& sizes, bool complete,
+                 bool with_hypre)
 {
   const AmgOptions a = resolved_amg_options(o);
-  JsonWriter j;
-  j.begin_object()
-      .value("benchmark", "amg")
-      .value("blockres_version", version_string());
+  Json j;
+  j["benchmark"] = "amg";
+  j["blockres_version"] = version_string();
   write_provenance(j, o.json_path);
-  j.value("device", rep.device)
-      .value("backend", rep.backend)
-      .value("threads", rep.backend == "cpu" ? omp_get_max_threads() : 0)
-      .value("command_line", o.command_line)
-      .value("complete", complete);
-  j.begin_object("configuration").begin_array("sizes");
-  for (int n : sizes) j.value({}, n);
-  j.end_array().begin_array("matrices");
-  for (const auto& k : o.matrices) j.value({}, k);
-  j.end_array().begin_array("decks");
-  for (const auto& d : o.decks) j.value({}, d);
-  j.end_array().begin_array("overrides");
-  for (const auto& s : o.overrides) j.value({}, s);
-  j.end_array()
-      .value("rel_tol", o.rel_tol)
-      .value("max_iterations", o.max_iterations)
-      .value("reps", o.reps)
-      .value("apply_reps", o.apply_reps)
-      .value("warmup", o.warmup)
-      .value("seed", static_cast<long long>(o.seed))
-      .value("copy_mb", o.copy_mb)
-      .value("hypre", o.hypre)
-      .value("hypre_built", with_hypre)
-      .value("hypre_max_rows", o.hypre_max_rows);
-  j.begin_object("amg")
-      .value("theta", a.theta)
-      .value("aggregation", to_string(a.aggregation))
-      .value("aggregate_size", a.aggregate_size)
-      .value("interpolation", to_string(a.interpolation))
-      .value("smoother", to_string(a.smoother))
-      .value("jacobi_omega", a.jacobi_omega)
-      .value("pre_sweeps", a.pre_sweeps)
-      .value("post_sweeps", a.post_sweeps)
-      .value("max_levels", a.max_levels)
-      .value("max_coarse", static_cast<long long>(a.max_coarse))
-      .value("min_coarsening_ratio", a.min_coarsening_ratio)
-      .value("reuse_structure", a.reuse_structure)
-      .value("refresh_interval", a.refresh_interval)
-      .end_object();
-  j.begin_object("kinds");
-  for (const auto& k : generated_kinds()) j.value(k, describe_kind(k));
-  j.value("deck", describe_kind("deck")).end_object();
-#if BLOCKRES_HAVE_HYPRE
-  j.value("hypre_settings", HypreAmgSettings{}.describe())
-      .value("hypre_version", HypreBoomerAmg::version())
-      .value("hypre_threads", HypreBoomerAmg::threads());
-#endif
-  j.value("timing", timing_text).value("bytes", bytes_text).value("checks", checks_text).value("targets", targets_text);
-  j.end_object();
-  j.begin_object("copy_bandwidth").value("gb_per_s", rep.copy_gbs);
-  write_timing(j, rep.copy);
-  j.end_object();
+  j["device"] = rep.device;
+  j["backend"] = rep.backend;
+  j["threads"] = rep.backend == "cpu" ? omp_get_max_threads() : 0;
+  j["command_line"] = o.command_line;
+  j["complete"] = complete;
 
-  j.begin_array("matrices");
+  Json& cfg = j["configuration"];
+  cfg["sizes"] = sizes;
+  cfg["matrices"] = o.matrices;
+  cfg["decks"] = o.decks;
+  cfg["overrides"] = o.overrides;
+  cfg["rel_tol"] = o.rel_tol;
+  cfg["max_iterations"] = o.max_iterations;
+  cfg["reps"] = o.reps;
+  cfg["apply_reps"] = o.apply_reps;
+  cfg["warmup"] = o.warmup;
+  cfg["seed"] = o.seed;
+  cfg["copy_mb"] = o.copy_mb;
+  cfg["hypre"] = o.hypre;
+  cfg["hypre_built"] = with_hypre;
+  cfg["hypre_max_rows"] = o.hypre_max_rows;
+  cfg["amg"] = {{"theta", a.theta},
+                {"aggregation", to_string(a.aggregation)},
+                {"aggregate_size", a.aggregate_size},
+                {"interpolation", to_string(a.interpolation)},
+                {"smoother", to_string(a.smoother)},
+                {"jacobi_omega", a.jacobi_omega},
+                {"pre_sweeps", a.pre_sweeps},
+                {"post_sweeps", a.post_sweeps},
+                {"max_levels", a.max_levels},
+                {"max_coarse", a.max_coarse},
+                {"min_coarsening_ratio", a.min_coarsening_ratio},
+                {"reuse_structure", a.reuse_structure},
+                {"refresh_interval", a.refresh_interval}};
+  Json& kinds = cfg["kinds"];
+  for (const auto& k : generated_kinds()) kinds[k] = describe_kind(k);
+  kinds["deck"] = describe_kind("deck");
+#if BLOCKRES_HAVE_HYPRE
+  cfg["hypre_settings"] = HypreAmgSettings{}.describe();
+  cfg["hypre_version"] = HypreBoomerAmg::version();
+  cfg["hypre_threads"] = HypreBoomerAmg::threads();
+#endif
+  cfg["timing"] = timing_text;
+  cfg["bytes"] = bytes_text;
+  cfg["checks"] = checks_text;
+  cfg["targets"] = targets_text;
+
+  j["copy_bandwidth"] = {{"gb_per_s", rep.copy_gbs}};
+  j["copy_bandwidth"].update(timing_json(rep.copy));
+
+  Json matrices = Json::array();
   for (const auto& m : rep.matrices) {
-    j.begin_object()
-        .value("name", m.name)
-        .value("kind", m.kind)
-        .value("description", m.description)
-        .value("side", m.side)
-        .value("rows", static_cast<long long>(m.rows))
-        .value("nnz", static_cast<long long>(m.nnz))
-        .value("asymmetry", m.asymmetry)
-        .value("symmetric", m.symmetric)
-        .value("matrix_bytes", m.matrix_bytes);
-    j.begin_object("spmv");
-    write_timing(j, m.spmv);
-    j.value("bytes", spmv_bytes(m))
-        .value("fraction_of_copy", fraction(spmv_bytes(m), m.spmv, rep.copy_gbs))
-        .value("max_rel_error", m.spmv_error)
-        .end_object();
-    j.begin_object("cusparse_spmv");
-    write_timing(j, m.cusparse);
-    j.value("max_rel_error", m.cusparse_error)
-        .value("spmv_over_cusparse", m.spmv.median_ms / m.cusparse.median_ms)
-        .end_object();
-    j.begin_object("amg").value("name", m.amg_name).value("error", m.amg_error);
-    j.value("num_levels", static_cast<int>(m.stats.levels.size()))
-        .value("operator_complexity", m.stats.operator_complexity)
-        .value("plain_fallback_levels", m.stats.plain_fallbacks)
-        .value("grid_complexity", m.stats.grid_complexity)
-        .value("coarsest_direct", m.stats.coarsest_direct)
-        .value("transfer_nnz_source", m.transfer_nnz_from_hierarchy ? "hierarchy" : "estimate");
-    j.begin_array("levels");
+    Json r;
+    r["name"] = m.name;
+    r["kind"] = m.kind;
+    r["description"] = m.description;
+    r["side"] = m.side;
+    r["rows"] = m.rows;
+    r["nnz"] = m.nnz;
+    r["asymmetry"] = m.asymmetry;
+    r["symmetric"] = m.symmetric;
+    r["matrix_bytes"] = m.matrix_bytes;
+    r["spmv"] = timing_json(m.spmv);
+    r["spmv"]["bytes"] = spmv_bytes(m);
+    r["spmv"]["fraction_of_copy"] = fraction(spmv_bytes(m), m.spmv, rep.copy_gbs);
+    r["spmv"]["max_rel_error"] = m.spmv_error;
+    r["cusparse_spmv"] = timing_json(m.cusparse);
+    r["cusparse_spmv"]["max_rel_error"] = m.cusparse_error;
+    r["cusparse_spmv"]["spmv_over_cusparse"] = m.spmv.median_ms / m.cusparse.median_ms;
+
+    Json amg;
+    amg["name"] = m.amg_name;
+    amg["error"] = m.amg_error;
+    amg["num_levels"] = m.stats.levels.size();
+    amg["operator_complexity"] = m.stats.operator_complexity;
+    amg["plain_fallback_levels"] = m.stats.plain_fallbacks;
+    amg["grid_complexity"] = m.stats.grid_complexity;
+    amg["coarsest_direct"] = m.stats.coarsest_direct;
+    amg["transfer_nnz_source"] = m.transfer_nnz_from_hierarchy ? "hierarchy" : "estimate";
+    Json& levels = amg["levels"] = Json::array();
     for (const auto& l : m.levels)
-      j.begin_object()
-          .value("rows", static_cast<long long>(l.rows))
-          .value("nnz", static_cast<long long>(l.nnz))
-          .value("nnz_per_row", l.rows ? double(l.nnz) / l.rows : nan_v)
-          .value("transfer_nnz", static_cast<long long>(l.transfer_nnz))
-          .end_object();
-    j.end_array();
-    j.value("first_full_setup_ms", m.first_full_setup_ms);
-    auto phase = [&](std::string_view key, const Timing& t, double bytes) {
-      j.begin_object(key);
-      write_timing(j, t);
-      j.value("spmv_equivalents", spmv_equivalents(t, m))
-          .value("bytes", bytes)
-          .value("fraction_of_copy", fraction(bytes, t, rep.copy_gbs))
-          .end_object();
+      levels.push_back({{"rows", l.rows},
+                        {"nnz", l.nnz},
+                        {"nnz_per_row", l.rows ? double(l.nnz) / l.rows : nan_v},
+                        {"transfer_nnz", l.transfer_nnz}});
+    amg["first_full_setup_ms"] = m.first_full_setup_ms;
+    auto phase = [&](const char* key, const Timing& t, double bytes) {
+      Json& ph = amg[key] = timing_json(t);
+      ph["spmv_equivalents"] = spmv_equivalents(t, m);
+      ph["bytes"] = bytes;
+      ph["fraction_of_copy"] = fraction(bytes, t, rep.copy_gbs);
     };
     phase("full_setup", m.full_setup, m.full_setup_bytes);
     phase("numeric_setup", m.numeric_setup, m.numeric_setup_bytes);
     phase("numeric_setup_keep_interpolation", m.numeric_setup_kept, m.numeric_setup_bytes);
     phase("vcycle", m.vcycle, m.vcycle_bytes);
-    j.value("numeric_dispatched", m.numeric_dispatched).value("numeric_graph", m.numeric_graph);
-    j.value("resetup_difference", m.resetup_difference);
-    write_solve(j, "solve", m.solve, m.numeric_setup.median_ms, o.rel_tol);
-    j.end_object();
+    amg["numeric_dispatched"] = m.numeric_dispatched;
+    amg["numeric_graph"] = m.numeric_graph;
+    amg["resetup_difference"] = m.resetup_difference;
+    amg["solve"] = solve_json(m.solve, m.numeric_setup.median_ms, o.rel_tol);
+    r["amg"] = std::move(amg);
+
     const HypreResult& h = m.hypre;
-    j.begin_object("hypre").value("run", h.run).value("skipped", h.skipped).value("error", h.error);
-    j.value("matrix_copy_ms", h.matrix_copy_ms);
-    j.begin_object("setup");
-    write_timing(j, h.setup);
-    j.value("spmv_equivalents", spmv_equivalents(h.setup, m)).end_object();
-    j.begin_object("vcycle");
-    write_timing(j, h.vcycle);
-    j.value("spmv_equivalents", spmv_equivalents(h.vcycle, m)).end_object();
-    j.value("num_levels", static_cast<int>(h.levels.size()))
-        .value("operator_complexity", h.operator_complexity)
-        .value("grid_complexity", h.grid_complexity);
-    j.begin_array("levels");
-    for (const auto& l : h.levels) j.begin_object().value("rows", l.rows).value("nnz", l.nnz).end_object();
-    j.end_array();
-    write_solve(j, "solve", h.solve, h.setup.median_ms, o.rel_tol);
-    j.end_object();
-    j.begin_array("failures");
-    for (const auto& f : m.failures) j.value({}, f);
-    j.end_array().value("verified", m.verified()).end_object();
+    Json hypre;
+    hypre["run"] = h.run;
+    hypre["skipped"] = h.skipped;
+    hypre["error"] = h.error;
+    hypre["matrix_copy_ms"] = h.matrix_copy_ms;
+    hypre["setup"] = timing_json(h.setup);
+    hypre["setup"]["spmv_equivalents"] = spmv_equivalents(h.setup, m);
+    hypre["vcycle"] = timing_json(h.vcycle);
+    hypre["vcycle"]["spmv_equivalents"] = spmv_equivalents(h.vcycle, m);
+    hypre["num_levels"] = h.levels.size();
+    hypre["operator_complexity"] = h.operator_complexity;
+    hypre["grid_complexity"] = h.grid_complexity;
+    Json& hlevels = hypre["levels"] = Json::array();
+    for (const auto& l : h.levels) hlevels.push_back({{"rows", l.rows}, {"nnz", l.nnz}});
+    hypre["solve"] = solve_json(h.solve, h.setup.median_ms, o.rel_tol);
+    r["hypre"] = std::move(hypre);
+    r["failures"] = m.failures;
+    r["verified"] = m.verified();
+    matrices.push_back(std::move(r));
   }
-  j.end_array();
+  j["matrices"] = std::move(matrices);
 
-  auto growth = [&](std::string_view key, const IterationGrowth& g) {
-    j.begin_object(key)
-        .value("kind", g.kind)
-        .value("evaluated", g.evaluated)
-        .value("rows_small", static_cast<long long>(g.rows_small))
-        .value("rows_large", static_cast<long long>(g.rows_large))
-        .value("iterations_small", g.iterations_small)
-        .value("iterations_large", g.iterations_large)
-        .value("ratio", g.ratio)
-        .end_object();
+  auto growth = [](const IterationGrowth& g) {
+    return Json{{"kind", g.kind},
+                {"evaluated", g.evaluated},
+                {"rows_small", g.rows_small},
+                {"rows_large", g.rows_large},
+                {"iterations_small", g.iterations_small},
+                {"iterations_large", g.iterations_large},
+                {"ratio", g.ratio}};
   };
-  growth("poisson_iteration_growth", rep.growth);
-  j.begin_array("iteration_growth");
-  for (const auto& g : rep.growth_by_kind) growth({}, g);
-  j.end_array();
-  const Targets t = targets_of(rep);
-  j.begin_object("targets")
-      .value("vcycle_spmv_limit", target_vcycle_spmv)
-      .value("numeric_setup_spmv_limit", target_numeric_spmv)
-      .value("growth_limit", target_growth);
-  j.begin_array("rows");
-  for (const auto& row : t.rows)
-    j.begin_object()
-        .value("matrix", row.matrix)
-        .value("vcycle_spmv", row.vcycle_spmv)
-        .value("vcycle_verdict", verdict(row.vcycle_spmv, target_vcycle_spmv))
-        .value("numeric_setup_spmv", row.numeric_spmv)
-        .value("numeric_setup_verdict", verdict(row.numeric_spmv, target_numeric_spmv))
-        .value("numeric_setup_keep_interpolation_spmv", row.kept_spmv)
-        .value("numeric_setup_keep_interpolation_verdict", verdict(row.kept_spmv, target_numeric_spmv))
-        .end_object();
-  j.end_array()
-      .value("growth", t.growth)
-      .value("growth_verdict", t.growth_evaluated ? verdict(t.growth, target_growth) : "n/a")
-      .end_object();
-  j.value("targets_met", targets_met(t)).value("strict", o.strict);
-  j.value("all_verified", rep.all_verified()).end_object();
-  return j.str();
-}
+  j["poisson_iteration_growth"] = growth(rep.growth);
+  j["iteration_growth"] = Json::array();
+  for (const auto& g : rep.growth_by_kind) j["iteration_growth"].push_back(growth(g));
 
+  const Targets t = targets_of(rep);
+  Json targets;
+  targets["vcycle_spmv_limit"] = target_vcycle_spmv;
+  targets["numeric_setup_spmv_limit"] = target_numeric_spmv;
+  targets["growth_limit"] = target_growth;
+  Json& rows = targets["rows"] = Json::array();
+  for (const auto& row : t.rows)
+    rows.push_back({{"matrix", row.matrix},
+                    {"vcycle_spmv", row.vcycle_spmv},
+                    {"vcycle_verdict", verdict(row.vcycle_spmv, target_vcycle_spmv)},
+                    {"numeric_setup_spmv", row.numeric_spmv},
+                    {"numeric_setup_verdict", verdict(row.numeric_spmv, target_numeric_spmv)},
+                    {"numeric_setup_keep_interpolation_spmv", row.kept_spmv},
+                    {"numeric_setup_keep_interpolation_verdict", verdict(row.kept_spmv, target_numeric_spmv)}});
+  targets["growth"] = t.growth;
+  targets["growth_verdict"] = t.growth_evaluated ? verdict(t.growth, target_growth) : "n/a";
+  j["targets"] = std::move(targets);
+  j["targets_met"] = targets_met(t);
+  j["strict"] = o.strict;
+  j["all_verified"] = rep.all_verified();
+  return j;
+}
 
 // ---- terminal ------------------------------------------------------------------------------------------
 std::string fixed(double v, int decimals)
@@ -902,7 +880,7 @@ AmgBenchReport run_amg_bench_report(const AmgBenchOptions& o, const std::functio
   log(fmt::format("copy bandwidth: {:.1f} GB/s (2 x {} MiB, read + write, median of {})", rep.copy_gbs, o.copy_mb,
                   std::max(o.apply_reps, 5)));
   auto write_report = [&](bool complete) {
-    write_file_atomically(o.json_path, report_json(rep, o, sizes, complete, with_hypre));
+    write_json_file(o.json_path, report_json(rep, o, sizes, complete, with_hypre));
   };
 
   auto run_one = [&](const ScalarMatrix& m) {

@@ -12,7 +12,6 @@
 #include "linalg/array.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
-#include "miniapp/io/json.hpp"
 #include "miniapp/io/version.hpp"
 
 #include <cublas_v2.h>
@@ -30,7 +29,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 namespace blockres {
 
@@ -39,14 +38,6 @@ namespace {
 using benchutil::mix;
 using benchutil::nan_v;
 using benchutil::Timing;
-
-#define BLOCKRES_CUBLAS_CHECK(call)                                                                        \
-  do {                                                                                                     \
-    const cublasStatus_t st_ = (call);                                                                     \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                                      \
-      throw std::runtime_error(fmt::format("cuBLAS error '{}' in {} at {}:{}", cublasGetStatusString(st_), \
-                                           #call, __FILE__, __LINE__));                                    \
-  } while (0)
 
 // Blocks in the sample whose inverses are downloaded for the residual check (first and last).
 constexpr index_t inverse_sample = 1000;
@@ -470,31 +461,29 @@ std::string row_text(const Row& r, double copy_gbs)
                      r.gflops(), speed, r.baseline, r.residual, status);
 }
 
-void write_row(JsonWriter& j, const Row& r, double copy_gbs)
+Json row_json(const Row& r, double copy_gbs)
 {
   const double gbs = r.gbs();
-  j.begin_object()
-      .value("block_size", r.n)
-      .value("blocks", static_cast<long long>(r.blocks))
-      .value("variant", r.variant)
-      .value("operation", to_string(r.op))
-      .value("library", r.cublas ? "cublas" : "blockres")
-      .value("bytes", r.bytes)
-      .value("flops", r.flops);
-  benchutil::write_timing(j, "time", r.t);
-  j.value("gb_per_s", gbs)
-      .value("fraction_of_copy_bandwidth", gbs / copy_gbs)
-      .value("gflop_per_s", r.gflops())
-      .value("baseline", r.baseline)
-      .value("speedup_vs_baseline", r.speedup)
-      .value("wrong_baselines", r.wrong_baselines)
-      .value("max_residual", r.residual)
-      .value("residual_from", r.residual_from)
-      .value("residual_blocks_checked", r.residual_blocks)
-      .value("tolerance", r.tolerance)
-      .value("info_failures", r.info_failures)
-      .value("verified", r.verified())
-      .end_object();
+  return {{"block_size", r.n},
+          {"blocks", r.blocks},
+          {"variant", r.variant},
+          {"operation", to_string(r.op)},
+          {"library", r.cublas ? "cublas" : "blockres"},
+          {"bytes", r.bytes},
+          {"flops", r.flops},
+          {"time", timing_json(r.t)},
+          {"gb_per_s", gbs},
+          {"fraction_of_copy_bandwidth", gbs / copy_gbs},
+          {"gflop_per_s", r.gflops()},
+          {"baseline", r.baseline},
+          {"speedup_vs_baseline", r.speedup},
+          {"wrong_baselines", r.wrong_baselines},
+          {"max_residual", r.residual},
+          {"residual_from", r.residual_from},
+          {"residual_blocks_checked", r.residual_blocks},
+          {"tolerance", r.tolerance},
+          {"info_failures", r.info_failures},
+          {"verified", r.verified()}};
 }
 
 }  // namespace
@@ -525,38 +514,37 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   log(fmt::format("blockres {} ({}): bench batched on {} ({} SMs, {} MB L2)", version_string(), provenance_text(),
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
 
-  JsonWriter j;
-  j.begin_object()
-      .value("benchmark", "batched")
-      .value("blockres_version", version_string());
+  Json j;
+  j["benchmark"] = "batched";
+  j["blockres_version"] = version_string();
   write_provenance(j, o.json_path);
-  j.value("device", e->device_name()).value("command_line", o.command_line);
-  j.begin_object("configuration");
-  j.begin_array("sections");
-  if (o.kernels_section) j.value({}, "kernels");
-  if (block_jacobi) j.value({}, "block_jacobi");
-  j.end_array().value("reps", o.reps).value("warmup", o.warmup);
+  j["device"] = e->device_name();
+  j["command_line"] = o.command_line;
+  Json cfg;
+  cfg["sections"] = Json::array();
+  if (o.kernels_section) cfg["sections"].push_back("kernels");
+  if (block_jacobi) cfg["sections"].push_back("block_jacobi");
+  cfg["reps"] = o.reps;
+  cfg["warmup"] = o.warmup;
   const size64_t scrub_bytes = benchutil::L2Scrub::default_bytes();
   if (o.kernels_section) {
-    j.begin_array("sizes");
-    for (int n : sizes) j.value({}, n);
-    j.end_array()
-        .value("batch_gb", o.batch_gb)
-        .value("max_blocks", o.max_blocks)
-        .value("scrub_bytes", static_cast<long long>(scrub_bytes))
-        .value("matrices", matrix_text)
-        .value("byte_model", byte_model_text)
-        .value("flop_model", flop_model_text)
-        .value("timing", timing_text)
-        .value("cublas", cublas_text)
-        .value("residual", residual_text)
-        .value("speedup", "median time of the baseline / median time of the variant, the baseline being the fastest "
-                          "verified cuBLAS row of the same operation: factor vs cublas_getrf_opT / _opN, solve vs "
-                          "cublas_getrs_opT / _opN, gje_invert vs cublas_matinv, block_diag_gemv vs cublas_gemv "
-                          "(gemvStridedBatched)");
+    cfg["sizes"] = sizes;
+    cfg["batch_gb"] = o.batch_gb;
+    cfg["max_blocks"] = o.max_blocks;
+    cfg["scrub_bytes"] = scrub_bytes;
+    cfg["matrices"] = matrix_text;
+    cfg["byte_model"] = byte_model_text;
+    cfg["flop_model"] = flop_model_text;
+    cfg["timing"] = timing_text;
+    cfg["cublas"] = cublas_text;
+    cfg["residual"] = residual_text;
+    cfg["speedup"] = "median time of the baseline / median time of the variant, the baseline being the fastest "
+                     "verified cuBLAS row of the same operation: factor vs cublas_getrf_opT / _opN, solve vs "
+                     "cublas_getrs_opT / _opN, gje_invert vs cublas_matinv, block_diag_gemv vs cublas_gemv "
+                     "(gemvStridedBatched)";
   }
-  if (block_jacobi) benchutil::write_block_jacobi_configuration(j, o);
-  j.end_object();
+  if (block_jacobi) benchutil::write_block_jacobi_configuration(cfg, o);
+  j["configuration"] = std::move(cfg);
 
   bool ok = true;
   // ---- section 1: the batched kernels against cuBLAS ("results")
@@ -566,7 +554,7 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
     const double copy_gbs =
         benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, benchutil::ceiling_warmup(o.warmup), creps, copy_t);
     log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", copy_gbs, creps));
-    j.begin_object("copy_bandwidth").value("gb_per_s", copy_gbs).value("median_ms", copy_t.median_ms).end_object();
+    j["copy_bandwidth"] = {{"gb_per_s", copy_gbs}, {"median_ms", copy_t.median_ms}};
     BatchedBench bench(e, o);
 
     log("byte model: " + std::string(byte_model_text));
@@ -576,15 +564,15 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
     log(fmt::format("{:>3} {:>8} {:<16} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>8} {:<16} {:>9}", "n", "blocks",
                     "variant", "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "baseline",
                     "residual"));
-    j.begin_array("results");
+    Json results = Json::array();
     for (int n : sizes) {
       for (const auto& r : bench.run(n)) {
         ok = ok && r.verified();
         log(row_text(r, copy_gbs));
-        write_row(j, r, copy_gbs);
+        results.push_back(row_json(r, copy_gbs));
       }
     }
-    j.end_array();
+    j["results"] = std::move(results);
   }
   // ---- section 2: block-Jacobi on simulator Jacobians ("block_jacobi")
   if (block_jacobi)
@@ -592,8 +580,9 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   else if (o.block_jacobi_section)
     log("block-Jacobi section skipped: no --jacobian file (write one with 'blockres run deck.toml --write-jacobian "
         "J.h5')");
-  j.value("all_verified", ok).value("strict", o.strict).end_object();
-  benchutil::write_file_atomically(o.json_path, j.str());
+  j["all_verified"] = ok;
+  j["strict"] = o.strict;
+  write_json_file(o.json_path, j);
   log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
   return ok ? 0 : 1;  // no issue target is evaluated here: --strict changes nothing
 }

@@ -206,58 +206,55 @@ std::string row_text(const Row& r)
   return r.verified() ? text : text + "  VERIFICATION FAILED";
 }
 
-void write_row(JsonWriter& j, const Row& r)
+Json row_json(const Row& r)
 {
   const bool bj = !r.config.identity;
-  j.begin_object()
-      .value("matrix", r.matrix)
-      .value("file", r.file)
-      .value("block_size", r.bs)
-      .value("block_rows", static_cast<long long>(r.block_rows))
-      .value("nonzero_blocks", static_cast<long long>(r.nnzb))
-      .value("preconditioner", r.kind);
-  // Block-Jacobi only (null for "none").
-  j.value("max_block_size", bj ? double(r.config.bj.max_block_size) : nan_v)
-      .value("factorization", bj ? to_string(r.config.bj.factorization) : std::string_view())
-      .value("jacobi_blocks", bj ? double(r.jacobi_blocks) : nan_v)
-      .value("largest_block", bj ? double(r.largest_block) : nan_v)
-      .value("setup_ok", r.setup_ok)
-      .value("setup_message", r.setup_message)
-      .value("first_setup_ms", r.first_setup_ms);
-  write_timing(j, "setup", r.setup);
-  write_timing(j, "apply", r.apply);
-  j.begin_object("solve")
-      .value("method", "bicgstab")
-      .value("iterations", r.setup_ok ? double(r.status.iterations) : nan_v)
-      .value("converged", r.status.converged)
-      .value("reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed")
-      .value("relative_residual", r.rel_residual);
-  write_timing(j, "time", r.solve);
-  j.end_object().value("should_converge", r.should_converge()).value("verified", r.verified()).end_object();
+  // Block-Jacobi only: the counts are null for "none" (its factorization "").
+  return {{"matrix", r.matrix},
+          {"file", r.file},
+          {"block_size", r.bs},
+          {"block_rows", r.block_rows},
+          {"nonzero_blocks", r.nnzb},
+          {"preconditioner", r.kind},
+          {"max_block_size", bj ? Json(r.config.bj.max_block_size) : Json(nullptr)},
+          {"factorization", bj ? to_string(r.config.bj.factorization) : std::string_view()},
+          {"jacobi_blocks", bj ? Json(r.jacobi_blocks) : Json(nullptr)},
+          {"largest_block", bj ? Json(r.largest_block) : Json(nullptr)},
+          {"setup_ok", r.setup_ok},
+          {"setup_message", r.setup_message},
+          {"first_setup_ms", r.first_setup_ms},
+          {"setup", timing_json(r.setup)},
+          {"apply", timing_json(r.apply)},
+          {"solve",
+           {{"method", "bicgstab"},
+            {"iterations", r.setup_ok ? Json(r.status.iterations) : Json(nullptr)},
+            {"converged", r.status.converged},
+            {"reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed"},
+            {"relative_residual", r.rel_residual},
+            {"time", timing_json(r.solve)}}},
+          {"should_converge", r.should_converge()},
+          {"verified", r.verified()}};
 }
 
 }  // namespace
 
-void write_block_jacobi_configuration(JsonWriter& j, const BatchedBenchOptions& o)
+void write_block_jacobi_configuration(Json& j, const BatchedBenchOptions& o)
 {
-  j.begin_object("block_jacobi").begin_array("jacobians");
-  for (const auto& p : o.jacobians) j.value({}, p);
-  j.end_array()
-      .value("rel_tol", rel_tol)
-      .value("max_iterations", max_iterations)
-      .value("solve_warmup", solve_warmup)
-      .value("solve_reps", solve_reps)
-      .value("rhs_seed", static_cast<long long>(rhs_seed))
-      .value("matrices", matrices_text)
-      .value("configurations", configurations_text)
-      .value("timing", timing_text)
-      .value("solve", solve_text)
-      .value("verification", verification_text)
-      .end_object();
+  j["block_jacobi"] = {{"jacobians", o.jacobians},
+                       {"rel_tol", rel_tol},
+                       {"max_iterations", max_iterations},
+                       {"solve_warmup", solve_warmup},
+                       {"solve_reps", solve_reps},
+                       {"rhs_seed", rhs_seed},
+                       {"matrices", matrices_text},
+                       {"configurations", configurations_text},
+                       {"timing", timing_text},
+                       {"solve", solve_text},
+                       {"verification", verification_text}};
 }
 
 bool run_block_jacobi_section(const ExecPtr& e, const BatchedBenchOptions& o, const std::vector<TestMatrix>& jacobians,
-                              JsonWriter& j, const Log& log)
+                              Json& j, const Log& log)
 {
   log("block-Jacobi: BiCGSTAB on A x = b, b uniform in [-1, 1) (seed 4242), x0 = 0, stop at "
       "||b - A x|| <= 1e-6 ||b|| or 5000 iterations; first_ms: symbolic + numeric setup; setup_ms: numeric setup "
@@ -267,7 +264,7 @@ bool run_block_jacobi_section(const ExecPtr& e, const BatchedBenchOptions& o, co
                   "preconditioner", "factorization", "blocks", "largest", "first_ms", "setup_ms", "min_ms", "max_ms",
                   "apply_ms", "iters", "rel_resid", "solve_ms", "status");
   bool ok = true;
-  j.begin_array("block_jacobi");
+  Json rows = Json::array();
   for (std::size_t i = 0; i < jacobians.size(); ++i) {
     const TestMatrix& m = jacobians[i];
     log(fmt::format("{} ({}): {} block rows of {}x{}, {} blocks", m.name, o.jacobians[i], m.pattern.nrows, m.bs, m.bs,
@@ -282,10 +279,10 @@ bool run_block_jacobi_section(const ExecPtr& e, const BatchedBenchOptions& o, co
       problem.measure(r, o.warmup, o.reps);
       ok = ok && r.verified();
       log(row_text(r));
-      write_row(j, r);
+      rows.push_back(row_json(r));
     }
   }
-  j.end_array();
+  j["block_jacobi"] = std::move(rows);
   return ok;
 }
 

@@ -8,7 +8,6 @@
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
-#include "miniapp/io/json.hpp"
 #include "miniapp/io/version.hpp"
 
 #include <cuda_runtime.h>
@@ -23,7 +22,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 namespace blockres {
 
@@ -279,45 +278,40 @@ std::string short_name(const std::string& baseline)
   return baseline.rfind(prefix, 0) == 0 ? baseline.substr(prefix.size()) : baseline;
 }
 
-void write_measurement(JsonWriter& j, const Measurement& r, const Ceilings& c)
+Json measurement_json(const Measurement& r, const Ceilings& c)
 {
-  auto timing = [&](std::string_view key, const Timing& t) { benchutil::write_timing(j, key, t); };
   const double gbs = r.bytes / (r.ours.median_ms * 1e-3) / 1e9;
-  j.begin_object()
-      .value("matrix", r.matrix)
-      .value("variant", r.variant)
-      .value("block_size", r.bs)
-      .value("block_rows", static_cast<long long>(r.rows))
-      .value("blocks", static_cast<long long>(r.nnzb))
-      .value("max_row_blocks", static_cast<long long>(r.max_row))
-      .value("bytes", r.bytes)
-      .value("fits_in_l2", benchutil::fits_in_l2(r.bytes))
-      .value("config", r.config)
-      .value("balanced", r.balanced);
-  timing("blockres", r.ours);
-  j.value("gb_per_s", gbs)
-      .value("fraction_of_copy_bandwidth", gbs / c.copy_gbs)
-      .value("fraction_of_read_bandwidth", gbs / c.read_gbs)
-      .value("max_rel_error_blockres", r.err_ours);
+  Json j;
+  j["matrix"] = r.matrix;
+  j["variant"] = r.variant;
+  j["block_size"] = r.bs;
+  j["block_rows"] = r.rows;
+  j["blocks"] = r.nnzb;
+  j["max_row_blocks"] = r.max_row;
+  j["bytes"] = r.bytes;
+  j["fits_in_l2"] = benchutil::fits_in_l2(r.bytes);
+  j["config"] = r.config;
+  j["balanced"] = r.balanced;
+  j["blockres"] = timing_json(r.ours);
+  j["gb_per_s"] = gbs;
+  j["fraction_of_copy_bandwidth"] = gbs / c.copy_gbs;
+  j["fraction_of_read_bandwidth"] = gbs / c.read_gbs;
+  j["max_rel_error_blockres"] = r.err_ours;
   if (!r.baselines.empty()) {
-    if (r.verdict.fastest >= 0)
-      j.value("fastest_baseline", r.baselines[static_cast<std::size_t>(r.verdict.fastest)].name);
-    else
-      j.null("fastest_baseline");
-    j.value("speedup_vs_fastest_baseline", r.verdict.speedup(r.baselines, r.ours.median_ms));
-    j.begin_array("baselines");
+    j["fastest_baseline"] =
+        r.verdict.fastest >= 0 ? Json(r.baselines[static_cast<std::size_t>(r.verdict.fastest)].name) : Json(nullptr);
+    j["speedup_vs_fastest_baseline"] = r.verdict.speedup(r.baselines, r.ours.median_ms);
+    Json& baselines = j["baselines"] = Json::array();
     for (std::size_t k = 0; k < r.baselines.size(); ++k) {
       const auto& b = r.baselines[k];
-      j.begin_object().value("name", b.name);
-      timing("time", b.time);
-      j.value("max_rel_error", b.error)
-          .value("wrong", bool(r.verdict.wrong[k]))
-          .value("speedup", bench::speedup_over(r.baselines, r.verdict, k, r.ours.median_ms))
-          .end_object();
+      baselines.push_back({{"name", b.name},
+                           {"time", timing_json(b.time)},
+                           {"max_rel_error", b.error},
+                           {"wrong", bool(r.verdict.wrong[k])},
+                           {"speedup", bench::speedup_over(r.baselines, r.verdict, k, r.ours.median_ms)}});
     }
-    j.end_array();
   }
-  j.end_object();
+  return j;
 }
 
 std::string row_text(const Measurement& r, const Ceilings& c)
@@ -366,31 +360,30 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   log(benchutil::ceilings_text(ceil));
 
   Bench bench(e, o);
-  JsonWriter j;
-  j.begin_object()
-      .value("benchmark", "bsrmv")
-      .value("blockres_version", version_string());
+  Json j;
+  j["benchmark"] = "bsrmv";
+  j["blockres_version"] = version_string();
   write_provenance(j, o.json_path);
-  j.value("device", e->device_name()).value("command_line", o.command_line);
-  j.begin_object("configuration")
-      .value("kernel_configs", o.tune ? "--tune: the stencil rows use the best configuration found in this run on the "
-                                        "7-point stencil of their block size; power-law and Jacobian rows use the "
-                                        "tuning table / rule (power-law also forced balanced and unbalanced)"
-                                      : "tuning table / rule")
-      .value("baselines", "cuSPARSE bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy "
-                          "transposed outside the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 "
-                          "(preprocessed); the speedup is over the fastest baseline whose result verified")
-      .value("timing", "CUDA events around each call, median / min / max of --reps after --warmup; before every call "
-                       "(outside the events) a memset of 4x the L2 size, so each starts with a cold L2")
-      .value("checks", "every output poisoned (NaN) before the last timed repetition and compared with the CPU "
-                       "reference after it (max relative error <= 1e-12); a baseline above that is flagged wrong "
-                       "and gets no speedup")
-      .value("matrix_gb", o.matrix_gb)
-      .value("reps", o.reps)
-      .value("warmup", o.warmup)
-      .value("tune", o.tune)
-      .value("byte_model", "block values + block column indices + row pointers + x once + y once")
-      .end_object();
+  j["device"] = e->device_name();
+  j["command_line"] = o.command_line;
+  j["configuration"] = {
+      {"kernel_configs", o.tune ? "--tune: the stencil rows use the best configuration found in this run on the "
+                                  "7-point stencil of their block size; power-law and Jacobian rows use the "
+                                  "tuning table / rule (power-law also forced balanced and unbalanced)"
+                                : "tuning table / rule"},
+      {"baselines", "cuSPARSE bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy "
+                    "transposed outside the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 "
+                    "(preprocessed); the speedup is over the fastest baseline whose result verified"},
+      {"timing", "CUDA events around each call, median / min / max of --reps after --warmup; before every call "
+                 "(outside the events) a memset of 4x the L2 size, so each starts with a cold L2"},
+      {"checks", "every output poisoned (NaN) before the last timed repetition and compared with the CPU "
+                 "reference after it (max relative error <= 1e-12); a baseline above that is flagged wrong "
+                 "and gets no speedup"},
+      {"matrix_gb", o.matrix_gb},
+      {"reps", o.reps},
+      {"warmup", o.warmup},
+      {"tune", o.tune},
+      {"byte_model", "block values + block column indices + row pointers + x once + y once"}};
   benchutil::write_ceilings(j, ceil);
   ReportChecks checks;
   bool ok = true;
@@ -398,7 +391,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
 
   std::map<int, kernels::BsrmvConfig> tuned;  // --tune: the stencil runs use the best found here
   if (o.tune) {
-    j.begin_array("tuning");
+    Json tuning = Json::array();
     log("tuning (7-point stencil): best configuration per block size");
     for (int bs : o.block_sizes) {
       TestMatrix m{"stencil7", bs, stencil_pattern(stencil_side(bs, 7, o.matrix_gb), 7), {}};
@@ -407,17 +400,15 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       const auto best = std::min_element(results.begin(), results.end(), [](auto& a, auto& b) {
         return std::get<1>(a).median_ms < std::get<1>(b).median_ms;
       });
-      j.begin_object().value("block_size", bs).begin_array("configs");
+      Json configs = Json::array();
       for (const auto& [c, t, err] : results) {
         ok = ok && err <= tol;
-        j.begin_object()
-            .value("config", kernels::describe(c))
-            .value("median_ms", t.median_ms)
-            .value("fraction_of_copy_bandwidth", bytes / (t.median_ms * 1e-3) / 1e9 / copy_gbs)
-            .value("max_rel_error", err)
-            .end_object();
+        configs.push_back({{"config", kernels::describe(c)},
+                           {"median_ms", t.median_ms},
+                           {"fraction_of_copy_bandwidth", bytes / (t.median_ms * 1e-3) / 1e9 / copy_gbs},
+                           {"max_rel_error", err}});
       }
-      j.end_array().end_object();
+      tuning.push_back({{"block_size", bs}, {"configs", std::move(configs)}});
       const auto& c = std::get<0>(*best);
       tuned[bs] = c;
       const double frac = bytes / (std::get<1>(*best).median_ms * 1e-3) / 1e9 / copy_gbs;
@@ -425,7 +416,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
                       bs, kernels::to_string(c.kernel), c.warps, c.unroll, c.rows_per_warp, c.row_split, c.groups,
                       c.arrays, c.clamped ? ", true" : "", 100 * frac));
     }
-    j.end_array();
+    j["tuning"] = std::move(tuning);
   }
 
   const std::string header = fmt::format("{:<18} {:>3} {:>9} {:>8} {:>9} {:>7} {:>6} {:>6} {:>7} {:<15} {:>8}  {}",
@@ -434,7 +425,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   log("speedup: the fastest verified cuSPARSE configuration's time / blockres time (the others on the next line); "
       "%read: of the read-only stream; L2: the working set fits in L2");
   log(header);
-  j.begin_array("results");
+  Json results = Json::array();
   auto record = [&](const std::vector<Measurement>& rs) {
     for (const auto& r : rs) {
       const std::string name = fmt::format("{}{} bs {}", r.matrix, r.variant, r.bs);
@@ -442,7 +433,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
                         fmt::format("max relative error {:.1e}", r.err_ours), {}) && ok;
       log(row_text(r, ceil));
       if (!r.baselines.empty()) log("    " + others_text(r));
-      write_measurement(j, r, ceil);
+      results.push_back(measurement_json(r, ceil));
     }
   };
   for (int points : o.stencils)
@@ -464,12 +455,12 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
     TestMatrix m = read_jacobian(path);
     record(bench.run(m, {{"", {}}}, true));
   }
-  j.end_array().value("all_verified", ok);
+  j["results"] = std::move(results);
+  j["all_verified"] = ok;
   checks.write_json(j, o.strict);
-  j.end_object();
 
   // Atomic: the report appears complete or not at all.
-  benchutil::write_file_atomically(o.json_path, j.str());
+  write_json_file(o.json_path, j);
   log(fmt::format("report written to {} ({} checks, {} failed){}", o.json_path, checks.count(),
                   checks.failed(ReportChecks::Kind::correctness), ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
   return ok ? checks.exit_code(o.strict) : 1;  // ok also covers the --tune configurations' results

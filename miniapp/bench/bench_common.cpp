@@ -59,14 +59,12 @@ std::string ceilings_text(const Ceilings& c)
                      c.copy_gbs, c.reps, c.read_gbs, c.reps);
 }
 
-void write_ceilings(JsonWriter& j, const Ceilings& c)
+void write_ceilings(Json& j, const Ceilings& c)
 {
-  j.begin_object("copy_bandwidth").value("gb_per_s", c.copy_gbs).value("median_ms", c.copy_t.median_ms).end_object();
-  j.begin_object("read_bandwidth")
-      .value("gb_per_s", c.read_gbs)
-      .value("median_ms", c.read_t.median_ms)
-      .value("kernel", "kernels::cuda::stream_sum over 2 GiB (16-byte loads, sum checked)")
-      .end_object();
+  j["copy_bandwidth"] = {{"gb_per_s", c.copy_gbs}, {"median_ms", c.copy_t.median_ms}};
+  j["read_bandwidth"] = {{"gb_per_s", c.read_gbs},
+                         {"median_ms", c.read_t.median_ms},
+                         {"kernel", "kernels::cuda::stream_sum over 2 GiB (16-byte loads, sum checked)"}};
 }
 
 namespace {
@@ -209,11 +207,5 @@ TestMatrix read_jacobian(const std::string& path)
     throw std::runtime_error(fmt::format("{}: /jacobian/values has the wrong size", path));
   return m;
 }
-
-void write_timing(JsonWriter& j, std::string_view key, const Timing& t)
-{
-  j.begin_object(key).value("median_ms", t.median_ms).value("min_ms", t.min_ms).value("max_ms", t.max_ms).end_object();
-}
-
 
 }  // namespace blockres::benchutil

@@ -1,7 +1,7 @@
 // Shared pieces of the `blockres bench` reports (CUDA builds only): event timing on a stream,
 // the device-to-device copy bandwidth every report is measured against, reproducible random
-// values, Jacobian files, the report's JSON timing object / atomic file write, and the entry
-// points of report sections that live in their own files.
+// values, Jacobian files, and the entry points of report sections that live in their own files.
+// The reports' JSON timing object, provenance and atomic write are in miniapp/bench/report.hpp.
 #pragma once
 
 #include "kernels/common.hpp"
@@ -11,8 +11,8 @@
 #include "linalg/krylov.hpp"
 #include "miniapp/bench/bench.hpp"
 #include "miniapp/bench/bench_timing.hpp"
-#include "miniapp/io/json.hpp"
 #include "miniapp/bench/report.hpp"
+#include "miniapp/io/json_file.hpp"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -28,18 +28,9 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 namespace blockres::benchutil {
-
-#define BLOCKRES_CUSPARSE_CHECK(call)                                                                   \
-  do {                                                                                                  \
-    const cusparseStatus_t st_ = (call);                                                                \
-    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                                 \
-      throw std::runtime_error(fmt::format("cuSPARSE error '{}' in {} at {}:{}", cusparseGetErrorString(st_), #call, \
-                                           __FILE__, __LINE__));                                        \
-  } while (0)
-
 
 using bench::nan_v;
 
@@ -123,7 +114,7 @@ Ceilings measure_ceilings(const ExecPtr& e, int warmup, int reps);
 // "device-to-device copy: ... GB/s (...); read-only stream: ... GB/s (...)", the reports' log line.
 std::string ceilings_text(const Ceilings& c);
 // The report's "copy_bandwidth" and "read_bandwidth" objects.
-void write_ceilings(JsonWriter& j, const Ceilings& c);
+void write_ceilings(Json& j, const Ceilings& c);
 
 // Device-to-device copy of `bytes` (cudaMemcpyAsync), bytes read + written per second in GB/s
 // (1e9); t receives the timing of the copy.
@@ -182,19 +173,14 @@ std::string ms(double v);
 // the file is not such a Jacobian.
 TestMatrix read_jacobian(const std::string& path);
 
-// {"median_ms": ..., "min_ms": ..., "max_ms": ...} under `key`.
-void write_timing(JsonWriter& j, std::string_view key, const Timing& t);
-
-using blockres::write_file_atomically;  // miniapp/bench/report.hpp
-
 using Log = std::function<void(const std::string&)>;
 
 // ---- the block-Jacobi section of `bench batched` (bench_block_jacobi.cpp) ---------------------
 // Its entry under the report's "configuration" object: what is measured and how ("block_jacobi").
-void write_block_jacobi_configuration(JsonWriter& j, const BatchedBenchOptions& o);
+void write_block_jacobi_configuration(Json& j, const BatchedBenchOptions& o);
 // Every preconditioner configuration on every Jacobian (jacobians[i] read from o.jacobians[i]):
 // logs the table and writes the report's "block_jacobi" array. Returns true when every row verified.
 bool run_block_jacobi_section(const ExecPtr& e, const BatchedBenchOptions& o, const std::vector<TestMatrix>& jacobians,
-                              JsonWriter& j, const Log& log);
+                              Json& j, const Log& log);
 
 }  // namespace blockres::benchutil

@@ -19,7 +19,6 @@
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
 #include "miniapp/bench/bench_ilu_cusparse.hpp"
-#include "miniapp/io/json.hpp"
 #include "miniapp/io/version.hpp"
 
 #include <fmt/format.h>
@@ -154,30 +153,28 @@ std::string kernel_row_text(const KernelRow& r, const Ceilings& c)
   return r.verified() ? s : s + "  VERIFICATION FAILED";
 }
 
-void write_kernel_row(JsonWriter& j, const KernelRow& r, const Ceilings& c)
+Json kernel_row_json(const KernelRow& r, const Ceilings& c)
 {
   const double gbs = achieved_gbs(r);
-  j.begin_object()
-      .value("matrix", r.matrix)
-      .value("op", r.op)
-      .value("variant", r.variant)
-      .value("power", r.power)
-      .value("view", r.view)
-      .value("isai_nnz", static_cast<long long>(r.nnz))
-      .value("first_ms", r.first_ms);
-  benchutil::write_timing(j, "time", r.t);
-  j.value("bytes", r.bytes)
-      .value("fraction_of_copy_bandwidth", gbs / c.copy_gbs)
-      .value("fraction_of_read_bandwidth", gbs / c.read_gbs)
-      .value("fits_in_l2", std::isfinite(r.bytes) && benchutil::fits_in_l2(r.bytes))
-      .value("ratio", r.ratio)
-      .value("ratio_of", r.ratio_of)
-      .value("ratio2", r.ratio2)
-      .value("ratio2_of", r.ratio2_of)
-      .value("error", r.error)
-      .value("tolerance", r.tolerance)
-      .value("verified", r.verified())
-      .end_object();
+  return {{"matrix", r.matrix},
+          {"op", r.op},
+          {"variant", r.variant},
+          {"power", r.power},
+          {"view", r.view},
+          {"isai_nnz", r.nnz},
+          {"first_ms", r.first_ms},
+          {"time", timing_json(r.t)},
+          {"bytes", r.bytes},
+          {"fraction_of_copy_bandwidth", gbs / c.copy_gbs},
+          {"fraction_of_read_bandwidth", gbs / c.read_gbs},
+          {"fits_in_l2", std::isfinite(r.bytes) && benchutil::fits_in_l2(r.bytes)},
+          {"ratio", r.ratio},
+          {"ratio_of", r.ratio_of},
+          {"ratio2", r.ratio2},
+          {"ratio2_of", r.ratio2_of},
+          {"error", r.error},
+          {"tolerance", r.tolerance},
+          {"verified", r.verified()}};
 }
 
 // Bytes of one SpMV with M (see byte_text).
@@ -610,42 +607,35 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
 
   auto e = Executor::create_cuda(0);
   log(fmt::format("blockres {} ({}): bench isai on {}", version_string(), provenance_text(), e->device_name()));
-  JsonWriter j;
-  j.begin_object()
-      .value("benchmark", "isai")
-      .value("blockres_version", version_string());
+  Json j;
+  j["benchmark"] = "isai";
+  j["blockres_version"] = version_string();
   write_provenance(j, o.json_path);
-  j.value("device", e->device_name()).value("command_line", o.command_line);
-  j.begin_object("configuration").value("reps", o.reps).value("warmup", o.warmup);
-  j.begin_array("powers");
-  for (int k : o.powers) j.value({}, k);
-  j.end_array().begin_array("general_powers");
-  for (int k : o.general_powers) j.value({}, k);
-  j.end_array()
-      .value("rel_tol", o.rel_tol)
-      .value("max_iterations", o.max_iterations)
-      .value("matrices", matrix_text)
-      .value("timing", timing_text)
-      .value("bytes", byte_text)
-      .value("solve", solve_text)
-      .value("verification", verification_text)
-      .end_object();
+  j["device"] = e->device_name();
+  j["command_line"] = o.command_line;
+  j["configuration"] = {{"reps", o.reps},
+                        {"warmup", o.warmup},
+                        {"powers", o.powers},
+                        {"general_powers", o.general_powers},
+                        {"rel_tol", o.rel_tol},
+                        {"max_iterations", o.max_iterations},
+                        {"matrices", matrix_text},
+                        {"timing", timing_text},
+                        {"bytes", byte_text},
+                        {"solve", solve_text},
+                        {"verification", verification_text}};
 
   const Ceilings ceil = benchutil::measure_ceilings(e, o.warmup, o.reps);
   log(benchutil::ceilings_text(ceil) + "; L2: the row's bytes fit in L2 (cache, not memory, bandwidth)");
   benchutil::write_ceilings(j, ceil);
 
   bool ok = true;
-  j.begin_array("matrices");
-  for (const auto& m : matrices) {
-    j.begin_object()
-        .value("name", m.name)
-        .value("block_size", m.bs)
-        .value("block_rows", static_cast<long long>(m.pattern.nrows))
-        .value("nonzero_blocks", static_cast<long long>(m.pattern.nnzb()))
-        .end_object();
-  }
-  j.end_array();
+  Json& matrix_rows = j["matrices"] = Json::array();
+  for (const auto& m : matrices)
+    matrix_rows.push_back({{"name", m.name},
+                           {"block_size", m.bs},
+                           {"block_rows", m.pattern.nrows},
+                           {"nonzero_blocks", m.pattern.nnzb()}});
 
   const std::string kheader = fmt::format("{:<14} {:<14} {:<26} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>8} {:<30} {:>9}",
                                           "matrix", "op", "variant", "first_ms", "median_ms", "min_ms", "max_ms",
@@ -653,7 +643,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   const std::string sheader = fmt::format("{:<14} {:<10} {:<34} {:>9} {:>9} {:>10} {:>10} {:>6} {:>9}  {}", "matrix",
                                           "method", "preconditioner", "first_ms", "setup_ms", "solve_ms", "total_ms",
                                           "iters", "rel_resid", "status");
-  j.begin_array("kernels");
+  Json kernel_rows = Json::array();
   const std::size_t nstencil = o.block_sizes.size();
   for (std::size_t i = 0; i < matrices.size(); ++i) {
     const auto& m = matrices[i];
@@ -663,12 +653,12 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
     for (const auto& r : p.kernels(log)) {
       ok = ok && r.verified();
       log(kernel_row_text(r, ceil));
-      write_kernel_row(j, r, ceil);
+      kernel_rows.push_back(kernel_row_json(r, ceil));
     }
   }
-  j.end_array();
+  j["kernels"] = std::move(kernel_rows);
 
-  j.begin_array("solve");
+  Json solve_rows = Json::array();
   if (o.solve_section) {
     for (std::size_t i = 0; i < matrices.size(); ++i) {
       const auto& m = matrices[i];
@@ -693,29 +683,27 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
                                            to_string(r.status.reason))
                              : "SETUP FAILED: " + r.message;
           log(v ? text : text + "  VERIFICATION FAILED");
-          j.begin_object()
-              .value("matrix", r.matrix)
-              .value("method", r.method)
-              .value("preconditioner", r.preconditioner)
-              .value("setup_ok", r.setup_ok)
-              .value("setup_message", r.message)
-              .value("first_setup_ms", r.first_ms)
-              .value("setup_ms", r.setup_ms)
-              .value("solve_ms", r.solve_ms)
-              .value("time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v)
-              .value("iterations", r.setup_ok ? double(r.status.iterations) : nan_v)
-              .value("converged", r.status.converged)
-              .value("reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed")
-              .value("relative_residual", r.rel_residual)
-              .value("verified", v)
-              .end_object();
+          solve_rows.push_back({{"matrix", r.matrix},
+                                {"method", r.method},
+                                {"preconditioner", r.preconditioner},
+                                {"setup_ok", r.setup_ok},
+                                {"setup_message", r.message},
+                                {"first_setup_ms", r.first_ms},
+                                {"setup_ms", r.setup_ms},
+                                {"solve_ms", r.solve_ms},
+                                {"time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v},
+                                {"iterations", r.setup_ok ? Json(r.status.iterations) : Json(nullptr)},
+                                {"converged", r.status.converged},
+                                {"reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed"},
+                                {"relative_residual", r.rel_residual},
+                                {"verified", v}});
         }
       }
     }
   }
-  j.end_array();
-  j.value("all_verified", ok).end_object();
-  benchutil::write_file_atomically(o.json_path, j.str());
+  j["solve"] = std::move(solve_rows);
+  j["all_verified"] = ok;
+  write_json_file(o.json_path, j);
   log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
   return ok ? 0 : 1;
 }

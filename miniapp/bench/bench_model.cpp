@@ -239,46 +239,50 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
   }
 
   // ---- report
-  JsonWriter j;
-  j.begin_object();
-  j.value("benchmark", "model").value("blockres_version", version_string());
+  Json j;
+  j["benchmark"] = "model";
+  j["blockres_version"] = version_string();
   write_provenance(j, o.json_path);
-  j.value("device", e->device_name()).value("command_line", o.command_line).value("deck", o.deck);
-  j.begin_array("overrides");
-  for (const auto& s : o.overrides) j.value("", s);
-  j.end_array();
-  j.value("resolved_deck", cfg.resolved_toml);
-  j.value("model", std::string(model->type())).value("cells", (long long)n).value("block_size", bs);
-  j.value("blocks", (long long)nnzb).value("dt_days", dt / units::day);
-  j.value("copy_gbs", copy_gbs);
-  write_timing(j, "copy", copy_t);
-  j.begin_object("assembly");
-  write_timing(j, "time", asm_t);
-  j.value("bytes", bytes).value("gbs", asm_gbs).value("fraction_of_copy", asm_gbs / copy_gbs);
-  j.value("byte_model", "8 (nnzb bs^2 + n bs) written + 8 * 2 n bs read (x, x0)");
-  j.value("model_device_memory_bytes", memory_model);
-  j.value("verified", verified).value("max_error_jacobian", max_err_j).value("max_error_residual", max_err_r);
-  j.end_object();
-  j.begin_array("preconditioners");
+  j["device"] = e->device_name();
+  j["command_line"] = o.command_line;
+  j["deck"] = o.deck;
+  j["overrides"] = o.overrides;
+  j["resolved_deck"] = cfg.resolved_toml;
+  j["model"] = model->type();
+  j["cells"] = n;
+  j["block_size"] = bs;
+  j["blocks"] = nnzb;
+  j["dt_days"] = dt / units::day;
+  j["copy_gbs"] = copy_gbs;
+  j["copy"] = timing_json(copy_t);
+  j["assembly"] = {{"time", timing_json(asm_t)},
+                   {"bytes", bytes},
+                   {"gbs", asm_gbs},
+                   {"fraction_of_copy", asm_gbs / copy_gbs},
+                   {"byte_model", "8 (nnzb bs^2 + n bs) written + 8 * 2 n bs read (x, x0)"},
+                   {"model_device_memory_bytes", memory_model},
+                   {"verified", verified},
+                   {"max_error_jacobian", max_err_j},
+                   {"max_error_residual", max_err_r}};
+  Json& preconditioners = j["preconditioners"] = Json::array();
   for (const auto& run : runs) {
-    j.begin_object();
-    j.value("key", run.key).value("name", run.name).value("error", run.error);
-    j.value("peak_device_memory_bytes", run.peak_memory_bytes);
-    j.value("newton_converged", run.newton_converged);
-    j.begin_array("iterations");
-    for (const auto& row : run.rows) {
-      j.begin_object();
-      j.value("assembly_ms", row.assembly_ms).value("setup_ms", row.setup_ms).value("solve_ms", row.solve_ms);
-      j.value("linear_iterations", row.linear_iterations).value("cnv", row.cnv).value("mb", row.mb);
-      j.value("outcome", row.outcome);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
+    Json iterations = Json::array();
+    for (const auto& row : run.rows)
+      iterations.push_back({{"assembly_ms", row.assembly_ms},
+                            {"setup_ms", row.setup_ms},
+                            {"solve_ms", row.solve_ms},
+                            {"linear_iterations", row.linear_iterations},
+                            {"cnv", row.cnv},
+                            {"mb", row.mb},
+                            {"outcome", row.outcome}});
+    preconditioners.push_back({{"key", run.key},
+                               {"name", run.name},
+                               {"error", run.error},
+                               {"peak_device_memory_bytes", run.peak_memory_bytes},
+                               {"newton_converged", run.newton_converged},
+                               {"iterations", std::move(iterations)}});
   }
-  j.end_array();
-  j.end_object();
-  write_file_atomically(o.json_path, j.str());
+  write_json_file(o.json_path, j);
   log(fmt::format("report written to {}", o.json_path));
   const bool checked = jac_gb > o.verify_gb || verified;
   return checked ? 0 : 1;

@@ -1,4 +1,4 @@
-// Provenance, atomic writes and PASS/FAIL checks of the bench reports (see report.hpp).
+// Provenance, timings and PASS/FAIL checks of the bench reports (see report.hpp).
 #include "miniapp/bench/report.hpp"
 
 #include "miniapp/io/version.hpp"
@@ -6,25 +6,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
 #include <string_view>
 
 namespace blockres {
-
-void write_file_atomically(const std::string& path, const std::string& text)
-{
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text << '\n';
-    f.close();
-    if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, ec.message()));
-}
 
 std::string provenance_text()
 {
@@ -33,14 +17,17 @@ std::string provenance_text()
                      : fmt::format("git {}, diff sha256 {}", git_commit(), sha.substr(0, 12));
 }
 
-void write_provenance(JsonWriter& j, const std::string& report_path)
+void write_provenance(Json& j, const std::string& report_path)
 {
   const std::string_view sha = git_diff_sha256();
-  j.value("git_commit", git_commit()).value("tree_modified", !sha.empty()).value("diff_sha256", sha);
+  j["git_commit"] = git_commit();
+  j["tree_modified"] = !sha.empty();
+  j["diff_sha256"] = sha;
   if (sha.empty()) return;
   const std::string_view diff = git_diff();
   if (diff.empty()) {
-    j.null("diff_file").value("diff_note", "diff over 8 MB: only its hash was recorded at build time");
+    j["diff_file"] = nullptr;
+    j["diff_note"] = "diff over 8 MB: only its hash was recorded at build time";
     return;
   }
   const std::string path = report_path + ".diff";
@@ -48,7 +35,12 @@ void write_provenance(JsonWriter& j, const std::string& report_path)
   std::string text(diff);
   if (!text.empty() && text.back() == '\n') text.pop_back();
   write_file_atomically(path, text);
-  j.value("diff_file", std::filesystem::path(path).filename().string());
+  j["diff_file"] = std::filesystem::path(path).filename().string();
+}
+
+Json timing_json(const bench::Timing& t)
+{
+  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}};
 }
 
 bool ReportChecks::check(Kind kind, const std::string& name, bool pass, const std::string& detail, const Log& log)
@@ -73,17 +65,16 @@ int ReportChecks::exit_code(bool strict) const
   return strict && failed(Kind::target) > 0 ? 1 : 0;
 }
 
-void ReportChecks::write_json(JsonWriter& j, bool strict) const
+void ReportChecks::write_json(Json& j, bool strict) const
 {
-  j.value("strict", strict).begin_array("checks");
+  j["strict"] = strict;
+  Json checks = Json::array();
   for (const auto& r : rows_)
-    j.begin_object()
-        .value("name", r.name)
-        .value("kind", r.kind == Kind::target ? "target" : "correctness")
-        .value("pass", r.pass)
-        .value("detail", r.detail)
-        .end_object();
-  j.end_array();
+    checks.push_back({{"name", r.name},
+                      {"kind", r.kind == Kind::target ? "target" : "correctness"},
+                      {"pass", r.pass},
+                      {"detail", r.detail}});
+  j["checks"] = std::move(checks);
 }
 
 }  // namespace blockres

@@ -1,9 +1,10 @@
 // What every `blockres bench` report shares on both backends: provenance (commit, diff hash and the
-// diff beside the report), the atomic file write, and the report's named checks with their PASS/FAIL
-// lines and exit code (--strict).
+// diff beside the report), the timing object, and the report's named checks with their PASS/FAIL lines
+// and exit code (--strict). Reports are nlohmann JSON (miniapp/io/json_file.hpp), written atomically.
 #pragma once
 
-#include "miniapp/io/json.hpp"
+#include "miniapp/bench/bench_timing.hpp"
+#include "miniapp/io/json_file.hpp"
 
 #include <functional>
 #include <string>
@@ -11,17 +12,16 @@
 
 namespace blockres {
 
-// Writes text + '\n' to path + ".tmp" and renames it to path, so the file appears complete or not
-// at all. Throws std::runtime_error when it cannot be written.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 // One line for the log: "git <commit>" plus ", diff sha256 <first 12 hex digits>" for a modified tree.
 std::string provenance_text();
 
 // The report's provenance fields: "git_commit", "tree_modified", "diff_sha256" and, for a modified
 // tree, "diff_file": the diff the binary was built from, written atomically beside the report as
 // report_path + ".diff" (or "diff_file": null with "diff_note" when the diff was too large to embed).
-void write_provenance(JsonWriter& j, const std::string& report_path);
+void write_provenance(Json& j, const std::string& report_path);
+
+// {"median_ms": ..., "min_ms": ..., "max_ms": ...}: a timing as every report writes it.
+Json timing_json(const bench::Timing& t);
 
 // The named checks of a report. A correctness check (a result that disagrees with its reference)
 // always fails the exit code; a target (an issue's performance goal) fails it only with --strict.
@@ -36,7 +36,7 @@ class ReportChecks {
   // 1 when a correctness check failed, or when strict and a target failed; else 0.
   int exit_code(bool strict) const;
   // "checks": [{"name", "kind", "pass", "detail"}, ...] and "strict".
-  void write_json(JsonWriter& j, bool strict) const;
+  void write_json(Json& j, bool strict) const;
 
  private:
   struct Row {

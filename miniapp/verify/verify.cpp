@@ -4,14 +4,13 @@
 
 #include "miniapp/run/backend.hpp"
 #include "miniapp/io/deck.hpp"
-#include "miniapp/io/json.hpp"
+#include "miniapp/io/json_file.hpp"
 #include "input/quote.hpp"
 #include "miniapp/run/simulator.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <set>
@@ -574,53 +573,38 @@ void print_report(const VerifyReport& rep, const Log& log)
                     rep.mismatches.empty() ? "" : fmt::format("; {} run mismatch(es)", rep.mismatches.size())));
 }
 
-void write_text_atomically(const fs::path& path, const std::string& text)
-{
-  const fs::path tmp = path.string() + ".tmp";
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw VerifyError(fmt::format("cannot write {}", path.string()));
-    }
-  }
-  fs::rename(tmp, path);
-}
-
 // `tolerances` holds the tolerance each compared field got (by its name or its group), by field name.
-std::string json_report(const VerifyReport& rep, const std::string& result, const std::string& baseline,
-                        const std::string& policy, const Tolerances& tol, std::span<const VerifiedField> fields)
+Json json_report(const VerifyReport& rep, const std::string& result, const std::string& baseline,
+                 const std::string& policy, const Tolerances& tol, std::span<const VerifiedField> fields)
 {
   Tolerances used;
   for (const auto& f : fields)
     if (const FieldTolerance* t = find_tolerance(tol, f)) used[f.name] = *t;
-  JsonWriter j;
-  j.begin_object();
-  j.value("result", result).value("baseline", baseline).value("policy", policy).value("pass", rep.pass());
-  j.begin_object("tolerances");
-  for (const auto& [name, t] : used) j.begin_object(name).value("rel", t.rel).value("abs", t.abs).end_object();
-  j.end_object();
-  j.begin_array("comparisons");
-  for (const auto& c : rep.comparisons) {
-    j.begin_object().value("field", c.field).value("scope", c.scope).value("report", c.report);
-    j.value("well", c.well).value("compared", static_cast<long long>(c.compared));
-    j.value("failed", static_cast<long long>(c.failed)).value("max_abs", c.max_abs).value("max_abs_at", c.max_abs_at);
-    j.value("max_rel", c.max_rel).value("max_rel_at", c.max_rel_at).value("worst", c.worst);
-    j.value("worst_at", c.worst_at).value("pass", c.pass()).end_object();
-  }
-  j.end_array();
-  j.begin_array("mismatches");
-  for (const auto& m : rep.mismatches) j.value("", m);
-  j.end_array();
-  j.begin_array("notes");
-  for (const auto& n : rep.notes) j.value("", n);
-  j.end_array();
-  j.end_object();
-  return j.str() + "\n";
+  Json j;
+  j["result"] = result;
+  j["baseline"] = baseline;
+  j["policy"] = policy;
+  j["pass"] = rep.pass();
+  Json& tolerances = j["tolerances"] = Json::object();
+  for (const auto& [name, t] : used) tolerances[name] = {{"rel", t.rel}, {"abs", t.abs}};
+  Json& comparisons = j["comparisons"] = Json::array();
+  for (const auto& c : rep.comparisons)
+    comparisons.push_back({{"field", c.field},
+                           {"scope", c.scope},
+                           {"report", c.report},
+                           {"well", c.well},
+                           {"compared", c.compared},
+                           {"failed", c.failed},
+                           {"max_abs", c.max_abs},
+                           {"max_abs_at", c.max_abs_at},
+                           {"max_rel", c.max_rel},
+                           {"max_rel_at", c.max_rel_at},
+                           {"worst", c.worst},
+                           {"worst_at", c.worst_at},
+                           {"pass", c.pass()}});
+  j["mismatches"] = rep.mismatches;
+  j["notes"] = rep.notes;
+  return j;
 }
 
 Results read_checked(const fs::path& path, const char* what)
@@ -741,7 +725,7 @@ int run_verify(const VerifyOptions& o, const Log& log, const Log& error)
     const VerifyReport rep = compare_results(result, baseline, tol);
     print_report(rep, log);
     if (!o.json_path.empty())
-      write_text_atomically(o.json_path, json_report(rep, result_path.string(), baseline_path.string(), policy, tol, fields));
+      write_json_file(o.json_path, json_report(rep, result_path.string(), baseline_path.string(), policy, tol, fields));
     return rep.pass() ? 0 : 1;
   } catch (const VerifyError& e) {
     error(e.what());

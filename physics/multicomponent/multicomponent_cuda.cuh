@@ -16,7 +16,7 @@
 //              code with nc read at run time.
 #pragma once
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "physics/multicomponent/multicomponent_kernels.hpp"
 
 #include <algorithm>

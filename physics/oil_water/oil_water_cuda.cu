@@ -1,6 +1,6 @@
 // CUDA kernels of the oil_water model: one thread per cell (assembly, norms, update) and one
 // thread per well, all calling the shared local functions of oil_water_local.hpp.
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 #include "physics/oil_water/oil_water_kernels.hpp"
 

@@ -5,7 +5,7 @@
 #include "linalg/preconditioners/amg/amg_ops.hpp"
 
 #include "kernels/batched/batched_lu.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_check.hpp"
 
 #include <cusparse.h>
 
@@ -14,14 +14,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-
-#define BLOCKRES_CUSPARSE_CHECK(call)                                                                         \
-  do {                                                                                                        \
-    cusparseStatus_t st_ = (call);                                                                            \
-    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                                       \
-      throw std::runtime_error(fmt::format("cuSPARSE error '{}' in {} at {}:{}", cusparseGetErrorString(st_), \
-                                           #call, __FILE__, __LINE__));                                       \
-  } while (0)
 
 namespace blockres::amg {
 

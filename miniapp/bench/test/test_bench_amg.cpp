@@ -4,6 +4,7 @@
 // must fail).
 #include "miniapp/bench/amg_bench_matrices.hpp"
 #include "miniapp/bench/bench_amg.hpp"
+#include "miniapp/io/json_file.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -297,12 +298,32 @@ TEST(AmgBench, SmallCpuRunReportsEveryMatrixVerified)
   EXPECT_EQ(rep.growth_by_kind[0].kind, "poisson");
   EXPECT_EQ(rep.growth_by_kind[0].ratio, rep.growth.ratio);
 
-  const std::string json = read_text(o.json_path);
-  for (const char* key : {"\"benchmark\": \"amg\"", "\"complete\": true", "\"all_verified\": true",
-                          "\"poisson_iteration_growth\"", "\"iteration_growth\"", "\"operator_complexity\"", "\"spmv_equivalents\"",
-                          "\"fraction_of_copy\"", "\"name\": \"anisotropic_16\"", "\"backend\": \"cpu\""})
-    EXPECT_NE(json.find(key), std::string::npos) << key;
-  EXPECT_EQ(json.find("NaN"), std::string::npos);
+  const std::string text = read_text(o.json_path);
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  const Json json = read_json_file(o.json_path);  // a malformed report fails here
+  EXPECT_EQ(json.at("benchmark"), "amg");
+  EXPECT_EQ(json.at("backend"), "cpu");
+  EXPECT_EQ(json.at("complete"), true);
+  EXPECT_EQ(json.at("all_verified"), true);
+  EXPECT_TRUE(json.at("poisson_iteration_growth").is_object());
+  EXPECT_EQ(json.at("poisson_iteration_growth").at("kind"), "poisson");
+  ASSERT_TRUE(json.at("iteration_growth").is_array());
+  EXPECT_EQ(json.at("iteration_growth").size(), rep.growth_by_kind.size());
+  const Json& matrices = json.at("matrices");
+  ASSERT_EQ(matrices.size(), rep.matrices.size());
+  bool anisotropic_16 = false;
+  for (const Json& m : matrices) {
+    SCOPED_TRACE(m.at("name").get<std::string>());
+    anisotropic_16 = anisotropic_16 || m.at("name") == "anisotropic_16";
+    EXPECT_TRUE(m.at("amg").at("operator_complexity").is_number());
+    EXPECT_TRUE(m.at("spmv").at("fraction_of_copy").is_number());
+    for (const char* phase : {"full_setup", "numeric_setup", "numeric_setup_keep_interpolation", "vcycle"}) {
+      EXPECT_TRUE(m.at("amg").at(phase).at("spmv_equivalents").is_number()) << phase;
+      EXPECT_TRUE(m.at("amg").at(phase).at("fraction_of_copy").is_number()) << phase;
+    }
+    EXPECT_EQ(m.at("verified"), true);
+  }
+  EXPECT_TRUE(anisotropic_16);
   EXPECT_FALSE(std::filesystem::exists(o.json_path + ".tmp"));
   std::filesystem::remove(o.json_path);
   EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& s) { return s.find("summary") == 0; }));
@@ -344,7 +365,7 @@ TEST(AmgBench, AFailedCheckFailsTheRun)
   EXPECT_FALSE(rep.matrices[0].verified());
   EXPECT_FALSE(rep.all_verified());
   EXPECT_EQ(rep.matrices[0].hypre.skipped.empty(), false);
-  EXPECT_NE(read_text(o.json_path).find("\"all_verified\": false"), std::string::npos);
+  EXPECT_EQ(read_json_file(o.json_path).at("all_verified"), false);
   EXPECT_EQ(run_amg_bench(o, quiet), 1);
   std::filesystem::remove(o.json_path);
 }

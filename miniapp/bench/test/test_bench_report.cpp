@@ -1,18 +1,22 @@
 // The measuring machinery every bench report shares, proven able to fail on the CPU: the timing loop
 // poisons the output before the last timed repetition (a kernel that stops writing after the warm-up
 // is caught), a wrong baseline is flagged and gets no speedup, --strict turns a missed target into a
-// failing exit code, and the provenance names the diff a modified tree was built from.
+// failing exit code, the provenance names the diff a modified tree was built from, and a report file is
+// JSON that reads back with its keys in order and a NaN as null.
 #include "miniapp/bench/bench_timing.hpp"
-#include "miniapp/io/json.hpp"
 #include "miniapp/bench/report.hpp"
+#include "miniapp/io/json_file.hpp"
 #include "miniapp/io/version.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -135,12 +139,22 @@ TEST(BenchReport, StrictTurnsAMissedTargetIntoAFailingExitCode)
   EXPECT_EQ(lines[1], "FAIL target: Krylov bytes <= 1.3x: 1.41x");
   EXPECT_FALSE(c.check(ReportChecks::Kind::correctness, "isai apply", false, "NaN", log));
   EXPECT_EQ(c.exit_code(false), 1);  // a wrong result fails the run either way
-  JsonWriter j;
-  j.begin_object();
+  Json j;
   c.write_json(j, true);
-  j.end_object();
-  EXPECT_NE(j.str().find("\"kind\": \"target\""), std::string::npos);
-  EXPECT_NE(j.str().find("\"strict\": true"), std::string::npos);
+  const Json parsed = Json::parse(j.dump(2));  // what a reader of the report gets
+  EXPECT_EQ(parsed.at("strict"), true);
+  const Json& checks = parsed.at("checks");
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[0].at("name"), "bsrmv bs 4");
+  EXPECT_EQ(checks[0].at("kind"), "correctness");
+  EXPECT_EQ(checks[0].at("pass"), true);
+  EXPECT_EQ(checks[0].at("detail"), "error 1e-16");
+  EXPECT_EQ(checks[1].at("name"), "Krylov bytes <= 1.3x");
+  EXPECT_EQ(checks[1].at("kind"), "target");
+  EXPECT_EQ(checks[1].at("pass"), false);
+  EXPECT_EQ(checks[1].at("detail"), "1.41x");
+  EXPECT_EQ(checks[2].at("kind"), "correctness");
+  EXPECT_EQ(checks[2].at("pass"), false);
   EXPECT_EQ(c.count(), 3);
 }
 
@@ -150,29 +164,80 @@ TEST(BenchReport, ProvenanceNamesTheDiffOfAModifiedTree)
   std::filesystem::create_directories(dir);
   const std::string report = (dir / "r.json").string();
   std::filesystem::remove(report + ".diff");
-  JsonWriter j;
-  j.begin_object();
+  Json j;
   write_provenance(j, report);
-  j.end_object();
-  const std::string json = j.str();
+  const Json json = Json::parse(j.dump(2));
   const std::string sha = git_diff_sha256();
-  EXPECT_NE(json.find(fmt::format("\"git_commit\": \"{}\"", git_commit())), std::string::npos);
-  EXPECT_NE(json.find(fmt::format("\"diff_sha256\": \"{}\"", sha)), std::string::npos);
+  EXPECT_EQ(json.at("git_commit"), git_commit());
+  EXPECT_EQ(json.at("diff_sha256"), sha);
   if (sha.empty()) {  // a clean tree (CI): no diff, no file, no "-dirty"
-    EXPECT_NE(json.find("\"tree_modified\": false"), std::string::npos);
+    EXPECT_EQ(json.at("tree_modified"), false);
+    EXPECT_FALSE(json.contains("diff_file"));
     EXPECT_FALSE(std::filesystem::exists(report + ".diff"));
     EXPECT_EQ(std::string(git_commit()).find("-dirty"), std::string::npos);
     EXPECT_TRUE(git_diff().empty());
     EXPECT_EQ(provenance_text(), fmt::format("git {}", git_commit()));
   } else {  // modified: the diff the binary was built from, beside the report, byte for byte
     EXPECT_EQ(sha.size(), 64u);
-    EXPECT_NE(json.find("\"tree_modified\": true"), std::string::npos);
+    EXPECT_EQ(json.at("tree_modified"), true);
     EXPECT_NE(std::string(git_commit()).find("-dirty"), std::string::npos);
     if (!git_diff().empty()) {
-      EXPECT_NE(json.find("\"diff_file\": \"r.json.diff\""), std::string::npos);
+      EXPECT_EQ(json.at("diff_file"), "r.json.diff");
       EXPECT_EQ(read_text(report + ".diff"), std::string(git_diff()));
     }
     EXPECT_NE(provenance_text().find(sha.substr(0, 12)), std::string::npos);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchReport, AReportFileIsJsonWithItsKeysInOrderAndNoNumberForANaN)
+{
+  const auto dir = std::filesystem::temp_directory_path() / "blockres_test_report_file";
+  std::filesystem::remove_all(dir);
+  const std::string path = (dir / "sub" / "r.json").string();  // the folder is created
+  Json j;
+  j["zeta"] = "first";
+  j["alpha"] = 2;
+  j["time"] = timing_json(bench::summarize({3.0, 1.0, 2.0}));
+  j["not_measured"] = bench::nan_v;
+  j["too_fast"] = std::numeric_limits<double>::infinity();
+  j["iterations"] = Json(nullptr);  // a count that does not exist: null, not a NaN double
+  j["name"] = std::string("bad \xff byte");
+  write_json_file(path, j);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  const std::string text = read_text(path);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.find("NaN"), std::string::npos) << text;
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+
+  const Json r = read_json_file(path);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : r.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "time", "not_measured", "too_fast", "iterations", "name"}));
+  EXPECT_EQ(r.at("alpha"), 2);
+  EXPECT_TRUE(r.at("alpha").is_number_integer());
+  EXPECT_EQ(r.at("time").at("median_ms"), 2.0);
+  EXPECT_EQ(r.at("time").at("min_ms"), 1.0);
+  EXPECT_EQ(r.at("time").at("max_ms"), 3.0);
+  for (const char* k : {"not_measured", "too_fast", "iterations"}) {
+    EXPECT_TRUE(r.at(k).is_null()) << k;
+    EXPECT_THROW((void)r.at(k).get<double>(), Json::type_error) << k << ": null must not read as a number";
+  }
+  EXPECT_EQ(r.at("name"), "bad \xef\xbf\xbd byte");  // an invalid byte becomes U+FFFD, the report is kept
+
+  // A malformed or missing file is an error naming it.
+  {
+    std::ofstream f(path, std::ios::trunc);
+    f << "{\"a\": 1,}";
+  }
+  try {
+    (void)read_json_file(path);
+    ADD_FAILURE() << "a malformed file parsed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)read_json_file((dir / "missing.json").string()), std::runtime_error);
   std::filesystem::remove_all(dir);
 }
