@@ -13,8 +13,6 @@ namespace kc = kernels::cpu;
 namespace kg = kernels::cuda;
 #endif
 
-std::string_view to_string(IluFactorView v) { return v == IluFactorView::block ? "block" : "scalar"; }
-
 BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt)
 {
   if (opt_.factor_sweeps < 0 || opt_.factor_sweeps > max_factor_sweeps)

@@ -14,8 +14,6 @@ namespace kc = kernels::cpu;
 namespace kg = kernels::cuda;
 #endif
 
-std::string_view to_string(TriangularSolve t) { return t == TriangularSolve::isai ? "isai" : "exact"; }
-
 // ISAI of one factor: the pattern, its device copy, and M as a bs = 1 BSR matrix (so it is
 // applied by the project's SpMV).
 struct Ilu0Preconditioner::Isai {

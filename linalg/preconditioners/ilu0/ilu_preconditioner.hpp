@@ -5,6 +5,7 @@
 
 #include "kernels/ilu_isai/ilu.hpp"
 #include "kernels/ilu_isai/isai.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/preconditioners/isai/isai_preconditioner.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 

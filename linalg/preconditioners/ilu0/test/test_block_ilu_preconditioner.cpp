@@ -6,6 +6,7 @@
 // option checks.
 #include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
 #include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/test/random_matrix.hpp"
 
@@ -46,12 +47,12 @@ test::TestMatrix chain(int n, int bs) { return test::convection_diffusion(n, 1, 
 TEST(BlockIlu0Preconditioner, FactoryAndName)
 {
   auto e = Executor::create_cpu();
-  PreconditionerOptions o;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, o)->name(), "ilu0(exact triangular solves)");
-  o.ilu0.factor_view = IluFactorView::block;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, o)->name(), "ilu0(block, exact triangular solves)");
-  o.ilu0 = block_opt(TriangularSolve::isai, 2);
-  auto M = make_preconditioner(PreconditionerType::ilu0, e, o);
+  Ilu0Options o;
+  EXPECT_EQ(make_preconditioner(e, preconditioner_spec("ilu0"))->name(), "ilu0(exact triangular solves)");
+  o.factor_view = IluFactorView::block;
+  EXPECT_EQ(make_preconditioner(e, {"ilu0", o})->name(), "ilu0(block, exact triangular solves)");
+  o = block_opt(TriangularSolve::isai, 2);
+  auto M = make_preconditioner(e, {"ilu0", o});
   EXPECT_EQ(M->name(), "ilu0(block, isai(2, block view))");
   EXPECT_NE(dynamic_cast<BlockIlu0Preconditioner*>(M.get()), nullptr);
   EXPECT_EQ(to_string(IluFactorView::block), "block");
@@ -199,10 +200,9 @@ TEST(BlockIlu0Preconditioner, OptionsAreChecked)
 TEST(BlockIlu0Preconditioner, IterativeFactorisation)
 {
   auto e = Executor::create_cpu();
-  PreconditionerOptions po;
-  po.ilu0 = block_opt(TriangularSolve::isai, 1);
-  po.ilu0.factor_sweeps = 2;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, po)->name(), "ilu0(block, 2 factor sweeps, isai(1, block view))");
+  Ilu0Options po = block_opt(TriangularSolve::isai, 1);
+  po.factor_sweeps = 2;
+  EXPECT_EQ(make_preconditioner(e, {"ilu0", po})->name(), "ilu0(block, 2 factor sweeps, isai(1, block view))");
   for (int bs : {1, 2, 3}) {
     auto A = upload(e, test::convection_diffusion(11, 10, 9, bs, 2.0));
     BlockIlu0Preconditioner exact(e, block_opt());

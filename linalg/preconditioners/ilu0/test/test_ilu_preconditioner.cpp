@@ -2,6 +2,7 @@
 // exact LU and the ISAI pattern is closed), GMRES/BiCGSTAB convergence with exact and ISAI
 // triangular solves on a nonsymmetric convection-diffusion matrix, sweeps moving the ISAI
 // application toward the exact one, zero pivots reported, option checks.
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/test/random_matrix.hpp"

@@ -3,6 +3,8 @@
 // application, Krylov convergence on a nonsymmetric convection-diffusion matrix, singular local
 // systems reported, option checks.
 #include "linalg/preconditioners/isai/isai_preconditioner.hpp"
+#include "linalg/preconditioners/none/none.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/test/random_matrix.hpp"
 
@@ -142,5 +144,5 @@ TEST(IsaiPreconditioner, OptionsAreChecked)
   ASSERT_TRUE(M.setup(A).ok);
   Vector r9(e, 9), z9(e, 9);
   EXPECT_THROW(M.apply(r9, z9), std::invalid_argument);
-  EXPECT_EQ(make_preconditioner(PreconditionerType::isai, e, {})->name(), "isai(1, block view)");
+  EXPECT_EQ(make_preconditioner(e, preconditioner_spec("isai"))->name(), "isai(1, block view)");
 }
