@@ -117,7 +117,8 @@ PreconditionerSpec read_preconditioner(deck::Section& p, std::span<const Precond
         owners += fmt::format("{}\"{}\"", count++ == 0 ? "type = " : " or ", e->name);
     p.reject({k}, owners);
   }
-  const auto d = std::find_if(defaults.begin(), defaults.end(), [&](const PreconditionerSpec& s) { return s.type == type; });
+  const auto d =
+      std::find_if(defaults.begin(), defaults.end(), [&](const PreconditionerSpec& s) { return s.type == type; });
   return {type, chosen.read(p, d != defaults.end() ? d->options : chosen.defaults())};
 }
 

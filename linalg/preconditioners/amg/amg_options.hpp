@@ -63,9 +63,10 @@ struct AmgOptions {
   double min_coarsening_ratio = 0.85;
   // setup() on a matrix with the same structure (row pointers and columns, compared by
   // content) keeps the aggregates and patterns and only recomputes values (refresh_numeric), and
-  // that every this many setup() calls on the same structure: 1 refreshes on every call; k > 1 lets one hierarchy serve k calls (k Newton iterations, as OPM can keep its CPR
-  // hierarchy): the finest level's operator is then the current matrix, its smoother scaling and
-  // every coarser level those of the last refresh.
+  // that every this many setup() calls on the same structure: 1 refreshes on every call; k > 1
+  // lets one hierarchy serve k calls (k Newton iterations, as OPM can keep its CPR hierarchy): the
+  // finest level's operator is then the current matrix, its smoother scaling and every coarser
+  // level those of the last refresh.
   int refresh_interval = 1;
   // Numeric re-setups keep the prolongation and restriction of the last full setup and recompute
   // only the Galerkin operators, smoother scalings and coarse LU (AMGX's structure reuse): cheaper

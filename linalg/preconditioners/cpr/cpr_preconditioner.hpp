@@ -22,11 +22,11 @@ namespace blockres {
 //   apply  x1 = P M_p^{-1} W^T r  (restriction r_p,i = w_i^T r_i, prolongation into unknown 0),
 //          r2 = r - A x1,  z = x1 + M_2^{-1} r2,
 // with M_p any preconditioner on A_p (stage 1) and M_2 any preconditioner on A (stage 2), both
-// made through the registry (linalg/preconditioners/registry.hpp). Exactness: with quasi-IMPES weights w_i^T A_ii S = 0 (S the
-// non-pressure unknowns); when every off-diagonal block A_ij has nonzeros in column 0 only, also
-// w_i^T A_ij S = 0, so W^T A = A_p P^T and an exact stage 1 leaves an error without pressure part,
-// which block-Jacobi (D^{-1} of the off-diagonal part sees only pressures) removes exactly: then
-// z = A^{-1} r (linalg/preconditioners/cpr/test/test_cpr_preconditioner.cpp checks this).
+// made through the registry (linalg/preconditioners/registry.hpp). Exactness: with quasi-IMPES
+// weights w_i^T A_ii S = 0 (S the non-pressure unknowns); when every off-diagonal block A_ij has
+// nonzeros in column 0 only, also w_i^T A_ij S = 0, so W^T A = A_p P^T and an exact stage 1 leaves
+// an error without pressure part, which block-Jacobi (D^{-1} of the off-diagonal part sees only
+// pressures) removes exactly: then z = A^{-1} r (test/test_cpr_preconditioner.cpp checks this).
 // apply() uses A itself (the SpMV of stage 2's residual): the matrix given to setup() must stay
 // alive with the same values until the next setup. A stage whose setup fails, or a cell whose
 // weights cannot be computed (singular diagonal or accumulation block), fails the setup with a

@@ -23,7 +23,8 @@ class Preconditioner;
 //   block   one system with bs right-hand sides per block column, M stored as BSR with A's
 //           block size (applied by the BSR SpMV).
 enum class IsaiView { scalar, block };
-inline constexpr auto isai_view_names = name_table<IsaiView>({{IsaiView::scalar, "scalar"}, {IsaiView::block, "block"}});
+inline constexpr auto isai_view_names =
+    name_table<IsaiView>({{IsaiView::scalar, "scalar"}, {IsaiView::block, "block"}});
 constexpr std::string_view to_string(IsaiView v) { return isai_view_names.name(v); }
 
 constexpr int max_isai_power = 3;  // pattern S(|T|^k), k = 1..max_isai_power

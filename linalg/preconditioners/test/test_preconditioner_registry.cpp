@@ -115,8 +115,9 @@ TEST(PreconditionerRegistry, CprStageDefaults)
   EXPECT_EQ(CprOptions{}.second, preconditioner_spec("block_jacobi"));
   const auto cpr = options_as<CprOptions>(read_table("type = \"cpr\""));
   EXPECT_EQ(cpr, CprOptions{});
-  const auto ilu = options_as<CprOptions>(read_table("type = \"cpr\"\n[solver.linear.preconditioner.pressure]\n"
-                                               "type = \"ilu0\"\n[solver.linear.preconditioner.second]\ntype = \"ilu0\""));
+  const auto ilu = options_as<CprOptions>(read_table("type = \"cpr\"\n"
+                                                     "[solver.linear.preconditioner.pressure]\ntype = \"ilu0\"\n"
+                                                     "[solver.linear.preconditioner.second]\ntype = \"ilu0\""));
   EXPECT_EQ(ilu.pressure, (PreconditionerSpec{"ilu0", Ilu0Options{}}));
   EXPECT_EQ(ilu.second, (PreconditionerSpec{"ilu0", Ilu0Options{.factor_view = IluFactorView::block}}));
   const auto scalar = options_as<CprOptions>(
