@@ -5,6 +5,7 @@
 #pragma once
 
 #include "input/error.hpp"
+#include "input/names.hpp"
 #include "input/quote.hpp"
 
 #include <fmt/format.h>
@@ -218,6 +219,10 @@ class Section {
   }
   std::string choice(const toml::node& n, std::string_view k, std::initializer_list<std::string_view> options) const
   {
+    return choice(n, k, std::span<const std::string_view>(options.begin(), options.size()));
+  }
+  std::string choice(const toml::node& n, std::string_view k, std::span<const std::string_view> options) const
+  {
     const std::string s = text(n, k);
     if (std::find(options.begin(), options.end(), s) != options.end()) return s;
     std::string list;
@@ -244,6 +249,23 @@ class Section {
   std::string choice(std::string_view k, std::string def, std::initializer_list<std::string_view> options)
   {
     return choice(with_default(k, std::move(def)), k, options);
+  }
+  std::string choice(std::string_view k, std::string def, std::span<const std::string_view> options)
+  {
+    return choice(with_default(k, std::move(def)), k, options);
+  }
+  // An enum value by its name in the enum's table (input/names.hpp); the default filled in by name.
+  template <class E, std::size_t N>
+  E choice(std::string_view k, E def, const NameTable<E, N>& names)
+  {
+    return *names.find(choice(k, std::string(names.name(def)), names.names()));
+  }
+  // Keys that apply only to another choice (another type, method, ...) are an inconsistency, not
+  // something to ignore: the first of `keys` present (from the file or --set) is an error.
+  void reject(std::initializer_list<std::string_view> keys, std::string_view what) const
+  {
+    for (const std::string_view k : keys)
+      if (const toml::node* n = find(k)) bad(*n, k, fmt::format("only applies to {}", what));
   }
   bool flag(std::string_view k, bool def)
   {

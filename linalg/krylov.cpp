@@ -14,23 +14,6 @@
 
 namespace blockres {
 
-std::string_view to_string(KrylovMethod m)
-{
-  switch (m) {
-    case KrylovMethod::bicgstab: return "bicgstab";
-    case KrylovMethod::gmres: return "gmres";
-    case KrylovMethod::idr: return "idr";
-    case KrylovMethod::cg: return "cg";
-    case KrylovMethod::fgmres: return "fgmres";
-  }
-  return "?";
-}
-
-std::string_view to_string(ToleranceReference r)
-{
-  return r == ToleranceReference::rhs ? "rhs" : "initial_residual";
-}
-
 // ---- the solver object, profiling, and the per-solve context
 
 KrylovSolver::KrylovSolver(ExecPtr exec, KrylovConfig config) : exec_(std::move(exec)), config_(config) {}

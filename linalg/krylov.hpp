@@ -2,6 +2,7 @@
 // right-preconditioned, on either backend.
 #pragma once
 
+#include "input/names.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 #include "linalg/vector_ops.hpp"
@@ -14,13 +15,20 @@
 namespace blockres {
 
 enum class KrylovMethod { bicgstab, gmres, idr, cg, fgmres };
-std::string_view to_string(KrylovMethod m);  // "bicgstab", "gmres", "idr", "cg", "fgmres"
+inline constexpr auto krylov_method_names = name_table<KrylovMethod>({{KrylovMethod::bicgstab, "bicgstab"},
+                                                                      {KrylovMethod::gmres, "gmres"},
+                                                                      {KrylovMethod::fgmres, "fgmres"},
+                                                                      {KrylovMethod::idr, "idr"},
+                                                                      {KrylovMethod::cg, "cg"}});
+constexpr std::string_view to_string(KrylovMethod m) { return krylov_method_names.name(m); }
 
 constexpr int max_idr_s = 16;
 
 // What the relative tolerance is relative to.
 enum class ToleranceReference { initial_residual, rhs };
-std::string_view to_string(ToleranceReference r);  // "initial_residual", "rhs"
+inline constexpr auto tolerance_reference_names = name_table<ToleranceReference>(
+    {{ToleranceReference::initial_residual, "initial_residual"}, {ToleranceReference::rhs, "rhs"}});
+constexpr std::string_view to_string(ToleranceReference r) { return tolerance_reference_names.name(r); }
 
 // What one iteration is, for `max_iterations` and SolveStatus::iterations:
 //   cg        one CG step (one preconditioned SpMV); needs A and M symmetric positive definite;

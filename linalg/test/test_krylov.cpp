@@ -1,6 +1,8 @@
 // Krylov solver property checks on the CPU backend (HPCG-style: documented iteration bounds,
 // true residual below tolerance, failure reasons reported), and the fused vector ops IDR(s) uses.
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
+#include "linalg/preconditioners/none/none.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>

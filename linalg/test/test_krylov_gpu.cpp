@@ -1,6 +1,8 @@
 // The Krylov suite and its fused vector ops on the CUDA backend against the CPU reference (fresh random
 // input, odd sizes, poisoned outputs). Label `gpu`; skipped without a device.
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
+#include "linalg/preconditioners/none/none.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -4,6 +4,9 @@
 // reasons of every method, the profile, and the fused kernels against naive loops.
 #include "kernels/blas1/blas1.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
+#include "linalg/preconditioners/none/none.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
@@ -82,14 +85,12 @@ TEST(KrylovSuite, CgConvergesOnSpdLaplacian)
 {
   auto e = Executor::create_cpu();
   for (int bs : {1, 2, 3}) {
-    PreconditionerOptions point;
-    point.block_jacobi.max_block_size = 1;
     struct Prec {
       const char* name;
       std::unique_ptr<Preconditioner> M;
-    } precs[] = {{"none", make_preconditioner(PreconditionerType::none, e)},
-                 {"jacobi", make_preconditioner(PreconditionerType::block_jacobi, e, point)},
-                 {"block_jacobi", make_preconditioner(PreconditionerType::block_jacobi, e)}};
+    } precs[] = {{"none", make_preconditioner(e, preconditioner_spec("none"))},
+                 {"jacobi", make_preconditioner(e, preconditioner_spec("jacobi"))},
+                 {"block_jacobi", make_preconditioner(e, preconditioner_spec("block_jacobi"))}};
     for (auto& [name, M] : precs) {
       auto p = make(e, test::spd_laplacian(13, 14, 12, bs));
       ASSERT_TRUE(M->setup(p.A).ok);
@@ -114,7 +115,7 @@ TEST(KrylovSuite, NonsymmetricMethodsConvergeOnConvectionDiffusion)
     for (int bs : {1, 2, 3})
       for (bool bj : {false, true}) {
         auto p = make(e, test::convection_diffusion(13, 14, 12, bs, 2.0));
-        auto M = make_preconditioner(bj ? PreconditionerType::block_jacobi : PreconditionerType::none, e);
+        auto M = make_preconditioner(e, preconditioner_spec(bj ? "block_jacobi" : "none"));
         ASSERT_TRUE(M->setup(p.A).ok);
         KrylovSolver s(e, config(method, 1e-10, 1000));
         const auto st = s.solve(p.A, *M, p.b, p.x);

@@ -3,6 +3,7 @@
 // poisoned outputs). Label `gpu`; skipped without a device.
 #include "kernels/blas1/blas1.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,10 @@
 // row_ptr, columns differing in one row) must get a symbolic set-up of its own. Every preconditioner
 // that keeps one (block-Jacobi natural and agglomerated, scalar and block ILU(0) with exact and ISAI
 // solves, ISAI, CPR) is compared, on the second matrix, with a fresh one set up on it alone.
-#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
-#include "linalg/preconditioners/preconditioner.hpp"
+#include "linalg/preconditioners/cpr/cpr_options.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
+#include "linalg/preconditioners/isai/isai_options.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
@@ -67,32 +69,21 @@ TEST(PatternIdentity, TwoPatternsAtOneAddressDoNotShareASymbolicSetup)
 
   struct Case {
     std::string what;
-    PreconditionerType type;
-    PreconditionerOptions opt;
+    PreconditionerSpec spec;
   };
   std::vector<Case> cases;
-  cases.push_back({"block-Jacobi (natural blocks)", PreconditionerType::block_jacobi, {}});
-  {
-    PreconditionerOptions o;
-    o.block_jacobi.max_block_size = 2 * bs;
-    cases.push_back({"block-Jacobi (agglomerated)", PreconditionerType::block_jacobi, o});
-  }
-  cases.push_back({"ILU(0) scalar view", PreconditionerType::ilu0, {}});
-  {
-    PreconditionerOptions o;
-    o.ilu0.trisolve = TriangularSolve::isai;
-    cases.push_back({"ILU(0) scalar view, ISAI", PreconditionerType::ilu0, o});
-  }
-  {
-    PreconditionerOptions o;
-    o.ilu0.factor_view = IluFactorView::block;
-    cases.push_back({"ILU(0) block view", PreconditionerType::ilu0, o});
-  }
-  cases.push_back({"ISAI", PreconditionerType::isai, {}});
-  cases.push_back({"CPR", PreconditionerType::cpr, {}});
+  cases.push_back({"block-Jacobi (natural blocks)", {"block_jacobi", BlockJacobiOptions{}}});
+  cases.push_back({"block-Jacobi (agglomerated)", {"block_jacobi", BlockJacobiOptions{.max_block_size = 2 * bs}}});
+  cases.push_back({"ILU(0) scalar view", {"ilu0", Ilu0Options{}}});
+  cases.push_back({"ILU(0) scalar view, ISAI", {"ilu0", Ilu0Options{.trisolve = TriangularSolve::isai}}});
+  cases.push_back({"ILU(0) block view", {"ilu0", Ilu0Options{.factor_view = IluFactorView::block}}});
+  cases.push_back({"ISAI", {"isai", IsaiOptions{}}});
+  // ILU(0) stages: their set-up keys on the matrix structure (AMG compares structure by content).
+  cases.push_back({"CPR", {"cpr", CprOptions{.pressure = {"ilu0", Ilu0Options{}},
+                                             .second = {"ilu0", Ilu0Options{.factor_view = IluFactorView::block}}}}});
 
   for (const auto& c : cases) {
-    auto M = make_preconditioner(c.type, e, c.opt);
+    auto M = make_preconditioner(e, c.spec);
     std::optional<BsrMatrix> A;
     A.emplace(e, bs, p1);
     A->values().copy_from_host(v1);
@@ -106,7 +97,7 @@ TEST(PatternIdentity, TwoPatternsAtOneAddressDoNotShareASymbolicSetup)
     ASSERT_TRUE(M->setup(*A).ok) << c.what;
     const auto z = apply_once(*M, e, r);
 
-    auto fresh = make_preconditioner(c.type, e, c.opt);
+    auto fresh = make_preconditioner(e, c.spec);
     ASSERT_TRUE(fresh->setup(*A).ok) << c.what;
     const auto z_ref = apply_once(*fresh, e, r);
     ASSERT_EQ(z.size(), z_ref.size());

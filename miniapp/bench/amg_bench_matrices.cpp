@@ -175,8 +175,8 @@ ScalarMatrix deck_pressure_matrix(const ExecPtr& e, const std::string& deck, con
 
   CprOptions co;
   co.weights = CprWeights::quasi_impes;
-  co.pressure.type = PreconditionerType::none;
-  co.second.type = PreconditionerType::none;
+  co.pressure = preconditioner_spec("none");
+  co.second = preconditioner_spec("none");
   CprPreconditioner cpr(e, co);
   const SetupStatus st = cpr.setup(J);
   if (!st.ok) throw std::runtime_error(fmt::format("{}: pressure matrix: {}", deck, st.message));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "linalg/preconditioners/amg/amg_options.hpp"
+#include "linalg/preconditioners/isai/isai_options.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -139,7 +140,7 @@ struct AmgBenchOptions {
   std::vector<std::string> matrices{"poisson", "lognormal1", "lognormal3", "anisotropic"};
   std::vector<std::string> decks;      // the CPR pressure matrix of each deck's first Jacobian
   std::vector<std::string> overrides;  // --set key=value, applied to every deck
-  AmgOptions amg;                      // reuse_structure and refresh_interval are forced to true and 1
+  AmgOptions amg;                      // refresh_interval is forced to 1
   double rel_tol = 1e-8;
   int max_iterations = 1000;
   int reps = 5;         // full setups, numeric re-setups, solves (median reported)

@@ -1,11 +1,12 @@
 // `blockres bench batched`, block-Jacobi section: setup and apply times of BlockJacobiPreconditioner
-// (linalg/preconditioners/preconditioner.hpp) and the BiCGSTAB iterations it buys, on Jacobians written by
+// (linalg/preconditioners/block_jacobi/block_jacobi.hpp) and the BiCGSTAB iterations it buys, on Jacobians written by
 // `blockres run --write-jacobian`: no preconditioner, point (scalar) Jacobi, the natural BSR blocks
 // and agglomerated blocks, each factored by Gauss–Jordan, Gauss–Huard (both storages) and LU.
 #include "miniapp/bench/bench_common.hpp"
 
 #include "linalg/krylov.hpp"
-#include "linalg/preconditioners/preconditioner.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
+#include "linalg/preconditioners/none/none.hpp"
 #include "linalg/vector_ops.hpp"
 
 #include <fmt/format.h>

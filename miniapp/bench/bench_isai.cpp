@@ -15,6 +15,8 @@
 #include "kernels/ilu_isai/isai_block.hpp"
 #include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
 #include "linalg/preconditioners/isai/isai_preconditioner.hpp"
+#include "linalg/preconditioners/none/none.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
@@ -511,10 +513,9 @@ class Problem {
     return s;
   }
 
-  SolveRow solve(KrylovSolver& solver, const std::string& method_name, PreconditionerType type,
-                 const PreconditionerOptions& popt)
+  SolveRow solve(KrylovSolver& solver, const std::string& method_name, const PreconditionerSpec& spec)
   {
-    return solve(solver, method_name, make_preconditioner(type, e_, popt));
+    return solve(solver, method_name, make_preconditioner(e_, spec));
   }
   // The library baseline: cuSPARSE's ILU(0) with exact solves.
   SolveRow solve_cusparse_ilu0(KrylovSolver& solver, const std::string& method_name)
@@ -556,23 +557,19 @@ class Problem {
 };
 
 // The preconditioners of the solve section (label, type, options).
-std::vector<std::pair<PreconditionerType, PreconditionerOptions>> solve_preconditioners(const IsaiBenchOptions& o)
+std::vector<PreconditionerSpec> solve_preconditioners(const IsaiBenchOptions& o)
 {
-  std::vector<std::pair<PreconditionerType, PreconditionerOptions>> out;
-  out.push_back({PreconditionerType::block_jacobi, {}});
-  out.push_back({PreconditionerType::ilu0, {}});
+  std::vector<PreconditionerSpec> out;
+  out.push_back(preconditioner_spec("block_jacobi"));
+  out.push_back(preconditioner_spec("ilu0"));
   for (IsaiView view : {IsaiView::scalar, IsaiView::block})
     for (int k : o.powers) {
       if (view == IsaiView::scalar && k != o.powers.front()) continue;  // same M as the block view
-      PreconditionerOptions p;
-      p.ilu0.trisolve = TriangularSolve::isai, p.ilu0.isai_power = k, p.ilu0.view = view;
-      out.push_back({PreconditionerType::ilu0, p});
+      Ilu0Options p;
+      p.trisolve = TriangularSolve::isai, p.isai_power = k, p.view = view;
+      out.push_back({"ilu0", p});
     }
-  for (int k : o.general_powers) {
-    PreconditionerOptions p;
-    p.isai = {k, IsaiView::block};
-    out.push_back({PreconditionerType::isai, p});
-  }
+  for (int k : o.general_powers) out.push_back({"isai", IsaiOptions{k, IsaiView::block}});
   return out;
 }
 
@@ -671,7 +668,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
         const auto preconditioners = solve_preconditioners(o);
         for (std::size_t q = 0; q <= preconditioners.size(); ++q) {
           const auto r = q < preconditioners.size()
-                             ? p.solve(solver, mname, preconditioners[q].first, preconditioners[q].second)
+                             ? p.solve(solver, mname, preconditioners[q])
                              : p.solve_cusparse_ilu0(solver, mname);
           const bool v = r.verified(o.rel_tol);
           ok = ok && v;

@@ -8,6 +8,7 @@
 // pore volumes, connectivity) and the per-cell property scratch a model may keep are not counted,
 // so the fraction is a lower bound of the traffic the kernels really move.
 #include "miniapp/bench/bench_common.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "miniapp/io/deck.hpp"
 #include "miniapp/io/version.hpp"
 #include "physics/model_registry.hpp"
@@ -34,31 +35,29 @@ double memory_in_use_bytes()
 
 struct PreconditionerChoice {
   std::string key;
-  PreconditionerType type = PreconditionerType::none;
-  PreconditionerOptions options;
+  PreconditionerSpec spec = preconditioner_spec("none");
 };
 
 PreconditionerChoice preconditioner_of(const std::string& key, const RunConfig& cfg)
 {
-  PreconditionerChoice c{key, PreconditionerType::none, {}};
+  PreconditionerChoice c{key};
   if (key == "deck") {
-    c.type = cfg.linear.preconditioner;
-    c.options = cfg.linear.preconditioner_options;
+    c.spec = cfg.linear.preconditioner;
     return c;
   }
   if (key == "none") return c;
   if (key == "jacobi" || key == "block_jacobi" || key == "block_jacobi_lu") {
-    c.type = PreconditionerType::block_jacobi;
-    c.options.block_jacobi.max_block_size = key == "jacobi" ? 1 : 0;
-    c.options.block_jacobi.factorization =
-        key == "block_jacobi_lu" ? BlockFactorization::lu : BlockFactorization::automatic;
+    BlockJacobiOptions bj;
+    bj.max_block_size = key == "jacobi" ? 1 : 0;
+    bj.factorization = key == "block_jacobi_lu" ? BlockFactorization::lu : BlockFactorization::automatic;
+    c.spec = {"block_jacobi", bj};
     return c;
   }
-  c.type = PreconditionerType::ilu0;
-  auto& ilu = c.options.ilu0;
+  Ilu0Options ilu;
   if (key == "ilu0" || key == "ilu0_isai" || key == "bilu0" || key == "bilu0_isai") {
     ilu.factor_view = key.starts_with("bilu0") ? IluFactorView::block : IluFactorView::scalar;
     if (key.ends_with("_isai")) ilu.trisolve = TriangularSolve::isai, ilu.isai_power = 1, ilu.view = IsaiView::block;
+    c.spec = {"ilu0", ilu};
     return c;
   }
   throw InputError(fmt::format("bench model: unknown preconditioner '{}' (deck, none, jacobi, block_jacobi, "
@@ -170,7 +169,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
     copy(x0, x);
     model->begin_step(x0);
     try {
-      auto P = make_preconditioner(pc.type, e, pc.options);
+      auto P = make_preconditioner(e, pc.spec);
       run.name = P->name();  // again after the setups: some resolve their choices there
       KrylovSolver krylov(e, cfg.linear.krylov);
       KrylovConfig kc = cfg.linear.krylov;

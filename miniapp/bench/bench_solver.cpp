@@ -11,7 +11,10 @@
 #include "miniapp/bench/bench.hpp"
 
 #include "linalg/krylov.hpp"
-#include "linalg/preconditioners/preconditioner.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
+#include "linalg/preconditioners/none/none.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
 #include "miniapp/io/version.hpp"
@@ -148,31 +151,30 @@ KrylovConfig config_of(const Method& m, double rel_tol, int max_iterations)
 
 struct PreconditionerChoice {
   std::string key;       // --preconditioners, and the label in the tables
-  PreconditionerType type;
-  PreconditionerOptions options;
+  PreconditionerSpec spec;
   bool symmetric;        // M is symmetric when A is (what CG needs)
 };
 
 PreconditionerChoice preconditioner_of(const std::string& key)
 {
-  PreconditionerChoice c{key, PreconditionerType::none, {}, true};
+  PreconditionerChoice c{key, preconditioner_spec("none"), true};
   if (key == "none") return c;
   if (key == "jacobi" || key == "block_jacobi") {
-    c.type = PreconditionerType::block_jacobi;
-    c.options.block_jacobi.factorization = BlockFactorization::gauss_jordan;
-    c.options.block_jacobi.max_block_size = key == "jacobi" ? 1 : 0;
+    c.spec = {"block_jacobi", BlockJacobiOptions{BlockFactorization::gauss_jordan, key == "jacobi" ? 1 : 0}};
     return c;
   }
-  c.type = key == "isai" ? PreconditionerType::isai : PreconditionerType::ilu0;
+  c.spec = preconditioner_spec(key == "isai" ? "isai" : "ilu0");
   if (key == "ilu0") return c;  // exact triangular solves: M = (L D L^T)^{-1} on a symmetric A
   c.symmetric = false;
   if (key == "ilu0_isai") {
-    c.options.ilu0.trisolve = TriangularSolve::isai, c.options.ilu0.isai_power = 1;
-    c.options.ilu0.view = IsaiView::block;
+    Ilu0Options ilu;
+    ilu.trisolve = TriangularSolve::isai, ilu.isai_power = 1;
+    ilu.view = IsaiView::block;
+    c.spec = {"ilu0", ilu};
     return c;
   }
   if (key == "isai") {
-    c.options.isai = {1, IsaiView::block};
+    c.spec = {"isai", IsaiOptions{1, IsaiView::block}};
     return c;
   }
   throw std::runtime_error(fmt::format(
@@ -784,7 +786,7 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
         std::unique_ptr<Preconditioner> P;
         double first_ms = nan_v, steady_ms = nan_v;
         SetupStatus st = guarded([&] {
-          P = make_preconditioner(pc.type, e, pc.options);
+          P = make_preconditioner(e, pc.spec);
           const auto h0 = std::chrono::steady_clock::now();
           const SetupStatus s = P->setup(p.A());
           e->synchronize();

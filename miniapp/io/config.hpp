@@ -1,8 +1,10 @@
 // A fully resolved run configuration: what the deck loader produces and the simulator consumes.
 #pragma once
 
+#include "input/names.hpp"
 #include "linalg/krylov.hpp"
-#include "linalg/preconditioners/preconditioner.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/spec.hpp"
 
@@ -44,10 +46,9 @@ struct NewtonConfig {
 //   eisenstat_walker  Eisenstat–Walker choice 2 from the decrease of ||R||, within [eta_min, eta_max];
 //                     the first Newton iteration of every time step uses eta_initial.
 enum class ForcingKind { fixed, eisenstat_walker };
-constexpr std::string_view to_string(ForcingKind f)
-{
-  return f == ForcingKind::eisenstat_walker ? "eisenstat_walker" : "fixed";
-}
+inline constexpr auto forcing_kind_names =
+    name_table<ForcingKind>({{ForcingKind::fixed, "fixed"}, {ForcingKind::eisenstat_walker, "eisenstat_walker"}});
+constexpr std::string_view to_string(ForcingKind f) { return forcing_kind_names.name(f); }
 
 struct ForcingConfig {
   ForcingKind kind = ForcingKind::fixed;
@@ -59,8 +60,8 @@ struct ForcingConfig {
 struct LinearConfig {
   KrylovConfig krylov;  // rel_tol: the fixed forcing term; replaced per solve by Eisenstat–Walker
   ForcingConfig forcing;
-  PreconditionerType preconditioner = PreconditionerType::block_jacobi;
-  PreconditionerOptions preconditioner_options;
+  // A registry name and that preconditioner's options (linalg/preconditioners/registry.hpp).
+  PreconditionerSpec preconditioner{"block_jacobi", BlockJacobiOptions{}};
 };
 
 struct OutputConfig {

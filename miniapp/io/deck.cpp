@@ -306,120 +306,6 @@ ScheduleConfig read_schedule(Section s)
   return c;
 }
 
-// One preconditioner table: [solver.linear.preconditioner], or a CPR stage table within it (cpr ==
-// nullptr: every type but cpr). Keys of another type are an error; defaults are filled in.
-void read_preconditioner(Section p, std::string def_type, PreconditionerType& ptype, BasicPreconditionerOptions& opts,
-                         CprOptions* cpr, std::string def_factor_view = "scalar")
-{
-  std::vector<std::string_view> keys = {"type",       "factorization", "max_block_size", "trisolve",
-                                        "isai_power", "isai_view",     "sweeps",         "factor_view",
-                                        "aggregation", "aggregate_size", "interpolation", "smoother", "theta",
-                                        "pre_sweeps", "post_sweeps", "max_levels", "max_coarse", "refresh_interval",
-                                        "keep_interpolation", "factor_sweeps"};
-  if (cpr) keys.insert(keys.end(), {"weights", "pressure", "second"});
-  p.only(keys);
-  const std::string type =
-      cpr ? p.choice("type", def_type, {"block_jacobi", "jacobi", "ilu0", "isai", "amg", "cpr", "none"})
-          : p.choice("type", def_type, {"block_jacobi", "jacobi", "ilu0", "isai", "amg", "none"});
-  // Point Jacobi is block-Jacobi on 1x1 blocks (the scalar diagonal), with no choice to make.
-  ptype = type == "none"   ? PreconditionerType::none
-          : type == "ilu0" ? PreconditionerType::ilu0
-          : type == "isai" ? PreconditionerType::isai
-          : type == "amg"  ? PreconditionerType::amg
-          : type == "cpr"  ? PreconditionerType::cpr
-                           : PreconditionerType::block_jacobi;
-  // Keys of another type are an inconsistency, not something to ignore silently. Only the keys
-  // of the chosen type are read (and get their defaults in the resolved deck).
-  auto only_for = [&](std::initializer_list<const char*> keys, bool applies, std::string_view what) {
-    for (const char* k : keys)
-      if (const toml::node* n = p.table().get(k); !applies && n)  // from the file or --set
-        p.bad(*n, k, fmt::format("only applies to {}", what));
-  };
-  auto view = [&](IsaiView dflt) {
-    const std::string v = p.choice("isai_view", std::string(to_string(dflt)), {"scalar", "block"});
-    return v == "block" ? IsaiView::block : IsaiView::scalar;
-  };
-  only_for({"factorization", "max_block_size"}, type == "block_jacobi", "type = \"block_jacobi\"");
-  only_for({"trisolve", "sweeps", "factor_view", "factor_sweeps"}, type == "ilu0", "type = \"ilu0\"");
-  only_for({"isai_power", "isai_view"}, type == "ilu0" || type == "isai", "type = \"ilu0\" or \"isai\"");
-  only_for({"aggregation", "aggregate_size", "interpolation", "smoother", "theta", "pre_sweeps", "post_sweeps",
-            "max_levels", "max_coarse", "refresh_interval", "keep_interpolation"},
-           type == "amg", "type = \"amg\"");
-  if (cpr) only_for({"weights", "pressure", "second"}, type == "cpr", "type = \"cpr\"");
-  if (type == "block_jacobi") {
-    auto& bj = opts.block_jacobi;
-    const std::string f =
-        p.choice("factorization", "automatic", {"automatic", "gauss_jordan", "gauss_huard", "gauss_huard_t", "lu"});
-    bj.factorization = f == "lu"              ? BlockFactorization::lu
-                       : f == "automatic"     ? BlockFactorization::automatic
-                       : f == "gauss_huard"   ? BlockFactorization::gauss_huard
-                       : f == "gauss_huard_t" ? BlockFactorization::gauss_huard_t
-                                              : BlockFactorization::gauss_jordan;
-    bj.max_block_size = p.integer("max_block_size", 0, between(0, max_block_rows(bj.factorization)));
-  }
-  if (type == "jacobi") opts.block_jacobi.max_block_size = 1;
-  if (type == "ilu0") {
-    auto& ilu = opts.ilu0;
-    ilu.factor_view = p.choice("factor_view", def_factor_view, {"scalar", "block"}) == "block" ? IluFactorView::block
-                                                                                               : IluFactorView::scalar;
-    ilu.trisolve = p.choice("trisolve", "exact", {"exact", "isai"}) == "isai" ? TriangularSolve::isai
-                                                                              : TriangularSolve::exact;
-    only_for({"factor_sweeps"}, ilu.factor_view == IluFactorView::block, "factor_view = \"block\"");
-    if (ilu.factor_view == IluFactorView::block)
-      ilu.factor_sweeps = p.integer("factor_sweeps", 0, between(0, max_factor_sweeps));
-    only_for({"isai_power", "isai_view", "sweeps"}, ilu.trisolve == TriangularSolve::isai, "trisolve = \"isai\"");
-    if (ilu.trisolve == TriangularSolve::isai) {
-      ilu.isai_power = p.integer("isai_power", 1, between(1, max_isai_power));
-      const bool block = ilu.factor_view == IluFactorView::block;  // block factors: block ISAI only
-      ilu.view = view(block ? IsaiView::block : Ilu0Options{}.view);
-      ilu.sweeps = p.integer("sweeps", 0, between(0, max_isai_sweeps));
-      if (block && ilu.view != IsaiView::block)
-        p.bad(p.require("isai_view"), "isai_view", "must be \"block\" with factor_view = \"block\"");
-      if (block && ilu.sweeps != 0)
-        p.bad(p.require("sweeps"), "sweeps", "must be 0 with factor_view = \"block\" (sweeps are not supported)");
-    }
-  }
-  if (type == "isai") {
-    auto& isai = opts.isai;
-    isai.power = p.integer("isai_power", 1, between(1, max_isai_power));
-    isai.view = view(IsaiOptions{}.view);
-  }
-  if (type == "amg") {
-    auto& a = opts.amg;
-    a.aggregation = p.choice("aggregation", "mis2", {"mis2", "matching"}) == "matching" ? AmgAggregation::matching
-                                                                                       : AmgAggregation::mis2;
-    only_for({"aggregate_size"}, a.aggregation == AmgAggregation::matching, "aggregation = \"matching\"");
-    if (a.aggregation == AmgAggregation::matching) {
-      a.aggregate_size = p.integer("aggregate_size", a.aggregate_size, between(2, 8));
-      if (a.aggregate_size != 2 && a.aggregate_size != 4 && a.aggregate_size != 8)
-        p.bad(p.require("aggregate_size"), "aggregate_size", "must be 2, 4 or 8");
-    }
-    a.interpolation = p.choice("interpolation", "smoothed", {"smoothed", "plain"}) == "plain" ? AmgInterpolation::plain
-                                                                                               : AmgInterpolation::smoothed;
-    a.smoother = p.choice("smoother", "jacobi", {"jacobi", "l1_jacobi"}) == "l1_jacobi" ? AmgSmoother::l1_jacobi
-                                                                                       : AmgSmoother::jacobi;
-    a.theta = p.number("theta", a.theta, between(0, 1));
-    a.pre_sweeps = p.integer("pre_sweeps", a.pre_sweeps, between(0, 10));
-    a.post_sweeps = p.integer("post_sweeps", a.post_sweeps, between(0, 10));
-    a.max_levels = p.integer("max_levels", a.max_levels, between(1, 50));
-    a.max_coarse = p.integer("max_coarse", a.max_coarse, between(1, 512));
-    a.refresh_interval = p.integer("refresh_interval", a.refresh_interval, at_least(1));
-    a.keep_interpolation = p.flag("keep_interpolation", a.keep_interpolation);
-  }
-  if (type == "cpr") {
-    CprOptions& c = *cpr;
-    c.weights = p.choice("weights", "quasi_impes", {"quasi_impes", "true_impes"}) == "true_impes"
-                    ? CprWeights::true_impes
-                    : CprWeights::quasi_impes;
-    // Each stage is a table with the keys of a preconditioner (not cpr itself).
-    // Defaults measured on the H200 (issue 16): AMG for the pressure; block-Jacobi as the second
-    // stage was the fastest per run (1M cells: 7.7 s against 10.1 s with block ILU(0)/ISAI, whose
-    // setup costs more than its fewer iterations save).
-    read_preconditioner(p.sub("pressure", false), "amg", c.pressure.type, c.pressure.options, nullptr);
-    read_preconditioner(p.sub("second", false), "block_jacobi", c.second.type, c.second.options, nullptr, "block");
-  }
-}
-
 void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
 {
   s.only({"newton", "linear"});
@@ -442,35 +328,26 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   l.only({"method", "tolerance", "tolerance_reference", "forcing", "eta_min", "eta_max", "eta_initial",
           "max_iterations", "restart", "idr_s", "preconditioner"});
   // Keys that apply to another method or forcing are an inconsistency, not something to ignore.
-  auto reject = [&](std::initializer_list<const char*> keys, std::string_view what) {
-    for (const char* k : keys)
-      if (const toml::node* n = l.find(k)) l.bad(*n, k, fmt::format("only applies to {}", what));
-  };
-  const std::string method = l.choice("method", "bicgstab", {"bicgstab", "gmres", "fgmres", "idr", "cg"});
-  linear.krylov.method = method == "gmres"    ? KrylovMethod::gmres
-                         : method == "fgmres" ? KrylovMethod::fgmres
-                         : method == "idr"    ? KrylovMethod::idr
-                         : method == "cg"     ? KrylovMethod::cg
-                                              : KrylovMethod::bicgstab;
-  const bool restarted = method == "gmres" || method == "fgmres";
-  if (!restarted) reject({"restart"}, "method = \"gmres\" or \"fgmres\"");
-  if (method != "idr") reject({"idr_s"}, "method = \"idr\"");
+  const KrylovMethod method = l.choice("method", KrylovMethod::bicgstab, krylov_method_names);
+  linear.krylov.method = method;
+  const bool restarted = method == KrylovMethod::gmres || method == KrylovMethod::fgmres;
+  if (!restarted) l.reject({"restart"}, "method = \"gmres\" or \"fgmres\"");
+  if (method != KrylovMethod::idr) l.reject({"idr_s"}, "method = \"idr\"");
   if (restarted) linear.krylov.restart = l.integer("restart", 30, at_least(1));
-  if (method == "idr") linear.krylov.idr_s = l.integer("idr_s", 4, between(1, max_idr_s));
+  if (method == KrylovMethod::idr) linear.krylov.idr_s = l.integer("idr_s", 4, between(1, max_idr_s));
   linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
-  linear.krylov.reference = l.choice("tolerance_reference", "initial_residual", {"initial_residual", "rhs"}) == "rhs"
-                                ? ToleranceReference::rhs
-                                : ToleranceReference::initial_residual;
+  linear.krylov.reference =
+      l.choice("tolerance_reference", ToleranceReference::initial_residual, tolerance_reference_names);
 
-  const bool ew = l.choice("forcing", "fixed", {"fixed", "eisenstat_walker"}) == "eisenstat_walker";
   auto& fc = linear.forcing;
-  fc.kind = ew ? ForcingKind::eisenstat_walker : ForcingKind::fixed;
+  fc.kind = l.choice("forcing", ForcingKind::fixed, forcing_kind_names);
+  const bool ew = fc.kind == ForcingKind::eisenstat_walker;
   if (!ew) {
-    reject({"eta_min", "eta_max", "eta_initial"}, "forcing = \"eisenstat_walker\"");
+    l.reject({"eta_min", "eta_max", "eta_initial"}, "forcing = \"eisenstat_walker\"");
     linear.krylov.rel_tol = l.number("tolerance", 1e-4, between(0, 1, true, true));
   } else {
     // The forcing terms replace the fixed tolerance; KrylovConfig::rel_tol is set per solve.
-    reject({"tolerance"}, "forcing = \"fixed\" (eisenstat_walker chooses it per solve within [eta_min, eta_max])");
+    l.reject({"tolerance"}, "forcing = \"fixed\" (eisenstat_walker chooses it per solve within [eta_min, eta_max])");
     const Range open_unit = between(0, 1, true, true);
     fc.eta_min = l.number("eta_min", 1e-6, open_unit);
     fc.eta_max = l.number("eta_max", 0.1, open_unit);
@@ -483,8 +360,9 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
     fc.eta_initial = l.number("eta_initial", fc.eta_max, between(fc.eta_min, fc.eta_max));
     linear.krylov.rel_tol = fc.eta_initial;
   }
-  read_preconditioner(l.sub("preconditioner", false), "block_jacobi", linear.preconditioner,
-                      linear.preconditioner_options, &linear.preconditioner_options.cpr);
+  Section p = l.sub("preconditioner", false);
+  const PreconditionerSpec defaults[] = {LinearConfig{}.preconditioner};
+  linear.preconditioner = read_preconditioner(p, defaults, PreconditionerRole::solver);
 }
 
 #if BLOCKRES_HAVE_VTK

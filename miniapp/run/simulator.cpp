@@ -4,9 +4,9 @@
 #include "miniapp/run/simulator.hpp"
 
 #include "linalg/allocation.hpp"
-#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "miniapp/run/forcing.hpp"
 #include "miniapp/run/restart.hpp"
 #include "miniapp/run/run_control.hpp"
@@ -54,23 +54,22 @@ class NewtonSolver {
         R_(exec, J_.scalar_rows()),
         dx_(exec, J_.scalar_rows()),
         krylov_(exec, cfg.linear.krylov),
-        precond_(make_preconditioner(cfg.linear.preconditioner, exec, cfg.linear.preconditioner_options)),
+        precond_(make_preconditioner(exec, cfg.linear.preconditioner)),
         forcing_(cfg.linear.forcing, cfg.linear.krylov.rel_tol),
         trace_(std::move(trace))
   {
     // Phase times for the run summary and /statistics; events on the stream, no extra syncs.
     krylov_.set_profiling(true);
-    // True-IMPES CPR weights: the model's accumulation blocks, refreshed before every setup.
-    if (auto* cpr = dynamic_cast<CprPreconditioner*>(precond_.get());
-        cpr && cfg.linear.preconditioner_options.cpr.weights == CprWeights::true_impes) {
+    // The model's accumulation blocks (true-IMPES CPR weights), refreshed before every setup.
+    if (precond_->needs_accumulation_blocks()) {
       if (!model.has_accumulation_blocks())
         throw std::invalid_argument(fmt::format(
             "solver.linear.preconditioner.weights = \"true_impes\": model {} does not provide accumulation "
             "derivatives; use \"quasi_impes\"",
             model.type()));
       accumulation_ = Vector(exec, J_.scalar_rows() * model.block_size());
-      cpr->set_accumulation_blocks(accumulation_);
-      true_impes_ = true;
+      precond_->set_accumulation_blocks(accumulation_);
+      accumulation_used_ = true;
     }
   }
 
@@ -90,7 +89,7 @@ class NewtonSolver {
     const Vector x(exec_, std::span<const double>(r.x)), x0(exec_, std::span<const double>(r.x0));
     model_.begin_step(x0);
     model_.assemble(x, x0, r.dt, R_, J_);
-    if (true_impes_) model_.accumulation_blocks(x, r.dt, accumulation_);
+    if (accumulation_used_) model_.accumulation_blocks(x, r.dt, accumulation_);
     (void)precond_->setup(J_);  // a failed setup failed the same way in the run that wrote it
     exec_->synchronize();
     first_setup_ = r;
@@ -134,7 +133,7 @@ class NewtonSolver {
                                        res.norms.max_cnv()));
       }
       t0 = Clock::now();
-      if (true_impes_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
+      if (accumulation_used_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
       if (!first_setup_) first_setup_ = SetupReplay{step, dt, x.to_host(), x0.to_host()};
       const SetupStatus setup = precond_->setup(J_);
       exec_->synchronize();
@@ -198,8 +197,8 @@ class NewtonSolver {
   Vector R_, dx_;
   KrylovSolver krylov_;
   std::unique_ptr<Preconditioner> precond_;
-  bool true_impes_ = false;
-  Vector accumulation_;  // true-IMPES CPR only: the model's accumulation blocks (bs^2 per cell)
+  bool accumulation_used_ = false;  // the preconditioner needs the accumulation blocks (true-IMPES CPR)
+  Vector accumulation_;             // then: the model's accumulation blocks (bs^2 per cell)
   ForcingSequence forcing_;
   std::vector<double> mb_history_;  // max MB norm before each update of the current solve
   std::optional<SetupReplay> first_setup_;

@@ -3,6 +3,7 @@
 // true-IMPES against finite differences and the Jacobian, well controls,
 // conservation, the log-normal generator.
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "physics/dual.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
 #include "physics/test/model_fixture.hpp"

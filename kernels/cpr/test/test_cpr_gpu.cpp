@@ -7,6 +7,7 @@
 #include "kernels/batched/block_diag.hpp"
 #include "kernels/cpr/cpr.hpp"
 #include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 #include "linalg/test/random_matrix.hpp"
 
@@ -143,15 +144,24 @@ TEST(CprGpu, PressureValuesRestrictProlong)
   }
 }
 
+namespace {
+
+// ILU(0) on the pressure, block ILU(0) on A: the stages these tests were written for.
+CprOptions ilu0_stages(CprWeights weights = CprWeights::quasi_impes)
+{
+  return {weights, {"ilu0", Ilu0Options{}}, {"ilu0", Ilu0Options{.factor_view = IluFactorView::block}}};
+}
+
+}  // namespace
+
 TEST(CprGpu, PreconditionerAgreesWithCpu)
 {
   for (int bs : {1, 3, 8, 17}) {
     const auto tm = test::convection_diffusion(11, 9, 7, bs, 1.5);
     auto Ac = test::upload(cpu(), tm);
     auto Ag = test::upload(gpu(), tm);
-    PreconditionerOptions o;
-    auto Mc = make_preconditioner(PreconditionerType::cpr, cpu(), o);
-    auto Mg = make_preconditioner(PreconditionerType::cpr, gpu(), o);
+    auto Mc = make_preconditioner(cpu(), ilu0_stages());
+    auto Mg = make_preconditioner(gpu(), ilu0_stages());
     ASSERT_TRUE(Mc->setup(Ac).ok);
     const auto st = Mg->setup(Ag);
     ASSERT_TRUE(st.ok) << st.message;
@@ -181,9 +191,7 @@ TEST(CprGpu, TrueImpesAgreesWithCpu)
     for (index_t r = 0; r < n; ++r)
       for (int a = 0; a < bs; ++a) hc[r * bb + a * bs + a] += 2.0 * bs;
     Vector Cc(cpu(), std::span<const double>(hc)), Cg(gpu(), std::span<const double>(hc));
-    PreconditionerOptions o;
-    o.cpr.weights = CprWeights::true_impes;
-    CprPreconditioner Mc(cpu(), o.cpr), Mg(gpu(), o.cpr);
+    CprPreconditioner Mc(cpu(), ilu0_stages(CprWeights::true_impes)), Mg(gpu(), ilu0_stages(CprWeights::true_impes));
     Mc.set_accumulation_blocks(Cc);
     Mg.set_accumulation_blocks(Cg);
     ASSERT_TRUE(Mc.setup(Ac).ok);

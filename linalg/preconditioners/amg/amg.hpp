@@ -98,7 +98,7 @@ class AmgPreconditioner final : public Preconditioner {
  public:
   explicit AmgPreconditioner(ExecPtr exec, AmgOptions opt = {});
   ~AmgPreconditioner() override;
-  // Full setup when the structure is new (or reuse_structure is off), refresh_numeric otherwise.
+  // Full setup when the structure is new, refresh_numeric otherwise (every refresh_interval calls).
   SetupStatus setup(const BsrMatrix& A) override;
   // Recomputes the values (P for smoothed aggregation, Galerkin operators, smoother scalings,
   // coarse LU) on the hierarchy's existing aggregates and patterns. A must have the structure of

@@ -1,26 +1,41 @@
-// Options of the aggregation AMG (linalg/preconditioners/amg/amg.hpp), apart so that linalg/preconditioners/preconditioner.hpp can
-// hold them among every preconditioner's options without the AMG machinery.
+// Options of the aggregation AMG (linalg/preconditioners/amg/amg.hpp; deck: type = "amg"), apart
+// from the AMG machinery so that CPR (its default pressure stage) and the benches hold them lightly.
 #pragma once
 
+#include "input/names.hpp"
 #include "kernels/common.hpp"
+#include "linalg/executor.hpp"
 
+#include <memory>
 #include <string_view>
+
+namespace blockres::deck {
+class Section;  // input/section.hpp
+}
 
 namespace blockres {
 
+class Preconditioner;
+
 enum class AmgSmoother { jacobi, l1_jacobi };
-std::string_view to_string(AmgSmoother s);  // "jacobi", "l1_jacobi"
+inline constexpr auto amg_smoother_names =
+    name_table<AmgSmoother>({{AmgSmoother::jacobi, "jacobi"}, {AmgSmoother::l1_jacobi, "l1_jacobi"}});
+constexpr std::string_view to_string(AmgSmoother s) { return amg_smoother_names.name(s); }
 
 // mis2: aggregates around a distance-2 maximal independent set (root and its strong neighbours,
 // the rest attached to a neighbouring aggregate: about 3^d / 2 rows per aggregate on a d-dimensional
 // stencil); matching: aggregate_size / 2 ... passes of parallel pairwise (handshake) matching.
 enum class AmgAggregation { mis2, matching };
-std::string_view to_string(AmgAggregation a);  // "mis2", "matching"
+inline constexpr auto amg_aggregation_names =
+    name_table<AmgAggregation>({{AmgAggregation::mis2, "mis2"}, {AmgAggregation::matching, "matching"}});
+constexpr std::string_view to_string(AmgAggregation a) { return amg_aggregation_names.name(a); }
 
 // Plain: piecewise-constant P (one entry per row). Smoothed: P = (I - omega D^-1 A) P0 with
 // omega = 4 / (3 rho), rho the Gershgorin bound of D^-1 A (smoothed aggregation, Vanek et al.).
 enum class AmgInterpolation { plain, smoothed };
-std::string_view to_string(AmgInterpolation p);  // "plain", "smoothed"
+inline constexpr auto amg_interpolation_names =
+    name_table<AmgInterpolation>({{AmgInterpolation::smoothed, "smoothed"}, {AmgInterpolation::plain, "plain"}});
+constexpr std::string_view to_string(AmgInterpolation p) { return amg_interpolation_names.name(p); }
 
 struct AmgOptions {
   // Strength of connection on level l: i ~ j when |a_ij| >= theta_l * sqrt(|a_ii a_jj|) (either
@@ -47,18 +62,23 @@ struct AmgOptions {
   // Coarsening also stops when a level keeps more than this fraction of its rows (stagnation).
   double min_coarsening_ratio = 0.85;
   // setup() on a matrix with the same structure (row pointers and columns, compared by
-  // content) keeps the aggregates and patterns and only recomputes values (refresh_numeric).
-  bool reuse_structure = true;
-  // Numeric re-setup every this many setup() calls on the same structure: 1 refreshes on every
-  // call; k > 1 lets one hierarchy serve k calls (k Newton iterations, as OPM can keep its CPR
-  // hierarchy): the finest level's operator is then the current matrix, its smoother scaling and
-  // every coarser level those of the last refresh.
+  // content) keeps the aggregates and patterns and only recomputes values (refresh_numeric), and
+  // that every this many setup() calls on the same structure: 1 refreshes on every call; k > 1
+  // lets one hierarchy serve k calls (k Newton iterations, as OPM can keep its CPR hierarchy): the
+  // finest level's operator is then the current matrix, its smoother scaling and every coarser
+  // level those of the last refresh.
   int refresh_interval = 1;
   // Numeric re-setups keep the prolongation and restriction of the last full setup and recompute
   // only the Galerkin operators, smoother scalings and coarse LU (AMGX's structure reuse): cheaper
   // (no A P0 product, no smoothing of P, no transpose), and P is still a good interpolation while
   // the matrix changes little (Newton iterations of one time step).
   bool keep_interpolation = false;
+  bool operator==(const AmgOptions&) const = default;
 };
+inline constexpr std::string_view amg_keys[] = {"aggregation", "aggregate_size", "interpolation", "smoother",
+                                                "theta",       "pre_sweeps",     "post_sweeps",   "max_levels",
+                                                "max_coarse",  "refresh_interval", "keep_interpolation"};
+AmgOptions read(deck::Section& table, const AmgOptions& defaults);
+std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt);
 
 }  // namespace blockres

@@ -21,33 +21,6 @@ namespace blockres {
 
 using amg::Level;
 
-std::string_view to_string(AmgSmoother s)
-{
-  switch (s) {
-    case AmgSmoother::jacobi: return "jacobi";
-    case AmgSmoother::l1_jacobi: return "l1_jacobi";
-  }
-  return "?";
-}
-
-std::string_view to_string(AmgAggregation a)
-{
-  switch (a) {
-    case AmgAggregation::mis2: return "mis2";
-    case AmgAggregation::matching: return "matching";
-  }
-  return "?";
-}
-
-std::string_view to_string(AmgInterpolation p)
-{
-  switch (p) {
-    case AmgInterpolation::plain: return "plain";
-    case AmgInterpolation::smoothed: return "smoothed";
-  }
-  return "?";
-}
-
 std::string AmgStatistics::to_string() const
 {
   std::string s = fmt::format("AMG: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}{}\n", levels.size(),
@@ -158,7 +131,7 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
 {
   check_matrix(A);
   ops_->drop_graph(amg::Ops::Graph::cycle);
-  if (opt_.reuse_structure && same_structure(A)) {
+  if (same_structure(A)) {
     if (++since_refresh_ < opt_.refresh_interval) {
       fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
       ++stats_.kept_setups;

@@ -13,25 +13,22 @@
 
 namespace blockres {
 
-std::string_view to_string(CprWeights w)
-{
-  switch (w) {
-    case CprWeights::quasi_impes: return "quasi-impes";
-    case CprWeights::true_impes: return "true-impes";
-    case CprWeights::external: return "external";
-  }
-  return "?";
-}
-
 namespace {
 
-std::unique_ptr<Preconditioner> make_stage(const CprStageOptions& s, const ExecPtr& exec, const char* which)
+std::unique_ptr<Preconditioner> make_stage(const PreconditionerSpec& s, const ExecPtr& exec, const char* which)
 {
-  if (s.type == PreconditionerType::cpr)
-    throw std::invalid_argument(fmt::format("cpr: the {} stage cannot itself be cpr", which));
-  PreconditionerOptions o;
-  static_cast<BasicPreconditionerOptions&>(o) = s.options;
-  return make_preconditioner(s.type, exec, o);
+  if (const PreconditionerEntry* e = find_preconditioner(s.type); e && !e->cpr_stage)
+    throw std::invalid_argument(fmt::format("cpr: the {} stage cannot itself be {}", which, s.type));
+  return make_preconditioner(exec, s);
+}
+
+// The weights as the run's log and results have always named them ("quasi-impes"); the deck and
+// to_string spell them with '_'.
+std::string weights_label(CprWeights w)
+{
+  std::string s(to_string(w));
+  std::replace(s.begin(), s.end(), '_', '-');
+  return s;
 }
 
 }  // namespace
@@ -59,17 +56,7 @@ CprPreconditioner::~CprPreconditioner() = default;
 
 std::string CprPreconditioner::name() const
 {
-  return fmt::format("cpr({}; p: {}; 2: {})", to_string(opt_.weights), stage1_->name(), stage2_->name());
-}
-
-void CprPreconditioner::set_weights(const Vector& w)
-{
-  if (opt_.weights != CprWeights::external)
-    throw std::invalid_argument("cpr: set_weights needs weights = external");
-  if (&w.exec() != exec_.get()) throw std::invalid_argument("cpr: set_weights: weights on another executor");
-  if (w_.size() != w.size()) w_ = Vector(exec_, w.size());
-  w_.copy_from(w);
-  have_external_ = true;
+  return fmt::format("cpr({}; p: {}; 2: {})", weights_label(opt_.weights), stage1_->name(), stage2_->name());
 }
 
 void CprPreconditioner::set_accumulation_blocks(const Vector& C)
@@ -94,7 +81,7 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   if (ap_) stage1_ = make_stage(opt_.pressure, exec_, "pressure");
   ap_ = std::make_unique<BsrMatrix>(exec_, 1, p);
   const index_t n = A.nrows();
-  if (opt_.weights != CprWeights::external && w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
+  if (w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
   if (opt_.weights == CprWeights::true_impes) {
     std::vector<index_t> id(static_cast<std::size_t>(n));
     std::iota(id.begin(), id.end(), index_t(0));
@@ -122,12 +109,6 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   A_ = &A;
   const index_t n = nrows_;
   timer_->collect(seconds_);  // the brackets of the last setup and applies (finished by now)
-  if (opt_.weights == CprWeights::external) {
-    if (!have_external_) throw std::invalid_argument("cpr: weights = external but set_weights was not called");
-    if (w_.size() != size64_t(n) * bs_)
-      throw std::invalid_argument(fmt::format("cpr: {} external weights for {} cells of block size {}", w_.size(), n,
-                                              bs_));
-  }
   if (opt_.weights == CprWeights::true_impes) {
     if (!accumulation_)
       throw std::invalid_argument("cpr: weights = true_impes but no accumulation blocks were given "
@@ -138,7 +119,6 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   }
   // The IMPES weights: the same solve D^T w = e_0 on the diagonal blocks of A (quasi) or on the
   // accumulation blocks (true, block r of C at position r).
-  const bool impes = opt_.weights != CprWeights::external;
   const bool true_impes = opt_.weights == CprWeights::true_impes;
   const index_t* block_pos = true_impes ? block_index_.data() : A.diag_pos().data();
   const double* blocks = true_impes ? accumulation_->data() : A.values().data();
@@ -147,19 +127,15 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
-    if (impes) {
-      kernels::cuda::cpr_quasi_impes_weights(s, n, bs_, block_pos, blocks, w_.data(), info_.data());
-      failed = kernels::cuda::count_nonzero(s, n, info_.data(), counter_.data());
-    }
+    kernels::cuda::cpr_quasi_impes_weights(s, n, bs_, block_pos, blocks, w_.data(), info_.data());
+    failed = kernels::cuda::count_nonzero(s, n, info_.data(), counter_.data());
     if (failed == 0)
       kernels::cuda::cpr_pressure_values(s, n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
                                          ap_->values().data());
 #endif
   } else {
-    if (impes) {
-      kernels::cpu::cpr_quasi_impes_weights(n, bs_, block_pos, blocks, w_.data(), info_.data());
-      failed = kernels::cpu::count_nonzero(n, info_.data());
-    }
+    kernels::cpu::cpr_quasi_impes_weights(n, bs_, block_pos, blocks, w_.data(), info_.data());
+    failed = kernels::cpu::count_nonzero(n, info_.data());
     if (failed == 0)
       kernels::cpu::cpr_pressure_values(n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
                                         ap_->values().data());
@@ -169,7 +145,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
     const auto info = info_.to_host();
     const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
     return {false, fmt::format("cpr ({} weights): {} singular {} block(s), the first at block row {} (pivot {})",
-                               to_string(opt_.weights), failed, true_impes ? "accumulation" : "diagonal", first,
+                               weights_label(opt_.weights), failed, true_impes ? "accumulation" : "diagonal", first,
                                info[first])};
   }
   timer_->begin(PhaseTimer::cpr_pressure_setup);

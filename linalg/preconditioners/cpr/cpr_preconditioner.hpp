@@ -2,9 +2,9 @@
 // pressure matrix W^T A P, then a second stage on the full system, combined multiplicatively.
 #pragma once
 
-#include "linalg/preconditioners/preconditioner.hpp"
-
 #include "linalg/phase_timer.hpp"
+#include "linalg/preconditioners/cpr/cpr_options.hpp"
+#include "linalg/preconditioners/preconditioner.hpp"
 
 #include <array>
 #include <cstdint>
@@ -16,17 +16,17 @@ namespace blockres {
 //   w_i    decoupling weights per cell (CprWeights: quasi-IMPES w_i = D_ii^{-T} e_0, or true-IMPES
 //          w_i = C_i^{-T} e_0 with C_i the cell's accumulation block given by
 //          set_accumulation_blocks, both scaled to max |w_i| = 1 and computed on the executor every
-//          setup; or supplied by set_weights);
+//          setup);
 //   A_p    the bs = 1 pressure matrix on A's block pattern, A_p(i, j) = w_i^T A_ij e_0, formed on
 //          the executor every setup (pattern once per structure);
 //   apply  x1 = P M_p^{-1} W^T r  (restriction r_p,i = w_i^T r_i, prolongation into unknown 0),
 //          r2 = r - A x1,  z = x1 + M_2^{-1} r2,
 // with M_p any preconditioner on A_p (stage 1) and M_2 any preconditioner on A (stage 2), both
-// built through make_preconditioner. Exactness: with quasi-IMPES weights w_i^T A_ii S = 0 (S the
-// non-pressure unknowns); when every off-diagonal block A_ij has nonzeros in column 0 only, also
-// w_i^T A_ij S = 0, so W^T A = A_p P^T and an exact stage 1 leaves an error without pressure part,
-// which block-Jacobi (D^{-1} of the off-diagonal part sees only pressures) removes exactly: then
-// z = A^{-1} r (linalg/preconditioners/cpr/test/test_cpr_preconditioner.cpp checks this).
+// made through the registry (linalg/preconditioners/registry.hpp). Exactness: with quasi-IMPES
+// weights w_i^T A_ii S = 0 (S the non-pressure unknowns); when every off-diagonal block A_ij has
+// nonzeros in column 0 only, also w_i^T A_ij S = 0, so W^T A = A_p P^T and an exact stage 1 leaves
+// an error without pressure part, which block-Jacobi (D^{-1} of the off-diagonal part sees only
+// pressures) removes exactly: then z = A^{-1} r (test/test_cpr_preconditioner.cpp checks this).
 // apply() uses A itself (the SpMV of stage 2's residual): the matrix given to setup() must stay
 // alive with the same values until the next setup. A stage whose setup fails, or a cell whose
 // weights cannot be computed (singular diagonal or accumulation block), fails the setup with a
@@ -42,14 +42,10 @@ class CprPreconditioner final : public Preconditioner {
   // (restriction and prolongation included), second-stage apply (residual update included).
   std::vector<ProfileEntry> profile() const override;
 
-  // Weights from outside (opt.weights == external; bs per cell, A's executor): copied, used by
-  // every later setup until replaced. Must be called before the first setup in that mode.
-  void set_weights(const Vector& w);
-  // The accumulation blocks for weights = true_impes (nrows * bs * bs, cell r's bs x bs block
-  // row-major at r * bs * bs, row = equation, column = unknown; A's executor), e.g. filled by
-  // physics::Model::accumulation_blocks. Not copied: every later setup reads them, so C must stay
-  // alive and hold the blocks of the state the matrix given to that setup was assembled at.
-  void set_accumulation_blocks(const Vector& C);
+  // weights = true_impes: the accumulation blocks (Preconditioner::set_accumulation_blocks);
+  // set_accumulation_blocks throws std::invalid_argument with the other weights.
+  bool needs_accumulation_blocks() const override { return opt_.weights == CprWeights::true_impes; }
+  void set_accumulation_blocks(const Vector& C) override;
 
   // After setup: the weights (bs per cell) and the pressure matrix.
   const Vector& weights() const { return w_; }
@@ -68,7 +64,6 @@ class CprPreconditioner final : public Preconditioner {
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
   int bs_ = 0;
-  bool have_external_ = false;
   const Vector* accumulation_ = nullptr;  // true_impes
   Array<index_t> block_index_;            // true_impes: 0, 1, .., n-1 (block r of C is cell r's)
   Vector w_;

@@ -13,9 +13,7 @@ namespace kc = kernels::cpu;
 namespace kg = kernels::cuda;
 #endif
 
-std::string_view to_string(IluFactorView v) { return v == IluFactorView::block ? "block" : "scalar"; }
-
-BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt)
+BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) : Ilu0Base(std::move(exec), opt)
 {
   if (opt_.factor_sweeps < 0 || opt_.factor_sweeps > max_factor_sweeps)
     throw std::invalid_argument(
@@ -64,12 +62,9 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
   const size64_t bs2 = size64_t(bs) * bs;
   const auto brow = A.row_ptr().to_host();
   const auto bcol = A.col_ind().to_host();
-  sched_ = kernels::ilu_schedule(A.nrows(), brow.data(), bcol.data());
+  set_schedule(kernels::ilu_schedule(A.nrows(), brow.data(), bcol.data()));
   row_ptr_ = Array<index_t>(exec_, std::span<const index_t>(brow));
   col_ = Array<index_t>(exec_, std::span<const index_t>(bcol));
-  diag_ = Array<index_t>(exec_, std::span<const index_t>(sched_.diag));
-  lower_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.lower_rows));
-  upper_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.upper_rows));
   lu_ = Array<double>(exec_, size64_t(A.nnzb()) * bs2);
   dinv_ = Array<double>(exec_, size64_t(A.nrows()) * bs2);
   workspace_ = Array<double>();
@@ -97,16 +92,12 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
                                                opt_.isai_power);
   }
   t_ = Vector(exec_, A.scalar_rows());
-  pattern_key_ = A.pattern_id();
-  nrows_ = A.nrows();
-  nnzb_ = A.nnzb();
-  bs_ = bs;
+  keep_structure(A);
 }
 
 SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
 {
-  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
-    symbolic(A);
+  if (new_structure(A)) symbolic(A);
   if (nrows_ == 0) return {};
   int bad = 0, bad_start = 0;
   if (opt_.factor_sweeps > 0) {

@@ -14,8 +14,6 @@ namespace kc = kernels::cpu;
 namespace kg = kernels::cuda;
 #endif
 
-std::string_view to_string(TriangularSolve t) { return t == TriangularSolve::isai ? "isai" : "exact"; }
-
 // ISAI of one factor: the pattern, its device copy, and M as a bs = 1 BSR matrix (so it is
 // applied by the project's SpMV).
 struct Ilu0Preconditioner::Isai {
@@ -55,7 +53,7 @@ struct Ilu0Preconditioner::Isai {
   }
 };
 
-Ilu0Preconditioner::Ilu0Preconditioner(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt)
+Ilu0Preconditioner::Ilu0Preconditioner(ExecPtr exec, Ilu0Options opt) : Ilu0Base(std::move(exec), opt)
 {
   if (opt_.isai_power < 1 || opt_.isai_power > max_isai_power)
     throw std::invalid_argument(fmt::format("ILU(0): isai_power {} is not in 1..{}", opt_.isai_power, max_isai_power));
@@ -129,10 +127,7 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   }
   const auto row_ptr = lu_row_ptr_.to_host();
   const auto col = lu_col_.to_host();
-  sched_ = kernels::ilu_schedule(n_, row_ptr.data(), col.data());
-  diag_ = Array<index_t>(exec_, std::span<const index_t>(sched_.diag));
-  lower_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.lower_rows));
-  upper_rows_ = Array<index_t>(exec_, std::span<const index_t>(sched_.upper_rows));
+  set_schedule(kernels::ilu_schedule(n_, row_ptr.data(), col.data()));
   info_ = Array<int>(exec_, 1);
   isai_lower_.reset();
   isai_upper_.reset();
@@ -153,16 +148,12 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   }
   t_ = Vector(exec_, n);
   w_ = Vector(exec_, n);
-  pattern_key_ = A.pattern_id();
-  nrows_ = A.nrows();
-  nnzb_ = A.nnzb();
-  bs_ = A.block_size();
+  keep_structure(A);
 }
 
 SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
 {
-  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
-    symbolic(A);
+  if (new_structure(A)) symbolic(A);
   if (n_ == 0) return {};
   int bad = 0;
   kernels::CsrView<double> LU{n_, lu_row_ptr_.data(), lu_col_.data(), lu_val_.data()};

@@ -3,24 +3,19 @@
 // two sparse matrix-vector products, optionally refined by fixed-point sweeps.
 #pragma once
 
-#include "kernels/ilu_isai/ilu.hpp"
-#include "kernels/ilu_isai/isai.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_base.hpp"
 #include "linalg/preconditioners/isai/isai_preconditioner.hpp"
-#include "linalg/preconditioners/preconditioner.hpp"
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 
 namespace blockres {
-
 
 // M = U^{-1} L^{-1} with A ~ L U the ILU(0) of A's scalar view (every BSR block entry one CSR
 // entry, so it is block ILU(0) with LU-factored diagonal blocks). The symbolic part (CSR
 // pattern, level schedule, ISAI patterns) runs once per matrix structure; the numeric part
 // (values, factorisation, ISAI generation) on every setup. A zero or non-finite pivot fails the
 // setup with a message naming the block row and component.
-class Ilu0Preconditioner final : public Preconditioner {
+class Ilu0Preconditioner final : public Ilu0Base {
  public:
   explicit Ilu0Preconditioner(ExecPtr exec, Ilu0Options opt = {});
   ~Ilu0Preconditioner() override;
@@ -28,16 +23,12 @@ class Ilu0Preconditioner final : public Preconditioner {
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
 
-  // After setup: entries of the factors and of the ISAI matrices (0 for exact solves), and the
-  // levels of the L and U solves.
-  size64_t factor_nnz() const { return lu_val_.size(); }
-  size64_t isai_nnz() const;
-  index_t lower_levels() const { return sched_.lower_levels(); }
-  index_t upper_levels() const { return sched_.upper_levels(); }
+  size64_t factor_nnz() const override { return lu_val_.size(); }
+  size64_t isai_nnz() const override;
+  const BsrMatrix* isai_matrix(kernels::Triangle tri) const override;
   // After setup: the factors (L strictly lower with unit diagonal implied, U diagonal and upper)
-  // in the scalar CSR expansion of A, and the ISAI M of one factor (nullptr for exact solves).
+  // in the scalar CSR expansion of A.
   kernels::CsrView<const double> factors() const { return lu_view(); }
-  const BsrMatrix* isai_matrix(kernels::Triangle tri) const;
   // Runs the ISAI generation of both factors again from the current factors (asynchronous on
   // CUDA), without the expansion and factorisation: for timing it apart from the ILU(0) setup.
   void regenerate_isai();
@@ -47,18 +38,9 @@ class Ilu0Preconditioner final : public Preconditioner {
   kernels::CsrView<const double> lu_view() const;
   void triangular_apply(kernels::Triangle tri, const Vector& b, Vector& x) const;
 
-  ExecPtr exec_;
-  Ilu0Options opt_;
-  std::uint64_t pattern_key_ = 0;  // BsrMatrix::pattern_id() of the last symbolic setup
-  index_t nrows_ = 0;
-  index_t nnzb_ = -1;
-  int bs_ = 0;
   index_t n_ = 0;  // scalar rows
   Array<index_t> lu_row_ptr_, lu_col_;
   Array<double> lu_val_;
-  kernels::IluSchedule sched_;
-  Array<index_t> diag_, lower_rows_, upper_rows_;
-  Array<int> info_;
   struct Isai;  // ISAI matrices of both factors (trisolve = isai, scalar view)
   std::unique_ptr<Isai> isai_lower_, isai_upper_;
   Array<index_t> block_row_ptr_, block_col_;                // block view: A's block pattern

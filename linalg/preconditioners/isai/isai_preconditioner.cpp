@@ -14,8 +14,6 @@ namespace kc = kernels::cpu;
 namespace kg = kernels::cuda;
 #endif
 
-std::string_view to_string(IsaiView v) { return v == IsaiView::block ? "block" : "scalar"; }
-
 IsaiMatrix::IsaiMatrix(ExecPtr exec, kernels::IsaiKind kind, index_t nrows, int bs, const std::vector<index_t>& row_ptr,
                        const std::vector<index_t>& col_ind, int power)
     : exec_(std::move(exec)),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels/ilu_isai/isai_block.hpp"
+#include "linalg/preconditioners/isai/isai_options.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 
 #include <cstdint>

@@ -1,5 +1,9 @@
 // Unit tests of the deck loader: SI values, defaults, properties, overrides, round trip, error messages.
 #include "miniapp/io/deck.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
+#include "linalg/preconditioners/cpr/cpr_options.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
+#include "linalg/preconditioners/isai/isai_options.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
 #include "miniapp/io/h5.hpp"
 #include "physics/units.hpp"
@@ -246,9 +250,7 @@ void expect_same(const RunConfig& a, const RunConfig& b)
   EXPECT_EQ(a.linear.forcing.eta_min, b.linear.forcing.eta_min);
   EXPECT_EQ(a.linear.forcing.eta_max, b.linear.forcing.eta_max);
   EXPECT_EQ(a.linear.forcing.eta_initial, b.linear.forcing.eta_initial);
-  EXPECT_EQ(a.linear.preconditioner, b.linear.preconditioner);
-  EXPECT_EQ(a.linear.preconditioner_options.block_jacobi.max_block_size,
-            b.linear.preconditioner_options.block_jacobi.max_block_size);
+  EXPECT_EQ(a.linear.preconditioner, b.linear.preconditioner);  // the type and every option
   EXPECT_EQ(a.output.directory, b.output.directory);
   EXPECT_EQ(a.output.name, b.output.name);
 }
@@ -347,7 +349,7 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_EQ(c.linear.krylov.rel_tol, 1e-4);
   EXPECT_EQ(c.linear.krylov.max_iterations, 500);
   EXPECT_EQ(c.linear.krylov.restart, 30);
-  EXPECT_EQ(c.linear.preconditioner, PreconditionerType::block_jacobi);
+  EXPECT_EQ(c.linear.preconditioner.type, "block_jacobi");
   EXPECT_EQ(c.output.directory, "output");
   EXPECT_EQ(c.output.name, "my_case");  // the deck's stem
 }
@@ -608,17 +610,17 @@ TEST_F(DeckTest, Ilu0Preconditioner)
   const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
   const RunConfig c =
       load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nisai_power = 2\nsweeps = 3")));
-  EXPECT_EQ(c.linear.preconditioner, PreconditionerType::ilu0);
-  EXPECT_EQ(c.linear.preconditioner_options.ilu0.trisolve, TriangularSolve::isai);
-  EXPECT_EQ(c.linear.preconditioner_options.ilu0.isai_power, 2);
-  EXPECT_EQ(c.linear.preconditioner_options.ilu0.sweeps, 3);
+  EXPECT_EQ(c.linear.preconditioner.type, "ilu0");
+  EXPECT_EQ(options_as<Ilu0Options>(c.linear.preconditioner).trisolve, TriangularSolve::isai);
+  EXPECT_EQ(options_as<Ilu0Options>(c.linear.preconditioner).isai_power, 2);
+  EXPECT_EQ(options_as<Ilu0Options>(c.linear.preconditioner).sweeps, 3);
   const RunConfig e = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"")));
-  EXPECT_EQ(e.linear.preconditioner_options.ilu0.trisolve, TriangularSolve::exact);
+  EXPECT_EQ(options_as<Ilu0Options>(e.linear.preconditioner).trisolve, TriangularSolve::exact);
   // The resolved deck of an ILU(0) run loads to the same configuration.
   const RunConfig r = load_deck(write(c.resolved_toml, "resolved.toml"));
-  EXPECT_EQ(r.linear.preconditioner, PreconditionerType::ilu0);
-  EXPECT_EQ(r.linear.preconditioner_options.ilu0.isai_power, 2);
-  EXPECT_EQ(r.linear.preconditioner_options.ilu0.sweeps, 3);
+  EXPECT_EQ(r.linear.preconditioner.type, "ilu0");
+  EXPECT_EQ(options_as<Ilu0Options>(r.linear.preconditioner).isai_power, 2);
+  EXPECT_EQ(options_as<Ilu0Options>(r.linear.preconditioner).sweeps, 3);
 
   const std::string k = "solver.linear.preconditioner.";
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nisai_power = 4", k + "isai_power",
@@ -641,17 +643,17 @@ TEST_F(DeckTest, IsaiPreconditionerAndIdr)
   const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
   const RunConfig c = load_deck(
       write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"\nisai_view = \"block\"")));
-  EXPECT_EQ(c.linear.preconditioner_options.ilu0.view, IsaiView::block);
+  EXPECT_EQ(options_as<Ilu0Options>(c.linear.preconditioner).view, IsaiView::block);
   const RunConfig d =
       load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\ntrisolve = \"isai\"")));
-  EXPECT_EQ(d.linear.preconditioner_options.ilu0.view, IsaiView::scalar);
+  EXPECT_EQ(options_as<Ilu0Options>(d.linear.preconditioner).view, IsaiView::scalar);
   const RunConfig g = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"isai\"\nisai_power = 2")));
-  EXPECT_EQ(g.linear.preconditioner, PreconditionerType::isai);
-  EXPECT_EQ(g.linear.preconditioner_options.isai.power, 2);
-  EXPECT_EQ(g.linear.preconditioner_options.isai.view, IsaiView::block);
+  EXPECT_EQ(g.linear.preconditioner.type, "isai");
+  EXPECT_EQ(options_as<IsaiOptions>(g.linear.preconditioner).power, 2);
+  EXPECT_EQ(options_as<IsaiOptions>(g.linear.preconditioner).view, IsaiView::block);
   const RunConfig r = load_deck(write(g.resolved_toml, "resolved.toml"));
-  EXPECT_EQ(r.linear.preconditioner, PreconditionerType::isai);
-  EXPECT_EQ(r.linear.preconditioner_options.isai.power, 2);
+  EXPECT_EQ(r.linear.preconditioner.type, "isai");
+  EXPECT_EQ(options_as<IsaiOptions>(r.linear.preconditioner).power, 2);
 
   const std::string lin = "dt_initial = 0.5\n[solver.linear]\n";
   const RunConfig i = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"idr\"\nidr_s = 6")));
@@ -678,22 +680,24 @@ TEST_F(DeckTest, IluFactorView)
 {
   const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
   const RunConfig d = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"")));
-  EXPECT_EQ(d.linear.preconditioner_options.ilu0.factor_view, IluFactorView::scalar);
+  EXPECT_EQ(options_as<Ilu0Options>(d.linear.preconditioner).factor_view, IluFactorView::scalar);
   const RunConfig b = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"")));
-  EXPECT_EQ(b.linear.preconditioner_options.ilu0.factor_view, IluFactorView::block);
+  EXPECT_EQ(options_as<Ilu0Options>(b.linear.preconditioner).factor_view, IluFactorView::block);
   const RunConfig r = load_deck(write(b.resolved_toml, "resolved.toml"));
-  EXPECT_EQ(r.linear.preconditioner_options.ilu0.factor_view, IluFactorView::block);
+  EXPECT_EQ(options_as<Ilu0Options>(r.linear.preconditioner).factor_view, IluFactorView::block);
   // Block factors with ISAI: the block view is the default.
   const RunConfig i = load_deck(
       write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"")));
-  EXPECT_EQ(i.linear.preconditioner_options.ilu0.view, IsaiView::block);
+  EXPECT_EQ(options_as<Ilu0Options>(i.linear.preconditioner).view, IsaiView::block);
 
   // The iterative block factorisation: factor_sweeps, default 0, kept in the resolved deck.
-  EXPECT_EQ(b.linear.preconditioner_options.ilu0.factor_sweeps, 0);
+  EXPECT_EQ(options_as<Ilu0Options>(b.linear.preconditioner).factor_sweeps, 0);
   const RunConfig f = load_deck(
       write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\nfactor_sweeps = 3")));
-  EXPECT_EQ(f.linear.preconditioner_options.ilu0.factor_sweeps, 3);
-  EXPECT_EQ(load_deck(write(f.resolved_toml, "resolved_f.toml")).linear.preconditioner_options.ilu0.factor_sweeps, 3);
+  EXPECT_EQ(options_as<Ilu0Options>(f.linear.preconditioner).factor_sweeps, 3);
+  EXPECT_EQ(
+      options_as<Ilu0Options>(load_deck(write(f.resolved_toml, "resolved_f.toml")).linear.preconditioner).factor_sweeps,
+      3);
 
   const std::string k = "solver.linear.preconditioner.";
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_sweeps = 2", k + "factor_sweeps",
@@ -716,37 +720,40 @@ TEST_F(DeckTest, IluFactorView)
                     "sweeps");
 }
 
-// CPR: stage tables with the keys of a preconditioner (defaults ILU(0) on the pressure, block ILU(0)
-// on the system), AMG keys only with type amg, no cpr inside cpr, and the resolved deck loading to
+// CPR: stage tables with the keys of a preconditioner (defaults AMG on the pressure, block-Jacobi on
+// the system; an ILU(0) second stage factors in the block view), AMG keys only with type amg, no cpr inside cpr, and the resolved deck loading to
 // the same configuration.
 TEST_F(DeckTest, CprAndAmg)
 {
   const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
   const RunConfig d = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"")));
-  EXPECT_EQ(d.linear.preconditioner, PreconditionerType::cpr);
-  const CprOptions& c = d.linear.preconditioner_options.cpr;
+  EXPECT_EQ(d.linear.preconditioner.type, "cpr");
+  const CprOptions& c = options_as<CprOptions>(d.linear.preconditioner);
   EXPECT_EQ(c.weights, CprWeights::quasi_impes);
-  EXPECT_EQ(c.pressure.type, PreconditionerType::amg);
-  EXPECT_EQ(c.second.type, PreconditionerType::block_jacobi);
+  EXPECT_EQ(c.pressure.type, "amg");
+  EXPECT_EQ(c.second.type, "block_jacobi");
+  EXPECT_EQ(c, CprOptions{});  // the deck's defaults are the struct's
   const RunConfig i = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            pre + "type = \"cpr\"\n[solver.linear.preconditioner.second]\ntype = \"ilu0\"")));
-  EXPECT_EQ(i.linear.preconditioner_options.cpr.second.options.ilu0.factor_view, IluFactorView::block);
+  EXPECT_EQ(options_as<Ilu0Options>(options_as<CprOptions>(i.linear.preconditioner).second).factor_view,
+            IluFactorView::block);
 
   const RunConfig a = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            pre + "type = \"cpr\"\n[solver.linear.preconditioner.pressure]\n"
                                                  "type = \"amg\"\naggregation = \"matching\"\naggregate_size = 4\nsmoother = \"l1_jacobi\"\n"
                                                  "[solver.linear.preconditioner.second]\ntype = \"block_jacobi\"")));
-  const CprOptions& ca = a.linear.preconditioner_options.cpr;
-  EXPECT_EQ(ca.pressure.type, PreconditionerType::amg);
-  EXPECT_EQ(ca.pressure.options.amg.aggregation, AmgAggregation::matching);
-  EXPECT_EQ(ca.pressure.options.amg.aggregate_size, 4);
-  EXPECT_EQ(d.linear.preconditioner_options.cpr.pressure.options.amg.aggregation, AmgAggregation::mis2);
-  EXPECT_EQ(ca.pressure.options.amg.smoother, AmgSmoother::l1_jacobi);
-  EXPECT_EQ(ca.second.type, PreconditionerType::block_jacobi);
+  const CprOptions& ca = options_as<CprOptions>(a.linear.preconditioner);
+  EXPECT_EQ(ca.pressure.type, "amg");
+  EXPECT_EQ(options_as<AmgOptions>(ca.pressure).aggregation, AmgAggregation::matching);
+  EXPECT_EQ(options_as<AmgOptions>(ca.pressure).aggregate_size, 4);
+  EXPECT_EQ(options_as<AmgOptions>(c.pressure).aggregation, AmgAggregation::mis2);
+  EXPECT_EQ(options_as<AmgOptions>(ca.pressure).smoother, AmgSmoother::l1_jacobi);
+  EXPECT_EQ(ca.second.type, "block_jacobi");
   const RunConfig r = load_deck(write(a.resolved_toml, "resolved.toml"));
-  EXPECT_EQ(r.linear.preconditioner_options.cpr.pressure.type, PreconditionerType::amg);
-  EXPECT_EQ(r.linear.preconditioner_options.cpr.pressure.options.amg.aggregate_size, 4);
-  EXPECT_EQ(r.linear.preconditioner_options.cpr.second.type, PreconditionerType::block_jacobi);
+  const CprOptions& cr = options_as<CprOptions>(r.linear.preconditioner);
+  EXPECT_EQ(cr.pressure.type, "amg");
+  EXPECT_EQ(options_as<AmgOptions>(cr.pressure).aggregate_size, 4);
+  EXPECT_EQ(cr.second.type, "block_jacobi");
 
   const std::string k = "solver.linear.preconditioner.";
   expect_edit_error("dt_initial = 0.5", pre + "type = \"cpr\"\n[solver.linear.preconditioner.pressure]\ntype  =  \"cpr\"",
@@ -767,10 +774,10 @@ TEST_F(DeckTest, CprAndAmg)
 
   // True-IMPES weights, kept by the resolved deck; the default stays quasi-IMPES.
   const RunConfig t = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"true_impes\"")));
-  EXPECT_EQ(t.linear.preconditioner_options.cpr.weights, CprWeights::true_impes);
+  EXPECT_EQ(options_as<CprOptions>(t.linear.preconditioner).weights, CprWeights::true_impes);
   EXPECT_EQ(toml::parse(t.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
             "true_impes");
-  EXPECT_EQ(load_deck(write(t.resolved_toml, "resolved.toml")).linear.preconditioner_options.cpr.weights,
+  EXPECT_EQ(options_as<CprOptions>(load_deck(write(t.resolved_toml, "resolved.toml")).linear.preconditioner).weights,
             CprWeights::true_impes);
   EXPECT_EQ(toml::parse(d.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
             "quasi_impes");
@@ -910,21 +917,38 @@ TEST_F(DeckTest, ForcingTerms)
             "--set solver.linear.eta_min=0.5: solver.linear.eta_min: must be <= eta_max = 0.1 (got 0.5)");
 }
 
+// The rows of the largest Jacobi block of the preconditioner a run of c makes, set up on one 2x2
+// block (-1: not block-Jacobi).
+int jacobi_block_rows(const RunConfig& c)
+{
+  const ExecPtr e = Executor::create_cpu();
+  auto M = make_preconditioner(e, c.linear.preconditioner);
+  auto* bj = dynamic_cast<BlockJacobiPreconditioner*>(M.get());
+  if (!bj) return -1;
+  BsrPattern p;
+  p.nrows = p.ncols = 1;
+  p.row_ptr = {0, 1};
+  p.col_ind = {0};
+  BsrMatrix A(e, 2, p);
+  A.values().copy_from_host(std::vector<double>{2.0, 1.0, 1.0, 2.0});
+  EXPECT_TRUE(bj->setup(A).ok);
+  return bj->largest_block();
+}
+
 // Point Jacobi: block-Jacobi on 1x1 blocks, with no block-Jacobi keys to set.
 TEST_F(DeckTest, JacobiPreconditioner)
 {
   const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
   const RunConfig c = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"jacobi\"")));
-  EXPECT_EQ(c.linear.preconditioner, PreconditionerType::block_jacobi);
-  EXPECT_EQ(c.linear.preconditioner_options.block_jacobi.max_block_size, 1);
+  EXPECT_EQ(c.linear.preconditioner.type, "jacobi");
+  EXPECT_EQ(jacobi_block_rows(c), 1);
+  EXPECT_EQ(jacobi_block_rows(load_deck(write(kDeck))), 2);  // block_jacobi: the natural 2x2 blocks
   const toml::table t = toml::parse(c.resolved_toml);
   EXPECT_EQ(t.at_path("solver.linear.preconditioner.type").value<std::string>(), "jacobi");
   EXPECT_FALSE(t.at_path("solver.linear.preconditioner.max_block_size"));
   const RunConfig r = load_deck(write(c.resolved_toml, "resolved.toml"));
-  EXPECT_EQ(r.linear.preconditioner_options.block_jacobi.max_block_size, 1);
-  EXPECT_EQ(load_deck(write(kDeck), {"solver.linear.preconditioner.type=jacobi"})
-                .linear.preconditioner_options.block_jacobi.max_block_size,
-            1);
+  EXPECT_EQ(jacobi_block_rows(r), 1);
+  EXPECT_EQ(jacobi_block_rows(load_deck(write(kDeck), {"solver.linear.preconditioner.type=jacobi"})), 1);
 
   const std::string k = "solver.linear.preconditioner.";
   expect_edit_error("dt_initial = 0.5", pre + "type = \"jacobi\"\nmax_block_size = 1", k + "max_block_size",

@@ -537,9 +537,8 @@ TEST(AmgGpu, CprWithAmgPressureStageAgreesWithCpu)
   for (int bs : {2, 3, 7}) {
     const auto m = test::convection_diffusion(15, 13, 11, bs, 1.0);
     CprOptions o;
-    o.pressure.type = PreconditionerType::amg;
-    o.pressure.options.amg.max_coarse = 50;
-    o.second.type = PreconditionerType::block_jacobi;
+    o.pressure = {"amg", AmgOptions{.max_coarse = 50}};
+    o.second = {"block_jacobi", BlockJacobiOptions{}};
     BsrMatrix Ac = test::upload(backends().cpu, m), Ag = test::upload(backends().gpu, m);
     CprPreconditioner Mc(backends().cpu, o), Mg(backends().gpu, o);
     ASSERT_TRUE(Mc.setup(Ac).ok);

@@ -3,10 +3,11 @@
 // W^T A P applied through restriction and prolongation; restriction/prolongation adjoints; CPR
 // exact on matrices with pressure-only off-diagonal coupling (exact stage solves); true-IMPES
 // weights from given accumulation blocks; FGMRES with
-// CPR against stage 2 alone on a pressure/transport block stencil; factory, name, external
-// weights, setup failures.
+// CPR against stage 2 alone on a pressure/transport block stencil; factory, name, setup failures.
+// The stages are named in every test (ilu0_stages(): ILU(0) on the pressure, block ILU(0) second).
 #include "kernels/cpr/cpr.hpp"
 #include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/test/random_matrix.hpp"
 
@@ -41,11 +42,21 @@ test::TestMatrix random_matrix(index_t n, int bs, int avg = 3)
   return m;
 }
 
+// ILU(0) on the pressure, block ILU(0) on A: the stages these tests were written for.
+CprOptions ilu0_stages(CprWeights weights = CprWeights::quasi_impes)
+{
+  CprOptions o;
+  o.weights = weights;
+  o.pressure = {"ilu0", Ilu0Options{}};
+  o.second = {"ilu0", Ilu0Options{.factor_view = IluFactorView::block}};
+  return o;
+}
+
 CprOptions exact_options()
 {
   CprOptions o;
-  o.pressure.type = PreconditionerType::ilu0;  // exact on a tridiagonal A_p
-  o.second.type = PreconditionerType::block_jacobi;
+  o.pressure = {"ilu0", Ilu0Options{}};  // exact on a tridiagonal A_p
+  o.second = {"block_jacobi", BlockJacobiOptions{}};
   return o;
 }
 
@@ -192,7 +203,7 @@ TEST(CprKernels, SingularDiagonalBlock)
     EXPECT_EQ(info[0], 0);
     EXPECT_NE(info[3], 0) << "bs " << bs;
     auto A = upload(cpu(), m);
-    CprPreconditioner M(cpu());
+    CprPreconditioner M(cpu(), ilu0_stages());
     const auto st = M.setup(A);
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("block row 3"), std::string::npos) << st.message;
@@ -205,7 +216,7 @@ TEST(CprPreconditioner, PressureMatrixAgainstDense)
     const index_t n = 29;
     auto m = random_matrix(n, bs);
     auto A = upload(cpu(), m);
-    CprPreconditioner M(cpu());
+    CprPreconditioner M(cpu(), ilu0_stages());
     ASSERT_TRUE(M.setup(A).ok);
     const auto w = M.weights().to_host();
     const auto ap = M.pressure_matrix()->values().to_host();
@@ -281,7 +292,7 @@ TEST(CprPreconditioner, ExactOnPressureOnlyCoupling)
     EXPECT_LT(err, 1e-11) << "bs " << bs;
     // Not exact with either stage alone (bs > 1: the pressure stage ignores the other unknowns).
     if (bs > 1) {
-      auto M2 = make_preconditioner(PreconditionerType::block_jacobi, cpu());
+      auto M2 = make_preconditioner(cpu(), BlockJacobiOptions{});
       ASSERT_TRUE(M2->setup(A).ok);
       M2->apply(ax, z);
       EXPECT_GT(test::max_rel_diff(z.to_host(), hx), 1e-6) << "bs " << bs;
@@ -291,44 +302,34 @@ TEST(CprPreconditioner, ExactOnPressureOnlyCoupling)
 
 TEST(CprPreconditioner, FactoryNameAndOptions)
 {
-  PreconditionerOptions o;
-  auto M = make_preconditioner(PreconditionerType::cpr, cpu(), o);
+  PreconditionerSpec spec{"cpr", ilu0_stages()};
+  auto M = make_preconditioner(cpu(), spec);
   ASSERT_NE(dynamic_cast<CprPreconditioner*>(M.get()), nullptr);
   EXPECT_EQ(M->name(), "cpr(quasi-impes; p: ilu0(exact triangular solves); 2: ilu0(block, exact triangular solves))");
-  o.cpr.second.type = PreconditionerType::block_jacobi;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::cpr, cpu(), o)->name(),
+  CprOptions o = ilu0_stages();
+  o.second = {"block_jacobi", BlockJacobiOptions{}};
+  EXPECT_EQ(make_preconditioner(cpu(), o)->name(),
             "cpr(quasi-impes; p: ilu0(exact triangular solves); 2: block_jacobi(automatic, natural blocks))");
-  o.cpr.pressure.type = PreconditionerType::cpr;
-  EXPECT_THROW(make_preconditioner(PreconditionerType::cpr, cpu(), o), std::invalid_argument);
-  EXPECT_EQ(to_string(CprWeights::external), "external");
-  EXPECT_EQ(to_string(CprWeights::true_impes), "true-impes");
+  o.pressure = {"cpr", CprOptions{}};
+  EXPECT_THROW(make_preconditioner(cpu(), o), std::invalid_argument);
+  o.pressure = {"ilu0", IsaiOptions{}};  // another preconditioner's options
+  EXPECT_THROW(make_preconditioner(cpu(), o), std::invalid_argument);
+  EXPECT_EQ(to_string(CprWeights::true_impes), "true_impes");  // the deck's name; name() says "true-impes"
 }
 
-TEST(CprPreconditioner, ExternalWeightsAndStageFailure)
+// A stage whose setup fails fails CPR's setup with a message naming the stage: a bs = 1 matrix
+// whose pressure matrix (A itself with quasi-IMPES weights of +-1) has a zero second ILU(0) pivot.
+TEST(CprPreconditioner, StageFailure)
 {
-  const int bs = 3;
-  auto m = random_matrix(40, bs);
+  test::TestMatrix m;
+  m.bs = 1;
+  m.pattern.nrows = m.pattern.ncols = 2;
+  m.pattern.row_ptr = {0, 2, 4};
+  m.pattern.col_ind = {0, 1, 0, 1};
+  m.values = {1.0, 1.0, 1.0, 1.0};
   auto A = upload(cpu(), m);
-  CprPreconditioner Mq(cpu());
-  ASSERT_TRUE(Mq.setup(A).ok);
-  CprOptions o;
-  o.weights = CprWeights::external;
-  CprPreconditioner Me(cpu(), o);
-  EXPECT_THROW(Me.setup(A), std::invalid_argument);  // no weights yet
-  EXPECT_THROW(Mq.set_weights(Mq.weights()), std::invalid_argument);  // not external
-  Me.set_weights(Mq.weights());
-  ASSERT_TRUE(Me.setup(A).ok);
-  const auto hr = test::random_vector(A.scalar_rows());
-  Vector r(cpu(), std::span<const double>(hr)), zq(cpu(), r.size()), ze(cpu(), r.size());
-  Mq.apply(r, zq);
-  Me.apply(r, ze);
-  EXPECT_EQ(zq.to_host(), ze.to_host());
-  EXPECT_EQ(Me.name().rfind("cpr(external; ", 0), 0u) << Me.name();
-  // Zero weights: A_p = 0, the pressure stage's ILU(0) fails and says so.
-  Vector zero(cpu(), A.scalar_rows());
-  fill(zero, 0.0);
-  Me.set_weights(zero);
-  const auto st = Me.setup(A);
+  CprPreconditioner M(cpu(), exact_options());
+  const auto st = M.setup(A);
   EXPECT_FALSE(st.ok);
   EXPECT_EQ(st.message.rfind("cpr pressure stage: ", 0), 0u) << st.message;
 }
@@ -339,8 +340,7 @@ TEST(CprPreconditioner, ExternalWeightsAndStageFailure)
 // again at every setup (not copied); misuse and singular blocks are reported.
 TEST(CprPreconditioner, TrueImpesWeights)
 {
-  CprOptions o;
-  o.weights = CprWeights::true_impes;
+  const CprOptions o = ilu0_stages(CprWeights::true_impes);
   for (int bs : block_sizes) {
     const index_t n = 23;
     const std::size_t bb = std::size_t(bs) * bs;
@@ -357,7 +357,7 @@ TEST(CprPreconditioner, TrueImpesWeights)
     ASSERT_TRUE(Mt.setup(A).ok);
     EXPECT_EQ(Mt.name().rfind("cpr(true-impes; ", 0), 0u) << Mt.name();
     const auto w = Mt.weights().to_host();
-    CprPreconditioner Mq(cpu());
+    CprPreconditioner Mq(cpu(), ilu0_stages());
     ASSERT_TRUE(Mq.setup(A).ok);
     const auto wq = Mq.weights().to_host();
     double differs = 0.0;
@@ -404,7 +404,9 @@ TEST(CprPreconditioner, TrueImpesWeights)
   std::vector<double> hc = test::random_vector(9 * 16);
   for (int r = 0; r < 9; ++r)
     for (int a = 0; a < bs; ++a) hc[r * 16 + a * bs + a] += 8.0;
-  CprPreconditioner Mq(cpu());
+  CprPreconditioner Mq(cpu(), ilu0_stages());
+  EXPECT_FALSE(Mq.needs_accumulation_blocks());
+  EXPECT_TRUE(CprPreconditioner(cpu(), o).needs_accumulation_blocks());
   Vector C(cpu(), std::span<const double>(hc));
   EXPECT_THROW(Mq.set_accumulation_blocks(C), std::invalid_argument);  // not true_impes
   Vector short_c(cpu(), 8 * 16);
@@ -426,10 +428,8 @@ TEST(CprPreconditioner, FgmresFewerIterationsThanSecondStage)
   for (int bs : {2, 3, 5}) {
     auto m = pressure_transport(24, 24, 6, bs);
     auto A = upload(cpu(), m);
-    PreconditionerOptions o;
-    auto cpr = make_preconditioner(PreconditionerType::cpr, cpu(), o);
-    o.ilu0.factor_view = IluFactorView::block;
-    auto ilu = make_preconditioner(PreconditionerType::ilu0, cpu(), o);
+    auto cpr = make_preconditioner(cpu(), ilu0_stages());
+    auto ilu = make_preconditioner(cpu(), Ilu0Options{.factor_view = IluFactorView::block});
     ASSERT_TRUE(cpr->setup(A).ok);
     ASSERT_TRUE(ilu->setup(A).ok);
     const auto hb = test::random_vector(A.scalar_rows());
@@ -448,9 +448,9 @@ TEST(CprPreconditioner, FgmresFewerIterationsThanSecondStage)
 // no more than with ILU(0) as the pressure stage.
 TEST(CprPreconditioner, AmgPressureStage)
 {
-  PreconditionerOptions o;
-  o.cpr.pressure.type = PreconditionerType::amg;
-  PreconditionerOptions oi;  // ILU(0) pressure stage (the default)
+  CprOptions o = ilu0_stages();
+  o.pressure = {"amg", AmgOptions{}};
+  const CprOptions oi = ilu0_stages();  // ILU(0) pressure stage
   double its[2] = {0, 0};  // mean over 3 random right-hand sides (one rhs varies by +-1-2)
   // Both grids above max_coarse = 128 cells by 2-3 levels (the smaller one is no longer nearly a
   // direct solve).
@@ -458,8 +458,8 @@ TEST(CprPreconditioner, AmgPressureStage)
   for (int g = 0; g < 2; ++g) {
     auto m = pressure_transport(sides[g][0], sides[g][1], sides[g][2], 3);
     auto A = upload(cpu(), m);
-    auto amg = make_preconditioner(PreconditionerType::cpr, cpu(), o);
-    auto ilu = make_preconditioner(PreconditionerType::cpr, cpu(), oi);
+    auto amg = make_preconditioner(cpu(), o);
+    auto ilu = make_preconditioner(cpu(), oi);
     ASSERT_TRUE(amg->setup(A).ok);
     ASSERT_TRUE(ilu->setup(A).ok);
     for (int rhs = 0; rhs < 3; ++rhs) {
@@ -483,9 +483,9 @@ TEST(CprPreconditioner, StageProfile)
 {
   auto m = pressure_transport(24, 24, 6, 3);
   auto A = upload(cpu(), m);
-  PreconditionerOptions o;
-  o.cpr.pressure.type = PreconditionerType::amg;
-  auto cpr = make_preconditioner(PreconditionerType::cpr, cpu(), o);
+  CprOptions o = ilu0_stages();
+  o.pressure = {"amg", AmgOptions{}};
+  auto cpr = make_preconditioner(cpu(), o);
   auto p0 = cpr->profile();
   ASSERT_EQ(p0.size(), 5u);
   for (const auto& e : p0) EXPECT_EQ(e.seconds, 0.0) << e.part;
@@ -504,7 +504,7 @@ TEST(CprPreconditioner, StageProfile)
     EXPECT_GT(rounds[1][k].seconds, rounds[0][k].seconds) << rounds[1][k].part;
   }
   // Other preconditioners have no parts.
-  EXPECT_TRUE(make_preconditioner(PreconditionerType::block_jacobi, cpu(), o)->profile().empty());
+  EXPECT_TRUE(make_preconditioner(cpu(), BlockJacobiOptions{})->profile().empty());
 }
 
 TEST(CprPreconditioner, NewValuesAndNewStructure)
@@ -512,10 +512,10 @@ TEST(CprPreconditioner, NewValuesAndNewStructure)
   const int bs = 4;
   auto m = random_matrix(31, bs);
   auto A = upload(cpu(), m);
-  CprPreconditioner M(cpu());
+  CprPreconditioner M(cpu(), ilu0_stages());
   ASSERT_TRUE(M.setup(A).ok);
   auto check = [&](const BsrMatrix& B) {
-    CprPreconditioner fresh(cpu());
+    CprPreconditioner fresh(cpu(), ilu0_stages());
     ASSERT_TRUE(fresh.setup(B).ok);
     const auto hr = test::random_vector(B.scalar_rows());
     Vector r(cpu(), std::span<const double>(hr)), z1(cpu(), r.size()), z2(cpu(), r.size());

@@ -6,7 +6,9 @@
 // option checks.
 #include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
 #include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/test/preconditioner_test_util.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
@@ -16,27 +18,10 @@
 #include <stdexcept>
 
 using namespace blockres;
+using test::block_ilu0_options;
 using test::upload;
 
 namespace {
-
-double residual_ratio(const BsrMatrix& A, const Vector& z, const Vector& r)
-{
-  Vector w(r.exec_ptr(), r.size());
-  copy(r, w);
-  spmv(A, 1.0, z, -1.0, w);
-  return norm2(w) / norm2(r);
-}
-
-Ilu0Options block_opt(TriangularSolve t = TriangularSolve::exact, int power = 1)
-{
-  Ilu0Options o;
-  o.trisolve = t;
-  o.isai_power = power;
-  o.view = IsaiView::block;
-  o.factor_view = IluFactorView::block;
-  return o;
-}
 
 // 1D convection-diffusion: block tridiagonal, so block ILU(0) is the exact block LU.
 test::TestMatrix chain(int n, int bs) { return test::convection_diffusion(n, 1, 1, bs, 1.5); }
@@ -46,12 +31,12 @@ test::TestMatrix chain(int n, int bs) { return test::convection_diffusion(n, 1, 
 TEST(BlockIlu0Preconditioner, FactoryAndName)
 {
   auto e = Executor::create_cpu();
-  PreconditionerOptions o;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, o)->name(), "ilu0(exact triangular solves)");
-  o.ilu0.factor_view = IluFactorView::block;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, o)->name(), "ilu0(block, exact triangular solves)");
-  o.ilu0 = block_opt(TriangularSolve::isai, 2);
-  auto M = make_preconditioner(PreconditionerType::ilu0, e, o);
+  Ilu0Options o;
+  EXPECT_EQ(make_preconditioner(e, preconditioner_spec("ilu0"))->name(), "ilu0(exact triangular solves)");
+  o.factor_view = IluFactorView::block;
+  EXPECT_EQ(make_preconditioner(e, {"ilu0", o})->name(), "ilu0(block, exact triangular solves)");
+  o = block_ilu0_options(TriangularSolve::isai, 2);
+  auto M = make_preconditioner(e, {"ilu0", o});
   EXPECT_EQ(M->name(), "ilu0(block, isai(2, block view))");
   EXPECT_NE(dynamic_cast<BlockIlu0Preconditioner*>(M.get()), nullptr);
   EXPECT_EQ(to_string(IluFactorView::block), "block");
@@ -65,17 +50,13 @@ TEST(BlockIlu0Preconditioner, AppliesLikeScalarViewIlu0)
     const int n = bs <= 8 ? 6 : bs <= 17 ? 4 : 3;
     auto A = upload(e, test::convection_diffusion(n, n - 1, 3, bs, 2.0));
     Ilu0Preconditioner S(e);
-    BlockIlu0Preconditioner B(e, block_opt());
+    BlockIlu0Preconditioner B(e, block_ilu0_options());
     ASSERT_TRUE(S.setup(A).ok);
     ASSERT_TRUE(B.setup(A).ok);
     EXPECT_EQ(B.factor_nnz(), A.values().size());
     EXPECT_EQ(B.diagonal_inverses().size(), A.nrows() * size64_t(bs) * bs);
-    Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), zs(e, A.scalar_rows()),
-        zb(e, A.scalar_rows());
-    fill(zb, std::nan(""));
-    S.apply(r, zs);
-    B.apply(r, zb);
-    EXPECT_LE(test::max_rel_diff(zb.to_host(), zs.to_host()), 1e-11) << "bs " << bs;
+    const auto z = test::apply_both(A, B, A, S, test::random_vector(A.scalar_rows()));
+    EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-11) << "bs " << bs;
   }
 }
 
@@ -84,13 +65,10 @@ TEST(BlockIlu0Preconditioner, ExactOnBlockTridiagonalMatrices)
   auto e = Executor::create_cpu();
   for (int bs : {1, 2, 5, 16, 33}) {
     auto A = upload(e, chain(29, bs));
-    BlockIlu0Preconditioner M(e, block_opt());
+    BlockIlu0Preconditioner M(e, block_ilu0_options());
     ASSERT_TRUE(M.setup(A).ok);
     EXPECT_EQ(M.lower_levels(), 29);
-    Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), z(e, A.scalar_rows());
-    fill(z, std::nan(""));
-    M.apply(r, z);
-    EXPECT_LE(residual_ratio(A, z, r), 1e-13) << "bs " << bs;
+    EXPECT_LE(test::applied_residual_ratio(A, M), 1e-13) << "bs " << bs;
   }
 }
 
@@ -116,12 +94,12 @@ TEST(BlockIlu0Preconditioner, KrylovConvergesLikeScalarIlu0)
       };
       Ilu0Preconditioner S(e);
       ASSERT_TRUE(S.setup(A).ok);
-      BlockIlu0Preconditioner B(e, block_opt());
+      BlockIlu0Preconditioner B(e, block_ilu0_options());
       ASSERT_TRUE(B.setup(A).ok);
       const int its_scalar = run(S);
       EXPECT_LE(run(B), its_scalar + 2) << name << " bs " << bs;
       for (int power : {1, 2}) {
-        BlockIlu0Preconditioner I(e, block_opt(TriangularSolve::isai, power));
+        BlockIlu0Preconditioner I(e, block_ilu0_options(TriangularSolve::isai, power));
         ASSERT_TRUE(I.setup(A).ok);
         EXPECT_GT(I.isai_nnz(), 0);
         EXPECT_LE(run(I), 3 * its_scalar + 10) << name << " bs " << bs << " power " << power;
@@ -133,7 +111,7 @@ TEST(BlockIlu0Preconditioner, KrylovConvergesLikeScalarIlu0)
 TEST(BlockIlu0Preconditioner, SingularDiagonalBlockFailsSetupNamingTheRow)
 {
   auto e = Executor::create_cpu();
-  for (const auto& opt : {block_opt(), block_opt(TriangularSolve::isai, 1)}) {
+  for (const auto& opt : {block_ilu0_options(), block_ilu0_options(TriangularSolve::isai, 1)}) {
     auto m = test::convection_diffusion(5, 4, 3, 3, 1.0);
     test::TestMatrix z = m;
     for (index_t p = z.pattern.row_ptr[17]; p < z.pattern.row_ptr[18]; ++p)
@@ -154,12 +132,12 @@ TEST(BlockIlu0Preconditioner, NewValuesOnTheSameStructure)
   auto e = Executor::create_cpu();
   auto m = test::convection_diffusion(6, 5, 4, 2, 1.0);
   auto A = upload(e, m);
-  BlockIlu0Preconditioner M(e, block_opt(TriangularSolve::isai, 1));
+  BlockIlu0Preconditioner M(e, block_ilu0_options(TriangularSolve::isai, 1));
   ASSERT_TRUE(M.setup(A).ok);
   for (auto& v : m.values) v *= 2.0;
   A.values().copy_from_host(m.values);
   ASSERT_TRUE(M.setup(A).ok);
-  BlockIlu0Preconditioner fresh(e, block_opt(TriangularSolve::isai, 1));
+  BlockIlu0Preconditioner fresh(e, block_ilu0_options(TriangularSolve::isai, 1));
   ASSERT_TRUE(fresh.setup(A).ok);
   Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), z1(e, A.scalar_rows()),
       z2(e, A.scalar_rows());
@@ -171,21 +149,21 @@ TEST(BlockIlu0Preconditioner, NewValuesOnTheSameStructure)
 TEST(BlockIlu0Preconditioner, OptionsAreChecked)
 {
   auto e = Executor::create_cpu();
-  auto o = block_opt(TriangularSolve::isai, 0);
+  auto o = block_ilu0_options(TriangularSolve::isai, 0);
   EXPECT_THROW(BlockIlu0Preconditioner(e, o), std::invalid_argument);
-  o = block_opt(TriangularSolve::isai, 1);
+  o = block_ilu0_options(TriangularSolve::isai, 1);
   o.view = IsaiView::scalar;
   EXPECT_THROW(BlockIlu0Preconditioner(e, o), std::invalid_argument);
-  o = block_opt(TriangularSolve::isai, 1);
+  o = block_ilu0_options(TriangularSolve::isai, 1);
   o.sweeps = 1;
   EXPECT_THROW(BlockIlu0Preconditioner(e, o), std::invalid_argument);
   for (int k : {-1, max_factor_sweeps + 1}) {
-    o = block_opt(TriangularSolve::isai, 1);
+    o = block_ilu0_options(TriangularSolve::isai, 1);
     o.factor_sweeps = k;
     EXPECT_THROW(BlockIlu0Preconditioner(e, o), std::invalid_argument) << k;
   }
   auto A = upload(e, chain(5, 2));
-  BlockIlu0Preconditioner M(e, block_opt());
+  BlockIlu0Preconditioner M(e, block_ilu0_options());
   ASSERT_TRUE(M.setup(A).ok);
   Vector r(e, 9), z(e, 9);
   EXPECT_THROW(M.apply(r, z), std::invalid_argument);
@@ -199,15 +177,14 @@ TEST(BlockIlu0Preconditioner, OptionsAreChecked)
 TEST(BlockIlu0Preconditioner, IterativeFactorisation)
 {
   auto e = Executor::create_cpu();
-  PreconditionerOptions po;
-  po.ilu0 = block_opt(TriangularSolve::isai, 1);
-  po.ilu0.factor_sweeps = 2;
-  EXPECT_EQ(make_preconditioner(PreconditionerType::ilu0, e, po)->name(), "ilu0(block, 2 factor sweeps, isai(1, block view))");
+  Ilu0Options po = block_ilu0_options(TriangularSolve::isai, 1);
+  po.factor_sweeps = 2;
+  EXPECT_EQ(make_preconditioner(e, {"ilu0", po})->name(), "ilu0(block, 2 factor sweeps, isai(1, block view))");
   for (int bs : {1, 2, 3}) {
     auto A = upload(e, test::convection_diffusion(11, 10, 9, bs, 2.0));
-    BlockIlu0Preconditioner exact(e, block_opt());
+    BlockIlu0Preconditioner exact(e, block_ilu0_options());
     ASSERT_TRUE(exact.setup(A).ok);
-    auto opt = block_opt();
+    auto opt = block_ilu0_options();
     ASSERT_LT(exact.lower_levels(), max_factor_sweeps);
     opt.factor_sweeps = max_factor_sweeps;
     BlockIlu0Preconditioner full(e, opt);
@@ -228,11 +205,11 @@ TEST(BlockIlu0Preconditioner, IterativeFactorisation)
       return st.iterations;
     };
     for (auto t : {TriangularSolve::exact, TriangularSolve::isai}) {
-      BlockIlu0Preconditioner ref(e, block_opt(t, 1));
+      BlockIlu0Preconditioner ref(e, block_ilu0_options(t, 1));
       ASSERT_TRUE(ref.setup(A).ok);
       const int its_exact = its(ref);
       for (int k : {1, 2}) {
-        auto o = block_opt(t, 1);
+        auto o = block_ilu0_options(t, 1);
         o.factor_sweeps = k;
         BlockIlu0Preconditioner M(e, o);
         ASSERT_TRUE(M.setup(A).ok);
@@ -245,7 +222,7 @@ TEST(BlockIlu0Preconditioner, IterativeFactorisation)
     if (z.pattern.col_ind[p] == 11)
       for (int k = 0; k < 4; ++k) z.values[size64_t(p) * 4 + k] = 0.0;
   auto Z = upload(e, z);
-  auto o = block_opt();
+  auto o = block_ilu0_options();
   o.factor_sweeps = 2;
   BlockIlu0Preconditioner M(e, o);
   const auto st = M.setup(Z);

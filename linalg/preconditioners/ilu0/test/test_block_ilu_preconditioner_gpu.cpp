@@ -4,6 +4,7 @@
 // each other; a singular diagonal block named by block row; new values on the same structure.
 // Label `gpu`.
 #include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
+#include "linalg/preconditioners/test/preconditioner_test_util.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -14,19 +15,10 @@
 
 using namespace blockres;
 using test::backends;
+using test::block_ilu0_options;
 using test::upload;
 
 namespace {
-
-Ilu0Options block_opt(TriangularSolve t = TriangularSolve::exact, int power = 1)
-{
-  Ilu0Options o;
-  o.trisolve = t;
-  o.isai_power = power;
-  o.view = IsaiView::block;
-  o.factor_view = IluFactorView::block;
-  return o;
-}
 
 // A convection-diffusion block stencil with every value perturbed at random (fresh each run), so
 // the diagonal blocks pivot and no two runs see the same numbers.
@@ -50,9 +42,9 @@ TEST(BlockIlu0PreconditionerGpu, MatchesTheCpuBackend)
     const auto m = random_stencil(n, n - 1, n + 1, bs);
     auto Ac = upload(be.cpu, m);
     auto Ag = upload(be.gpu, m);
-    auto iterative = block_opt(TriangularSolve::isai, 1);
+    auto iterative = block_ilu0_options(TriangularSolve::isai, 1);
     iterative.factor_sweeps = 2;
-    for (const auto& opt : {block_opt(), block_opt(TriangularSolve::isai, 1), block_opt(TriangularSolve::isai, 2),
+    for (const auto& opt : {block_ilu0_options(), block_ilu0_options(TriangularSolve::isai, 1), block_ilu0_options(TriangularSolve::isai, 2),
                             iterative}) {
       BlockIlu0Preconditioner Mc(be.cpu, opt), Mg(be.gpu, opt);
       ASSERT_TRUE(Mc.setup(Ac).ok);
@@ -65,13 +57,8 @@ TEST(BlockIlu0PreconditionerGpu, MatchesTheCpuBackend)
       const std::vector<double> vc(fc.values, fc.values + Mc.factor_nnz());
       EXPECT_LE(test::max_rel_diff(vg, vc), 1e-11) << what;
       EXPECT_LE(test::max_rel_diff(Mg.diagonal_inverses().to_host(), Mc.diagonal_inverses().to_host()), 1e-11) << what;
-      const auto hr = test::random_vector(Ac.scalar_rows());
-      Vector rc(be.cpu, std::span<const double>(hr)), rg(be.gpu, std::span<const double>(hr));
-      Vector zc(be.cpu, Ac.scalar_rows()), zg(be.gpu, Ag.scalar_rows());
-      fill(zg, std::nan(""));
-      Mc.apply(rc, zc);
-      Mg.apply(rg, zg);
-      EXPECT_LE(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-10) << what;
+      const auto z = test::apply_both(Ag, Mg, Ac, Mc, test::random_vector(Ac.scalar_rows()));
+      EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-10) << what;
     }
   }
 }
@@ -83,7 +70,7 @@ TEST(BlockIlu0PreconditionerGpu, GmresAgreesWithTheCpu)
     const auto m = test::convection_diffusion(12, 11, 10, bs, 2.0);
     auto Ac = upload(be.cpu, m);
     auto Ag = upload(be.gpu, m);
-    for (const auto& opt : {block_opt(), block_opt(TriangularSolve::isai, 1)}) {
+    for (const auto& opt : {block_ilu0_options(), block_ilu0_options(TriangularSolve::isai, 1)}) {
       BlockIlu0Preconditioner Mc(be.cpu, opt), Mg(be.gpu, opt);
       ASSERT_TRUE(Mc.setup(Ac).ok);
       ASSERT_TRUE(Mg.setup(Ag).ok);
@@ -100,20 +87,15 @@ TEST(BlockIlu0PreconditionerGpu, SingularBlockAndNewValues)
   auto z = m;
   test::zero_block_row(z, 23);
   auto Ag = upload(be.gpu, z);
-  BlockIlu0Preconditioner M(be.gpu, block_opt());
+  BlockIlu0Preconditioner M(be.gpu, block_ilu0_options());
   const auto st = M.setup(Ag);
   EXPECT_FALSE(st.ok);
   EXPECT_NE(st.message.find("block row 23"), std::string::npos) << st.message;
   Ag.values().copy_from_host(m.values);  // same structure: numeric setup only
   ASSERT_TRUE(M.setup(Ag).ok);
   auto Ac = upload(be.cpu, m);
-  BlockIlu0Preconditioner Mc(be.cpu, block_opt());
+  BlockIlu0Preconditioner Mc(be.cpu, block_ilu0_options());
   ASSERT_TRUE(Mc.setup(Ac).ok);
-  const auto hr = test::random_vector(Ac.scalar_rows());
-  Vector rc(be.cpu, std::span<const double>(hr)), rg(be.gpu, std::span<const double>(hr));
-  Vector zc(be.cpu, Ac.scalar_rows()), zg(be.gpu, Ac.scalar_rows());
-  fill(zg, std::nan(""));
-  Mc.apply(rc, zc);
-  M.apply(rg, zg);
-  EXPECT_LE(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-10);
+  const auto applied = test::apply_both(Ag, M, Ac, Mc, test::random_vector(Ac.scalar_rows()));
+  EXPECT_LE(test::max_rel_diff(applied.z, applied.ref), 1e-10);
 }

@@ -2,8 +2,10 @@
 // exact LU and the ISAI pattern is closed), GMRES/BiCGSTAB convergence with exact and ISAI
 // triangular solves on a nonsymmetric convection-diffusion matrix, sweeps moving the ISAI
 // application toward the exact one, zero pivots reported, option checks.
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/test/preconditioner_test_util.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
@@ -15,36 +17,12 @@
 #include <stdexcept>
 
 using namespace blockres;
+using test::block_diagonal;
 using test::upload;
 
 namespace {
 
-// ||A z - r|| / ||r||.
-double residual_ratio(const BsrMatrix& A, const Vector& z, const Vector& r)
-{
-  Vector w(r.exec_ptr(), r.size());
-  copy(r, w);
-  spmv(A, 1.0, z, -1.0, w);
-  return norm2(w) / norm2(r);
-}
-
-// Block-diagonal BSR matrix with dense, well-conditioned nonsymmetric blocks.
-test::TestMatrix block_diagonal(index_t n, int bs)
-{
-  test::TestMatrix m;
-  m.bs = bs;
-  m.pattern.nrows = m.pattern.ncols = n;
-  for (index_t r = 0; r <= n; ++r) m.pattern.row_ptr.push_back(r);
-  for (index_t r = 0; r < n; ++r) m.pattern.col_ind.push_back(r);
-  m.values = test::random_values(m.pattern, bs, 2.0 * bs);
-  return m;
-}
-
-const std::vector<Ilu0Options> all_variants = {
-    {TriangularSolve::exact, 1, 0}, {TriangularSolve::isai, 1, 0}, {TriangularSolve::isai, 2, 0},
-    {TriangularSolve::isai, 3, 0},  {TriangularSolve::isai, 1, 2},
-    {TriangularSolve::isai, 1, 0, IsaiView::block}, {TriangularSolve::isai, 2, 0, IsaiView::block},
-    {TriangularSolve::isai, 3, 0, IsaiView::block}, {TriangularSolve::isai, 1, 2, IsaiView::block}};
+const std::vector<Ilu0Options> all_variants = test::ilu0_variants(2);
 
 }  // namespace
 
@@ -56,10 +34,7 @@ TEST(Ilu0Preconditioner, ExactOnBlockDiagonalMatrices)
       auto A = upload(e, block_diagonal(37, bs));
       Ilu0Preconditioner M(e, opt);
       ASSERT_TRUE(M.setup(A).ok);
-      Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), z(e, A.scalar_rows());
-      fill(z, std::nan(""));
-      M.apply(r, z);
-      EXPECT_LE(residual_ratio(A, z, r), 1e-13) << M.name() << " bs " << bs;
+      EXPECT_LE(test::applied_residual_ratio(A, M), 1e-13) << M.name() << " bs " << bs;
     }
 }
 
@@ -168,12 +143,8 @@ TEST(Ilu0Preconditioner, BlockViewAppliesLikeScalarView)
         Ilu0Preconditioner B(e, {TriangularSolve::isai, k, sweeps, IsaiView::block});
         ASSERT_TRUE(S.setup(A).ok);
         ASSERT_TRUE(B.setup(A).ok);
-        Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), zs(e, A.scalar_rows()),
-            zb(e, A.scalar_rows());
-        fill(zb, std::nan(""));
-        S.apply(r, zs);
-        B.apply(r, zb);
-        EXPECT_LE(test::max_rel_diff(zb.to_host(), zs.to_host()), 1e-12) << B.name() << " bs " << bs;
+        const auto z = test::apply_both(A, B, A, S, test::random_vector(A.scalar_rows()));
+        EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-12) << B.name() << " bs " << bs;
         EXPECT_EQ(B.isai_matrix(kernels::Triangle::upper)->block_size(), bs);
         // The block view also stores the zero halves of the diagonal blocks.
         EXPECT_GE(B.isai_nnz(), S.isai_nnz());

@@ -4,6 +4,7 @@
 // Label `gpu`; skipped without a device.
 #include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/test/preconditioner_test_util.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -17,11 +18,7 @@ using test::upload;
 
 namespace {
 
-const std::vector<Ilu0Options> all_variants = {
-    {TriangularSolve::exact, 1, 0}, {TriangularSolve::isai, 1, 0}, {TriangularSolve::isai, 2, 0},
-    {TriangularSolve::isai, 3, 0},  {TriangularSolve::isai, 1, 3},
-    {TriangularSolve::isai, 1, 0, IsaiView::block}, {TriangularSolve::isai, 2, 0, IsaiView::block},
-    {TriangularSolve::isai, 3, 0, IsaiView::block}, {TriangularSolve::isai, 1, 3, IsaiView::block}};
+const std::vector<Ilu0Options> all_variants = test::ilu0_variants(3);
 
 }  // namespace
 
@@ -40,27 +37,18 @@ TEST(Ilu0PreconditionerGpu, ApplicationMatchesCpu)
         Ilu0Preconditioner Mc(cpu, opt), Mg(gpu, opt);
         ASSERT_TRUE(Mc.setup(Ac).ok);
         ASSERT_TRUE(Mg.setup(Ag).ok);
-        Vector rc(cpu, std::span<const double>(hr)), rg(gpu, std::span<const double>(hr));
-        Vector zc(cpu, Ac.scalar_rows()), zg(gpu, Ag.scalar_rows());
-        fill(zg, std::numeric_limits<double>::quiet_NaN());
-        Mc.apply(rc, zc);
-        Mg.apply(rg, zg);
-        const auto a = zg.to_host(), b = zc.to_host();
-        for (double v : a) ASSERT_TRUE(std::isfinite(v)) << Mg.name();
-        EXPECT_LE(test::max_rel_diff(a, b), 1e-12) << Mg.name() << " bs " << bs << " grid " << nx << "x" << ny << "x" << nz;
+        const auto z = test::apply_both(Ag, Mg, Ac, Mc, hr);
+        for (double v : z.z) ASSERT_TRUE(std::isfinite(v)) << Mg.name();
+        EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-12)
+            << Mg.name() << " bs " << bs << " grid " << nx << "x" << ny << "x" << nz;
         EXPECT_EQ(Mg.isai_nnz(), Mc.isai_nnz());
         // Setup again with new values (numeric setup only) and compare again.
-        auto m2 = m;
-        for (auto& v : m2.values) v *= 1.25;
-        Ac.values().copy_from_host(m2.values);
-        Ag.values().copy_from_host(m2.values);
+        test::set_values(Ac, Ag, test::scaled(m.values, 1.25));
         ASSERT_TRUE(Mc.setup(Ac).ok);
         ASSERT_TRUE(Mg.setup(Ag).ok);
-        Mc.apply(rc, zc);
-        Mg.apply(rg, zg);
-        EXPECT_LE(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-12) << Mg.name() << " second setup";
-        Ac.values().copy_from_host(m.values);
-        Ag.values().copy_from_host(m.values);
+        const auto z2 = test::apply_both(Ag, Mg, Ac, Mc, hr);
+        EXPECT_LE(test::max_rel_diff(z2.z, z2.ref), 1e-12) << Mg.name() << " second setup";
+        test::set_values(Ac, Ag, m.values);
       }
     }
 }

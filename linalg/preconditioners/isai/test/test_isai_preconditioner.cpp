@@ -3,7 +3,10 @@
 // application, Krylov convergence on a nonsymmetric convection-diffusion matrix, singular local
 // systems reported, option checks.
 #include "linalg/preconditioners/isai/isai_preconditioner.hpp"
+#include "linalg/preconditioners/none/none.hpp"
+#include "linalg/preconditioners/registry.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/test/preconditioner_test_util.hpp"
 #include "linalg/test/random_matrix.hpp"
 
 #include <gtest/gtest.h>
@@ -13,30 +16,8 @@
 #include <stdexcept>
 
 using namespace blockres;
+using test::block_diagonal;
 using test::upload;
-
-namespace {
-
-test::TestMatrix block_diagonal(index_t n, int bs)
-{
-  test::TestMatrix m;
-  m.bs = bs;
-  m.pattern.nrows = m.pattern.ncols = n;
-  for (index_t r = 0; r <= n; ++r) m.pattern.row_ptr.push_back(r);
-  for (index_t r = 0; r < n; ++r) m.pattern.col_ind.push_back(r);
-  m.values = test::random_values(m.pattern, bs, 2.0 * bs);
-  return m;
-}
-
-double residual_ratio(const BsrMatrix& A, const Vector& z, const Vector& r)
-{
-  Vector w(r.exec_ptr(), r.size());
-  copy(r, w);
-  spmv(A, 1.0, z, -1.0, w);
-  return norm2(w) / norm2(r);
-}
-
-}  // namespace
 
 TEST(IsaiPreconditioner, ExactOnBlockDiagonalMatrices)
 {
@@ -46,10 +27,7 @@ TEST(IsaiPreconditioner, ExactOnBlockDiagonalMatrices)
       auto A = upload(e, block_diagonal(37, bs));
       IsaiPreconditioner M(e, {1, view});
       ASSERT_TRUE(M.setup(A).ok);
-      Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), z(e, A.scalar_rows());
-      fill(z, std::nan(""));
-      M.apply(r, z);
-      EXPECT_LE(residual_ratio(A, z, r), 1e-13) << M.name() << " bs " << bs;
+      EXPECT_LE(test::applied_residual_ratio(A, M), 1e-13) << M.name() << " bs " << bs;
     }
 }
 
@@ -62,11 +40,8 @@ TEST(IsaiPreconditioner, ScalarAndBlockViewsAgree)
       IsaiPreconditioner S(e, {k, IsaiView::scalar}), B(e, {k, IsaiView::block});
       ASSERT_TRUE(S.setup(A).ok);
       ASSERT_TRUE(B.setup(A).ok);
-      Vector r(e, std::span<const double>(test::random_vector(A.scalar_rows()))), zs(e, A.scalar_rows()),
-          zb(e, A.scalar_rows());
-      S.apply(r, zs);
-      B.apply(r, zb);
-      EXPECT_LE(test::max_rel_diff(zb.to_host(), zs.to_host()), 1e-12) << B.name() << " bs " << bs;
+      const auto z = test::apply_both(A, B, A, S, test::random_vector(A.scalar_rows()));
+      EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-12) << B.name() << " bs " << bs;
       EXPECT_EQ(B.isai()->M().block_size(), bs);
       EXPECT_EQ(S.isai()->M().block_size(), 1);
     }
@@ -142,5 +117,5 @@ TEST(IsaiPreconditioner, OptionsAreChecked)
   ASSERT_TRUE(M.setup(A).ok);
   Vector r9(e, 9), z9(e, 9);
   EXPECT_THROW(M.apply(r9, z9), std::invalid_argument);
-  EXPECT_EQ(make_preconditioner(PreconditionerType::isai, e, {})->name(), "isai(1, block view)");
+  EXPECT_EQ(make_preconditioner(e, preconditioner_spec("isai"))->name(), "isai(1, block view)");
 }

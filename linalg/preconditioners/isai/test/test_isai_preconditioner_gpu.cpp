@@ -5,6 +5,7 @@
 // without a device.
 #include "linalg/preconditioners/isai/isai_preconditioner.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/test/preconditioner_test_util.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -32,28 +33,19 @@ TEST(IsaiPreconditionerGpu, ApplicationMatchesCpu)
           IsaiPreconditioner Mc(cpu, {k, view}), Mg(gpu, {k, view});
           ASSERT_TRUE(Mc.setup(Ac).ok);
           ASSERT_TRUE(Mg.setup(Ag).ok);
-          Vector rc(cpu, std::span<const double>(hr)), rg(gpu, std::span<const double>(hr));
-          Vector zc(cpu, Ac.scalar_rows()), zg(gpu, Ag.scalar_rows());
-          fill(zg, std::numeric_limits<double>::quiet_NaN());
-          Mc.apply(rc, zc);
-          Mg.apply(rg, zg);
-          const auto a = zg.to_host(), b = zc.to_host();
-          for (double v : a) ASSERT_TRUE(std::isfinite(v)) << Mg.name();
+          const auto z = test::apply_both(Ag, Mg, Ac, Mc, hr);
+          for (double v : z.z) ASSERT_TRUE(std::isfinite(v)) << Mg.name();
           const std::string what = Mg.name() + " bs " + std::to_string(bs) + " grid " + std::to_string(nx) + "x" +
                                    std::to_string(ny) + "x" + std::to_string(nz);
-          EXPECT_LE(test::max_rel_diff(a, b), 1e-12) << what;
+          EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-12) << what;
           EXPECT_LE(test::max_rel_diff(Mg.isai()->M().values().to_host(), Mc.isai()->M().values().to_host()), 1e-12)
               << what;
           // New values: numeric setup only.
-          auto m2 = m;
-          for (auto& v : m2.values) v *= 0.75;
-          Ac.values().copy_from_host(m2.values);
-          Ag.values().copy_from_host(m2.values);
+          test::set_values(Ac, Ag, test::scaled(m.values, 0.75));
           ASSERT_TRUE(Mc.setup(Ac).ok);
           ASSERT_TRUE(Mg.setup(Ag).ok);
-          Mc.apply(rc, zc);
-          Mg.apply(rg, zg);
-          EXPECT_LE(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-12) << what << " second setup";
+          const auto z2 = test::apply_both(Ag, Mg, Ac, Mc, hr);
+          EXPECT_LE(test::max_rel_diff(z2.z, z2.ref), 1e-12) << what << " second setup";
         }
 }
 

@@ -1,11 +1,5 @@
-// Block-Jacobi on the batched dense kernels (natural or agglomerated blocks), and the
-// preconditioner factory.
-#include "linalg/preconditioners/preconditioner.hpp"
-
-#include "linalg/preconditioners/amg/amg.hpp"
-#include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
-#include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
-#include "linalg/preconditioners/ilu0/ilu_preconditioner.hpp"
+// Block-Jacobi on the batched dense kernels (natural, scalar or agglomerated blocks).
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 
 #include "kernels/batched/batched_gh.hpp"
 #include "kernels/batched/batched_lu.hpp"
@@ -17,18 +11,6 @@
 #include <fmt/format.h>
 
 namespace blockres {
-
-std::string_view to_string(BlockFactorization f)
-{
-  switch (f) {
-    case BlockFactorization::gauss_jordan: return "gauss_jordan";
-    case BlockFactorization::gauss_huard: return "gauss_huard";
-    case BlockFactorization::gauss_huard_t: return "gauss_huard_t";
-    case BlockFactorization::lu: return "lu";
-    case BlockFactorization::automatic: return "automatic";
-  }
-  return "?";
-}
 
 int max_block_rows(BlockFactorization f)
 {
@@ -227,24 +209,6 @@ void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
       case BlockFactorization::lu: kernels::cpu::lu_solve(layout_, factors_.data(), piv_.data(), r.data(), z.data()); break;
     }
   }
-}
-
-std::unique_ptr<Preconditioner> make_preconditioner(PreconditionerType type, ExecPtr exec,
-                                                    const PreconditionerOptions& opt)
-{
-  switch (type) {
-    case PreconditionerType::none: return std::make_unique<IdentityPreconditioner>();
-    case PreconditionerType::block_jacobi:
-      return std::make_unique<BlockJacobiPreconditioner>(std::move(exec), opt.block_jacobi);
-    case PreconditionerType::ilu0:
-      if (opt.ilu0.factor_view == IluFactorView::block)
-        return std::make_unique<BlockIlu0Preconditioner>(std::move(exec), opt.ilu0);
-      return std::make_unique<Ilu0Preconditioner>(std::move(exec), opt.ilu0);
-    case PreconditionerType::isai: return std::make_unique<IsaiPreconditioner>(std::move(exec), opt.isai);
-    case PreconditionerType::amg: return std::make_unique<AmgPreconditioner>(std::move(exec), opt.amg);
-    case PreconditionerType::cpr: return std::make_unique<CprPreconditioner>(std::move(exec), opt.cpr);
-  }
-  throw std::invalid_argument("unknown preconditioner type");
 }
 
 }  // namespace blockres

@@ -1,0 +1,37 @@
+// The aggregation AMG from a deck table, and made from its options.
+#include "linalg/preconditioners/amg/amg_options.hpp"
+
+#include "input/section.hpp"
+#include "linalg/preconditioners/amg/amg.hpp"
+
+namespace blockres {
+
+AmgOptions read(deck::Section& p, const AmgOptions& defaults)
+{
+  using deck::between;
+  AmgOptions a = defaults;
+  a.aggregation = p.choice("aggregation", defaults.aggregation, amg_aggregation_names);
+  if (a.aggregation != AmgAggregation::matching) p.reject({"aggregate_size"}, "aggregation = \"matching\"");
+  if (a.aggregation == AmgAggregation::matching) {
+    a.aggregate_size = p.integer("aggregate_size", defaults.aggregate_size, between(2, 8));
+    if (a.aggregate_size != 2 && a.aggregate_size != 4 && a.aggregate_size != 8)
+      p.bad(p.require("aggregate_size"), "aggregate_size", "must be 2, 4 or 8");
+  }
+  a.interpolation = p.choice("interpolation", defaults.interpolation, amg_interpolation_names);
+  a.smoother = p.choice("smoother", defaults.smoother, amg_smoother_names);
+  a.theta = p.number("theta", defaults.theta, between(0, 1));
+  a.pre_sweeps = p.integer("pre_sweeps", defaults.pre_sweeps, between(0, 10));
+  a.post_sweeps = p.integer("post_sweeps", defaults.post_sweeps, between(0, 10));
+  a.max_levels = p.integer("max_levels", defaults.max_levels, between(1, 50));
+  a.max_coarse = p.integer("max_coarse", defaults.max_coarse, between(1, 512));
+  a.refresh_interval = p.integer("refresh_interval", defaults.refresh_interval, deck::at_least(1));
+  a.keep_interpolation = p.flag("keep_interpolation", defaults.keep_interpolation);
+  return a;
+}
+
+std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt)
+{
+  return std::make_unique<AmgPreconditioner>(std::move(exec), opt);
+}
+
+}  // namespace blockres

@@ -1,0 +1,63 @@
+// ILU(0)'s options (deck: type = "ilu0"): where it factors (scalar or block view), how its
+// triangular factors are applied (exact or ISAI), and the choices of each.
+#pragma once
+
+#include "input/names.hpp"
+#include "linalg/executor.hpp"
+#include "linalg/preconditioners/isai/isai_options.hpp"
+
+#include <memory>
+#include <string_view>
+
+namespace blockres::deck {
+class Section;  // input/section.hpp
+}
+
+namespace blockres {
+
+class Preconditioner;
+
+// How ILU(0)'s triangular factors are applied: level-scheduled exact solves, or the ISAI of each
+// factor as a sparse matrix-vector product.
+enum class TriangularSolve { exact, isai };
+inline constexpr auto triangular_solve_names =
+    name_table<TriangularSolve>({{TriangularSolve::exact, "exact"}, {TriangularSolve::isai, "isai"}});
+constexpr std::string_view to_string(TriangularSolve t) { return triangular_solve_names.name(t); }
+
+// Where ILU(0) factors (linalg/preconditioners/ilu0/ilu_preconditioner.hpp, block_ilu_preconditioner.hpp):
+//   scalar  scalar ILU(0) of the CSR expansion of A (every block entry one CSR entry; needs the
+//           expansion's index arrays, so at most 2^31 - 1 scalar entries);
+//   block   block ILU(0) on A's BSR block pattern: bs x bs block operations, factors in A's BSR
+//           storage plus the inverses of the diagonal blocks, any block size. trisolve = isai
+//           then needs view = block and sweeps = 0.
+enum class IluFactorView { scalar, block };
+inline constexpr auto ilu_factor_view_names =
+    name_table<IluFactorView>({{IluFactorView::scalar, "scalar"}, {IluFactorView::block, "block"}});
+constexpr std::string_view to_string(IluFactorView v) { return ilu_factor_view_names.name(v); }
+
+constexpr int max_factor_sweeps = 64;
+constexpr int max_isai_sweeps = 16;
+
+struct Ilu0Options {
+  TriangularSolve trisolve = TriangularSolve::exact;
+  int isai_power = 1;  // pattern S(|L|^k), S(|U|^k), k = 1..max_isai_power
+  // Fixed-point sweeps per triangular factor after the ISAI product (isai only):
+  //   x <- x + M (b - T x), which moves x toward the exact solve T^{-1} b.
+  int sweeps = 0;
+  IsaiView view = IsaiView::scalar;  // isai only
+  IluFactorView factor_view = IluFactorView::scalar;
+  // factor_view = block only: 0 the exact level-scheduled factorisation; k >= 1 the iterative
+  // block ILU(0) with k Jacobi sweeps (kernels/ilu_isai/ilu_block.hpp), one launch per sweep instead
+  // of one per level, factors that approximate the exact ones.
+  int factor_sweeps = 0;
+  bool operator==(const Ilu0Options&) const = default;
+};
+// In the order the deck reader checks that they apply.
+inline constexpr std::string_view ilu0_keys[] = {"trisolve",      "sweeps",     "factor_view",
+                                                 "factor_sweeps", "isai_power", "isai_view"};
+// With factor_view = block, an ISAI triangular solve defaults to (and must have) the block view.
+Ilu0Options read(deck::Section& table, const Ilu0Options& defaults);
+// The scalar-view or the block-view ILU(0), by opt.factor_view.
+std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const Ilu0Options& opt);
+
+}  // namespace blockres
