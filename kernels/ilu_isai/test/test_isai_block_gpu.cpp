@@ -10,6 +10,7 @@
 // one warp) and 32, checked to be covered; pivoting, pivot ties (Hadamard blocks, W = 4..32) and
 // singular columns with small W. Label `gpu`.
 #include "kernels/ilu_isai/isai_block.hpp"
+#include "kernels/ilu_isai/test/device_test_util.hpp"
 #include "kernels/ilu_isai/test/isai_block_test_util.hpp"
 #include "linalg/array.hpp"
 #include "linalg/executor.hpp"
@@ -17,7 +18,6 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <limits>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -25,26 +25,13 @@
 #include <vector>
 
 using namespace blockres;
+using namespace blockres::test_device;
 using namespace blockres::test_isai_block;
 using kernels::isai_block_pattern;
 namespace kc = blockres::kernels::cpu;
 namespace kg = blockres::kernels::cuda;
 
 namespace {
-
-const double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-const ExecPtr& gpu()
-{
-  static const ExecPtr g = Executor::create_cuda(0);
-  return g;
-}
-
-template <class T>
-Array<T> upload(const std::vector<T>& h)
-{
-  return Array<T>(gpu(), std::span<const T>(h));
-}
 
 // A's pattern and values (both storages) in device memory.
 struct DeviceMatrix {
