@@ -515,7 +515,20 @@ void add_block_sizes(std::vector<Variant>& out, std::integer_sequence<int, BS...
   (add_block_size<BS>(out), ...);
 }
 
-// Each bsrmv_cuda_<range>.cu instantiates one range of block sizes.
+template <int LO, int... I>
+std::integer_sequence<int, (LO + I)...> shifted(std::integer_sequence<int, I...>)
+{
+  return {};
+}
+
+// The variants of block sizes LO..HI.
+template <int LO, int HI>
+void add_block_range(std::vector<Variant>& out)
+{
+  add_block_sizes(out, shifted<LO>(std::make_integer_sequence<int, HI - LO + 1>{}));
+}
+
+// Each bsrmv_cuda_<range>.cu instantiates one range of block sizes (add_block_range).
 void add_variants_1_8(std::vector<Variant>& out);
 void add_variants_9_16(std::vector<Variant>& out);
 void add_variants_17_24(std::vector<Variant>& out);
