@@ -91,6 +91,20 @@ Result gpu_generate(const IsaiBlockPattern& p, const DevicePattern& dp, BlockVal
   return {m.to_host(), info.to_host()[0]};
 }
 
+// The generation of a nonsingular A on the GPU, in both storages: info 0, every value written and
+// finite, equal to the CPU's `ref` and with a small pattern residual.
+void expect_gpu_matches_cpu(const BlockMatrix& A, IsaiKind kind, const IsaiBlockPattern& p, const DevicePattern& dp,
+                            const DeviceMatrix& dA, const Result& ref, const std::string& what)
+{
+  for (BlockStorage s : both_storages) {
+    const Result g = gpu_generate(p, dp, dA.view(s));
+    EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
+    ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
+    EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
+    EXPECT_LE(max_pattern_residual(A, kind, p, g.m), 1e-12) << what << " " << to_string(s);
+  }
+}
+
 struct Case {
   std::string label;
   BlockPattern P;
@@ -184,13 +198,7 @@ TEST(IsaiBlockGpu, GeneralPivotsThroughZeroDiagonals)
         const DevicePattern dp(p);
         const Result ref = cpu_generate(p, A);
         ASSERT_EQ(ref.info, 0) << what;
-        for (BlockStorage s : both_storages) {
-          const Result g = gpu_generate(p, dp, dA.view(s));
-          EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
-          ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
-          EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
-          EXPECT_LE(max_pattern_residual(A, IsaiKind::general, p, g.m), 1e-12) << what << " " << to_string(s);
-        }
+        ASSERT_NO_FATAL_FAILURE(expect_gpu_matches_cpu(A, IsaiKind::general, p, dp, dA, ref, what));
       }
 }
 
@@ -219,13 +227,7 @@ TEST(IsaiBlockGpu, GeneralPivotTiesOnHadamardBlocks)
       const DevicePattern dp(p);
       const Result ref = cpu_generate(p, A);
       ASSERT_EQ(ref.info, 0) << what;
-      for (BlockStorage s : both_storages) {
-        const Result g = gpu_generate(p, dp, dA.view(s));
-        EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
-        ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
-        EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
-        EXPECT_LE(max_pattern_residual(A, kind, p, g.m), 1e-12) << what << " " << to_string(s);
-      }
+      ASSERT_NO_FATAL_FAILURE(expect_gpu_matches_cpu(A, kind, p, dp, dA, ref, what));
     }
   }
 }
