@@ -117,4 +117,35 @@ WellConnectivity::WellConnectivity(const ExecPtr& exec, const std::vector<WellIn
   comp_wi = to_executor(exec, wi), comp_depth = to_executor(exec, depth);
 }
 
+WellArrays::WellArrays(const ExecPtr& exec, const std::vector<Control>& control, const std::vector<WellInfo>& wells,
+                       const BsrPattern& pattern, int scratch_per_completion, int out_per_well)
+    : nwell(static_cast<int>(wells.size()))
+{
+  if (control.size() != wells.size()) throw std::invalid_argument("WellArrays: one control per well expected");
+  std::vector<int> kind_code;
+  std::vector<bool> rate_control;
+  std::vector<double> rate_target, bhp_value, depth;
+  for (std::size_t w = 0; w < wells.size(); ++w) {
+    const auto& c = control[w];
+    kind_code.push_back(c.kind == WellKind::injector ? injector : producer);
+    rate_control.push_back(c.mode == WellControlMode::rate);
+    rate_target.push_back(c.rate);
+    bhp_value.push_back(c.bhp);
+    depth.push_back(wells[w].ref_depth);
+  }
+  kind = to_executor(exec, kind_code);
+  controls = WellControls(exec, rate_control, bhp_value);
+  target = to_executor(exec, rate_target);
+  bhp = to_executor(exec, bhp_value);
+  ref_depth = to_executor(exec, depth);
+  head_density = Array<double>(exec, nwell);
+  conn = WellConnectivity(exec, wells, pattern);
+  scratch = Array<double>(exec, size64_t(conn.completions()) * scratch_per_completion);
+  out = Array<double>(exec, size64_t(nwell) * out_per_well);
+  if (nwell > 0) {
+    out.copy_from_host(std::vector<double>(std::size_t(nwell) * out_per_well, 0.0));
+    head_density.copy_from_host(std::vector<double>(std::size_t(nwell), 0.0));
+  }
+}
+
 }  // namespace blockres::physics

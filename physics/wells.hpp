@@ -1,11 +1,14 @@
 // Well geometry shared by every model: a vertical well completed in a range of layers of one
-// column, its completions in active cells and their well indices (Peaceman or given).
+// column, its completions in active cells and their well indices (Peaceman or given), and the
+// executor arrays every model's well kernels read.
 #pragma once
 
 #include "linalg/array.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "physics/grid.hpp"
 #include "physics/model.hpp"
+#include "physics/spec.hpp"
+#include "physics/well_controls.hpp"
 
 #include <optional>
 #include <string>
@@ -40,6 +43,73 @@ struct WellConnectivity {
   WellConnectivity() = default;
   WellConnectivity(const ExecPtr& exec, const std::vector<WellInfo>& wells, const BsrPattern& pattern);
   index_t completions() const { return static_cast<index_t>(comp_cell.size()); }
+};
+
+// The executor arrays every model's well kernels read, whatever the model: each well's kind code,
+// control code, rate target, BHP (setpoint or limit) and reference depth, the head density the
+// kernels write once per step, the completions, and the kernels' scratch (per completion) and
+// outputs (per well), those two and the head density zero at the start. A model adds its own
+// per-well data (oil_water's phase weights, multicomponent's injected composition) beside it.
+struct WellArrays {
+  // The well kernels' WellKindCode (the models check that they are these).
+  enum KindCode : int { injector = 0, producer = 1 };
+  // What every model's well spec says of a well's control (WellSpec, MulticomponentWellSpec).
+  struct Control {
+    WellKind kind = WellKind::producer;
+    WellControlMode mode = WellControlMode::bhp;
+    double rate = 0.0, bhp = 0.0;
+  };
+
+  int nwell = 0;
+  Array<int> kind;
+  WellControls controls;  // the control of every well, switched by the assemblies
+  Array<double> target, bhp, ref_depth, head_density;
+  WellConnectivity conn;
+  Array<double> scratch, out;
+
+  WellArrays() = default;
+  // One control per well of `wells` (complete_wells()), pattern the Jacobian's.
+  WellArrays(const ExecPtr& exec, const std::vector<Control>& control, const std::vector<WellInfo>& wells,
+             const BsrPattern& pattern, int scratch_per_completion, int out_per_well);
+  // The same from a model's well specs (anything with kind, control, rate and bhp).
+  template <class Spec>
+  WellArrays(const ExecPtr& exec, const std::vector<Spec>& specs, const std::vector<WellInfo>& wells,
+             const BsrPattern& pattern, int scratch_per_completion, int out_per_well)
+      : WellArrays(exec, controls_of(specs), wells, pattern, scratch_per_completion, out_per_well)
+  {
+  }
+
+  // The fields every model's kernel view of the wells has, by the same names (oil_water's
+  // WellsView, multicomponent::Wells); the model sets its own.
+  template <class View>
+  void fill_view(View& v)
+  {
+    v.nwell = nwell;
+    v.kind = kind.data();
+    v.control = controls.data();
+    v.target = target.data();
+    v.bhp_value = bhp.data();
+    v.ref_depth = ref_depth.data();
+    v.head_density = head_density.data();
+    v.comp_ptr = conn.comp_ptr.data();
+    v.comp_cell = conn.comp_cell.data();
+    v.comp_wi = conn.comp_wi.data();
+    v.comp_depth = conn.comp_depth.data();
+    v.couple_ptr = conn.couple_ptr.data();
+    v.couple_block = conn.couple_block.data();
+    v.scratch = scratch.data();
+    v.out = out.data();
+  }
+
+ private:
+  template <class Spec>
+  static std::vector<Control> controls_of(const std::vector<Spec>& specs)
+  {
+    std::vector<Control> c;
+    c.reserve(specs.size());
+    for (const auto& s : specs) c.push_back({s.kind, s.control, s.rate, s.bhp});
+    return c;
+  }
 };
 
 }  // namespace blockres::physics

@@ -61,16 +61,41 @@ int choose_pivot(int n, const double* a, int k, const bool* chosen)
   return best;
 }
 
+// The working copy of one block and the pivot bookkeeping both eliminations share: columns chosen
+// so far, the column of each step, the first bad pivot (1-based step, 0: none) and its threshold
+// n eps max|A|.
+struct PivotedBlock {
+  int n;
+  double w[nmax * nmax];
+  bool chosen[nmax] = {};
+  int piv[nmax];
+  int info = 0;
+  double tol;
+  PivotedBlock(int n_, const double* a) : n(n_)
+  {
+    for (int e = 0; e < n * n; ++e) w[e] = a[e];
+    tol = n * DBL_EPSILON * max_abs(n, w);
+  }
+  // Step k chooses its pivot column p = piv[k] in row k and returns 1 / w(k, p).
+  double take_pivot(int k)
+  {
+    const int p = choose_pivot(n, w, k, chosen);
+    piv[k] = p;
+    chosen[p] = true;
+    const double pv = w[k * n + p];
+    if (info == 0 && bad_pivot(pv, tol)) info = k + 1;
+    return 1.0 / pv;
+  }
+};
+
 // One block: GH decomposition in physical column order (implicit pivoting), then the factors are
 // written in pivoted order D(i, k) = A(i, p_k) as the requested storage.
 int gh_factor_block(int n, double* a, index_t* perm, GhStorage storage)
 {
-  double w[nmax * nmax];
-  for (int e = 0; e < n * n; ++e) w[e] = a[e];
-  const double tol = n * DBL_EPSILON * max_abs(n, w);
-  bool chosen[nmax] = {};
-  int piv[nmax];
-  int info = 0;
+  PivotedBlock B(n, a);
+  double* const w = B.w;
+  const bool* const chosen = B.chosen;
+  const int* const piv = B.piv;
   for (int k = 0; k < n; ++k) {
     for (int c = 0; c < n; ++c) {  // row elimination with the rows above (already transformed)
       if (chosen[c]) continue;
@@ -78,12 +103,8 @@ int gh_factor_block(int n, double* a, index_t* perm, GhStorage storage)
       for (int j = 0; j < k; ++j) s -= w[k * n + piv[j]] * w[j * n + c];
       w[k * n + c] = s;
     }
-    const int p = choose_pivot(n, w, k, chosen);
-    piv[k] = p;
-    chosen[p] = true;
-    const double pv = w[k * n + p];
-    if (info == 0 && bad_pivot(pv, tol)) info = k + 1;
-    const double r = 1.0 / pv;
+    const double r = B.take_pivot(k);
+    const int p = piv[k];
     for (int c = 0; c < n; ++c)  // diagonalisation
       if (!chosen[c]) w[k * n + c] *= r;
     for (int i = 0; i < k; ++i) {  // column elimination of the rows above
@@ -102,7 +123,7 @@ int gh_factor_block(int n, double* a, index_t* perm, GhStorage storage)
         a[i * n + k] = d;
     }
   }
-  return info;
+  return B.info;
 }
 
 // One block: in-place Gauss–Jordan inversion with implicit column pivoting. Column c is kept in
@@ -110,19 +131,12 @@ int gh_factor_block(int n, double* a, index_t* perm, GhStorage storage)
 // array W satisfies A^{-1}(p_k, i) = W(k, p_i), which is how the result is written back.
 int gj_invert_block(int n, double* a)
 {
-  double w[nmax * nmax];
-  for (int e = 0; e < n * n; ++e) w[e] = a[e];
-  const double tol = n * DBL_EPSILON * max_abs(n, w);
-  bool chosen[nmax] = {};
-  int piv[nmax];
-  int info = 0;
+  PivotedBlock B(n, a);
+  double* const w = B.w;
+  const int* const piv = B.piv;
   for (int k = 0; k < n; ++k) {
-    const int p = choose_pivot(n, w, k, chosen);
-    piv[k] = p;
-    chosen[p] = true;
-    const double pv = w[k * n + p];
-    if (info == 0 && bad_pivot(pv, tol)) info = k + 1;
-    const double d = 1.0 / pv;
+    const double d = B.take_pivot(k);
+    const int p = piv[k];
     for (int i = 0; i < n; ++i) w[i * n + p] = (i == k) ? d : w[i * n + p] * d;
     for (int c = 0; c < n; ++c) {
       if (c == p) continue;
@@ -132,7 +146,7 @@ int gj_invert_block(int n, double* a)
   }
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < n; ++k) a[piv[k] * n + i] = w[k * n + piv[i]];
-  return info;
+  return B.info;
 }
 
 }  // namespace

@@ -244,6 +244,26 @@ __device__ __forceinline__ double load_columns(const double* blk, int n, int c, 
   return group_max<W>(amax);
 }
 
+// The start of the in-place factor and inversion kernels: column c of the group's block in v
+// (identity padding), the block's size and address, the pivot threshold n eps max|A| and the
+// number of steps of the warp (its largest n).
+struct LoadedBlock {
+  int n;
+  double* blk;
+  double tol;
+  int steps;
+};
+
+template <int W>
+__device__ __forceinline__ LoadedBlock load_group_block(const GroupBlock<W>& g, double* a, int c, double (&v)[W])
+{
+  const int n = g.n;
+  double* blk = a + g.mat;
+  const double tol = n * DBL_EPSILON * load_columns<W>(blk, n, c, v);
+  const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+  return {n, blk, tol, steps};
+}
+
 // ---- Gauss–Huard decomposition: in place, implicit column pivoting ---------------------------
 template <int W, bool Transposed>
 __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>())
@@ -252,12 +272,8 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
   const int lane = threadIdx.x & 31;
   const int c = lane & (W - 1);
   const GroupBlock<W> g(L);
-  const int n = g.n;
-  double* blk = a + g.mat;
-
   double v[W];
-  const double tol = n * DBL_EPSILON * load_columns<W>(blk, n, c, v);
-  const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+  const auto [n, blk, tol, steps] = load_group_block<W>(g, a, c, v);
 
   PivotList<W> piv;  // piv[k]: column chosen at step k (shuffle exchange only)
   int my_step = -1;  // step at which this lane's column was chosen
@@ -401,12 +417,8 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>(
   const int lane = threadIdx.x & 31;
   const int c = lane & (W - 1);
   const GroupBlock<W> g(L);
-  const int n = g.n;
-  double* blk = a + g.mat;
-
   double v[W];
-  const double tol = n * DBL_EPSILON * load_columns<W>(blk, n, c, v);
-  const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
+  const auto [n, blk, tol, steps] = load_group_block<W>(g, a, c, v);
 
   PivotList<W> piv;
   int my_step = -1;

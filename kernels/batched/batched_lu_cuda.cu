@@ -15,33 +15,14 @@ namespace blockres::kernels::cuda {
 
 namespace lu_detail {
 // Instances live in the other batched_lu_cuda_*.cu files.
-#define BLOCKRES_LU_EXTERN_FACTOR(NP, U) \
-  extern template void launch_small_factor<NP, U>(stream_t, const BatchLayout&, int, double*, index_t*, int*);
-#define BLOCKRES_LU_EXTERN_SOLVE(G)                                                                          \
-  extern template void launch_small_solve<G>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
-                                             const double*, double*);
-#define BLOCKRES_LU_EXTERN_BLOCKED(T, NB, RPT)                                                              \
-  extern template void launch_blocked_factor<T, NB, RPT>(stream_t, const BatchLayout&, int, int, double*, \
-                                                         index_t*, int*);
-BLOCKRES_LU_EXTERN_FACTOR(1, true) BLOCKRES_LU_EXTERN_FACTOR(2, true) BLOCKRES_LU_EXTERN_FACTOR(3, true)
-BLOCKRES_LU_EXTERN_FACTOR(4, true) BLOCKRES_LU_EXTERN_FACTOR(5, true) BLOCKRES_LU_EXTERN_FACTOR(6, true)
-BLOCKRES_LU_EXTERN_FACTOR(7, true) BLOCKRES_LU_EXTERN_FACTOR(8, true) BLOCKRES_LU_EXTERN_FACTOR(9, true)
-BLOCKRES_LU_EXTERN_FACTOR(10, true) BLOCKRES_LU_EXTERN_FACTOR(11, true) BLOCKRES_LU_EXTERN_FACTOR(12, true)
-BLOCKRES_LU_EXTERN_FACTOR(13, true) BLOCKRES_LU_EXTERN_FACTOR(14, true) BLOCKRES_LU_EXTERN_FACTOR(15, true)
-BLOCKRES_LU_EXTERN_FACTOR(16, true) BLOCKRES_LU_EXTERN_FACTOR(17, true) BLOCKRES_LU_EXTERN_FACTOR(18, true)
-BLOCKRES_LU_EXTERN_FACTOR(19, true) BLOCKRES_LU_EXTERN_FACTOR(20, true) BLOCKRES_LU_EXTERN_FACTOR(21, true)
-BLOCKRES_LU_EXTERN_FACTOR(22, true) BLOCKRES_LU_EXTERN_FACTOR(23, true) BLOCKRES_LU_EXTERN_FACTOR(24, true)
-BLOCKRES_LU_EXTERN_FACTOR(25, true) BLOCKRES_LU_EXTERN_FACTOR(26, true) BLOCKRES_LU_EXTERN_FACTOR(27, true)
-BLOCKRES_LU_EXTERN_FACTOR(28, true) BLOCKRES_LU_EXTERN_FACTOR(29, true) BLOCKRES_LU_EXTERN_FACTOR(30, true)
-BLOCKRES_LU_EXTERN_FACTOR(31, true) BLOCKRES_LU_EXTERN_FACTOR(32, true)
-BLOCKRES_LU_EXTERN_FACTOR(1, false) BLOCKRES_LU_EXTERN_FACTOR(2, false) BLOCKRES_LU_EXTERN_FACTOR(4, false)
-BLOCKRES_LU_EXTERN_FACTOR(8, false) BLOCKRES_LU_EXTERN_FACTOR(16, false) BLOCKRES_LU_EXTERN_FACTOR(32, false)
-BLOCKRES_LU_EXTERN_SOLVE(1) BLOCKRES_LU_EXTERN_SOLVE(2) BLOCKRES_LU_EXTERN_SOLVE(4)
-BLOCKRES_LU_EXTERN_SOLVE(8) BLOCKRES_LU_EXTERN_SOLVE(16) BLOCKRES_LU_EXTERN_SOLVE(32)
+#define BLOCKRES_LU_EXTERN_FACTOR(NP, U) extern BLOCKRES_LU_SMALL_FACTOR_INSTANCE(NP, U)
+#define BLOCKRES_LU_EXTERN_SOLVE(G) extern BLOCKRES_LU_SMALL_SOLVE_INSTANCE(G)
+#define BLOCKRES_LU_EXTERN_BLOCKED(T, NB, RPT) extern BLOCKRES_LU_BLOCKED_FACTOR_INSTANCE(T, NB, RPT)
+BLOCKRES_LU_SMALL_1_16(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
+BLOCKRES_LU_SMALL_17_24(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
+BLOCKRES_LU_SMALL_25_32(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
-extern template void launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(stream_t, const BatchLayout&, int, int,
-                                                                             const double*, const index_t*,
-                                                                             const double*, double*);
+extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 }  // namespace lu_detail
 
 namespace {

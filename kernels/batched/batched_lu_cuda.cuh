@@ -298,32 +298,32 @@ struct BlockedShape {
   }
 };
 
-template <int NW>
-__device__ __forceinline__ double block_max(double v, double* red)
+// v reduced by op over the thread block of NW warps (every thread gets it): a butterfly in each
+// warp, then the warps' partials in order through red (NW entries).
+template <int NW, class V, class Op>
+__device__ __forceinline__ V block_reduce(V v, V* red, Op op)
 {
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = fmax(v, __shfl_xor_sync(full_mask, v, off));
+  for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_xor_sync(full_mask, v, off));
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
   __syncthreads();
   v = red[0];
 #pragma unroll
-  for (int w = 1; w < NW; ++w) v = fmax(v, red[w]);
+  for (int w = 1; w < NW; ++w) v = op(v, red[w]);
   __syncthreads();
   return v;
 }
 
 template <int NW>
+__device__ __forceinline__ double block_max(double v, double* red)
+{
+  return block_reduce<NW>(v, red, [](double a, double b) { return fmax(a, b); });
+}
+
+template <int NW>
 __device__ __forceinline__ int block_min(int v, int* red)
 {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = min(v, __shfl_xor_sync(full_mask, v, off));
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  v = red[0];
-#pragma unroll
-  for (int w = 1; w < NW; ++w) v = min(v, red[w]);
-  __syncthreads();
-  return v;
+  return block_reduce<NW>(v, red, [](int a, int b) { return min(a, b); });
 }
 
 // Factors the blocks with lo <= n <= hi (hi <= T * RPT); ldp = BlockedShape::ldp(hi or less).
@@ -581,6 +581,25 @@ __global__ void __launch_bounds__(T, BlockedShape<T, NB, RPT>::min_blocks)
 constexpr std::size_t solve_smem_bytes(int hi) { return std::size_t(hi) * (sizeof(double) + sizeof(index_t)); }
 
 
+// The dot product of row and ys over the columns [c - lane, end) by one warp, lane l starting at
+// its column c and stepping by 32: four chains of FMAs 128 columns apart, the rest into the first,
+// summed pairwise, then reduced over the warp (every lane gets the sum).
+__device__ __forceinline__ double warp_dot(const double* row, const double* ys, int c, int end)
+{
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  for (; c + 96 < end; c += 128) {
+    s0 = fma(row[c], ys[c], s0);
+    s1 = fma(row[c + 32], ys[c + 32], s1);
+    s2 = fma(row[c + 64], ys[c + 64], s2);
+    s3 = fma(row[c + 96], ys[c + 96], s3);
+  }
+  for (; c < end; c += 32) s0 = fma(row[c], ys[c], s0);
+  double s = (s0 + s1) + (s2 + s3);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+  return s;
+}
+
 template <int T>
 __global__ void __launch_bounds__(T)
     blocked_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
@@ -618,18 +637,7 @@ __global__ void __launch_bounds__(T)
       const int rb = min(32, n - r0);
       for (int i = warp; i < rb; i += NW) {
         const double* const row = A + (r0 + i) * n;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int c = lane;
-        for (; c + 96 < r0; c += 128) {
-          s0 = fma(row[c], ys[c], s0);
-          s1 = fma(row[c + 32], ys[c + 32], s1);
-          s2 = fma(row[c + 64], ys[c + 64], s2);
-          s3 = fma(row[c + 96], ys[c + 96], s3);
-        }
-        for (; c < r0; c += 32) s0 = fma(row[c], ys[c], s0);
-        double s = (s0 + s1) + (s2 + s3);
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+        const double s = warp_dot(row, ys, lane, r0);
         Ds[i * 33 + lane] = lane < rb ? row[r0 + lane] : 0.0;
         if (lane == 0) ys[r0 + i] -= s;
       }
@@ -650,18 +658,7 @@ __global__ void __launch_bounds__(T)
       const int rb = min(32, n - r0), ce = r0 + rb;
       for (int i = warp; i < rb; i += NW) {
         const double* const row = A + (r0 + i) * n;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int c = ce + lane;
-        for (; c + 96 < n; c += 128) {
-          s0 = fma(row[c], ys[c], s0);
-          s1 = fma(row[c + 32], ys[c + 32], s1);
-          s2 = fma(row[c + 64], ys[c + 64], s2);
-          s3 = fma(row[c + 96], ys[c + 96], s3);
-        }
-        for (; c < n; c += 32) s0 = fma(row[c], ys[c], s0);
-        double s = (s0 + s1) + (s2 + s3);
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+        const double s = warp_dot(row, ys, ce + lane, n);
         Ds[i * 33 + lane] = lane < rb ? row[r0 + lane] : 0.0;
         if (lane == 0) ys[r0 + i] -= s;
       }
@@ -697,10 +694,33 @@ template <int T>
 void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
                           const double* b, double* x);
 
-// The compiled instances (X-macro lists: the .cu files instantiate them, the dispatch declares
-// them extern). Blocked classes: T threads, panels of NB columns, n <= T * RPT.
+// The compiled instances (X-macro lists: the .cu files instantiate them with the *_INSTANCE
+// macros, the dispatch declares them extern with the same macros after `extern`).
+// Register kernels, one list per batched_lu_cuda_small_*.cu: F(NP, Uniform) factors (uniform sizes
+// 1..32, variable classes 1, 2, 4, ..., 32), S(G) solves (G = 1, 2, 4, ..., 32).
+#define BLOCKRES_LU_SMALL_1_16(F, S)                                                                      \
+  F(1, true) F(2, true) F(3, true) F(4, true) F(5, true) F(6, true) F(7, true) F(8, true) F(9, true)      \
+  F(10, true) F(11, true) F(12, true) F(13, true) F(14, true) F(15, true) F(16, true)                     \
+  F(1, false) F(2, false) F(4, false) F(8, false) F(16, false) S(1) S(2) S(4) S(8) S(16)
+#define BLOCKRES_LU_SMALL_17_24(F, S) \
+  F(17, true) F(18, true) F(19, true) F(20, true) F(21, true) F(22, true) F(23, true) F(24, true)
+#define BLOCKRES_LU_SMALL_25_32(F, S)                                                                \
+  F(25, true) F(26, true) F(27, true) F(28, true) F(29, true) F(30, true) F(31, true) F(32, true) \
+  F(32, false) S(32)
+#define BLOCKRES_LU_SMALL_FACTOR_INSTANCE(NP, U) \
+  template void launch_small_factor<NP, U>(stream_t, const BatchLayout&, int, double*, index_t*, int*);
+#define BLOCKRES_LU_SMALL_SOLVE_INSTANCE(G)                                                                \
+  template void launch_small_solve<G>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
+                                      const double*, double*);
+// Blocked classes: T threads, panels of NB columns, n <= T * RPT; one blocked solve.
 #define BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(X) X(64, 16, 1) X(128, 16, 1) X(256, 16, 1) X(256, 16, 2)
 #define BLOCKRES_LU_BLOCKED_SOLVE_THREADS 128
+#define BLOCKRES_LU_BLOCKED_FACTOR_INSTANCE(T, NB, RPT) \
+  template void launch_blocked_factor<T, NB, RPT>(stream_t, const BatchLayout&, int, int, double*, index_t*, int*);
+#define BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE                                                                        \
+  template void launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(stream_t, const BatchLayout&, int, int, \
+                                                                        const double*, const index_t*,         \
+                                                                        const double*, double*);
 
 }  // namespace blockres::kernels::cuda::lu_detail
 

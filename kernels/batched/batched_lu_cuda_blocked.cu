@@ -3,12 +3,7 @@
 
 namespace blockres::kernels::cuda::lu_detail {
 
-#define BLOCKRES_LU_BLOCKED(T, NB, RPT) \
-  template void launch_blocked_factor<T, NB, RPT>(stream_t, const BatchLayout&, int, int, double*, index_t*, int*);
-BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_BLOCKED)
-
-template void launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(stream_t, const BatchLayout&, int, int,
-                                                                      const double*, const index_t*,
-                                                                      const double*, double*);
+BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_BLOCKED_FACTOR_INSTANCE)
+BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 
 }  // namespace blockres::kernels::cuda::lu_detail

@@ -3,21 +3,6 @@
 
 namespace blockres::kernels::cuda::lu_detail {
 
-#define BLOCKRES_LU_FACTOR(NP, U) \
-  template void launch_small_factor<NP, U>(stream_t, const BatchLayout&, int, double*, index_t*, int*);
-#define BLOCKRES_LU_SOLVE(G)                                                                          \
-  template void launch_small_solve<G>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
-                                      const double*, double*);
-
-BLOCKRES_LU_FACTOR(25, true)
-BLOCKRES_LU_FACTOR(26, true)
-BLOCKRES_LU_FACTOR(27, true)
-BLOCKRES_LU_FACTOR(28, true)
-BLOCKRES_LU_FACTOR(29, true)
-BLOCKRES_LU_FACTOR(30, true)
-BLOCKRES_LU_FACTOR(31, true)
-BLOCKRES_LU_FACTOR(32, true)
-BLOCKRES_LU_FACTOR(32, false)
-BLOCKRES_LU_SOLVE(32)
+BLOCKRES_LU_SMALL_25_32(BLOCKRES_LU_SMALL_FACTOR_INSTANCE, BLOCKRES_LU_SMALL_SOLVE_INSTANCE)
 
 }  // namespace blockres::kernels::cuda::lu_detail

@@ -47,22 +47,7 @@ void check_block_pattern(index_t nrows, int bs, const index_t* row_ptr, const in
                                 " have more than 2^31-1 scalar rows");
   if (nrows == 0) return;
   if (row_ptr == nullptr || col_ind == nullptr) throw std::invalid_argument(fn + "null row_ptr or col_ind array");
-  if (row_ptr[0] != 0) throw std::invalid_argument(fn + "row_ptr[0] must be 0");
-  for (index_t r = 0; r < nrows; ++r) {
-    const std::string row = fn + "block row " + std::to_string(r);
-    if (row_ptr[r + 1] < row_ptr[r]) throw std::invalid_argument(row + ": row_ptr decreases");
-    bool diag = false;
-    for (index_t q = row_ptr[r]; q < row_ptr[r + 1]; ++q) {
-      if (col_ind[q] < 0 || col_ind[q] >= nrows)
-        throw std::invalid_argument(row + ": block column " + std::to_string(col_ind[q]) + " out of range [0, " +
-                                    std::to_string(nrows) + ")");
-      if (q > row_ptr[r] && col_ind[q] <= col_ind[q - 1])
-        throw std::invalid_argument(row + ": block columns not sorted or not unique (" +
-                                    std::to_string(col_ind[q - 1]) + " then " + std::to_string(col_ind[q]) + ")");
-      diag = diag || col_ind[q] == r;
-    }
-    if (!diag) throw std::invalid_argument(row + " has no diagonal block");
-  }
+  check_square_pattern(nrows, row_ptr, col_ind, fn, true);
 }
 
 void check_values(const IsaiBlockPattern& p, const BlockValuesView<const double>& A, const char* fn)
@@ -132,22 +117,12 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   // nrows * bs scalar rows, checked above); short columns by the lane-group width W = 4, 8, 16, 32
   // of their launch (the smallest W >= m), so a few longer columns (a well's completions coupled
   // to each other) do not widen the groups of all the others.
-  std::vector<index_t> bucket[4];
-  for (index_t j = 0; j < nrows; ++j) {
-    const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * bs;
-    if (m <= short_col_max) {
-      bucket[m <= 4 ? 0 : m <= 8 ? 1 : m <= 16 ? 2 : 3].push_back(j);
-      p.max_short_m = std::max(p.max_short_m, m);
-    } else {
-      p.long_cols.push_back(j);
-      p.max_long_m = std::max(p.max_long_m, m);
-    }
-  }
-  p.short_bucket_ptr.assign(1, 0);
-  for (const auto& b : bucket) {
-    p.short_cols.insert(p.short_cols.end(), b.begin(), b.end());
-    p.short_bucket_ptr.push_back(static_cast<index_t>(p.short_cols.size()));
-  }
+  ColumnSplit split = split_columns(p.col_ptr, bs, short_col_max);
+  p.short_cols = std::move(split.short_cols);
+  p.short_bucket_ptr = std::move(split.short_bucket_ptr);
+  p.long_cols = std::move(split.long_cols);
+  p.max_short_m = split.max_short_m;
+  p.max_long_m = split.max_long_m;
   return p;
 }
 

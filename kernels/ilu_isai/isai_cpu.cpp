@@ -31,22 +31,7 @@ void check_lu_pattern(index_t n, const index_t* row_ptr, const index_t* col)
   if (n > 0 && (row_ptr == nullptr || col == nullptr))
     throw std::invalid_argument("isai_pattern: null row_ptr or col array");
   if (n == 0) return;
-  if (row_ptr[0] != 0) throw std::invalid_argument("isai_pattern: row_ptr[0] must be 0");
-  for (index_t i = 0; i < n; ++i) {
-    const std::string row = "isai_pattern: row " + std::to_string(i);
-    if (row_ptr[i + 1] < row_ptr[i]) throw std::invalid_argument(row + ": row_ptr decreases");
-    bool diag = false;
-    for (index_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
-      if (col[p] < 0 || col[p] >= n)
-        throw std::invalid_argument(row + ": column " + std::to_string(col[p]) + " out of range [0, " +
-                                    std::to_string(n) + ")");
-      if (p > row_ptr[i] && col[p] <= col[p - 1])
-        throw std::invalid_argument(row + ": columns not sorted or not unique (" + std::to_string(col[p - 1]) +
-                                    " then " + std::to_string(col[p]) + ")");
-      diag = diag || col[p] == i;
-    }
-    if (!diag) throw std::invalid_argument(row + " has no diagonal entry");
-  }
+  check_square_pattern(n, row_ptr, col, "isai_pattern: ", false);
 }
 
 }  // namespace
@@ -73,23 +58,12 @@ IsaiPattern isai_pattern(Triangle tri, index_t n, const index_t* lu_row_ptr, con
   p.row_ind = std::move(s.row_ind);
   p.csr_pos = std::move(s.pos);
 
-  // Split the columns by the kernel that generates them; short columns by the lane-group width
-  // W = 4, 8, 16, 32 of their launch (the smallest W >= m).
-  std::vector<index_t> bucket[4];
-  for (index_t j = 0; j < n; ++j) {
-    const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
-    if (m <= short_col_max) {
-      bucket[m <= 4 ? 0 : m <= 8 ? 1 : m <= 16 ? 2 : 3].push_back(j);
-    } else {
-      p.long_cols.push_back(j);
-      p.max_long_m = std::max(p.max_long_m, m);
-    }
-  }
-  p.short_bucket_ptr.assign(1, 0);
-  for (const auto& b : bucket) {
-    p.short_cols.insert(p.short_cols.end(), b.begin(), b.end());
-    p.short_bucket_ptr.push_back(static_cast<index_t>(p.short_cols.size()));
-  }
+  // Split the columns by the kernel that generates them.
+  ColumnSplit split = split_columns(p.col_ptr, 1, short_col_max);
+  p.short_cols = std::move(split.short_cols);
+  p.short_bucket_ptr = std::move(split.short_bucket_ptr);
+  p.long_cols = std::move(split.long_cols);
+  p.max_long_m = split.max_long_m;
   return p;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace blockres::kernels {
 
@@ -83,6 +84,49 @@ PatternPower pattern_power(index_t n, const index_t* row_ptr, const index_t* col
       s.row_ind[dst] = i;
       s.pos[dst] = e;
     }
+  return s;
+}
+
+void check_square_pattern(index_t n, const index_t* row_ptr, const index_t* col, const std::string& who, bool blocks)
+{
+  const std::string unit = blocks ? "block " : "";
+  if (row_ptr[0] != 0) throw std::invalid_argument(who + "row_ptr[0] must be 0");
+  for (index_t i = 0; i < n; ++i) {
+    const std::string row = who + unit + "row " + std::to_string(i);
+    if (row_ptr[i + 1] < row_ptr[i]) throw std::invalid_argument(row + ": row_ptr decreases");
+    bool diag = false;
+    for (index_t q = row_ptr[i]; q < row_ptr[i + 1]; ++q) {
+      if (col[q] < 0 || col[q] >= n)
+        throw std::invalid_argument(row + ": " + unit + "column " + std::to_string(col[q]) + " out of range [0, " +
+                                    std::to_string(n) + ")");
+      if (q > row_ptr[i] && col[q] <= col[q - 1])
+        throw std::invalid_argument(row + ": " + unit + "columns not sorted or not unique (" +
+                                    std::to_string(col[q - 1]) + " then " + std::to_string(col[q]) + ")");
+      diag = diag || col[q] == i;
+    }
+    if (!diag) throw std::invalid_argument(row + (blocks ? " has no diagonal block" : " has no diagonal entry"));
+  }
+}
+
+ColumnSplit split_columns(const std::vector<index_t>& col_ptr, int rows_per_entry, index_t short_max)
+{
+  ColumnSplit s;
+  std::vector<index_t> bucket[4];
+  for (index_t j = 0; j + 1 < static_cast<index_t>(col_ptr.size()); ++j) {
+    const index_t m = (col_ptr[j + 1] - col_ptr[j]) * rows_per_entry;
+    if (m <= short_max) {
+      bucket[m <= 4 ? 0 : m <= 8 ? 1 : m <= 16 ? 2 : 3].push_back(j);
+      s.max_short_m = std::max(s.max_short_m, m);
+    } else {
+      s.long_cols.push_back(j);
+      s.max_long_m = std::max(s.max_long_m, m);
+    }
+  }
+  s.short_bucket_ptr.assign(1, 0);
+  for (const auto& b : bucket) {
+    s.short_cols.insert(s.short_cols.end(), b.begin(), b.end());
+    s.short_bucket_ptr.push_back(static_cast<index_t>(s.short_cols.size()));
+  }
   return s;
 }
 

@@ -87,6 +87,62 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Where a thread of the medium and staged kernels works: `arrays` thread arrays of BS rows x NTG
+// groups per thread block, its array ta, row i and group g, its slice [c0, c0 + len) of the
+// block columns, and the shuffle mask of the NTG threads of its row.
+struct SliceThread {
+  int arrays, ta, i, g, len, c0;
+  unsigned gmask;
+};
+
+template <int BS, int NTG>
+__device__ __forceinline__ SliceThread slice_thread()
+{
+  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, TA = BS * NTG;
+  const int arrays = blockDim.x / TA;
+  const int ta = threadIdx.x / TA;
+  const int local = threadIdx.x - ta * TA;
+  const int i = local / NTG, g = local % NTG;
+  const int len = (REM == 0 || g < REM) ? EPT : EPT - 1;
+  const int c0 = g * EPT - (REM == 0 ? 0 : max(0, g - REM));
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned gmask = NTG >= 32 ? 0xffffffffu : ((1u << NTG) - 1u) << (lane & ~unsigned(NTG - 1));
+  return {arrays, ta, i, g, len, c0, gmask};
+}
+
+// The two chains of dependent FMAs of a medium or staged thread: the even columns of its slice
+// and the odd ones, summed at the end.
+struct FmaChains {
+  double even, odd;
+};
+
+// The FMA pass of the medium (CLAMP) and staged kernels over U loaded blocks: block u counts when
+// u == 0 or k + u < end (past the end a clamped re-read), column e of the slice when e < len.
+// The chains go in and come back by value, the caller keeping them in two scalars: with
+// references, or with the struct held across the loop, the compiler numbers the two chains the
+// other way round and the machine code changes (register names only); this way it is the same
+// as the loop written out in each kernel.
+template <int EPT, int U, int REM>
+__device__ __forceinline__ FmaChains clamped_slice_fma(const double (&v)[U][EPT], const double (&xv)[U][EPT],
+                                                       index_t k, index_t end, int len, double acc0, double acc1)
+{
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const bool ok = u == 0 || k + u < end;
+#pragma unroll
+    for (int e = 0; e < EPT; ++e) {
+      // Both factors zeroed: a discarded re-read must not turn 0 * Inf into NaN.
+      const bool m = ok && (REM == 0 || e < len);
+      const double a = m ? v[u][e] : 0.0, b = m ? xv[u][e] : 0.0;
+      if (e % 2 == 0)
+        acc0 = fma(a, b, acc0);
+      else
+        acc1 = fma(a, b, acc1);
+    }
+  }
+  return {acc0, acc1};
+}
+
 // ---- medium: thread array of bs rows x NTG thread groups (KSPARSE K2) ---------------------------
 // Thread (i, g) of a thread array owns columns [c0, c0 + len) of row i of every block of its
 // block row (uneven slices: the first bs % NTG groups take one column more). With NTG = 1 each
@@ -97,17 +153,10 @@ __global__ void __launch_bounds__(256)
     slice_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
                  double* __restrict__ y)
 {
-  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, TA = BS * NTG, BB = BS * BS;
+  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, BB = BS * BS;
   // 16-byte loads when every slice is an even number of columns starting at an even column.
   constexpr bool VEC = BS % 2 == 0 && REM == 0 && EPT % 2 == 0;
-  const int arrays = blockDim.x / TA;
-  const int ta = threadIdx.x / TA;
-  const int local = threadIdx.x - ta * TA;
-  const int i = local / NTG, g = local % NTG;
-  const int len = (REM == 0 || g < REM) ? EPT : EPT - 1;
-  const int c0 = g * EPT - (REM == 0 ? 0 : max(0, g - REM));
-  const unsigned lane = threadIdx.x & 31;
-  const unsigned gmask = NTG >= 32 ? 0xffffffffu : ((1u << NTG) - 1u) << (lane & ~unsigned(NTG - 1));
+  const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
   for (index_t r = index_t(blockIdx.x) * arrays + ta; r < A.nrows; r += index_t(gridDim.x) * arrays) {
     const index_t kb = __ldg(A.row_ptr + r), ke = __ldg(A.row_ptr + r + 1);
     double acc0 = 0.0, acc1 = 0.0;  // two chains of dependent FMAs
@@ -180,20 +229,8 @@ __global__ void __launch_bounds__(256)
             }
           }
         }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const bool ok = u == 0 || k + u < ke;
-#pragma unroll
-          for (int e = 0; e < EPT; ++e) {
-            // Both factors zeroed: a discarded re-read must not turn 0 * Inf into NaN.
-            const bool m = ok && (REM == 0 || e < len);
-            const double a = m ? v[u][e] : 0.0, b = m ? xv[u][e] : 0.0;
-            if (e % 2 == 0)
-              acc0 = fma(a, b, acc0);
-            else
-              acc1 = fma(a, b, acc1);
-          }
-        }
+        const FmaChains chains = clamped_slice_fma<EPT, U, REM>(v, xv, k, ke, len, acc0, acc1);
+        acc0 = chains.even, acc1 = chains.odd;
       }
     }
     double s = acc0 + acc1;
@@ -222,18 +259,11 @@ __global__ void __launch_bounds__(256)
     staged_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
                   double* __restrict__ y)
 {
-  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, TA = BS * NTG, BB = BS * BS;
+  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, BB = BS * BS;
   constexpr int CH = staged_chunk_doubles / BB;  // blocks per chunk
   __shared__ __align__(16) double sv[CH * BB];
   __shared__ index_t sc[CH];
-  const int arrays = blockDim.x / TA;
-  const int ta = threadIdx.x / TA;
-  const int local = threadIdx.x - ta * TA;
-  const int i = local / NTG, g = local % NTG;
-  const int len = (REM == 0 || g < REM) ? EPT : EPT - 1;
-  const int c0 = g * EPT - (REM == 0 ? 0 : max(0, g - REM));
-  const unsigned lane = threadIdx.x & 31;
-  const unsigned gmask = NTG >= 32 ? 0xffffffffu : ((1u << NTG) - 1u) << (lane & ~unsigned(NTG - 1));
+  const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
 
   const index_t r0 = index_t(blockIdx.x) * arrays;
   const index_t r = r0 + ta;
@@ -272,19 +302,8 @@ __global__ void __launch_bounds__(256)
           xv[u][e] = __ldg(xp + ec);
         }
       }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const bool ok = u == 0 || k + u < k1;
-#pragma unroll
-        for (int e = 0; e < EPT; ++e) {
-          const bool m = ok && (REM == 0 || e < len);
-          const double a = m ? v[u][e] : 0.0, b = m ? xv[u][e] : 0.0;
-          if (e % 2 == 0)
-            acc0 = fma(a, b, acc0);
-          else
-            acc1 = fma(a, b, acc1);
-        }
-      }
+      const FmaChains chains = clamped_slice_fma<EPT, U, REM>(v, xv, k, k1, len, acc0, acc1);
+      acc0 = chains.even, acc1 = chains.odd;
     }
     __syncthreads();  // the next chunk overwrites sv and sc
   }
@@ -496,7 +515,20 @@ void add_block_sizes(std::vector<Variant>& out, std::integer_sequence<int, BS...
   (add_block_size<BS>(out), ...);
 }
 
-// Each bsrmv_cuda_<range>.cu instantiates one range of block sizes.
+template <int LO, int... I>
+std::integer_sequence<int, (LO + I)...> shifted(std::integer_sequence<int, I...>)
+{
+  return {};
+}
+
+// The variants of block sizes LO..HI.
+template <int LO, int HI>
+void add_block_range(std::vector<Variant>& out)
+{
+  add_block_sizes(out, shifted<LO>(std::make_integer_sequence<int, HI - LO + 1>{}));
+}
+
+// Each bsrmv_cuda_<range>.cu instantiates one range of block sizes (add_block_range).
 void add_variants_1_8(std::vector<Variant>& out);
 void add_variants_9_16(std::vector<Variant>& out);
 void add_variants_17_24(std::vector<Variant>& out);

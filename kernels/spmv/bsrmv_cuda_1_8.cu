@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (1 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_1_8(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 8 - 1 + 1>{})){});
-}
+void add_variants_1_8(std::vector<Variant>& out) { add_block_range<1, 8>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

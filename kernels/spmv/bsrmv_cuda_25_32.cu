@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (25 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_25_32(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 32 - 25 + 1>{})){});
-}
+void add_variants_25_32(std::vector<Variant>& out) { add_block_range<25, 32>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (33 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_33_40(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 40 - 33 + 1>{})){});
-}
+void add_variants_33_40(std::vector<Variant>& out) { add_block_range<33, 40>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (41 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_41_48(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 48 - 41 + 1>{})){});
-}
+void add_variants_41_48(std::vector<Variant>& out) { add_block_range<41, 48>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (49 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_49_56(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 56 - 49 + 1>{})){});
-}
+void add_variants_49_56(std::vector<Variant>& out) { add_block_range<49, 56>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

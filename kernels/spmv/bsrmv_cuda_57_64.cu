@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (57 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_57_64(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 64 - 57 + 1>{})){});
-}
+void add_variants_57_64(std::vector<Variant>& out) { add_block_range<57, 64>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

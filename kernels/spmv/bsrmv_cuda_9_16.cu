@@ -3,14 +3,6 @@
 
 namespace blockres::kernels::cuda_bsrmv {
 
-namespace {
-template <int... I>
-std::integer_sequence<int, (9 + I)...> shift(std::integer_sequence<int, I...>);
-}
-
-void add_variants_9_16(std::vector<Variant>& out)
-{
-  add_block_sizes(out, decltype(shift(std::make_integer_sequence<int, 16 - 9 + 1>{})){});
-}
+void add_variants_9_16(std::vector<Variant>& out) { add_block_range<9, 16>(out); }
 
 }  // namespace blockres::kernels::cuda_bsrmv

@@ -27,6 +27,8 @@ static_assert(int(control_rate) == int(WellControls::rate) && int(control_bhp) =
                   int(control_rate_at_limit) == int(WellControls::rate_at_limit) &&
                   int(control_rate_held) == int(WellControls::rate_held),
               "the well kernels' control codes are WellControls'");
+static_assert(int(well_injector) == int(WellArrays::injector) && int(well_producer) == int(WellArrays::producer),
+              "the well kernels' kind codes are WellArrays'");
 
 namespace {
 
@@ -171,52 +173,15 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   props_ = Array<double>(exec_, std::max<size64_t>(1, size64_t(n) * props_stride(nc)));
   cell_scratch_ = Array<double>(exec_, std::max<size64_t>(1, 2 * size64_t(n)));
 
-  // ---- well arrays
-  std::vector<int> kind;
-  std::vector<bool> rate_control;
-  std::vector<double> target, bhp, ref_depth, inj_comp;
-  for (std::size_t w = 0; w < wells_.size(); ++w) {
-    const auto& s = well_specs_[w];
-    const auto& info = wells_[w];
-    kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
-    rate_control.push_back(s.control == WellControlMode::rate);
-    target.push_back(s.rate);
-    bhp.push_back(s.bhp);
-    ref_depth.push_back(info.ref_depth);
+  // ---- well arrays: the shared ones and the injected composition of each injector
+  std::vector<double> inj_comp;
+  for (const auto& s : well_specs_)
     for (int k = 0; k < nc; ++k) inj_comp.push_back(s.kind == WellKind::injector ? s.composition[k] : 0.0);
-  }
-  const int nw = static_cast<int>(wells_.size());
-  well_kind_ = to_executor(exec_, kind);
-  controls_ = WellControls(exec_, rate_control, bhp);
-  well_target_ = to_executor(exec_, target);
-  well_bhp_ = to_executor(exec_, bhp);
-  well_ref_depth_ = to_executor(exec_, ref_depth);
+  well_arrays_ = WellArrays(exec_, well_specs_, wells_, pattern_, well_scratch_per_completion, well_out_stride(nc));
   well_inj_comp_ = to_executor(exec_, inj_comp);
-  well_head_density_ = Array<double>(exec_, nw);
-  conn_ = WellConnectivity(exec_, wells_, pattern_);
-  well_scratch_ = Array<double>(exec_, size64_t(conn_.completions()) * well_scratch_per_completion);
-  well_out_ = Array<double>(exec_, size64_t(nw) * well_out_stride(nc));
-  wells_view_ = Wells{nw,
-                      conn_.completions(),
-                      well_kind_.data(),
-                      controls_.data(),
-                      well_target_.data(),
-                      well_bhp_.data(),
-                      well_ref_depth_.data(),
-                      well_inj_comp_.data(),
-                      well_head_density_.data(),
-                      conn_.comp_ptr.data(),
-                      conn_.comp_cell.data(),
-                      conn_.comp_wi.data(),
-                      conn_.comp_depth.data(),
-                      conn_.couple_ptr.data(),
-                      conn_.couple_block.data(),
-                      well_scratch_.data(),
-                      well_out_.data()};
-  if (nw > 0) {
-    well_out_.copy_from_host(std::vector<double>(std::size_t(nw) * well_out_stride(nc), 0.0));
-    well_head_density_.copy_from_host(std::vector<double>(std::size_t(nw), 0.0));
-  }
+  well_arrays_.fill_view(wells_view_);
+  wells_view_.ncompletion = well_arrays_.conn.completions();
+  wells_view_.inj_comp = well_inj_comp_.data();
 
   double top = g.top;
   for (int k = 0; k < grid.nz(); ++k) {
@@ -288,7 +253,7 @@ std::vector<double> MulticomponentModel::initial_state() const
 
 void MulticomponentModel::begin_step(const Vector& x0)
 {
-  controls_.begin_attempt();
+  well_arrays_.controls.begin_attempt();
   BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::prepare_wells(params_, wells_view_, x0.data()),
                        cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
@@ -312,15 +277,15 @@ void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt,
     cpu::assemble_cells(params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
     cpu::assemble_wells(params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
   }
-  if (!controls_.any_rate_well()) return;
-  const auto h = well_out_.to_host();  // a few values per well
+  if (!well_arrays_.controls.any_rate_well()) return;
+  const auto h = well_arrays_.out.to_host();  // a few values per well
   const int stride = well_out_stride(nc_);
   std::vector<WellControls::Outcome> outcome(wells_.size());
   for (std::size_t w = 0; w < outcome.size(); ++w) {
     const double* o = h.data() + w * stride;
     outcome[w] = {o[1] != 0.0, o[3 + nc_] != 0.0, o[4 + nc_]};
   }
-  controls_.after_assembly(outcome);
+  well_arrays_.controls.after_assembly(outcome);
 }
 
 ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector& R, double dt) const
@@ -381,7 +346,7 @@ std::vector<Quantity> MulticomponentModel::in_place_quantities() const
 
 std::vector<WellResult> MulticomponentModel::well_results() const
 {
-  const auto h = well_out_.to_host();
+  const auto h = well_arrays_.out.to_host();
   const int stride = well_out_stride(nc_);
   std::vector<WellResult> r(wells_.size());
   for (std::size_t w = 0; w < r.size(); ++w) {
@@ -450,7 +415,7 @@ size64_t MulticomponentModel::assembly_bytes() const
 
 size64_t MulticomponentModel::scratch_bytes() const
 {
-  return (size64_t(mesh_.ncell) * (props_stride(nc_) + 2) + well_scratch_.size()) * size64_t(sizeof(double));
+  return (size64_t(mesh_.ncell) * (props_stride(nc_) + 2) + well_arrays_.scratch.size()) * size64_t(sizeof(double));
 }
 
 namespace multicomponent {

@@ -83,8 +83,8 @@ class MulticomponentModel final : public Model {
   std::vector<double> in_place(const Vector& x) const override;  // mass of each component [kg]
   std::vector<Quantity> in_place_quantities() const override;
   const std::vector<WellInfo>& wells() const override { return wells_; }
-  std::vector<WellSwitch> take_well_switches() override { return controls_.take_switches(); }
-  void accept_step() override { controls_.accept_step(); }
+  std::vector<WellSwitch> take_well_switches() override { return well_arrays_.controls.take_switches(); }
+  void accept_step() override { well_arrays_.controls.accept_step(); }
   std::vector<WellResult> well_results() const override;  // rates: one per component [kg/s]
   std::vector<Quantity> well_rates() const override;
   // pressure [bar], density [kg/m3], x_<name> per component.
@@ -124,11 +124,8 @@ class MulticomponentModel final : public Model {
   Array<double> rho_ref_, comp_, ln_mu_, K_;
   Array<double> pv_ref_, depth_, nbr_trans_, nbr_diff_;
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, extra_ptr_, extra_block_;
-  Array<int> well_kind_;
-  WellControls controls_;  // the control of every well, switched by the assemblies
-  Array<double> well_target_, well_bhp_, well_ref_depth_, well_inj_comp_, well_head_density_;
-  WellConnectivity conn_;
-  Array<double> well_scratch_, well_out_;
+  WellArrays well_arrays_;
+  Array<double> well_inj_comp_;  // nc per well: injected composition (injectors), 0 for producers
   mutable Array<double> props_, cell_scratch_;
   multicomponent::Mesh mesh_;
   multicomponent::Wells wells_view_;

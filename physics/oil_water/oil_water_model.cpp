@@ -22,6 +22,8 @@ static_assert(int(control_rate) == int(WellControls::rate) && int(control_bhp) =
                   int(control_rate_at_limit) == int(WellControls::rate_at_limit) &&
                   int(control_rate_held) == int(WellControls::rate_held),
               "the well kernels' control codes are WellControls'");
+static_assert(int(well_injector) == int(WellArrays::injector) && int(well_producer) == int(WellArrays::producer),
+              "the well kernels' kind codes are WellArrays'");
 
 namespace {
 
@@ -110,52 +112,16 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
                    diag_block_.data(),
                    row_ptr_.data()};
 
-  // ---- well arrays
-  std::vector<int> kind;
-  std::vector<bool> rate_control;
-  std::vector<double> target, bhp, weight, ref_depth;
-  for (std::size_t wn = 0; wn < wells_.size(); ++wn) {
-    const auto& w = wells_[wn];
-    const auto& s = well_specs_[wn];
-    kind.push_back(s.kind == WellKind::injector ? well_injector : well_producer);
-    rate_control.push_back(s.control == WellControlMode::rate);
-    target.push_back(s.rate);
-    bhp.push_back(s.bhp);
+  // ---- well arrays: the shared ones and the phase weights of each rate target
+  std::vector<double> weight;
+  for (const auto& s : well_specs_) {
     weight.push_back(s.target == RateTarget::oil ? 0.0 : 1.0);
     weight.push_back(s.target == RateTarget::water ? 0.0 : 1.0);
-    ref_depth.push_back(w.ref_depth);
   }
-  const int nw = static_cast<int>(wells_.size());
-  well_kind_ = to_executor(exec_, kind);
-  controls_ = WellControls(exec_, rate_control, bhp);
-  well_target_ = to_executor(exec_, target);
-  well_bhp_ = to_executor(exec_, bhp);
+  well_arrays_ = WellArrays(exec_, well_specs_, wells_, pattern_, well_scratch_per_completion, well_out_per_well);
   well_weight_ = to_executor(exec_, weight);
-  well_ref_depth_ = to_executor(exec_, ref_depth);
-  well_head_density_ = Array<double>(exec_, nw);
-  conn_ = WellConnectivity(exec_, wells_, pattern_);
-  well_scratch_ = Array<double>(exec_, size64_t(conn_.completions()) * well_scratch_per_completion);
-  well_out_ = Array<double>(exec_, size64_t(nw) * well_out_per_well);
-  wells_view_ = WellsView{nw,
-                          well_kind_.data(),
-                          controls_.data(),
-                          well_target_.data(),
-                          well_bhp_.data(),
-                          well_weight_.data(),
-                          well_ref_depth_.data(),
-                          well_head_density_.data(),
-                          conn_.comp_ptr.data(),
-                          conn_.comp_cell.data(),
-                          conn_.comp_wi.data(),
-                          conn_.comp_depth.data(),
-                          conn_.couple_ptr.data(),
-                          conn_.couple_block.data(),
-                          well_scratch_.data(),
-                          well_out_.data()};
-  if (nw > 0) {
-    std::vector<double> zeros(std::size_t(nw) * well_out_per_well, 0.0);
-    well_out_.copy_from_host(zeros);
-  }
+  well_arrays_.fill_view(wells_view_);
+  wells_view_.weight = well_weight_.data();
   for (int k = 0; k < grid.nz(); ++k) grid_layer_depth_.push_back(grid.layer_depth(k));
   cell_layer_.resize(std::size_t(n));
   for (index_t a = 0; a < n; ++a) cell_layer_[a] = grid.global_of_active(a) / (grid.nx() * grid.ny());
@@ -191,7 +157,7 @@ std::vector<double> OilWaterModel::initial_state(const InitialSpec& init) const
 
 void OilWaterModel::begin_step(const Vector& x0)
 {
-  controls_.begin_attempt();
+  well_arrays_.controls.begin_attempt();
   BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::prepare_wells(params_, wells_view_, x0.data()),
                             cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
@@ -204,14 +170,14 @@ void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vecto
       cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.values().data()),
       cuda::assemble(exec_->stream(), params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(),
                      J.values().data()));
-  if (!controls_.any_rate_well()) return;
-  const auto h = well_out_.to_host();  // a few values per well
+  if (!well_arrays_.controls.any_rate_well()) return;
+  const auto h = well_arrays_.out.to_host();  // a few values per well
   std::vector<WellControls::Outcome> outcome(wells_.size());
   for (std::size_t w = 0; w < outcome.size(); ++w) {
     const double* o = h.data() + w * well_out_per_well;
     outcome[w] = {o[3] != 0.0, o[4] != 0.0, o[5]};
   }
-  controls_.after_assembly(outcome);
+  well_arrays_.controls.after_assembly(outcome);
 }
 
 ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, double dt) const
@@ -263,7 +229,7 @@ std::vector<Quantity> OilWaterModel::in_place_quantities() const
 
 std::vector<WellResult> OilWaterModel::well_results() const
 {
-  const auto h = well_out_.to_host();
+  const auto h = well_arrays_.out.to_host();
   std::vector<WellResult> r(wells_.size());
   for (std::size_t w = 0; w < r.size(); ++w) {
     const double* o = h.data() + w * well_out_per_well;

@@ -62,8 +62,8 @@ class OilWaterModel final : public Model {
   std::vector<double> in_place(const Vector& x) const override;
   std::vector<Quantity> in_place_quantities() const override;
   // BHP and rates (water, oil; surface m^3/s) evaluated at the last assembled state.
-  std::vector<WellSwitch> take_well_switches() override { return controls_.take_switches(); }
-  void accept_step() override { controls_.accept_step(); }
+  std::vector<WellSwitch> take_well_switches() override { return well_arrays_.controls.take_switches(); }
+  void accept_step() override { well_arrays_.controls.accept_step(); }
   std::vector<WellResult> well_results() const override;
   std::vector<Quantity> well_rates() const override;
   // pressure [bar], sw, and for VTK only so = 1 - sw.
@@ -83,11 +83,8 @@ class OilWaterModel final : public Model {
   // Executor-resident static data
   Array<double> relperm_table_, pv_ref_, depth_, nbr_trans_;
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, row_ptr_;
-  Array<int> well_kind_;
-  WellControls controls_;  // the control of every well, switched by the assemblies
-  Array<double> well_target_, well_bhp_, well_weight_, well_ref_depth_, well_head_density_;
-  WellConnectivity conn_;
-  Array<double> well_scratch_, well_out_;
+  WellArrays well_arrays_;
+  Array<double> well_weight_;  // 2 per well: which phase rates the target counts
   MeshView mesh_;
   WellsView wells_view_;
   std::vector<double> grid_layer_depth_;  // for the initial state

@@ -4,17 +4,15 @@
 #pragma once
 
 #include "linalg/test/random_matrix.hpp"
-#include "physics/grid.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
+#include "physics/test/grid_fixture.hpp"
 #include "physics/units.hpp"
 
 #include <vector>
 
 namespace blockres::test {
 
-struct ModelSetup {
-  physics::GridSpec grid;
-  physics::RockSpec rock;
+struct ModelSetup : GridRockSetup {
   physics::FluidSpec fluid;
   std::vector<physics::WellSpec> wells;
 };
@@ -23,23 +21,7 @@ inline ModelSetup small_setup(bool table_relperm, unsigned long long seed)
 {
   using namespace physics;
   ModelSetup s;
-  s.grid.nx = 5, s.grid.ny = 3, s.grid.nz = 3;
-  s.grid.dx = {10, 12, 9, 11, 10};
-  s.grid.dy = {8, 10, 9};
-  s.grid.dz = {2, 3, 2.5};
-  s.grid.top = 1500;
-  s.grid.gravity = true;
-  const std::size_t n = 5 * 3 * 3;
-  s.rock.porosity.assign(n, 0.0);
-  for (auto& p : s.rock.porosity) p = uniform(0.1, 0.3);
-  s.rock.porosity[2 + 5 * (1 + 3 * 1)] = 0.0;  // an inactive cell in the middle
-  s.rock.kx = lognormal_field(5, 3, 3, std::log(100.0), 0.8, 1.0, seed);
-  for (auto& k : s.rock.kx) k *= units::millidarcy;
-  s.rock.ky = s.rock.kx;
-  s.rock.kz = s.rock.kx;
-  for (auto& k : s.rock.kz) k *= 0.1;
-  s.rock.compressibility = 5e-5 / units::bar;
-  s.rock.reference_pressure = 200 * units::bar;
+  static_cast<GridRockSetup&>(s) = small_grid_rock(5, 2, seed);
   s.fluid.water = {1020.0, 1.01, 4.5e-5 / units::bar, 200 * units::bar, 0.4e-3};
   s.fluid.oil = {850.0, 1.2, 1.5e-4 / units::bar, 200 * units::bar, 1.8e-3};
   auto& rp = s.fluid.relperm;

@@ -3,11 +3,11 @@
 #pragma once
 
 #include "kernels/batched/batched.hpp"
+#include "kernels/test/test_rng.hpp"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <numeric>
 #include <random>
@@ -16,15 +16,10 @@
 
 namespace blockres::test_lu {
 
-// Fresh seed per run, printed so that a failure can be replayed with BLOCKRES_TEST_SEED=<seed>.
+// One generator per test program (kernels/test/test_rng.hpp: printed, replayable seed).
 inline std::mt19937_64& rng()
 {
-  static std::mt19937_64 gen = [] {
-    unsigned long long seed = std::random_device{}();
-    if (const char* s = std::getenv("BLOCKRES_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-    std::printf("batched LU test seed %llu (replay with BLOCKRES_TEST_SEED)\n", seed);
-    return std::mt19937_64{seed};
-  }();
+  static std::mt19937_64 gen = test_rng::seeded("batched LU");
   return gen;
 }
 

@@ -4,11 +4,11 @@
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
+#include "kernels/test/test_rng.hpp"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <numeric>
 #include <random>
@@ -17,15 +17,10 @@
 
 namespace blockres::test_gh {
 
-// Fresh seed per run, printed so a failure can be replayed (BLOCKRES_TEST_SEED=<seed>).
+// One generator per test program (kernels/test/test_rng.hpp: printed, replayable seed).
 inline std::mt19937_64& rng()
 {
-  static std::mt19937_64 gen = [] {
-    std::uint64_t seed = std::random_device{}();
-    if (const char* s = std::getenv("BLOCKRES_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-    std::printf("batched_gh tests: seed %llu (set BLOCKRES_TEST_SEED to replay)\n", static_cast<unsigned long long>(seed));
-    return std::mt19937_64(seed);
-  }();
+  static std::mt19937_64 gen = test_rng::seeded("batched_gh");
   return gen;
 }
 

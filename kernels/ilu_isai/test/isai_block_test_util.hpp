@@ -25,10 +25,11 @@ using kernels::BlockValuesView;
 using kernels::IsaiBlockPattern;
 using kernels::IsaiKind;
 
-// The random source (one printed, replayable seed per run), uniform draws and dense boolean
-// pattern powers of the scalar-view ISAI tests.
+// The random source (one printed, replayable seed per run), uniform draws, dense boolean pattern
+// powers and the count of non-finite values of the scalar-view ISAI tests.
 using test_isai::BoolMatrix;
 using test_isai::bool_power;
+using test_isai::count_non_finite;
 using test_isai::rng;
 using test_isai::uniform;
 
@@ -293,11 +294,6 @@ inline double max_column_rel_diff(const IsaiBlockPattern& p, const std::vector<d
       worst = std::max(worst, diff / scale);
     }
   return worst;
-}
-
-inline std::size_t count_non_finite(const std::vector<double>& v)
-{
-  return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](double e) { return !std::isfinite(e); }));
 }
 
 }  // namespace blockres::test_isai_block

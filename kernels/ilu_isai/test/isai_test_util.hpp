@@ -5,10 +5,10 @@
 #pragma once
 
 #include "kernels/ilu_isai/isai.hpp"
+#include "kernels/test/test_rng.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <random>
@@ -20,15 +20,10 @@ namespace blockres::test_isai {
 using kernels::IsaiPattern;
 using kernels::Triangle;
 
-// Fresh seed per run, printed so that a failure can be replayed with BLOCKRES_TEST_SEED=<seed>.
+// One generator per test program (kernels/test/test_rng.hpp: printed, replayable seed).
 inline std::mt19937_64& rng()
 {
-  static std::mt19937_64 gen = [] {
-    unsigned long long seed = std::random_device{}();
-    if (const char* s = std::getenv("BLOCKRES_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-    std::printf("ISAI test seed %llu (replay with BLOCKRES_TEST_SEED)\n", seed);
-    return std::mt19937_64{seed};
-  }();
+  static std::mt19937_64 gen = test_rng::seeded("ISAI");
   return gen;
 }
 

@@ -7,6 +7,7 @@
 // ISAI kinds of the factors (unit_block_lower, block_upper) against the CPU generation; argument
 // checks. Label `gpu`.
 #include "kernels/ilu_isai/ilu_block.hpp"
+#include "kernels/ilu_isai/test/device_test_util.hpp"
 #include "kernels/ilu_isai/test/ilu_block_test_util.hpp"
 #include "linalg/array.hpp"
 #include "linalg/executor.hpp"
@@ -15,11 +16,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <limits>
 #include <span>
 #include <string>
 
 using namespace blockres;
+using namespace blockres::test_device;
 using namespace blockres::test_ilu_block;
 using kernels::IluSchedule;
 namespace kc = blockres::kernels::cpu;
@@ -27,28 +28,10 @@ namespace kg = blockres::kernels::cuda;
 
 namespace {
 
-const double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-ExecPtr gpu()
-{
-  static ExecPtr e = Executor::create_cuda(0);
-  return e;
-}
 ExecPtr cpu()
 {
   static ExecPtr e = Executor::create_cpu();
   return e;
-}
-
-template <class T>
-Array<T> upload(const std::vector<T>& h)
-{
-  return Array<T>(gpu(), std::span<const T>(h));
-}
-
-void fill_nan(Array<double>& a)
-{
-  a.copy_from_host(std::vector<double>(static_cast<std::size_t>(a.size()), nan_v));
 }
 
 IluSchedule schedule_of(const HostBsr& A) { return kernels::ilu_schedule(A.n, A.row_ptr.data(), A.col.data()); }
@@ -64,16 +47,6 @@ struct DeviceBsr {
   }
   BsrView<double> view() { return {n, n, bs, row_ptr.data(), col.data(), val.data()}; }
   BsrView<const double> cview() const { return {n, n, bs, row_ptr.data(), col.data(), val.data()}; }
-};
-
-struct DeviceSchedule {
-  Array<index_t> diag, lower_rows, upper_rows;
-  kg::IluDeviceSchedule view;
-  explicit DeviceSchedule(const IluSchedule& h)
-      : diag(upload(h.diag)), lower_rows(upload(h.lower_rows)), upper_rows(upload(h.upper_rows))
-  {
-    view = {&h, diag.data(), lower_rows.data(), upper_rows.data()};
-  }
 };
 
 struct Result {
@@ -92,7 +65,7 @@ Result cpu_factor(const HostBsr& A, const IluSchedule& s)
 
 Result gpu_factor(const HostBsr& A, const IluSchedule& s)
 {
-  DeviceSchedule ds(s);
+  DeviceSchedule ds(gpu(), s);
   DeviceBsr dA(A);
   Array<double> dinv = upload(std::vector<double>(static_cast<std::size_t>(A.n * A.bs2()), nan_v));
   Array<double> work(gpu(), kg::block_ilu0_workspace_doubles(s, A.bs));
@@ -116,7 +89,7 @@ void check_matrix(const HostBsr& A, const std::string& what)
 
   HostBsr F = A;
   F.val = c.val;
-  DeviceSchedule ds(s);
+  DeviceSchedule ds(gpu(), s);
   DeviceBsr dF(F);
   Array<double> ddinv = upload(c.dinv);
   const auto b = random_vector(A.scalar_rows());
@@ -204,7 +177,7 @@ TEST(BlockIlu0Gpu, ArgumentsAndEmptyMatrix)
   const IluSchedule s = schedule_of(A);
   ASSERT_GT(kg::block_ilu0_workspace_doubles(s, 80), 0);
   EXPECT_EQ(kg::block_ilu0_workspace_doubles(s, 64), 0);
-  DeviceSchedule ds(s);
+  DeviceSchedule ds(gpu(), s);
   DeviceBsr dA(A);
   Array<double> dinv(gpu(), A.n * A.bs2());
   Array<int> info(gpu(), 1);
@@ -218,7 +191,7 @@ TEST(BlockIlu0Gpu, ArgumentsAndEmptyMatrix)
                std::invalid_argument);
   HostBsr E;
   const IluSchedule es = schedule_of(E);
-  DeviceSchedule eds(es);
+  DeviceSchedule eds(gpu(), es);
   Array<int> einfo = upload(std::vector<int>{-1});
   kg::block_ilu0_factor(gpu()->stream(), eds.view, {0, 0, 1, nullptr, nullptr, nullptr}, nullptr, einfo.data(),
                         nullptr);
@@ -237,7 +210,7 @@ TEST(BlockIlu0Gpu, IterativeSweepsMatchTheCpu)
     SCOPED_TRACE("bs " + std::to_string(bs));
     const IluSchedule s = schedule_of(A);
     const auto plan = kernels::block_ilu_sweep_plan(s, A.n, A.row_ptr.data(), A.col.data());
-    DeviceSchedule ds(s);
+    DeviceSchedule ds(gpu(), s);
     DeviceBsr dA(A);
     Array<size64_t> pp = Array<size64_t>(gpu(), std::span<const size64_t>(plan.pair_ptr));
     Array<index_t> pl = upload(plan.pair_l), pu = upload(plan.pair_u), ro = upload(plan.row_of),

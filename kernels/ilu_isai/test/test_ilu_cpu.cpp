@@ -5,10 +5,10 @@
 // the triangular solves by multiplying back, in place too; bad pivots reported by row.
 #include "kernels/ilu_isai/ilu.hpp"
 #include "kernels/ilu_isai/test/ilu_test_util.hpp"
+#include "kernels/ilu_isai/test/test_checks.hpp"
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -17,6 +17,7 @@
 
 using namespace blockres;
 using namespace blockres::test_ilu;
+using blockres::test_checks::expect_invalid;
 using kernels::IluSchedule;
 using kernels::ilu_schedule;
 namespace kc = blockres::kernels::cpu;
@@ -75,17 +76,6 @@ void expect_levels_defined(const Csr& A, const IluSchedule& s, const std::string
     ASSERT_EQ(lower[i], lo + 1) << what << " row " << i;
     ASSERT_EQ(upper[i], up + 1) << what << " row " << i;
     ASSERT_EQ(s.diag[i], A.find(i, i)) << what << " row " << i;
-  }
-}
-
-// `f` throws std::invalid_argument whose message contains `needle`.
-void expect_invalid(const std::function<void()>& f, const std::string& needle)
-{
-  try {
-    f();
-    ADD_FAILURE() << "no exception, expected one mentioning '" << needle << "'";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
   }
 }
 

@@ -4,19 +4,19 @@
 // compared entry by entry, poisoned outputs, bad pivots reported with the CPU's row (also when
 // a later row fails in an earlier level), the empty matrix, argument checks. Label `gpu`.
 #include "kernels/ilu_isai/ilu.hpp"
+#include "kernels/ilu_isai/test/device_test_util.hpp"
 #include "kernels/ilu_isai/test/ilu_test_util.hpp"
 #include "linalg/array.hpp"
 #include "linalg/executor.hpp"
 
 #include <gtest/gtest.h>
 
-#include <limits>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 using namespace blockres;
+using namespace blockres::test_device;
 using namespace blockres::test_ilu;
 using kernels::IluSchedule;
 namespace kc = blockres::kernels::cpu;
@@ -24,39 +24,7 @@ namespace kg = blockres::kernels::cuda;
 
 namespace {
 
-const double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-template <class T>
-Array<T> upload(const ExecPtr& gpu, const std::vector<T>& h)
-{
-  return Array<T>(gpu, std::span<const T>(h));
-}
-
 IluSchedule schedule_of(const Csr& A) { return kernels::ilu_schedule(A.n, A.row_ptr.data(), A.col.data()); }
-
-// A CSR matrix in device memory.
-struct DeviceCsr {
-  index_t n;
-  Array<index_t> row_ptr, col;
-  Array<double> val;
-  DeviceCsr(const ExecPtr& gpu, const Csr& A)
-      : n(A.n), row_ptr(upload(gpu, A.row_ptr)), col(upload(gpu, A.col)), val(upload(gpu, A.val))
-  {
-  }
-  kernels::CsrView<double> view() { return {n, row_ptr.data(), col.data(), val.data()}; }
-  kernels::CsrView<const double> cview() const { return {n, row_ptr.data(), col.data(), val.data()}; }
-};
-
-// Device copies of a host schedule (which must outlive this object).
-struct DeviceSchedule {
-  Array<index_t> diag, lower_rows, upper_rows;
-  kg::IluDeviceSchedule view;
-  DeviceSchedule(const ExecPtr& gpu, const IluSchedule& h)
-      : diag(upload(gpu, h.diag)), lower_rows(upload(gpu, h.lower_rows)), upper_rows(upload(gpu, h.upper_rows))
-  {
-    view = {&h, diag.data(), lower_rows.data(), upper_rows.data()};
-  }
-};
 
 // Device ILU(0) of A: the factors and the info, which starts as garbage.
 std::pair<Csr, int> gpu_factor(const ExecPtr& gpu, const Csr& A, const IluSchedule& s)

@@ -7,18 +7,17 @@
 #include "kernels/spmv/bsr_to_csr.hpp"
 #include "kernels/ilu_isai/isai.hpp"
 #include "kernels/ilu_isai/test/isai_block_test_util.hpp"
+#include "kernels/ilu_isai/test/test_checks.hpp"
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <limits>
-#include <numeric>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 using namespace blockres;
 using namespace blockres::test_isai_block;
+using namespace blockres::test_checks;
 namespace kc = blockres::kernels::cpu;
 using kernels::isai_block_pattern;
 
@@ -43,25 +42,9 @@ std::vector<double> generate(const IsaiBlockPattern& p, BlockValuesView<const do
 // Everything the pattern promises about its CSC view, bsr_pos and column split.
 void check_pattern_views(const IsaiBlockPattern& p, const std::string& what)
 {
-  const index_t n = p.nrows, nnzb = p.nnzb();
-  ASSERT_EQ(p.row_ptr.size(), std::size_t(n) + 1) << what;
-  ASSERT_EQ(p.col_ptr.size(), std::size_t(n) + 1) << what;
-  ASSERT_EQ(p.col.size(), std::size_t(nnzb)) << what;
-  ASSERT_EQ(p.row_ind.size(), std::size_t(nnzb)) << what;
-  ASSERT_EQ(p.bsr_pos.size(), std::size_t(nnzb)) << what;
-  ASSERT_EQ(p.col_ptr[0], 0) << what;
-  ASSERT_EQ(p.col_ptr[n], nnzb) << what;
-  std::vector<int> hits(static_cast<std::size_t>(nnzb), 0);
+  const index_t n = p.nrows;
+  ASSERT_NO_FATAL_FAILURE(check_csc_view(p, n, p.nnzb(), p.bsr_pos, what));
   for (index_t j = 0; j < n; ++j) {
-    for (index_t e = p.col_ptr[j]; e < p.col_ptr[j + 1]; ++e) {
-      const index_t r = p.row_ind[e], pos = p.bsr_pos[e];
-      if (e > p.col_ptr[j]) {
-        ASSERT_LT(p.row_ind[e - 1], r) << what << ": rows of block column " << j << " not sorted";
-      }
-      ASSERT_TRUE(pos >= p.row_ptr[r] && pos < p.row_ptr[r + 1]) << what << ": bsr_pos outside block row " << r;
-      ASSERT_EQ(p.col[pos], j) << what << ": bsr_pos of (" << r << ", " << j << ")";
-      ++hits[static_cast<std::size_t>(pos)];
-    }
     // Block j is J[0] for unit_lower and the last of J for upper (the substitutions start there).
     const auto first = p.row_ind.begin() + p.col_ptr[j], last = p.row_ind.begin() + p.col_ptr[j + 1];
     ASSERT_TRUE(std::find(first, last, j) != last) << what << ": no diagonal block in column " << j;
@@ -72,53 +55,16 @@ void check_pattern_views(const IsaiBlockPattern& p, const std::string& what)
       ASSERT_EQ(*(last - 1), j) << what;
     }
   }
-  for (index_t e = 0; e < nnzb; ++e) ASSERT_EQ(hits[e], 1) << what << ": block " << e << " seen " << hits[e] << " times";
-
-  // Every column in exactly one list, in increasing order, split at m = 32 scalar rows.
-  std::vector<index_t> all(p.short_cols);
-  all.insert(all.end(), p.long_cols.begin(), p.long_cols.end());
-  std::sort(all.begin(), all.end());
-  std::vector<index_t> expect(static_cast<std::size_t>(n));
-  std::iota(expect.begin(), expect.end(), 0);
-  ASSERT_EQ(all, expect) << what;
-  // Short columns by lane-group width: bucket b holds the columns with 2 << b < m <= 4 << b (b = 0:
-  // m <= 4), each bucket in increasing order.
-  ASSERT_EQ(p.short_bucket_ptr.size(), 5u) << what;
-  ASSERT_EQ(p.short_bucket_ptr.front(), 0) << what;
-  ASSERT_EQ(p.short_bucket_ptr.back(), index_t(p.short_cols.size())) << what;
-  for (int b = 0; b < 4; ++b) {
-    const auto first = p.short_cols.begin() + p.short_bucket_ptr[b], last = p.short_cols.begin() + p.short_bucket_ptr[b + 1];
-    ASSERT_TRUE(std::is_sorted(first, last)) << what << " bucket " << b;
-    for (auto it = first; it != last; ++it) {
-      const index_t m = (p.col_ptr[*it + 1] - p.col_ptr[*it]) * p.bs;
-      ASSERT_LE(m, 4 << b) << what << " column " << *it;
-      if (b > 0) ASSERT_GT(m, 2 << b) << what << " column " << *it;
-    }
-  }
-  ASSERT_TRUE(std::is_sorted(p.long_cols.begin(), p.long_cols.end())) << what;
-  index_t max_m = 0, max_short = 0;
+  // The split is at m = 32 scalar rows.
+  const auto scalar_rows = [&](index_t j) { return (p.col_ptr[j + 1] - p.col_ptr[j]) * p.bs; };
+  ASSERT_NO_FATAL_FAILURE(check_column_split(p, n, scalar_rows, what));
+  index_t max_short = 0;
   for (index_t j : p.short_cols) {
-    const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * p.bs;
+    const index_t m = scalar_rows(j);
     ASSERT_LE(m, 32) << what;
     max_short = std::max(max_short, m);
   }
   ASSERT_EQ(p.max_short_m, max_short) << what;
-  for (index_t j : p.long_cols) {
-    const index_t m = (p.col_ptr[j + 1] - p.col_ptr[j]) * p.bs;
-    ASSERT_GT(m, 32) << what;
-    max_m = std::max(max_m, m);
-  }
-  ASSERT_EQ(p.max_long_m, max_m) << what;
-}
-
-void expect_invalid(const std::function<void()>& f, const std::string& needle)
-{
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning '" << needle << "'";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-  }
 }
 
 // (label, pattern, bs, largest power) of the residual tests: sizes chosen so the dense systems stay

@@ -10,6 +10,7 @@
 // one warp) and 32, checked to be covered; pivoting, pivot ties (Hadamard blocks, W = 4..32) and
 // singular columns with small W. Label `gpu`.
 #include "kernels/ilu_isai/isai_block.hpp"
+#include "kernels/ilu_isai/test/device_test_util.hpp"
 #include "kernels/ilu_isai/test/isai_block_test_util.hpp"
 #include "linalg/array.hpp"
 #include "linalg/executor.hpp"
@@ -17,7 +18,6 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <limits>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -25,26 +25,13 @@
 #include <vector>
 
 using namespace blockres;
+using namespace blockres::test_device;
 using namespace blockres::test_isai_block;
 using kernels::isai_block_pattern;
 namespace kc = blockres::kernels::cpu;
 namespace kg = blockres::kernels::cuda;
 
 namespace {
-
-const double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-const ExecPtr& gpu()
-{
-  static const ExecPtr g = Executor::create_cuda(0);
-  return g;
-}
-
-template <class T>
-Array<T> upload(const std::vector<T>& h)
-{
-  return Array<T>(gpu(), std::span<const T>(h));
-}
 
 // A's pattern and values (both storages) in device memory.
 struct DeviceMatrix {
@@ -102,6 +89,20 @@ Result gpu_generate(const IsaiBlockPattern& p, const DevicePattern& dp, BlockVal
   kg::isai_block_generate(gpu()->stream(), dp.view, dA, m.data(), scratch.data(), info.data());
   gpu()->synchronize();
   return {m.to_host(), info.to_host()[0]};
+}
+
+// The generation of a nonsingular A on the GPU, in both storages: info 0, every value written and
+// finite, equal to the CPU's `ref` and with a small pattern residual.
+void expect_gpu_matches_cpu(const BlockMatrix& A, IsaiKind kind, const IsaiBlockPattern& p, const DevicePattern& dp,
+                            const DeviceMatrix& dA, const Result& ref, const std::string& what)
+{
+  for (BlockStorage s : both_storages) {
+    const Result g = gpu_generate(p, dp, dA.view(s));
+    EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
+    ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
+    EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
+    EXPECT_LE(max_pattern_residual(A, kind, p, g.m), 1e-12) << what << " " << to_string(s);
+  }
 }
 
 struct Case {
@@ -197,13 +198,7 @@ TEST(IsaiBlockGpu, GeneralPivotsThroughZeroDiagonals)
         const DevicePattern dp(p);
         const Result ref = cpu_generate(p, A);
         ASSERT_EQ(ref.info, 0) << what;
-        for (BlockStorage s : both_storages) {
-          const Result g = gpu_generate(p, dp, dA.view(s));
-          EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
-          ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
-          EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
-          EXPECT_LE(max_pattern_residual(A, IsaiKind::general, p, g.m), 1e-12) << what << " " << to_string(s);
-        }
+        ASSERT_NO_FATAL_FAILURE(expect_gpu_matches_cpu(A, IsaiKind::general, p, dp, dA, ref, what));
       }
 }
 
@@ -232,13 +227,7 @@ TEST(IsaiBlockGpu, GeneralPivotTiesOnHadamardBlocks)
       const DevicePattern dp(p);
       const Result ref = cpu_generate(p, A);
       ASSERT_EQ(ref.info, 0) << what;
-      for (BlockStorage s : both_storages) {
-        const Result g = gpu_generate(p, dp, dA.view(s));
-        EXPECT_EQ(g.info, 0) << what << " " << to_string(s);
-        ASSERT_EQ(count_non_finite(g.m), 0u) << what << " " << to_string(s);
-        EXPECT_LE(max_column_rel_diff(p, g.m, ref.m), 1e-12) << what << " " << to_string(s);
-        EXPECT_LE(max_pattern_residual(A, kind, p, g.m), 1e-12) << what << " " << to_string(s);
-      }
+      ASSERT_NO_FATAL_FAILURE(expect_gpu_matches_cpu(A, kind, p, dp, dA, ref, what));
     }
   }
 }

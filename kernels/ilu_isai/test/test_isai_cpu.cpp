@@ -5,18 +5,18 @@
 // wide stencils at k = 3), against T^{-1} for closed patterns (block-diagonal T, full triangles),
 // its independence of LU's diagonal for L; the triangle SpMV against a dense product.
 #include "kernels/ilu_isai/test/isai_test_util.hpp"
+#include "kernels/ilu_isai/test/test_checks.hpp"
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <limits>
 #include <numeric>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 using namespace blockres;
 using namespace blockres::test_isai;
+using namespace blockres::test_checks;
 namespace kc = blockres::kernels::cpu;
 using kernels::isai_pattern;
 
@@ -40,76 +40,18 @@ std::vector<double> generate(const Csr& A, const IsaiPattern& p)
 // Everything the pattern promises about its CSC view, csr_pos, column split and scratch.
 void check_pattern_views(const IsaiPattern& p, const std::string& what)
 {
-  const index_t n = p.n, nnz = p.nnz();
-  ASSERT_EQ(p.row_ptr.size(), std::size_t(n) + 1) << what;
-  ASSERT_EQ(p.col_ptr.size(), std::size_t(n) + 1) << what;
-  ASSERT_EQ(p.col.size(), std::size_t(nnz)) << what;
-  ASSERT_EQ(p.row_ind.size(), std::size_t(nnz)) << what;
-  ASSERT_EQ(p.csr_pos.size(), std::size_t(nnz)) << what;
-  ASSERT_EQ(p.col_ptr[0], 0) << what;
-  ASSERT_EQ(p.col_ptr[n], nnz) << what;
-  std::vector<int> hits(static_cast<std::size_t>(nnz), 0);
+  const index_t n = p.n;
+  ASSERT_NO_FATAL_FAILURE(check_csc_view(p, n, p.nnz(), p.csr_pos, what));
   for (index_t j = 0; j < n; ++j) {
     ASSERT_LT(p.col_ptr[j], p.col_ptr[j + 1]) << what << ": column " << j << " is empty";
-    for (index_t e = p.col_ptr[j]; e < p.col_ptr[j + 1]; ++e) {
-      const index_t r = p.row_ind[e], pos = p.csr_pos[e];
-      if (e > p.col_ptr[j]) {
-        ASSERT_LT(p.row_ind[e - 1], r) << what << ": rows of column " << j << " not sorted";
-      }
-      ASSERT_TRUE(pos >= p.row_ptr[r] && pos < p.row_ptr[r + 1]) << what << ": csr_pos outside row " << r;
-      ASSERT_EQ(p.col[pos], j) << what << ": csr_pos of (" << r << ", " << j << ")";
-      ++hits[static_cast<std::size_t>(pos)];
-    }
     // The diagonal is J[0] for L and J[m-1] for U (the substitution's first unknown).
     const index_t diag_row = p.tri == Triangle::unit_lower ? p.row_ind[p.col_ptr[j]] : p.row_ind[p.col_ptr[j + 1] - 1];
     ASSERT_EQ(diag_row, j) << what;
   }
-  for (index_t e = 0; e < nnz; ++e)
-    ASSERT_EQ(hits[e], 1) << what << ": CSR entry " << e << " seen " << hits[e] << " times";
-
-  // Every column in exactly one list, in increasing order; long columns with one max_long_m^2 scratch slice per resident block.
-  std::vector<index_t> all(p.short_cols);
-  all.insert(all.end(), p.long_cols.begin(), p.long_cols.end());
-  std::sort(all.begin(), all.end());
-  std::vector<index_t> expect(static_cast<std::size_t>(n));
-  std::iota(expect.begin(), expect.end(), 0);
-  ASSERT_EQ(all, expect) << what;
-  // Short columns by lane-group width W = 4 << b: sorted within a bucket, m <= W, m > W / 2 above
-  // the first bucket (each column in the narrowest group that holds it).
-  ASSERT_EQ(p.short_bucket_ptr.size(), 5u) << what;
-  ASSERT_EQ(p.short_bucket_ptr.front(), 0) << what;
-  ASSERT_EQ(p.short_bucket_ptr.back(), index_t(p.short_cols.size())) << what;
-  for (int b = 0; b < 4; ++b) {
-    const auto first = p.short_cols.begin() + p.short_bucket_ptr[b], last = p.short_cols.begin() + p.short_bucket_ptr[b + 1];
-    ASSERT_TRUE(std::is_sorted(first, last)) << what << " bucket " << b;
-    for (auto it = first; it != last; ++it) {
-      const index_t m = p.col_ptr[*it + 1] - p.col_ptr[*it];
-      ASSERT_LE(m, 4 << b) << what;
-      if (b > 0) {
-        ASSERT_GT(m, 2 << b) << what;
-      }
-    }
-  }
-  index_t max_m = 0;
-  for (index_t j : p.long_cols) {
-    const index_t m = p.col_ptr[j + 1] - p.col_ptr[j];
-    ASSERT_GT(m, 32) << what;
-    max_m = std::max(max_m, m);
-  }
-  ASSERT_EQ(p.max_long_m, max_m) << what;
+  // Long columns with one max_long_m^2 scratch slice per resident block.
+  ASSERT_NO_FATAL_FAILURE(check_column_split(p, n, [&](index_t j) { return p.col_ptr[j + 1] - p.col_ptr[j]; }, what));
   const size64_t blocks = std::min<size64_t>(static_cast<size64_t>(p.long_cols.size()), kernels::isai_long_blocks);
-  ASSERT_EQ(p.scratch_doubles(), blocks * max_m * max_m) << what;
-}
-
-// Checks that `f` throws std::invalid_argument whose message contains `needle`.
-void expect_invalid(const std::function<void()>& f, const std::string& needle)
-{
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning '" << needle << "'";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-  }
+  ASSERT_EQ(p.scratch_doubles(), blocks * p.max_long_m * p.max_long_m) << what;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // bands of width 40 and wide stencils; NaN-poisoned outputs (every entry must be written), a
 // regeneration with new factor values into the same arrays, argument checks. Label `gpu`.
 #include "kernels/ilu_isai/isai.hpp"
+#include "kernels/ilu_isai/test/device_test_util.hpp"
 #include "kernels/ilu_isai/test/isai_test_util.hpp"
 #include "linalg/array.hpp"
 #include "linalg/executor.hpp"
@@ -11,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -19,32 +19,13 @@
 #include <utility>
 
 using namespace blockres;
+using namespace blockres::test_device;
 using namespace blockres::test_isai;
 using kernels::isai_pattern;
 namespace kc = blockres::kernels::cpu;
 namespace kg = blockres::kernels::cuda;
 
 namespace {
-
-const double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-template <class T>
-Array<T> upload(const ExecPtr& gpu, const std::vector<T>& h)
-{
-  return Array<T>(gpu, std::span<const T>(h));
-}
-
-// LU in device memory.
-struct DeviceCsr {
-  index_t n;
-  Array<index_t> row_ptr, col;
-  Array<double> val;
-  DeviceCsr(const ExecPtr& gpu, const Csr& A)
-      : n(A.n), row_ptr(upload(gpu, A.row_ptr)), col(upload(gpu, A.col)), val(upload(gpu, A.val))
-  {
-  }
-  kernels::CsrView<const double> view() const { return {n, row_ptr.data(), col.data(), val.data()}; }
-};
 
 // A pattern's device arrays and the view that points at them.
 struct DevicePattern {
@@ -111,7 +92,7 @@ TEST(IsaiGpu, GenerateMatchesCpu)
         const DevicePattern dp(gpu, p);
         Array<double> scratch(gpu, p.scratch_doubles());
         Array<double> m = upload(gpu, std::vector<double>(ref.size(), nan_v));  // poisoned
-        kg::isai_generate(gpu->stream(), dp.view, dA.view(), m.data(), scratch.data());
+        kg::isai_generate(gpu->stream(), dp.view, dA.cview(), m.data(), scratch.data());
         gpu->synchronize();
         const auto g = m.to_host();
 
@@ -136,10 +117,10 @@ TEST(IsaiGpu, RegenerationWithNewFactorValues)
     const DevicePattern dp(gpu, p);
     Array<double> scratch(gpu, p.scratch_doubles());
     Array<double> m = upload(gpu, std::vector<double>(static_cast<std::size_t>(p.nnz()), nan_v));
-    kg::isai_generate(gpu->stream(), dp.view, dA.view(), m.data(), scratch.data());
+    kg::isai_generate(gpu->stream(), dp.view, dA.cview(), m.data(), scratch.data());
     const Csr A2 = with_new_values(A);
     dA.val.copy_from_host(std::span<const double>(A2.val));
-    kg::isai_generate(gpu->stream(), dp.view, dA.view(), m.data(), scratch.data());
+    kg::isai_generate(gpu->stream(), dp.view, dA.cview(), m.data(), scratch.data());
     gpu->synchronize();
     const auto g = m.to_host();
     EXPECT_LE(max_column_rel_diff(p, g, cpu_generate(A2, p)), 1e-12) << to_string(tri);
@@ -161,7 +142,7 @@ TEST(IsaiGpu, TriangleSpmvMatchesCpu)
       std::vector<double> ref(static_cast<std::size_t>(A.n));
       kc::triangle_spmv(tri, A.view(), x.data(), ref.data());
       Array<double> y = upload(gpu, std::vector<double>(ref.size(), nan_v));
-      kg::triangle_spmv(gpu->stream(), tri, dA.view(), dx.data(), y.data());
+      kg::triangle_spmv(gpu->stream(), tri, dA.cview(), dx.data(), y.data());
       gpu->synchronize();
       const auto g = y.to_host();
       const auto scale = abs_triangle_times(A, tri, x);  // rounding-error scale |T| |x|
@@ -183,10 +164,10 @@ TEST(IsaiGpu, ArgumentChecksAndEmptyMatrix)
   Array<double> m(gpu, p.nnz());
   kg::IsaiDevicePattern no_host = dp.view;
   no_host.host = nullptr;
-  EXPECT_THROW(kg::isai_generate(gpu->stream(), no_host, dA.view(), m.data(), nullptr), std::invalid_argument);
-  EXPECT_THROW(kg::isai_generate(gpu->stream(), dp.view, dA.view(), m.data(), nullptr), std::invalid_argument)
+  EXPECT_THROW(kg::isai_generate(gpu->stream(), no_host, dA.cview(), m.data(), nullptr), std::invalid_argument);
+  EXPECT_THROW(kg::isai_generate(gpu->stream(), dp.view, dA.cview(), m.data(), nullptr), std::invalid_argument)
       << "long columns need scratch";
-  auto wrong_n = dA.view();
+  auto wrong_n = dA.cview();
   wrong_n.n = 99;
   Array<double> scratch(gpu, p.scratch_doubles());
   EXPECT_THROW(kg::isai_generate(gpu->stream(), dp.view, wrong_n, m.data(), scratch.data()), std::invalid_argument);

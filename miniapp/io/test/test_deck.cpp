@@ -1,4 +1,5 @@
 // Unit tests of the deck loader: SI values, defaults, properties, overrides, round trip, error messages.
+#include "input/test/deck_test_util.hpp"
 #include "miniapp/io/deck.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "linalg/preconditioners/cpr/cpr_options.hpp"
@@ -31,6 +32,9 @@ const physics::OilWaterInput& ow(const RunConfig& c)
 
 namespace fs = std::filesystem;
 namespace u = units;
+using test_deck::edit;
+using test_deck::expect_error_message;
+using test_deck::line_of;
 
 // A valid deck exercising most forms: per-axis arrays, per-layer and constant properties,
 // both well controls, an explicit well index, end_time + report_interval.
@@ -99,22 +103,6 @@ report_interval = 30.0
 dt_initial = 0.5
 )";
 
-// Replaces the first occurrence of `from` (which must exist) by `to`.
-std::string edit(std::string text, const std::string& from, const std::string& to)
-{
-  const auto at = text.find(from);
-  if (at == std::string::npos) throw std::logic_error("edit: '" + from + "' not in the deck");
-  return text.replace(at, from.size(), to);
-}
-
-// 1-based line of the first line of `text` that contains `needle`.
-int line_of(const std::string& text, const std::string& needle)
-{
-  const auto at = text.find(needle);
-  if (at == std::string::npos) throw std::logic_error("line_of: '" + needle + "' not in the deck");
-  return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
-}
-
 class DeckTest : public ::testing::Test {
  protected:
   void SetUp() override
@@ -153,11 +141,7 @@ class DeckTest : public ::testing::Test {
   void expect_error(const std::string& text, const std::string& key, int line,
                     const std::vector<std::string>& overrides = {}) const
   {
-    const std::string msg = error_of(text, overrides);
-    const std::string where = (dir_ / "case.toml").string() + ":" + std::to_string(line) + ":";
-    EXPECT_EQ(msg.rfind(where, 0), 0u) << "expected the message to start with '" << where << "': " << msg;
-    EXPECT_NE(msg.find(": " + key + ": "), std::string::npos) << "expected key '" << key << "' in: " << msg;
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is not one line: " << msg;
+    expect_error_message(error_of(text, overrides), (dir_ / "case.toml").string(), line, key);
   }
 
   // As expect_error, for a deck made by replacing `from` with `to`; the error is expected on the

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "linalg/test/random_matrix.hpp"
-#include "physics/grid.hpp"
 #include "physics/multicomponent/multicomponent_model.hpp"
+#include "physics/test/grid_fixture.hpp"
 #include "physics/units.hpp"
 
 #include <cmath>
@@ -14,9 +14,7 @@
 
 namespace blockres::test {
 
-struct McSetup {
-  physics::GridSpec grid;
-  physics::RockSpec rock;
+struct McSetup : GridRockSetup {
   physics::MulticomponentInput input;
 };
 
@@ -64,23 +62,7 @@ inline McSetup mc_setup(int nc, unsigned long long seed, bool wells = true)
 {
   using namespace physics;
   McSetup s;
-  s.grid.nx = 4, s.grid.ny = 3, s.grid.nz = 3;
-  s.grid.dx = {10, 12, 9, 11};
-  s.grid.dy = {8, 10, 9};
-  s.grid.dz = {2, 3, 2.5};
-  s.grid.top = 1500;
-  s.grid.gravity = true;
-  const std::size_t n = 4 * 3 * 3;
-  s.rock.porosity.assign(n, 0.0);
-  for (auto& p : s.rock.porosity) p = uniform(0.1, 0.3);
-  s.rock.porosity[1 + 4 * (1 + 3 * 1)] = 0.0;  // an inactive cell in the middle
-  s.rock.kx = lognormal_field(4, 3, 3, std::log(100.0), 0.8, 1.0, seed);
-  for (auto& k : s.rock.kx) k *= units::millidarcy;
-  s.rock.ky = s.rock.kx;
-  s.rock.kz = s.rock.kx;
-  for (auto& k : s.rock.kz) k *= 0.1;
-  s.rock.compressibility = 5e-5 / units::bar;
-  s.rock.reference_pressure = 200 * units::bar;
+  static_cast<GridRockSetup&>(s) = small_grid_rock(4, 1, seed);
   // Diffusion strong enough to matter next to the Darcy fluxes in the checks.
   s.input.components = random_components(nc, 2.0, 0.5);
   s.input.initial.pressure = 200 * units::bar;

@@ -1,18 +1,21 @@
 // Deck reader of the multicomponent model: SI values of a valid deck, and an InputError naming
 // file:line and the key for each bad value.
 #include "input/section.hpp"
+#include "input/test/deck_test_util.hpp"
 #include "physics/units.hpp"
 #include "physics/multicomponent/multicomponent_model.hpp"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 
 namespace blockres {
 namespace {
 
 namespace u = units;
+using test_deck::edit;
+using test_deck::expect_error_message;
+using test_deck::line_of;
 
 const std::string kDeck = R"([components]
 names = ["A", "B", "C"]
@@ -48,20 +51,6 @@ j = 3
 control = "bhp"
 bhp = 150.0
 )";
-
-std::string edit(std::string text, const std::string& from, const std::string& to)
-{
-  const auto at = text.find(from);
-  if (at == std::string::npos) throw std::logic_error("edit: '" + from + "' not in the deck");
-  return text.replace(at, from.size(), to);
-}
-
-int line_of(const std::string& text, const std::string& needle)
-{
-  const auto at = text.find(needle);
-  if (at == std::string::npos) throw std::logic_error("line_of: '" + needle + "' not in the deck");
-  return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
-}
 
 struct GridRock {
   physics::GridSpec grid;
@@ -102,11 +91,7 @@ void expect_edit_error(const std::string& from, const std::string& to, const std
 {
   const std::string text = edit(kDeck, from, to);
   SCOPED_TRACE("edit: " + from + " -> " + to);
-  const std::string msg = error_of(text);
-  const std::string where = "case.toml:" + std::to_string(line_of(text, at.empty() ? to : at)) + ":";
-  EXPECT_EQ(msg.rfind(where, 0), 0u) << "expected the message to start with '" << where << "': " << msg;
-  EXPECT_NE(msg.find(": " + key + ": "), std::string::npos) << "expected key '" << key << "' in: " << msg;
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is not one line: " << msg;
+  expect_error_message(error_of(text), "case.toml", line_of(text, at.empty() ? to : at), key);
 }
 
 TEST(MulticomponentDeck, ValidDeckInSiUnits)
