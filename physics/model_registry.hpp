@@ -38,7 +38,10 @@ struct ModelEntry {
 };
 
 std::span<const ModelEntry> registered_models();
-// nullptr when no model of that name is registered.
+// nullptr when no model of that name is registered (the deck reader, which names file and line).
 const ModelEntry* find_model(std::string_view name);
+// The model of that name; InputError naming the registered models when there is none. Everything
+// past the deck reader (the time loop, the benches) looks a RunConfig's model up here.
+const ModelEntry& model_entry(std::string_view name);
 
 }  // namespace blockres::physics

@@ -163,9 +163,7 @@ ScalarMatrix deck_pressure_matrix(const ExecPtr& e, const std::string& deck, con
 {
   const RunConfig cfg = load_deck(deck, overrides);
   const physics::Grid grid(cfg.grid, cfg.rock);
-  const physics::ModelEntry* entry = physics::find_model(cfg.model);
-  if (!entry) throw std::runtime_error(fmt::format("{}: model '{}' is not registered", deck, cfg.model));
-  const auto model = entry->create(e, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+  const auto model = physics::model_entry(cfg.model).create(e, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
   BsrMatrix J(e, model->block_size(), model->pattern());
   Vector R(e, J.scalar_rows());
   const auto x_init = model->initial_state();

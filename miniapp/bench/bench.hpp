@@ -11,39 +11,53 @@
 
 namespace blockres {
 
-struct BsrmvBenchOptions {
+// The options every section shares, declared once (add_bench_common_options, bench_cli.hpp, adds
+// them to a section's command line); each section's struct sets its own defaults.
+struct BenchCommonOptions {
+  std::string json_path;  // --json: the report file
+  // --strict: a missed target (printed as FAIL) fails the run, not only a failed check. A section
+  // that evaluates no target (batched, isai, model) accepts it and runs the same.
+  bool strict = false;
+  int reps = 0;              // --reps: timed repetitions (median reported)
+  int warmup = 0;            // --warmup: untimed repetitions first
+  std::string command_line;  // recorded in the report
+};
+
+struct BsrmvBenchOptions : BenchCommonOptions {
+  BsrmvBenchOptions()
+  {
+    json_path = "bench_bsrmv.json";
+    reps = 25;
+    warmup = 5;
+  }
   std::vector<int> block_sizes{1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64};
   std::vector<int> stencils{7, 27};
   std::vector<int> powerlaw_block_sizes{4, 8};
   double matrix_gb = 3.0;  // block values + column indices of each stencil matrix
-  int reps = 25;
-  int warmup = 5;
   std::vector<std::string> jacobians;  // HDF5 files written by `blockres run --write-jacobian`
   bool tune = false;                   // search every compiled configuration per block size
-  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
-  std::string json_path = "bench_bsrmv.json";
-  std::string command_line;
 };
 
 // Returns the process exit code (0 when every result verified against the CPU reference).
 int run_bsrmv_bench(const BsrmvBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
-struct BatchedBenchOptions {
+struct BatchedBenchOptions : BenchCommonOptions {
+  BatchedBenchOptions()
+  {
+    json_path = "bench_batched.json";
+    reps = 25;
+    warmup = 5;
+  }
   // Gauss–Huard, Gauss–Jordan and LU for sizes <= 32; LU only above (up to 512).
   std::vector<int> sizes{1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,  17,  18,  19,
                          20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 48, 64, 128, 256, 512};
   double batch_gb = 2.0;           // cap on the bytes of one batch of blocks (8 n^2 per block)
   long long max_blocks = 1048576;  // cap on the blocks of one batch
-  int reps = 25;
-  int warmup = 5;
   // Block-Jacobi section: HDF5 files written by `blockres run --write-jacobian` (none: skipped).
   std::vector<std::string> jacobians;
   // Which sections run (`--only kernels` / `--only block-jacobi`; default both).
   bool kernels_section = true;
   bool block_jacobi_section = true;
-  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
-  std::string json_path = "bench_batched.json";
-  std::string command_line;
 };
 
 // Two sections. Kernels: the batched dense kernels (kernels/batched/batched_gh.hpp,
@@ -54,7 +68,13 @@ struct BatchedBenchOptions {
 // every block-Jacobi row verified; see bench_block_jacobi.cpp).
 int run_batched_bench(const BatchedBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
-struct IsaiBenchOptions {
+struct IsaiBenchOptions : BenchCommonOptions {
+  IsaiBenchOptions()
+  {
+    json_path = "bench_isai.json";
+    reps = 10;
+    warmup = 3;
+  }
   std::vector<int> block_sizes{1, 2, 4, 8};  // 7-point stencil matrices, one per block size
   double matrix_gb = 0.5;                    // cap on block values + column indices of each stencil matrix
   int max_side = 120;                        // cap on the stencil grid side (120^3 = 1.73M cells)
@@ -65,11 +85,6 @@ struct IsaiBenchOptions {
   double rel_tol = 1e-6;
   int max_iterations = 3000;
   bool solve_section = true;
-  int reps = 10;
-  int warmup = 3;
-  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
-  std::string json_path = "bench_isai.json";
-  std::string command_line;
 };
 
 // ILU(0) with exact or ISAI triangular solves, general ISAI and block-Jacobi: setup, generation
@@ -78,7 +93,14 @@ struct IsaiBenchOptions {
 // result verified).
 int run_isai_bench(const IsaiBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
-struct SolverBenchOptions {
+struct SolverBenchOptions : BenchCommonOptions {
+  // reps: timed fixed-iteration solves; warmup: untimed ones first (at least 1: workspace allocation).
+  SolverBenchOptions()
+  {
+    json_path = "bench_solver.json";
+    reps = 5;
+    warmup = 1;
+  }
   std::vector<int> block_sizes{1, 2, 4, 8, 16};  // 7-point stencil matrices, one per block size
   int side = 100;                                // stencil grid side (100^3 = 1M cells)
   // cg, bicgstab, gmres (GMRES(30)), fgmres (FGMRES(30)), idr (IDR(4)).
@@ -94,14 +116,9 @@ struct SolverBenchOptions {
   int iterations = 60;
   bool iteration_section = true;
   bool solve_section = true;
-  int reps = 5;
-  int warmup = 1;
   // Fixed-iteration solves are repeated on the CPU backend (residual after the last iteration compared) on
   // matrices of at most this many GB of values and indices.
   double cpu_check_gb = 4.0;
-  bool strict = false;  // a missed target (FAIL line) fails the run, not only a failed check
-  std::string json_path = "bench_solver.json";
-  std::string command_line;
 };
 
 // Krylov solvers on 3D 7-point block stencils and simulator Jacobians (bench_solver.cpp). Two
@@ -112,7 +129,14 @@ struct SolverBenchOptions {
 // result, not a failure).
 int run_solver_bench(const SolverBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
-struct ModelBenchOptions {
+struct ModelBenchOptions : BenchCommonOptions {
+  // reps, warmup: timed and untimed assemblies.
+  ModelBenchOptions()
+  {
+    json_path = "bench_model.json";
+    reps = 10;
+    warmup = 2;
+  }
   std::string deck;                     // input deck (its model, grid and solver settings)
   std::vector<std::string> overrides;   // --set key=value
   // deck (the deck's own), none, jacobi, block_jacobi (natural blocks; Gauss-Jordan up to 32, LU
@@ -121,10 +145,6 @@ struct ModelBenchOptions {
   int newton_iterations = 3;            // of the first time step, from the initial state
   double rel_tol = 1e-4;                // relative tolerance of each linear solve
   double verify_gb = 4.0;               // assembly checked against the CPU when the Jacobian is at most this
-  int reps = 10;
-  int warmup = 2;
-  std::string json_path = "bench_model.json";
-  std::string command_line;
 };
 
 // A deck's model on the CUDA device (bench_model.cpp): assembly throughput against the copy
@@ -133,7 +153,14 @@ struct ModelBenchOptions {
 // Returns 1 when the assembly check fails, else 0 (a preconditioner that fails is a result).
 int run_model_bench(const ModelBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
-struct AmgBenchOptions {
+struct AmgBenchOptions : BenchCommonOptions {
+  // reps: full setups, numeric re-setups and solves (median reported); warmup: untimed calls first.
+  AmgBenchOptions()
+  {
+    json_path = "bench_amg.json";
+    reps = 5;
+    warmup = 1;
+  }
   std::string backend = "auto";  // auto (CUDA when a device is present), cpu or cuda
   std::vector<int> sizes;        // n of the n^3 grids; empty: 100, 200, 300 on CUDA, 32, 64 on the CPU
   // poisson, lognormal1, lognormal3, anisotropic (miniapp/bench/amg_bench_matrices.hpp), on every size.
@@ -143,16 +170,11 @@ struct AmgBenchOptions {
   AmgOptions amg;                      // refresh_interval is forced to 1
   double rel_tol = 1e-8;
   int max_iterations = 1000;
-  int reps = 5;         // full setups, numeric re-setups, solves (median reported)
   int apply_reps = 20;  // SpMV and V-cycle (median reported)
-  int warmup = 1;
   bool hypre = true;                    // when built with hypre
   long long hypre_max_rows = 1100000;   // hypre (serial, CPU) only on matrices up to this many rows
   std::uint64_t seed = 1;
   double copy_mb = 1024;  // each of the two buffers of the copy-bandwidth measurement
-  bool strict = false;    // a missed issue-16 target fails the run (exit code 1)
-  std::string json_path = "bench_amg.json";
-  std::string command_line;
 };
 
 // Aggregation AMG (linalg/preconditioners/amg/amg.hpp) on 7-point Poisson, heterogeneous pressure matrices and deck

@@ -148,9 +148,9 @@ constexpr const char* checks_text =
     "the host exceeds 1.01 tol; on a generated matrix (symmetric positive definite M-matrices) a solve does not "
     "converge. On deck matrices not converging is a result. The same solve checks apply to hypre's rows.";
 constexpr const char* targets_text =
-    "Issue 16's targets for the H200, evaluated on the poisson rows of whatever device ran: one V-cycle <= 8 "
+    "Targets for the H200, evaluated on the poisson rows of whatever device ran: one V-cycle <= 8 "
     "SpMV-equivalents, a numeric re-setup <= 40, AMG-CG iterations growing <= 1.5x from the smallest to the largest "
-    "Poisson grid (the issue's sizes: 100^3 = 1M to 300^3 = 27M rows). Reported as PASS/FAIL; a FAIL fails the run with --strict.";
+    "Poisson grid (set for 100^3 = 1M to 300^3 = 27M rows). Reported as PASS/FAIL; a FAIL fails the run with --strict.";
 
 // ---- timing --------------------------------------------------------------------------------------------
 using bench::summarize;
@@ -925,7 +925,7 @@ AmgBenchReport run_amg_bench_report(const AmgBenchOptions& o, const std::functio
   }
   const Targets t = targets_of(rep);
   if (!t.rows.empty() || rep.growth.evaluated) {
-    log(fmt::format("issue 16 targets (H200; {}): V-cycle <= {} SpMV, numeric setup <= {} SpMV, "
+    log(fmt::format("targets for the H200 ({}): V-cycle <= {} SpMV, numeric setup <= {} SpMV, "
                     "Poisson CG iteration growth <= {}x",
                     o.strict ? "--strict: a FAIL fails the run" : "reported; --strict makes a FAIL fail the run",
                     target_vcycle_spmv, target_numeric_spmv, target_growth));

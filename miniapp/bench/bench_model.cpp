@@ -95,8 +95,8 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
 
   const double memory_before = memory_in_use_bytes();
   const physics::Grid grid(cfg.grid, cfg.rock);
-  const physics::ModelEntry* entry = physics::find_model(cfg.model);
-  const auto model = entry->create(e, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+  const physics::ModelEntry& entry = physics::model_entry(cfg.model);
+  const auto model = entry.create(e, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
   const int bs = model->block_size();
   const index_t n = model->num_cells();
   const size64_t nnzb = model->pattern().nnzb();
@@ -123,7 +123,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
   const double jac_gb = 8.0 * double(nnzb) * bs * bs / 1e9;
   if (jac_gb <= o.verify_gb) {
     const ExecPtr c = Executor::create_cpu();
-    const auto mc = entry->create(c, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+    const auto mc = entry.create(c, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
     BsrMatrix Jc(c, bs, mc->pattern());
     Vector Rc(c, Jc.scalar_rows());
     Vector xc(c, std::span<const double>(x_init));

@@ -282,10 +282,10 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // ---- setup: grid, model, initial state
   std::optional<AllocationLabel> label(std::in_place, "the grid");
   const physics::Grid grid(cfg.grid, cfg.rock);
-  const physics::ModelEntry* entry = physics::find_model(cfg.model);
-  if (!entry || !cfg.model_input) throw std::invalid_argument(fmt::format("unknown model '{}'", cfg.model));
+  const physics::ModelEntry& entry = physics::model_entry(cfg.model);
+  if (!cfg.model_input) throw std::invalid_argument(fmt::format("model '{}': no model input (load_deck)", cfg.model));
   label.emplace("the model (static data, wells, Jacobian pattern)");
-  const std::unique_ptr<physics::Model> model_ptr = entry->create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+  const std::unique_ptr<physics::Model> model_ptr = entry.create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
   physics::Model& model = *model_ptr;
   const int bs = model.block_size();
   {

@@ -2,9 +2,11 @@
 // differences of the residual (cells and implicitly coupled wells), the accumulation blocks of
 // true-IMPES against finite differences and the Jacobian, well controls,
 // conservation, the log-normal generator.
+#include "input/error.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "physics/dual.hpp"
+#include "physics/model_registry.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
 #include "physics/test/model_fixture.hpp"
 
@@ -15,9 +17,27 @@
 #include <cstdio>
 #include <limits>
 #include <numbers>
+#include <string>
 
 using namespace blockres;
 using namespace blockres::physics;
+
+// Everything past the deck reader looks a model up by name here: an unknown name is bad input
+// naming the registered models, not a null entry.
+TEST(ModelRegistry, LookupByNameOrAnInputErrorNamingTheModels)
+{
+  for (const ModelEntry& m : registered_models()) EXPECT_EQ(&model_entry(m.name), find_model(m.name));
+  EXPECT_EQ(model_entry("oil_water").name, "oil_water");
+  EXPECT_EQ(find_model("black_oil"), nullptr);
+  try {
+    model_entry("black_oil");
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("model.type: unknown model 'black_oil'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'oil_water', 'multicomponent'"), std::string::npos) << what;
+  }
+}
 
 TEST(Grid, TpfaTransmissibilityByHand)
 {

@@ -1,0 +1,80 @@
+// `blockres run`: its options and its action (deck -> backend -> simulation -> result file).
+#include "miniapp/run/run_cli.hpp"
+
+#include "input/quote.hpp"
+#include "linalg/allocation.hpp"
+#include "miniapp/io/deck.hpp"
+#include "miniapp/io/version.hpp"
+#include "miniapp/run/backend.hpp"
+#include "miniapp/run/run_control.hpp"
+#include "miniapp/run/simulator.hpp"
+#include "miniapp/run/threads.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blockres {
+
+namespace {
+
+struct RunCommandLine {
+  std::string deck;
+  std::string backend = "auto";
+  std::string output_dir;              // empty: the deck's output.directory
+  std::vector<std::string> overrides;  // --set dotted.key=value
+  bool verbose = false;
+  std::string jacobian_path;           // --write-jacobian
+  std::string restart_file;
+  long restart_report = -1;            // < 0: the file's last report
+};
+
+int run_deck(const RunCommandLine& o, const CommandContext& context)
+{
+  // Ctrl-C / a batch system's SIGTERM: the time loop stops cleanly (miniapp/run/run_control.hpp).
+  install_interrupt_handlers();
+  // --output is applied as an override so the resolved deck in the result records it.
+  std::vector<std::string> overrides = o.overrides;
+  if (!o.output_dir.empty()) overrides.push_back("output.directory=" + quote_literal(o.output_dir));
+  RunConfig cfg = [&] {
+    const AllocationLabel label("the deck's grid and rock properties");
+    return load_deck(o.deck, overrides);
+  }();
+  context.log(fmt::format("blockres {} (git {}): deck {}", version_string(), git_commit(), o.deck));
+  context.log(fmt::format("threads: {}", current_thread_policy().text()));
+  auto exec = choose_backend(o.backend, context.log);
+  RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
+  ro.restart_file = o.restart_file;
+  ro.restart_report = o.restart_report;
+  const auto outcome = run_simulation(cfg, exec, ro, context.log);
+  context.log(fmt::format("results written to {}", outcome.result_file.string()));
+  return 0;
+}
+
+}  // namespace
+
+Subcommand register_run(CLI::App& app, CommandContext& context)
+{
+  auto o = std::make_shared<RunCommandLine>();
+  auto* run = app.add_subcommand("run", "run an input deck and write <output>/<name>.h5");
+  add_threads_option(*run, context);
+  run->add_option("deck", o->deck, "TOML input deck")->required();
+  run->add_option("--backend", o->backend, "auto (CUDA when a device is present), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  run->add_option("--output", o->output_dir, "output directory (default: the deck's output.directory)");
+  run->add_option("--set", o->overrides, "override a deck key: --set dotted.key=value (repeatable)")
+      ->allow_extra_args(false);  // `--set k=v DECK`: DECK is the deck, not a second override
+  run->add_flag("-v,--verbose", o->verbose, "log every Newton iteration (residual norms, linear iterations)");
+  run->add_option("--write-jacobian", o->jacobian_path, "write the last assembled Jacobian to this HDF5 file");
+  auto* restart_opt = run->add_option("--restart", o->restart_file,
+                                      "continue from a report of this result file (a NAME.h5 or NAME.checkpoint.h5)");
+  run->add_option("--restart-report", o->restart_report, "the report row to continue from (0 = t = 0; default: the last)")
+      ->check(CLI::Range(0L, 1L << 40))
+      ->needs(restart_opt);
+  return {run, [o, &context] { return run_deck(*o, context); }};
+}
+
+}  // namespace blockres
