@@ -18,7 +18,7 @@ using namespace blockres;
 
 namespace {
 
-const std::string deck = std::string(BLOCKRES_SOURCE_DIR) + "/inputs/quarter_five_spot.toml";
+const std::string deck_file = std::string(BLOCKRES_SOURCE_DIR) + "/inputs/quarter_five_spot.toml";
 
 // `blockres bench ...` as main builds it, with the log collected.
 struct BenchCommandLine {
@@ -93,7 +93,7 @@ TEST(BenchCli, EverySectionTakesTheSharedOptionsWithItsOwnDefaults)
 TEST(BenchCli, BenchModelTakesStrict)
 {
   BenchCommandLine cli;
-  EXPECT_NO_THROW(cli.parse({"bench", "model", deck, "--strict", "--reps", "3", "--warmup", "0", "--json", "m.json"}));
+  EXPECT_NO_THROW(cli.parse({"bench", "model", deck_file, "--strict", "--reps", "3", "--warmup", "0", "--json", "m.json"}));
   EXPECT_TRUE(cli.section("model").parsed());
   EXPECT_EQ(cli.section("model").get_option("--strict")->count(), 1u);
 }
@@ -104,7 +104,7 @@ TEST(BenchCli, BadValuesAreRefusedWhileParsing)
       {"bench", "bsrmv", "--reps", "2"},                // below 3
       {"bench", "amg", "--reps", "0"},                  // below bench amg's 1
       {"bench", "solver", "--warmup", "0"},             // bench solver needs one (workspace allocation)
-      {"bench", "model", deck, "--warmup", "1001"},     // above 1000
+      {"bench", "model", deck_file, "--warmup", "1001"},     // above 1000
       {"bench", "amg", "--aggregation", "pairwise"},    // not an AMG word
       {"bench", "solver", "--iterations", "45"},        // not a multiple of 30
       {"bench", "isai", "--threads", "0"},
