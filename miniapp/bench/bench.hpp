@@ -105,8 +105,9 @@ struct SolverBenchOptions : BenchCommonOptions {
   int side = 100;                                // stencil grid side (100^3 = 1M cells)
   // cg, bicgstab, gmres (GMRES(30)), fgmres (FGMRES(30)), idr (IDR(4)).
   std::vector<std::string> methods{"cg", "bicgstab", "gmres", "fgmres", "idr"};
-  // Time-to-solution section: none, jacobi (point), block_jacobi (natural blocks), ilu0 (exact
-  // triangular solves), ilu0_isai (ILU(0) + ISAI(1), block view), isai (general ISAI(1), block view).
+  // Time-to-solution section: labels of the bench presets (miniapp/bench/preconditioner_presets.hpp, the
+  // same as bench model's): none, jacobi (point), block_jacobi (natural blocks, automatic factorisation),
+  // ilu0 (exact triangular solves), ilu0_isai (ILU(0) + ISAI(1), block view), isai (general ISAI(1)).
   std::vector<std::string> preconditioners{"none", "jacobi", "block_jacobi", "ilu0", "ilu0_isai", "isai"};
   std::vector<std::string> jacobians;  // HDF5 files written by `blockres run --write-jacobian`
   double rel_tol = 1e-6;               // time-to-solution section
@@ -139,8 +140,9 @@ struct ModelBenchOptions : BenchCommonOptions {
   }
   std::string deck;                     // input deck (its model, grid and solver settings)
   std::vector<std::string> overrides;   // --set key=value
-  // deck (the deck's own), none, jacobi, block_jacobi (natural blocks; Gauss-Jordan up to 32, LU
-  // above), block_jacobi_lu, ilu0 / ilu0_isai (scalar view), bilu0 / bilu0_isai (block ILU(0)).
+  // deck (the deck's own) or labels of the bench presets (miniapp/bench/preconditioner_presets.hpp, the
+  // same as bench solver's): none, jacobi, block_jacobi (natural blocks; Gauss-Jordan up to 32, LU above),
+  // block_jacobi_lu, ilu0 / ilu0_isai (scalar view), bilu0 / bilu0_isai (block ILU(0)), isai.
   std::vector<std::string> preconditioners{"deck", "block_jacobi", "bilu0", "bilu0_isai"};
   int newton_iterations = 3;            // of the first time step, from the initial state
   double rel_tol = 1e-4;                // relative tolerance of each linear solve

@@ -21,6 +21,7 @@
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
 #include "miniapp/bench/bench_ilu_cusparse.hpp"
+#include "miniapp/bench/preconditioner_presets.hpp"
 #include "miniapp/io/version.hpp"
 
 #include <fmt/format.h>
@@ -90,7 +91,9 @@ constexpr const char* solve_text =
     "re-orthogonalisation) and IDR(4). time_ms = numeric setup (one call after the symbolic one; the first call is "
     "reported as first_ms) + one solve; one solver per method and matrix, its workspace and IDR's shadow space set "
     "up before the timed solves by a 2-iteration solve, as in a Newton loop. iterations: "
-    "preconditioned matrix-vector products.";
+    "preconditioned matrix-vector products. Preconditioners: the bench presets block_jacobi and ilu0, ILU(0) + "
+    "ISAI(k) and the general ISAI(k), each a set of the deck's [solver.linear.preconditioner] keys read as a deck "
+    "is (each row's preconditioner_toml), and cuSPARSE's ILU(0) with SpSV solves (cusparse_ilu0).";
 constexpr const char* verification_text =
     "kernels: our ILU(0) factors against csrilu02's, and our exact application against SpSV's on the same "
     "right-hand side, normwise relative difference <= 1e-10 (bsrilu02 / bsrsv2 reported for information); every "
@@ -129,6 +132,7 @@ struct KernelRow {
   double ratio2 = nan_v;             // a second comparison (see ratio2_of), e.g. against cuSPARSE
   std::string ratio2_of;
   double error = nan_v, tolerance = nan_v;  // verification (nan: informational only)
+  std::string toml;  // the deck keys of the preconditioner measured (empty: a cuSPARSE or SpMV row)
   bool verified() const { return std::isnan(tolerance) || error <= tolerance; }
 };
 
@@ -161,6 +165,7 @@ Json kernel_row_json(const KernelRow& r, const Ceilings& c)
   return {{"matrix", r.matrix},
           {"op", r.op},
           {"variant", r.variant},
+          {"preconditioner_toml", r.toml.empty() ? Json(nullptr) : Json(r.toml)},
           {"power", r.power},
           {"view", r.view},
           {"isai_nnz", r.nnz},
@@ -295,9 +300,11 @@ class Problem {
       if (!st.ok) throw std::runtime_error(fmt::format("{}: {} setup failed: {}", m_.name, P.name(), st.message));
     };
 
-    // ILU(0) with exact solves: setup, apply; cuSPARSE factor + solves.
-    Ilu0Preconditioner exact(e_, {});
+    // ILU(0) with exact solves (the ilu0 preset): setup, apply; cuSPARSE factor + solves.
+    const bench::BenchPreconditioner ilu0 = bench::preconditioner_preset("ilu0");
+    Ilu0Preconditioner exact(e_, options_as<Ilu0Options>(ilu0.spec));
     KernelRow setup = row("ilu0_setup", "ours");
+    setup.toml = ilu0.toml;
     first_setup(exact, setup.first_ms);
     const auto lu = exact.factors();
     setup.t = time_on_stream(s, W, R, [&] { (void)exact.setup(A_); }, [] {}, [&] {
@@ -313,6 +320,7 @@ class Problem {
 
     auto poison_z = [&] { fill(z_, nan_v); };
     KernelRow apply_exact = row("apply", "ilu0 exact (ours)");
+    apply_exact.toml = ilu0.toml;
     apply_exact.t = benchutil::time_checked(s, W, R, [&] { exact.apply(b_, z_); }, poison_z);
     const std::vector<double> z_exact = z_.to_host();
     {  // against the CPU triangular solves with our (downloaded) factors
@@ -368,12 +376,11 @@ class Problem {
     const auto bcol = A_.col_ind().to_host();
     for (int k : o_.powers)
       for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {
-        Ilu0Options opt;
-        opt.trisolve = TriangularSolve::isai, opt.isai_power = k, opt.view = view;
-        Ilu0Preconditioner P(e_, opt);
         const std::string v = fmt::format("ilu0+isai({}) {}", k, to_string(view));
+        const bench::BenchPreconditioner pc = bench::read_bench_preconditioner(v, bench::ilu0_isai_snippet(k, view));
+        Ilu0Preconditioner P(e_, options_as<Ilu0Options>(pc.spec));
         KernelRow g = row("isai_generate", v);
-        g.power = k, g.view = std::string(to_string(view));
+        g.power = k, g.view = std::string(to_string(view)), g.toml = pc.toml;
         first_setup(P, g.first_ms);
         g.nnz = P.isai_nnz();
         g.t = time_on_stream(s, W, R, [&] { P.regenerate_isai(); }, [] {}, [&] {
@@ -400,7 +407,7 @@ class Problem {
         }
         rows.push_back(g);
         KernelRow a = row("apply", v);
-        a.power = k, a.view = g.view, a.nnz = g.nnz;
+        a.power = k, a.view = g.view, a.nnz = g.nnz, a.toml = g.toml;
         a.t = benchutil::time_checked(s, W, R, [&] { P.apply(b_, z_); }, poison_z);
         a.bytes = spmv_bytes(*P.isai_matrix(kernels::Triangle::unit_lower)) +
                   spmv_bytes(*P.isai_matrix(kernels::Triangle::upper));
@@ -423,10 +430,11 @@ class Problem {
     const auto a_host = A_.values().to_host();
     for (int k : o_.general_powers)
       for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {
-        IsaiPreconditioner P(e_, {k, view});
         const std::string v = fmt::format("isai({}) {}", k, to_string(view));
+        const bench::BenchPreconditioner pc = bench::read_bench_preconditioner(v, bench::isai_snippet(k, view));
+        IsaiPreconditioner P(e_, options_as<IsaiOptions>(pc.spec));
         KernelRow g = row("isai_setup", v);
-        g.power = k, g.view = std::string(to_string(view));
+        g.power = k, g.view = std::string(to_string(view)), g.toml = pc.toml;
         first_setup(P, g.first_ms);
         g.nnz = size64_t(P.isai()->M().nnzb()) * P.isai()->M().block_size() * P.isai()->M().block_size();
         g.t = time_on_stream(s, W, R, [&] { (void)P.setup(A_); }, [] {},
@@ -452,7 +460,7 @@ class Problem {
         g.error = rel_diff(got, ref), g.tolerance = isai_tol;
         rows.push_back(g);
         KernelRow a = row("apply", v);
-        a.power = k, a.view = g.view, a.nnz = g.nnz;
+        a.power = k, a.view = g.view, a.nnz = g.nnz, a.toml = g.toml;
         a.t = benchutil::time_checked(s, W, R, [&] { P.apply(b_, z_); }, poison_z);
         a.bytes = spmv_bytes(P.isai()->M());
         a.ratio = fastest_exact.time.median_ms / a.t.median_ms,
@@ -482,7 +490,8 @@ class Problem {
 
   // One time-to-solution row.
   struct SolveRow {
-    std::string matrix, method, preconditioner;
+    std::string matrix, method, preconditioner;  // preconditioner: Preconditioner::name()
+    std::string label, toml;                     // the bench's label and the deck keys (empty: cuSPARSE's)
     bool setup_ok = true;
     std::string message;
     double first_ms = nan_v, setup_ms = nan_v, solve_ms = nan_v;
@@ -513,14 +522,18 @@ class Problem {
     return s;
   }
 
-  SolveRow solve(KrylovSolver& solver, const std::string& method_name, const PreconditionerSpec& spec)
+  SolveRow solve(KrylovSolver& solver, const std::string& method_name, const bench::BenchPreconditioner& pc)
   {
-    return solve(solver, method_name, make_preconditioner(e_, spec));
+    SolveRow r = solve(solver, method_name, make_preconditioner(e_, pc.spec));
+    r.label = pc.label, r.toml = pc.toml;
+    return r;
   }
   // The library baseline: cuSPARSE's ILU(0) with exact solves.
   SolveRow solve_cusparse_ilu0(KrylovSolver& solver, const std::string& method_name)
   {
-    return solve(solver, method_name, std::make_unique<CusparseIluPreconditioner>(e_));
+    SolveRow r = solve(solver, method_name, std::make_unique<CusparseIluPreconditioner>(e_));
+    r.label = "cusparse_ilu0";
+    return r;
   }
   SolveRow solve(KrylovSolver& solver, const std::string& method_name, std::unique_ptr<Preconditioner> P)
   {
@@ -556,20 +569,22 @@ class Problem {
   double b_norm_ = 0;
 };
 
-// The preconditioners of the solve section (label, type, options).
-std::vector<PreconditionerSpec> solve_preconditioners(const IsaiBenchOptions& o)
+// The preconditioners of the solve section: the block_jacobi and ilu0 presets, then ILU(0) + ISAI(k) and the
+// general ISAI(k) as snippets through the same reader, labelled as the kernels section's variants.
+std::vector<bench::BenchPreconditioner> solve_preconditioners(const IsaiBenchOptions& o)
 {
-  std::vector<PreconditionerSpec> out;
-  out.push_back(preconditioner_spec("block_jacobi"));
-  out.push_back(preconditioner_spec("ilu0"));
+  std::vector<bench::BenchPreconditioner> out;
+  out.push_back(bench::preconditioner_preset("block_jacobi"));
+  out.push_back(bench::preconditioner_preset("ilu0"));
   for (IsaiView view : {IsaiView::scalar, IsaiView::block})
     for (int k : o.powers) {
       if (view == IsaiView::scalar && k != o.powers.front()) continue;  // same M as the block view
-      Ilu0Options p;
-      p.trisolve = TriangularSolve::isai, p.isai_power = k, p.view = view;
-      out.push_back({"ilu0", p});
+      out.push_back(bench::read_bench_preconditioner(fmt::format("ilu0+isai({}) {}", k, to_string(view)),
+                                                     bench::ilu0_isai_snippet(k, view)));
     }
-  for (int k : o.general_powers) out.push_back({"isai", IsaiOptions{k, IsaiView::block}});
+  for (int k : o.general_powers)
+    out.push_back(bench::read_bench_preconditioner(fmt::format("isai({}) {}", k, to_string(IsaiView::block)),
+                                                   bench::isai_snippet(k, IsaiView::block)));
   return out;
 }
 
@@ -610,6 +625,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   write_provenance(j, o.json_path);
   j["device"] = e->device_name();
   j["command_line"] = o.command_line;
+  j["strict"] = o.strict;  // accepted like every section's; no target is evaluated here
   j["configuration"] = {{"reps", o.reps},
                         {"warmup", o.warmup},
                         {"powers", o.powers},
@@ -657,6 +673,10 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
 
   Json solve_rows = Json::array();
   if (o.solve_section) {
+    const auto preconditioners = solve_preconditioners(o);
+    log("solve preconditioners (their [solver.linear.preconditioner] keys; cusparse_ilu0: cuSPARSE's ILU(0), the "
+        "library baseline):");
+    for (const auto& pc : preconditioners) log(fmt::format("  {:<18} {}", pc.label, pc.toml));
     for (std::size_t i = 0; i < matrices.size(); ++i) {
       const auto& m = matrices[i];
       Problem p(e, m, i < nstencil, o);
@@ -665,7 +685,6 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
       log(sheader);
       for (const auto& [method, mname] : methods) {
         KrylovSolver solver = p.solver(method);
-        const auto preconditioners = solve_preconditioners(o);
         for (std::size_t q = 0; q <= preconditioners.size(); ++q) {
           const auto r = q < preconditioners.size()
                              ? p.solve(solver, mname, preconditioners[q])
@@ -683,6 +702,8 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
           solve_rows.push_back({{"matrix", r.matrix},
                                 {"method", r.method},
                                 {"preconditioner", r.preconditioner},
+                                {"preconditioner_label", r.label},
+                                {"preconditioner_toml", r.toml.empty() ? Json(nullptr) : Json(r.toml)},
                                 {"setup_ok", r.setup_ok},
                                 {"setup_message", r.message},
                                 {"first_setup_ms", r.first_ms},

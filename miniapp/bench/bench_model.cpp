@@ -8,7 +8,7 @@
 // pore volumes, connectivity) and the per-cell property scratch a model may keep are not counted,
 // so the fraction is a lower bound of the traffic the kernels really move.
 #include "miniapp/bench/bench_common.hpp"
-#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
+#include "miniapp/bench/preconditioner_presets.hpp"
 #include "miniapp/io/deck.hpp"
 #include "miniapp/io/version.hpp"
 #include "physics/model_registry.hpp"
@@ -33,38 +33,6 @@ double memory_in_use_bytes()
   return double(total - free);
 }
 
-struct PreconditionerChoice {
-  std::string key;
-  PreconditionerSpec spec = preconditioner_spec("none");
-};
-
-PreconditionerChoice preconditioner_of(const std::string& key, const RunConfig& cfg)
-{
-  PreconditionerChoice c{key};
-  if (key == "deck") {
-    c.spec = cfg.linear.preconditioner;
-    return c;
-  }
-  if (key == "none") return c;
-  if (key == "jacobi" || key == "block_jacobi" || key == "block_jacobi_lu") {
-    BlockJacobiOptions bj;
-    bj.max_block_size = key == "jacobi" ? 1 : 0;
-    bj.factorization = key == "block_jacobi_lu" ? BlockFactorization::lu : BlockFactorization::automatic;
-    c.spec = {"block_jacobi", bj};
-    return c;
-  }
-  Ilu0Options ilu;
-  if (key == "ilu0" || key == "ilu0_isai" || key == "bilu0" || key == "bilu0_isai") {
-    ilu.factor_view = key.starts_with("bilu0") ? IluFactorView::block : IluFactorView::scalar;
-    if (key.ends_with("_isai")) ilu.trisolve = TriangularSolve::isai, ilu.isai_power = 1, ilu.view = IsaiView::block;
-    c.spec = {"ilu0", ilu};
-    return c;
-  }
-  throw InputError(fmt::format("bench model: unknown preconditioner '{}' (deck, none, jacobi, block_jacobi, "
-                               "block_jacobi_lu, ilu0, ilu0_isai, bilu0, bilu0_isai)",
-                               key));
-}
-
 struct IterationRow {
   double assembly_ms = nan_v, setup_ms = nan_v, solve_ms = nan_v;
   int linear_iterations = 0;
@@ -74,6 +42,7 @@ struct IterationRow {
 
 struct PreconditionerRun {
   std::string key, name, error;
+  std::string toml;  // the preconditioner's deck keys (bench::BenchPreconditioner::toml)
   std::vector<IterationRow> rows;
   bool newton_converged = false;
   double peak_memory_bytes = 0;
@@ -86,6 +55,10 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 int run_model_bench(const ModelBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
   const RunConfig cfg = load_deck(o.deck, o.overrides);
+  // Every label resolved before anything runs: "deck" the deck's own, the others the bench presets.
+  std::vector<bench::BenchPreconditioner> choices;
+  for (const auto& key : o.preconditioners)
+    choices.push_back(key == "deck" ? bench::deck_preconditioner(cfg) : bench::preconditioner_preset(key));
   const ExecPtr e = Executor::create_cuda(0);
   log(fmt::format("bench model: {} ({}) on {}; deck {}", version_string(), provenance_text(), e->device_name(), o.deck));
 
@@ -162,10 +135,13 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
   // ---- Newton iterations with each preconditioner
   std::vector<PreconditionerRun> runs;
   const physics::UpdateLimits limits{cfg.newton.max_dp_rel, cfg.newton.max_dsw, cfg.newton.max_dx};
-  for (const auto& key : o.preconditioners) {
+  log("preconditioners (their [solver.linear.preconditioner] keys):");
+  for (const auto& pc : choices) log(fmt::format("  {:<16} {}", pc.label, pc.toml));
+  for (const auto& pc : choices) {
+    const std::string& key = pc.label;
     PreconditionerRun run;
     run.key = key;
-    const PreconditionerChoice pc = preconditioner_of(key, cfg);
+    run.toml = pc.toml;
     copy(x0, x);
     model->begin_step(x0);
     try {
@@ -244,6 +220,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
   write_provenance(j, o.json_path);
   j["device"] = e->device_name();
   j["command_line"] = o.command_line;
+  j["strict"] = o.strict;  // accepted like every section's; no target is evaluated here
   j["deck"] = o.deck;
   j["overrides"] = o.overrides;
   j["resolved_deck"] = cfg.resolved_toml;
@@ -275,6 +252,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
                             {"mb", row.mb},
                             {"outcome", row.outcome}});
     preconditioners.push_back({{"key", run.key},
+                               {"preconditioner_toml", run.toml},
                                {"name", run.name},
                                {"error", run.error},
                                {"peak_device_memory_bytes", run.peak_memory_bytes},

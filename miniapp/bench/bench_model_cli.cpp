@@ -1,9 +1,13 @@
 // `blockres bench model DECK`: its options (ModelBenchOptions) and its action (run_model_bench).
 #include "miniapp/bench/bench_cli.hpp"
 
+#include "miniapp/bench/preconditioner_presets.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace blockres {
 
@@ -20,13 +24,15 @@ Subcommand register_bench_model(CLI::App& bench, CommandContext& context)
   section->add_option("deck", o->deck, "input deck (TOML)")->required()->check(CLI::ExistingFile);
   section->add_option("--set", o->overrides, "override a deck key: --set dotted.key=value (repeatable)")
       ->allow_extra_args(false);
+  std::vector<std::string> labels = {"deck"};  // the deck's own, then the presets every bench shares
+  for (const auto& l : bench::preconditioner_preset_labels()) labels.push_back(l);
   section
       ->add_option("--preconditioners", o->preconditioners,
-                   "deck, none, jacobi, block_jacobi, block_jacobi_lu, ilu0, ilu0_isai, bilu0, bilu0_isai "
-                   "(default deck,block_jacobi,bilu0,bilu0_isai)")
+                   "deck (the deck's own) or bench presets (" + bench::preconditioner_preset_list() +
+                       "; the same as bench solver's; the report shows each one's deck keys) (default "
+                       "deck,block_jacobi,bilu0,bilu0_isai)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"deck", "none", "jacobi", "block_jacobi", "block_jacobi_lu", "ilu0", "ilu0_isai", "bilu0",
-                             "bilu0_isai"}));
+      ->check(CLI::IsMember(labels));
   section->add_option("--newton", o->newton_iterations, "Newton iterations of the first time step per preconditioner")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();

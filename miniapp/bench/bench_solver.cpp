@@ -4,19 +4,19 @@
 //    bytes an iteration must move (bytes_per_iteration) at the device-to-device copy bandwidth measured in
 //    the same run, with the acceptance (<= 1.3x for BiCGSTAB and GMRES(30) on a >= 1M-cell bs 4
 //    stencil), and the phase split of one profiled solve;
-//  - time to solution: every method with every preconditioner (none, point Jacobi, block-Jacobi, ILU(0)
-//    exact, ILU(0) + ISAI(1), general ISAI(1)), setup and solve times, the residual recomputed here.
+//  - time to solution: every method with every preconditioner, chosen by the bench presets
+//    (miniapp/bench/preconditioner_presets.hpp; by default none, point Jacobi, block-Jacobi, ILU(0) exact,
+//    ILU(0) + ISAI(1), general ISAI(1)), setup and solve times, the residual recomputed here.
 // CG needs a symmetric positive definite matrix: on the stencils it runs on a symmetric variant with the same
 // pattern (so the same bytes per iteration); on the Jacobians it runs on the matrix as it is, marked nonsymmetric.
 #include "miniapp/bench/bench.hpp"
 
 #include "linalg/krylov.hpp"
-#include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
-#include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/preconditioners/none/none.hpp"
 #include "linalg/preconditioners/registry.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
+#include "miniapp/bench/preconditioner_presets.hpp"
 #include "miniapp/io/version.hpp"
 
 #include <fmt/format.h>
@@ -92,10 +92,14 @@ constexpr const char* solve_text =
     "A x = b with b as above, x0 = 0, right preconditioning, stop at ||b - A x||_2 <= rel_tol ||b||_2 (--tol, "
     "confirmed by an explicit residual) or max_iterations (--max-iterations; iterations as counted in "
     "linalg/krylov.hpp: a BiCGSTAB iteration has two preconditioned products with A, the others one). CG on the "
-    "symmetric variant of each stencil. Preconditioners: none; jacobi: point Jacobi (block_jacobi, max_block_size "
-    "1); block_jacobi: the natural BSR blocks, Gauss-Jordan inverses; ilu0: ILU(0) of the scalar view, exact "
-    "level-scheduled triangular solves; ilu0_isai: ILU(0) with the ISAI(1) of both factors, block view; isai: the "
-    "general ISAI(1) of A, block view. ilu0_isai and isai are not symmetric, so CG's theory does not cover CG with "
+    "symmetric variant of each stencil. Preconditioners: the bench presets, each a set of the deck's "
+    "[solver.linear.preconditioner] keys read as a deck is (each row's preconditioner_toml; the same labels as "
+    "bench model). By default none; jacobi: point Jacobi (type jacobi, blocks of 1 row); block_jacobi: the natural "
+    "BSR blocks, automatic factorisation (Gauss-Jordan inverses for blocks up to 32 rows, LU above); ilu0: ILU(0) of "
+    "the scalar view, exact level-scheduled triangular solves; ilu0_isai: ILU(0) with the ISAI(1) of both factors, "
+    "block view; isai: the general ISAI(1) of A, block view. A preconditioner is symmetric (whenever A is) when it "
+    "is none, jacobi, block_jacobi or ILU(0) with exact solves of its exact factors (symmetric_preconditioner); the "
+    "ISAI variants are not, so CG's theory does not cover CG with "
     "them. One solver per method and matrix, its workspace allocated by a 2-iteration solve first, as in a Newton "
     "loop. One preconditioner object per preconditioner and matrix: first_setup_ms = its first setup (symbolic + "
     "numeric) on the nonsymmetric values, host clock, synchronised, shown on each of its rows; setup_ms = one later "
@@ -106,8 +110,8 @@ constexpr const char* solve_text =
 constexpr const char* verification_text =
     "time to solution: a row fails when it reports convergence while the recomputed relative residual exceeds 1.01 "
     "rel_tol (or is not finite), or when, on a stencil matrix (strictly diagonally dominant; the symmetric positive "
-    "definite variant for CG), a solve whose preconditioner set up ends in NaN/Inf (except CG with the nonsymmetric "
-    "ilu0_isai or isai). On the Jacobians, not converging and diverging to NaN/Inf are results, not failures. "
+    "definite variant for CG), a solve whose preconditioner set up ends in NaN/Inf (except CG with a preconditioner "
+    "that is not symmetric: the ISAI variants). On the Jacobians, not converging and diverging to NaN/Inf are results, not failures. "
     "iteration cost: a fixed-iteration solve that ends in NaN/Inf fails, and so does one whose iterations or relative "
     "residual after its last iteration differ from the CPU backend's same solve (same matrix, right-hand side, method "
     "and iteration count; |gpu - cpu| <= 1e-2 cpu + 1e-10), checked on matrices up to --cpu-check-gb (default 4) of "
@@ -147,38 +151,6 @@ KrylovConfig config_of(const Method& m, double rel_tol, int max_iterations)
   kc.restart = restart, kc.idr_s = idr_s;
   kc.gemv = m.gemv;
   return kc;
-}
-
-struct PreconditionerChoice {
-  std::string key;       // --preconditioners, and the label in the tables
-  PreconditionerSpec spec;
-  bool symmetric;        // M is symmetric when A is (what CG needs)
-};
-
-PreconditionerChoice preconditioner_of(const std::string& key)
-{
-  PreconditionerChoice c{key, preconditioner_spec("none"), true};
-  if (key == "none") return c;
-  if (key == "jacobi" || key == "block_jacobi") {
-    c.spec = {"block_jacobi", BlockJacobiOptions{BlockFactorization::gauss_jordan, key == "jacobi" ? 1 : 0}};
-    return c;
-  }
-  c.spec = preconditioner_spec(key == "isai" ? "isai" : "ilu0");
-  if (key == "ilu0") return c;  // exact triangular solves: M = (L D L^T)^{-1} on a symmetric A
-  c.symmetric = false;
-  if (key == "ilu0_isai") {
-    Ilu0Options ilu;
-    ilu.trisolve = TriangularSolve::isai, ilu.isai_power = 1;
-    ilu.view = IsaiView::block;
-    c.spec = {"ilu0", ilu};
-    return c;
-  }
-  if (key == "isai") {
-    c.spec = {"isai", IsaiOptions{1, IsaiView::block}};
-    return c;
-  }
-  throw std::runtime_error(fmt::format(
-      "bench solver: unknown preconditioner '{}' (none, jacobi, block_jacobi, ilu0, ilu0_isai, isai)", key));
 }
 
 // ---- matrices ---------------------------------------------------------------------------------------
@@ -268,6 +240,7 @@ struct SolveRow {
   bool symmetric = false;  // A's values: the symmetric variant (CG on a stencil)
   const Method* method = nullptr;
   std::string preconditioner, preconditioner_name;  // key (label) and Preconditioner::name()
+  std::string preconditioner_toml;                  // its deck keys (bench::BenchPreconditioner::toml)
   bool symmetric_preconditioner = true;
   bool setup_ok = true;
   std::string message;
@@ -488,14 +461,14 @@ std::string profile_text_row(const IterationRow& r, int w)
 
 std::string solve_header(int w)
 {
-  return fmt::format("{:<{}} {:<6} {:<10} {:<12} {:>9} {:>9} {:>10} {:>10} {:>6} {:>9} {:>7}  {}", "matrix", w, "A",
+  return fmt::format("{:<{}} {:<6} {:<10} {:<15} {:>9} {:>9} {:>10} {:>10} {:>6} {:>9} {:>7}  {}", "matrix", w, "A",
                      "method", "precond", "first_ms", "setup_ms", "solve_ms", "total_ms", "iters", "rel_resid",
                      "mem_GB", "status");
 }
 
 std::string solve_text_row(const SolveRow& r, int w, double rel_tol)
 {
-  std::string text = fmt::format("{:<{}} {:<6} {:<10} {:<12} {} {} ", r.matrix, w, r.symmetric ? "sym" : "nonsym",
+  std::string text = fmt::format("{:<{}} {:<6} {:<10} {:<15} {} {} ", r.matrix, w, r.symmetric ? "sym" : "nonsym",
                                  r.method->label, r.preconditioner, ms(r.first_ms), ms(r.setup_ms));
   if (!r.setup_ok) return text + "SETUP FAILED: " + r.message;
   text += fmt::format("{:>10.2f} {:>10.2f} {:>6} {:>9.2e} {:>7}  {}", r.solve_ms, r.total_ms(), r.status.iterations,
@@ -640,6 +613,7 @@ struct Report {
                           {"values", r.symmetric ? "symmetric" : "nonsymmetric"},
                           {"method", r.method->label},
                           {"preconditioner", r.preconditioner},
+                          {"preconditioner_toml", r.preconditioner_toml},
                           {"preconditioner_name", r.preconditioner_name},
                           {"symmetric_preconditioner", r.symmetric_preconditioner},
                           {"setup_ok", r.setup_ok},
@@ -676,8 +650,8 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
     throw std::runtime_error("bench solver: --tol must be positive and --max-iterations at least 1");
   std::vector<const Method*> methods;
   for (const auto& m : o.methods) methods.push_back(&method_of(m));
-  std::vector<PreconditionerChoice> preconditioners;
-  for (const auto& p : o.preconditioners) preconditioners.push_back(preconditioner_of(p));
+  std::vector<bench::BenchPreconditioner> preconditioners;
+  for (const auto& p : o.preconditioners) preconditioners.push_back(bench::preconditioner_preset(p));
   const bool with_cg = std::any_of(methods.begin(), methods.end(), [](auto* m) { return m->kind == KrylovMethod::cg; });
   // Jacobians first: a bad file fails before anything is timed. One pattern serves every stencil.
   std::vector<TestMatrix> jacobians;
@@ -715,9 +689,12 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
     if (o.iteration_section)
       log(fmt::format("iteration cost: unpreconditioned, {} iterations (BiCGSTAB {}), {} warm-up + {} timed solves",
                       o.iterations, o.iterations / 2, o.warmup, o.reps));
-    if (o.solve_section)
+    if (o.solve_section) {
       log(fmt::format("time to solution: preconditioners {}; stop at ||b - A x|| <= {:.0e} ||b|| or {} iterations",
                       ps_list, o.rel_tol, o.max_iterations));
+      log("preconditioners (their [solver.linear.preconditioner] keys):");
+      for (const auto& pc : preconditioners) log(fmt::format("  {:<16} {}", pc.label, pc.toml));
+    }
   }
   rep.copy_gbs = benchutil::copy_bandwidth_gbs(e, size64_t(2) << 30, o.warmup, std::max(o.reps, 5), rep.copy_t);
   log(fmt::format("device-to-device copy: {:.0f} GB/s (2 GiB, read + write, median of {})", rep.copy_gbs,
@@ -797,8 +774,9 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
         for (auto& [meth, solver] : solvers) {
           SolveRow r;
           r.matrix = m.name, r.stencil = is_stencil, r.method = meth;
-          r.preconditioner = pc.key, r.symmetric_preconditioner = pc.symmetric;
-          r.preconditioner_name = P ? P->name() : pc.key;
+          r.preconditioner = pc.label, r.preconditioner_toml = pc.toml;
+          r.symmetric_preconditioner = bench::symmetric_preconditioner(pc.spec);
+          r.preconditioner_name = P ? P->name() : pc.label;
           r.first_ms = first_ms, r.setup_ms = steady_ms;
           SetupStatus rs = st;
           if (meth->kind == KrylovMethod::cg && st.ok) {  // a new numeric setup on the values CG runs on

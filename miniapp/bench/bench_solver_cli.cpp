@@ -2,6 +2,7 @@
 #include "miniapp/bench/bench_cli.hpp"
 
 #include "input/error.hpp"
+#include "miniapp/bench/preconditioner_presets.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -18,7 +19,7 @@ Subcommand register_bench_solver(CLI::App& bench, CommandContext& context)
       "solver",
       "CG, BiCGSTAB, GMRES(30), FGMRES(30) and IDR(4) on 7-point block stencils (1M cells) and simulator Jacobians: "
       "cost per iteration against the bytes it moves at the copy bandwidth, phase split, and time to solution with "
-      "each preconditioner (none, jacobi, block_jacobi, ilu0, ilu0+isai(1), isai(1))");
+      "each preconditioner preset (default none, jacobi, block_jacobi, ilu0, ilu0_isai, isai)");
   add_bench_common_options(*section, context, *o,
                            {.reps = "timed fixed-iteration solves (median reported)",
                             .warmup = "untimed solves first (at least 1: workspace allocation)",
@@ -49,9 +50,11 @@ Subcommand register_bench_solver(CLI::App& bench, CommandContext& context)
       ->check(CLI::IsMember({"cg", "bicgstab", "gmres", "fgmres", "idr"}));
   section
       ->add_option("--preconditioners", o->preconditioners,
-                   "time-to-solution preconditioners (none, jacobi, block_jacobi, ilu0, ilu0_isai, isai; default all)")
+                   "time-to-solution preconditioners, bench presets (" + bench::preconditioner_preset_list() +
+                       "; the same as bench model's; the report shows each one's deck keys) (default none,jacobi,"
+                       "block_jacobi,ilu0,ilu0_isai,isai)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"none", "jacobi", "block_jacobi", "ilu0", "ilu0_isai", "isai"}));
+      ->check(CLI::IsMember(bench::preconditioner_preset_labels()));
   section->add_option("--tol", o->rel_tol, "relative residual of the time-to-solution solves")
       ->check(CLI::Range(1e-14, 0.5))
       ->capture_default_str();

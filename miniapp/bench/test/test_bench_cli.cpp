@@ -1,9 +1,11 @@
 // The command line of `blockres bench`, registered as main registers it: every section takes the
 // shared options (--threads, --json, --strict, --reps, --warmup) with its own defaults, bench model
-// takes --strict, bad values are refused while parsing, and bench amg's options reach the run.
+// takes --strict, bad values are refused while parsing, bench solver and bench model take the same
+// preconditioner labels (the presets), and bench amg's options reach the run.
 #include "input/error.hpp"
 #include "miniapp/bench/bench.hpp"
 #include "miniapp/bench/bench_cli.hpp"
+#include "miniapp/bench/preconditioner_presets.hpp"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
@@ -118,6 +120,36 @@ TEST(BenchCli, BadValuesAreRefusedWhileParsing)
   EXPECT_THROW(cli.parse({"bench", "solver", "--only-iteration"}), CLI::ExtrasError);
   BenchCommandLine accepted;
   EXPECT_NO_THROW(accepted.parse({"bench", "solver", "--no-solve", "--warmup", "1", "--reps", "3"}));
+}
+
+// One label, one meaning: bench solver and bench model take every preset label (bench model also "deck",
+// the deck's own) and refuse anything else while parsing.
+TEST(BenchCli, SolverAndModelTakeTheSamePreconditionerLabels)
+{
+  std::string all;
+  for (const auto& label : bench::preconditioner_preset_labels()) all += (all.empty() ? "" : ",") + label;
+  BenchCommandLine solver;
+  EXPECT_NO_THROW(solver.parse({"bench", "solver", "--preconditioners", all}));
+  EXPECT_EQ(solver.section("solver").get_option("--preconditioners")->as<std::vector<std::string>>(),
+            bench::preconditioner_preset_labels());
+  BenchCommandLine model;
+  EXPECT_NO_THROW(model.parse({"bench", "model", deck_file, "--preconditioners", "deck," + all}));
+  std::vector<std::string> with_deck = {"deck"};
+  for (const auto& label : bench::preconditioner_preset_labels()) with_deck.push_back(label);
+  EXPECT_EQ(model.section("model").get_option("--preconditioners")->as<std::vector<std::string>>(), with_deck);
+  for (const char* bad : {"bilu", "ilu0+isai", "gauss_jordan"}) {
+    BenchCommandLine s, m;
+    EXPECT_THROW(s.parse({"bench", "solver", "--preconditioners", bad}), CLI::ValidationError) << bad;
+    EXPECT_THROW(m.parse({"bench", "model", deck_file, "--preconditioners", bad}), CLI::ValidationError) << bad;
+  }
+  BenchCommandLine s;  // "deck" is bench model's alone: bench solver has no deck
+  EXPECT_THROW(s.parse({"bench", "solver", "--preconditioners", "deck"}), CLI::ValidationError);
+  // The help of both lists the presets.
+  for (const char* name : {"solver", "model"})
+    EXPECT_NE(BenchCommandLine().section(name).get_option("--preconditioners")->get_description().find(
+                  bench::preconditioner_preset_list()),
+              std::string::npos)
+        << name;
 }
 
 TEST(BenchCli, RunsThatCannotRunAnythingAreInputErrors)
