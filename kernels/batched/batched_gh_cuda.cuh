@@ -1,6 +1,6 @@
 // CUDA register kernels of batched Gauss–Huard (BGH/BGHT) and Gauss–Jordan (BGJE): templates,
 // instantiated per lane-group width in batched_gh_cuda_{1_8,9_16,17_32}.cu, dispatched in
-// batched_gh_cuda.cu. Formulas, storage layouts and the pivot rule: kernels/batched_gh.hpp.
+// batched_gh_cuda.cu. Formulas, storage layouts and the pivot rule: kernels/batched/batched_gh.hpp.
 //
 // Work distribution: a block of size n is handled by a group of W = pow2ceil(max_size) lanes of a
 // warp (W in {1, 2, 4, 8, 16, 32}), 32 / W blocks per warp, block b by the group with global index b

@@ -1,5 +1,5 @@
 // `blockres bench amg`: the results it measures (one MatrixResult per matrix) and its byte models, for the
-// report writer and the tests; the entry point run_amg_bench is declared in miniapp/bench.hpp.
+// report writer and the tests; the entry point run_amg_bench is declared in miniapp/bench/bench.hpp.
 #pragma once
 
 #include "linalg/preconditioners/amg/amg.hpp"
