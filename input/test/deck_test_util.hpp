@@ -1,6 +1,9 @@
 // Helpers of the deck-reader tests (miniapp/io and the model deck readers): a deck edited by text
-// replacement, the line a piece of it stands on, and the form every InputError message must have.
+// replacement, the line a piece of it stands on, the message a bad deck throws, and the form every
+// InputError message must have.
 #pragma once
+
+#include "input/error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,6 +28,19 @@ inline int line_of(const std::string& text, const std::string& needle)
   const auto at = text.find(needle);
   if (at == std::string::npos) throw std::logic_error("line_of: '" + needle + "' not in the deck");
   return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
+}
+
+// The message of the InputError that read() throws for the deck `text` ("" and a test failure if none).
+template <class Read>
+std::string input_error_of(const std::string& text, Read&& read)
+{
+  try {
+    read();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for the deck:\n" << text;
+  return "";
 }
 
 // An InputError message `msg` starts with "<file>:<line>:", names `key` (": key: ") and is one line.

@@ -490,9 +490,7 @@ Json row_json(const Row& r, double copy_gbs)
 
 int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (std::string why; Executor::cuda_device_count(&why) == 0)
-    throw std::runtime_error(missing_gpu_message("bench batched", "bench batched needs a CUDA device (" + why + ")",
-                                             MissingGpu::no_device));
+  benchutil::require_cuda_device("bench batched");
   if (!o.kernels_section && o.jacobians.empty())
     throw std::runtime_error("bench batched --only block-jacobi needs --jacobian FILE (write one with 'blockres run "
                              "deck.toml --write-jacobian J.h5')");
@@ -515,11 +513,7 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
                   e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
 
   Json j;
-  j["benchmark"] = "batched";
-  j["blockres_version"] = version_string();
-  write_provenance(j, o.json_path);
-  j["device"] = e->device_name();
-  j["command_line"] = o.command_line;
+  write_report_head(j, "batched", o.json_path, e->device_name(), o.command_line);
   Json cfg;
   cfg["sections"] = Json::array();
   if (o.kernels_section) cfg["sections"].push_back("kernels");

@@ -178,10 +178,7 @@ class Problem {
     row.solve = time_on_stream(
         s, baseline ? 0 : solve_warmup, baseline ? 1 : solve_reps, [&] { row.status = solver_.solve(A_, *M, b_, x_); },
         [&] { fill(x_, 0.0); });
-    copy(b_, r_);
-    spmv(A_, -1.0, x_, 1.0, r_);
-    const double rn = norm2(r_);
-    row.rel_residual = b_norm_ > 0 ? rn / b_norm_ : rn;
+    row.rel_residual = benchutil::relative_residual(A_, b_, x_, r_, b_norm_);
   }
 
  private:

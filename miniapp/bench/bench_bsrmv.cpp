@@ -101,6 +101,17 @@ double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref)
   return den > 0 ? num / den : num;
 }
 
+// y = A x on the CPU (kernels::cpu::bsrmv), A the pattern p with block size bs and values vals: the
+// reference every timed product is checked against.
+std::vector<double> cpu_product(const BsrPattern& p, int bs, const std::vector<double>& vals,
+                                const std::vector<double>& x)
+{
+  std::vector<double> y(static_cast<std::size_t>(p.nrows) * bs);
+  kernels::cpu::bsrmv({p.nrows, p.ncols, bs, p.row_ptr.data(), p.col_ind.data(), vals.data()}, 1.0, x.data(), 0.0,
+                      y.data());
+  return y;
+}
+
 class Bench {
  public:
   Bench(ExecPtr e, const BsrmvBenchOptions& o) : e_(std::move(e)), o_(o), scrub_(e_)
@@ -124,9 +135,7 @@ class Bench {
     const size64_t nval = size64_t(p.nnzb()) * bs * bs;
     std::vector<double> vals = m.values.empty() ? random_values(nval, 17 + bs) : m.values;
     const auto hx = random_values(size64_t(p.ncols) * bs, 99);
-    std::vector<double> ref(static_cast<std::size_t>(p.nrows) * bs);
-    kernels::cpu::bsrmv({p.nrows, p.ncols, bs, p.row_ptr.data(), p.col_ind.data(), vals.data()}, 1.0, hx.data(), 0.0,
-                        ref.data());
+    const std::vector<double> ref = cpu_product(p, bs, vals, hx);
     BsrMatrix A(e_, bs, p);
     A.values().copy_from_host(vals);
     vals.clear();
@@ -221,9 +230,7 @@ class Bench {
     const auto& p = m.pattern;
     auto vals = random_values(size64_t(p.nnzb()) * bs * bs, 5 + bs);
     const auto hx = random_values(size64_t(p.ncols) * bs, 7);
-    std::vector<double> ref(static_cast<std::size_t>(p.nrows) * bs);
-    kernels::cpu::bsrmv({p.nrows, p.ncols, bs, p.row_ptr.data(), p.col_ind.data(), vals.data()}, 1.0, hx.data(), 0.0,
-                        ref.data());
+    const std::vector<double> ref = cpu_product(p, bs, vals, hx);
     BsrMatrix A(e_, bs, p);
     A.values().copy_from_host(vals);
     Vector x(e_, std::span<const double>(hx)), y(e_, A.scalar_rows());
@@ -347,9 +354,7 @@ std::string others_text(const Measurement& r)
 
 int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (std::string why; Executor::cuda_device_count(&why) == 0)
-    throw std::runtime_error(missing_gpu_message("bench bsrmv", "bench bsrmv needs a CUDA device (" + why + ")",
-                                             MissingGpu::no_device));
+  benchutil::require_cuda_device("bench bsrmv");
   auto e = Executor::create_cuda(0);
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -361,11 +366,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
 
   Bench bench(e, o);
   Json j;
-  j["benchmark"] = "bsrmv";
-  j["blockres_version"] = version_string();
-  write_provenance(j, o.json_path);
-  j["device"] = e->device_name();
-  j["command_line"] = o.command_line;
+  write_report_head(j, "bsrmv", o.json_path, e->device_name(), o.command_line);
   j["configuration"] = {
       {"kernel_configs", o.tune ? "--tune: the stencil rows use the best configuration found in this run on the "
                                   "7-point stencil of their block size; power-law and Jacobian rows use the "

@@ -17,6 +17,13 @@
 
 namespace blockres::benchutil {
 
+void require_cuda_device(std::string_view section)
+{
+  if (std::string why; Executor::cuda_device_count(&why) == 0)
+    throw std::runtime_error(missing_gpu_message(section, std::string(section) + " needs a CUDA device (" + why + ")",
+                                                 MissingGpu::no_device));
+}
+
 double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t)
 {
   Array<double> a(e, bytes / 8), b(e, bytes / 8);
@@ -168,6 +175,15 @@ int stencil_side(int bs, int points, double gb)
 {
   const double per_row = points * (8.0 * bs * bs + 4.0);
   return std::max(4, static_cast<int>(std::cbrt(gb * 1e9 / per_row)));
+}
+
+double relative_residual(const BsrMatrix& A, const Array<double>& b, const Array<double>& x, Array<double>& r,
+                         double b_norm)
+{
+  copy(b, r);
+  spmv(A, -1.0, x, 1.0, r);
+  const double rn = norm2(r);
+  return b_norm > 0 ? rn / b_norm : rn;
 }
 
 std::string ms(double v) { return std::isfinite(v) ? fmt::format("{:9.4f}", v) : fmt::format("{:>9}", "--"); }

@@ -36,6 +36,10 @@ using bench::nan_v;
 
 using bench::Timing;
 
+// The first step of every GPU-only section: throws missing_gpu_message's error, "<section> needs a CUDA
+// device (<why>)", when no CUDA device is visible (section: "bench isai", ...).
+void require_cuda_device(std::string_view section);
+
 // CUDA events on a stream: the bracketed work's device time.
 class EventClock {
  public:
@@ -164,6 +168,30 @@ std::vector<double> stencil_values(const BsrPattern& p, int bs, bool symmetric);
 // Side of the cube whose stencil matrix holds about `gb` GB of block values and column indices
 // (at least 4).
 int stencil_side(int bs, int points, double gb);
+
+// ||b - A x|| / b_norm (||b - A x|| when b_norm is 0), r as the work vector: how a solve row checks its
+// answer (the residual recomputed, not the solver's own estimate).
+double relative_residual(const BsrMatrix& A, const Array<double>& b, const Array<double>& x, Array<double>& r,
+                         double b_norm);
+
+// A solve row's outcome in a report, added to `row` in this order: "setup_ok", "setup_message",
+// "first_setup_ms", "setup_ms", "solve_ms", "time_to_solution_ms", "iterations", "converged", "reason",
+// "relative_residual" (bench isai's and bench solver's rows: Row has setup_ok, message, first_ms, setup_ms,
+// solve_ms, total_ms(), status and rel_residual).
+template <class Row>
+void write_solve_outcome(Json& row, const Row& r)
+{
+  row["setup_ok"] = r.setup_ok;
+  row["setup_message"] = r.message;
+  row["first_setup_ms"] = r.first_ms;
+  row["setup_ms"] = r.setup_ms;
+  row["solve_ms"] = r.solve_ms;
+  row["time_to_solution_ms"] = r.setup_ok ? r.total_ms() : nan_v;
+  row["iterations"] = r.setup_ok ? Json(r.status.iterations) : Json(nullptr);
+  row["converged"] = r.status.converged;
+  row["reason"] = r.setup_ok ? to_key(r.status.reason) : "setup_failed";
+  row["relative_residual"] = r.rel_residual;
+}
 
 // A time in ms for the terminal tables, 9 wide ("--" when not measured).
 std::string ms(double v);

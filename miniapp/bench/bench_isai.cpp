@@ -552,10 +552,7 @@ class Problem {
     }
     fill(x_, 0.0);
     r.solve_ms = time_on_stream(s, 0, 1, [&] { r.status = solver.solve(A_, *P, b_, x_); }).median_ms;
-    copy(b_, r_);
-    spmv(A_, -1.0, x_, 1.0, r_);
-    const double rn = norm2(r_);
-    r.rel_residual = b_norm_ > 0 ? rn / b_norm_ : rn;
+    r.rel_residual = benchutil::relative_residual(A_, b_, x_, r_, b_norm_);
     return r;
   }
 
@@ -592,9 +589,7 @@ std::vector<bench::BenchPreconditioner> solve_preconditioners(const IsaiBenchOpt
 
 int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (std::string why; Executor::cuda_device_count(&why) == 0)
-    throw std::runtime_error(missing_gpu_message("bench isai", "bench isai needs a CUDA device (" + why + ")",
-                                             MissingGpu::no_device));
+  benchutil::require_cuda_device("bench isai");
   for (int k : o.powers)
     if (k < 1 || k > max_isai_power) throw std::runtime_error(fmt::format("bench isai: power {} outside 1..{}", k, max_isai_power));
   for (int k : o.general_powers)
@@ -620,11 +615,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   auto e = Executor::create_cuda(0);
   log(fmt::format("blockres {} ({}): bench isai on {}", version_string(), provenance_text(), e->device_name()));
   Json j;
-  j["benchmark"] = "isai";
-  j["blockres_version"] = version_string();
-  write_provenance(j, o.json_path);
-  j["device"] = e->device_name();
-  j["command_line"] = o.command_line;
+  write_report_head(j, "isai", o.json_path, e->device_name(), o.command_line);
   j["strict"] = o.strict;  // accepted like every section's; no target is evaluated here
   j["configuration"] = {{"reps", o.reps},
                         {"warmup", o.warmup},
@@ -699,22 +690,14 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
                                            to_string(r.status.reason))
                              : "SETUP FAILED: " + r.message;
           log(v ? text : text + "  VERIFICATION FAILED");
-          solve_rows.push_back({{"matrix", r.matrix},
-                                {"method", r.method},
-                                {"preconditioner", r.preconditioner},
-                                {"preconditioner_label", r.label},
-                                {"preconditioner_toml", r.toml.empty() ? Json(nullptr) : Json(r.toml)},
-                                {"setup_ok", r.setup_ok},
-                                {"setup_message", r.message},
-                                {"first_setup_ms", r.first_ms},
-                                {"setup_ms", r.setup_ms},
-                                {"solve_ms", r.solve_ms},
-                                {"time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v},
-                                {"iterations", r.setup_ok ? Json(r.status.iterations) : Json(nullptr)},
-                                {"converged", r.status.converged},
-                                {"reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed"},
-                                {"relative_residual", r.rel_residual},
-                                {"verified", v}});
+          Json row = {{"matrix", r.matrix},
+                      {"method", r.method},
+                      {"preconditioner", r.preconditioner},
+                      {"preconditioner_label", r.label},
+                      {"preconditioner_toml", r.toml.empty() ? Json(nullptr) : Json(r.toml)}};
+          benchutil::write_solve_outcome(row, r);
+          row["verified"] = v;
+          solve_rows.push_back(std::move(row));
         }
       }
     }

@@ -215,11 +215,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
 
   // ---- report
   Json j;
-  j["benchmark"] = "model";
-  j["blockres_version"] = version_string();
-  write_provenance(j, o.json_path);
-  j["device"] = e->device_name();
-  j["command_line"] = o.command_line;
+  write_report_head(j, "model", o.json_path, e->device_name(), o.command_line);
   j["strict"] = o.strict;  // accepted like every section's; no target is evaluated here
   j["deck"] = o.deck;
   j["overrides"] = o.overrides;

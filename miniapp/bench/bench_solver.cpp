@@ -383,10 +383,7 @@ class Problem {
     row.solve_ms = time_on_stream(
                        e_->stream(), 0, 1, [&] { row.status = solver.solve(A_, P, b_, x_); }, [&] { fill(x_, 0.0); })
                        .median_ms;
-    copy(b_, r_);
-    spmv(A_, -1.0, x_, 1.0, r_);
-    const double rn = norm2(r_);
-    row.rel_residual = b_norm_ > 0 ? rn / b_norm_ : rn;
+    row.rel_residual = benchutil::relative_residual(A_, b_, x_, r_, b_norm_);
   }
 
  private:
@@ -510,11 +507,7 @@ struct Report {
   Json json(bool complete) const
   {
     Json j;
-    j["benchmark"] = "solver";
-    j["blockres_version"] = version_string();
-    write_provenance(j, o.json_path);
-    j["device"] = device;
-    j["command_line"] = o.command_line;
+    write_report_head(j, "solver", o.json_path, device, o.command_line);
     j["complete"] = complete;
     j["strict"] = o.strict;
     Json& cfg = j["configuration"];
@@ -608,26 +601,19 @@ struct Report {
     // time_to_solution_ms = setup_ms + solve_ms, the key bench isai gives the same time (this report wrote
     // total_ms before; the profile's total_ms above is the Krylov solve's own phase total).
     Json& tts_rows = j["time_to_solution"] = Json::array();
-    for (const auto& r : solve_rows)
-      tts_rows.push_back({{"matrix", r.matrix},
-                          {"values", r.symmetric ? "symmetric" : "nonsymmetric"},
-                          {"method", r.method->label},
-                          {"preconditioner", r.preconditioner},
-                          {"preconditioner_toml", r.preconditioner_toml},
-                          {"preconditioner_name", r.preconditioner_name},
-                          {"symmetric_preconditioner", r.symmetric_preconditioner},
-                          {"setup_ok", r.setup_ok},
-                          {"setup_message", r.message},
-                          {"first_setup_ms", r.first_ms},
-                          {"setup_ms", r.setup_ms},
-                          {"solve_ms", r.solve_ms},
-                          {"time_to_solution_ms", r.setup_ok ? r.total_ms() : nan_v},
-                          {"iterations", r.setup_ok ? Json(r.status.iterations) : Json(nullptr)},
-                          {"converged", r.status.converged},
-                          {"reason", r.setup_ok ? to_key(r.status.reason) : "setup_failed"},
-                          {"relative_residual", r.rel_residual},
-                          {"device_memory_gb", r.memory_gb},
-                          {"verified", r.verified(o.rel_tol)}});
+    for (const auto& r : solve_rows) {
+      Json row = {{"matrix", r.matrix},
+                  {"values", r.symmetric ? "symmetric" : "nonsymmetric"},
+                  {"method", r.method->label},
+                  {"preconditioner", r.preconditioner},
+                  {"preconditioner_toml", r.preconditioner_toml},
+                  {"preconditioner_name", r.preconditioner_name},
+                  {"symmetric_preconditioner", r.symmetric_preconditioner}};
+      benchutil::write_solve_outcome(row, r);
+      row["device_memory_gb"] = r.memory_gb;
+      row["verified"] = r.verified(o.rel_tol);
+      tts_rows.push_back(std::move(row));
+    }
     j["all_verified"] = all_verified();
     return j;
   }
@@ -637,9 +623,7 @@ struct Report {
 
 int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
-  if (std::string why; Executor::cuda_device_count(&why) == 0)
-    throw std::runtime_error(missing_gpu_message("bench solver", "bench solver needs a CUDA device (" + why + ")",
-                                             MissingGpu::no_device));
+  benchutil::require_cuda_device("bench solver");
   // Options checked here too (the command line validates them; other callers may not).
   if (o.side < 4 || o.side > 500) throw std::runtime_error(fmt::format("bench solver: side {} outside 4..500", o.side));
   if (o.iterations < 30 || o.iterations % 30 != 0)

@@ -38,6 +38,16 @@ void write_provenance(Json& j, const std::string& report_path)
   j["diff_file"] = std::filesystem::path(path).filename().string();
 }
 
+void write_report_head(Json& j, const std::string& benchmark, const std::string& report_path, const std::string& device,
+                       const std::string& command_line)
+{
+  j["benchmark"] = benchmark;
+  j["blockres_version"] = version_string();
+  write_provenance(j, report_path);
+  j["device"] = device;
+  j["command_line"] = command_line;
+}
+
 Json timing_json(const bench::Timing& t)
 {
   return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}};

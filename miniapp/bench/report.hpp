@@ -20,6 +20,11 @@ std::string provenance_text();
 // report_path + ".diff" (or "diff_file": null with "diff_note" when the diff was too large to embed).
 void write_provenance(Json& j, const std::string& report_path);
 
+// The head of a GPU section's report, in this order: "benchmark", "blockres_version", the provenance fields
+// (write_provenance), "device" and "command_line".
+void write_report_head(Json& j, const std::string& benchmark, const std::string& report_path, const std::string& device,
+                       const std::string& command_line);
+
 // {"median_ms": ..., "min_ms": ..., "max_ms": ...}: a timing as every report writes it.
 Json timing_json(const bench::Timing& t);
 

@@ -1,14 +1,19 @@
 // Shared pieces of the preconditioner tests (CPU and CUDA against CPU): block-diagonal test
-// matrices, the ILU(0) option sets, the residual of an application, and one application of two
-// preconditioners to the same random vector with the output under test poisoned.
+// matrices, the ILU(0) option sets, the residual of an application, one application of two
+// preconditioners to the same random vector with the output under test poisoned, and the GMRES and
+// zeroed-row fixtures of the CUDA-against-CPU tests.
 #pragma once
 
 #include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
+#include "linalg/test/gpu_test_util.hpp"
 #include "linalg/test/random_matrix.hpp"
+
+#include <gtest/gtest.h>
 
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace blockres::test {
@@ -100,6 +105,48 @@ inline Ilu0Options block_ilu0_options(TriangularSolve t = TriangularSolve::exact
   o.view = IsaiView::block;
   o.factor_view = IluFactorView::block;
   return o;
+}
+
+// ---- CUDA against the CPU --------------------------------------------------------------------------
+
+// A matrix on the CPU and on the first CUDA device.
+struct OnBothBackends {
+  ExecPtr cpu = Executor::create_cpu();
+  ExecPtr gpu = Executor::create_cuda(0);
+  BsrMatrix Ac, Ag;
+  explicit OnBothBackends(const TestMatrix& m) : Ac(upload(cpu, m)), Ag(upload(gpu, m)) {}
+};
+
+// The 7x6x5 convection-diffusion matrix (bs 2, drift 1.0) with block row 97 zeroed, on both backends:
+// a zero pivot for ILU(0), singular local systems for ISAI.
+inline OnBothBackends zeroed_row_on_both_backends()
+{
+  auto m = convection_diffusion(7, 6, 5, 2, 1.0);
+  zero_block_row(m, 97);
+  return OnBothBackends(m);
+}
+
+// GMRES on the 23x21x19 convection-diffusion matrices (drift 2.0) of block sizes 1, 2 and 4 with the same
+// random right-hand side on both backends: for each variant, make(executor, variant) gives the
+// preconditioner of each backend, both set up on the matrix, and expect_gmres_agrees compares them.
+template <class Variant, class Make>
+void expect_gmres_agrees_on_stencils(const std::vector<Variant>& variants, Make make, int max_iterations)
+{
+  auto cpu = Executor::create_cpu();
+  auto gpu = Executor::create_cuda(0);
+  for (int bs : {1, 2, 4}) {
+    const auto m = convection_diffusion(23, 21, 19, bs, 2.0);
+    auto Ac = upload(cpu, m);
+    auto Ag = upload(gpu, m);
+    const auto hb = random_vector(Ac.scalar_rows());
+    for (const auto& variant : variants) {
+      auto Mc = make(cpu, variant);
+      auto Mg = make(gpu, variant);
+      ASSERT_TRUE(Mc.setup(Ac).ok);
+      ASSERT_TRUE(Mg.setup(Ag).ok);
+      expect_gmres_agrees(Ac, Mc, Ag, Mg, hb, max_iterations, Mg.name() + " bs " + std::to_string(bs));
+    }
+  }
 }
 
 }  // namespace blockres::test

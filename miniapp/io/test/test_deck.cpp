@@ -128,13 +128,7 @@ class DeckTest : public ::testing::Test {
   std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) const
   {
     const std::string path = write(text);
-    try {
-      load_deck(path, overrides);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no InputError for the deck:\n" << text;
-    return "";
+    return test_deck::input_error_of(text, [&] { load_deck(path, overrides); });
   }
 
   // Loading `text` fails with a message naming `key` at line `line` of the deck.

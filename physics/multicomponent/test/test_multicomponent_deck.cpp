@@ -76,13 +76,7 @@ std::shared_ptr<const physics::MulticomponentInput> read(const std::string& text
 
 std::string error_of(const std::string& text)
 {
-  try {
-    read(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError for the deck:\n" << text;
-  return "";
+  return test_deck::input_error_of(text, [&] { read(text); });
 }
 
 // Replacing `from` by `to` gives an error naming `key` on the line holding `at` (default: `to`).

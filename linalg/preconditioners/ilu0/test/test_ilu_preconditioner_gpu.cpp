@@ -55,32 +55,15 @@ TEST(Ilu0PreconditionerGpu, ApplicationMatchesCpu)
 
 TEST(Ilu0PreconditionerGpu, GmresIterationsMatchCpu)
 {
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
-  for (int bs : {1, 2, 4}) {
-    const auto m = test::convection_diffusion(23, 21, 19, bs, 2.0);
-    auto Ac = upload(cpu, m);
-    auto Ag = upload(gpu, m);
-    const auto hb = test::random_vector(Ac.scalar_rows());
-    for (const auto& opt : all_variants) {
-      Ilu0Preconditioner Mc(cpu, opt), Mg(gpu, opt);
-      ASSERT_TRUE(Mc.setup(Ac).ok);
-      ASSERT_TRUE(Mg.setup(Ag).ok);
-      test::expect_gmres_agrees(Ac, Mc, Ag, Mg, hb, 1000, Mg.name() + " bs " + std::to_string(bs));
-    }
-  }
+  test::expect_gmres_agrees_on_stencils(
+      all_variants, [](const ExecPtr& e, const Ilu0Options& opt) { return Ilu0Preconditioner(e, opt); }, 1000);
 }
 
 TEST(Ilu0PreconditionerGpu, ZeroPivotReportedLikeCpu)
 {
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
-  auto m = test::convection_diffusion(7, 6, 5, 2, 1.0);
-  test::zero_block_row(m, 97);
-  auto Ac = upload(cpu, m);
-  auto Ag = upload(gpu, m);
-  Ilu0Preconditioner Mc(cpu), Mg(gpu);
-  const auto a = Mc.setup(Ac), g = Mg.setup(Ag);
+  auto both = test::zeroed_row_on_both_backends();
+  Ilu0Preconditioner Mc(both.cpu), Mg(both.gpu);
+  const auto a = Mc.setup(both.Ac), g = Mg.setup(both.Ag);
   EXPECT_FALSE(a.ok);
   EXPECT_FALSE(g.ok);
   EXPECT_EQ(g.message, a.message);

@@ -51,33 +51,17 @@ TEST(IsaiPreconditionerGpu, ApplicationMatchesCpu)
 
 TEST(IsaiPreconditionerGpu, GmresIterationsMatchCpu)
 {
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
-  for (int bs : {1, 2, 4}) {
-    const auto m = test::convection_diffusion(23, 21, 19, bs, 2.0);
-    auto Ac = upload(cpu, m);
-    auto Ag = upload(gpu, m);
-    const auto hb = test::random_vector(Ac.scalar_rows());
-    for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {
-      IsaiPreconditioner Mc(cpu, {1, view}), Mg(gpu, {1, view});
-      ASSERT_TRUE(Mc.setup(Ac).ok);
-      ASSERT_TRUE(Mg.setup(Ag).ok);
-      test::expect_gmres_agrees(Ac, Mc, Ag, Mg, hb, 3000, Mg.name() + " bs " + std::to_string(bs));
-    }
-  }
+  test::expect_gmres_agrees_on_stencils(
+      std::vector<IsaiView>{IsaiView::scalar, IsaiView::block},
+      [](const ExecPtr& e, IsaiView view) { return IsaiPreconditioner(e, {1, view}); }, 3000);
 }
 
 TEST(IsaiPreconditionerGpu, SingularLocalSystemReportedLikeCpu)
 {
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
-  auto m = test::convection_diffusion(7, 6, 5, 2, 1.0);
-  test::zero_block_row(m, 97);
-  auto Ac = upload(cpu, m);
-  auto Ag = upload(gpu, m);
+  auto both = test::zeroed_row_on_both_backends();
   for (IsaiView view : {IsaiView::scalar, IsaiView::block}) {
-    IsaiPreconditioner Mc(cpu, {1, view}), Mg(gpu, {1, view});
-    const auto a = Mc.setup(Ac), g = Mg.setup(Ag);
+    IsaiPreconditioner Mc(both.cpu, {1, view}), Mg(both.gpu, {1, view});
+    const auto a = Mc.setup(both.Ac), g = Mg.setup(both.Ag);
     EXPECT_FALSE(a.ok);
     EXPECT_FALSE(g.ok);
     EXPECT_EQ(g.message, a.message);
