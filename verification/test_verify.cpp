@@ -454,7 +454,7 @@ struct FakeRun {
     cfg.deck_text = cfg.resolved_toml = "[model]\n";
     const fs::path path = fixture().dir / "fake" / name;
     const std::size_t nc = components.size();
-    ResultsWriter w(path, cfg, {"cpu", "d", "c"}, *grid, model, std::vector<double>(nc, 100.0));
+    ResultsWriter w(path, cfg, {"cpu", "d", "c", 1, "test"}, *grid, model, std::vector<double>(nc, 100.0));
     auto x = model.initial_state();
     w.write_report(0.0, x);
     for (int s = 1; s <= 3; ++s) {
