@@ -1,6 +1,7 @@
 // What `blockres run` tells its user (issue 28, item 12; --help of item 14): the step lines' progress
 // (end time, fraction done, wall time left), the --set overrides echoed, a restarted run's closing time
 // line separating this run's time from the original run's, the backend line when no GPU is usable,
+// a schedule.tstep deck run end to end (item 14: one time step per listed step when dt allows),
 // and checkpoints named in --help. Runs the CLI as main registers it, with the log collected.
 #include "miniapp/run/backend.hpp"
 #include "miniapp/run/run_cli.hpp"
@@ -11,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -158,6 +161,44 @@ TEST(RunLog, NoUsableGpuReadsAsAChoiceNotAnError)
     ASSERT_EQ(verbose.size(), 2u);
     EXPECT_EQ(verbose[1], "backend: CUDA reports " + why);
   }
+}
+
+// schedule.tstep end to end (item 14): a report after each listed step, and with dt_initial = dt_max
+// at least the longest step, one time step per entry (replaying another simulator's steps).
+TEST(RunLog, TstepReplaysTheListedSteps)
+{
+  const auto dir = test::fresh_dir("run-log-tstep");
+  std::string deck;
+  {
+    std::ifstream in(test::deck_path("quarter_five_spot.toml"));
+    deck.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string from = "end_time = 1800.0\nreport_interval = 180.0\ndt_initial = 1.0\ndt_max = 60.0";
+  const auto at = deck.find(from);
+  ASSERT_NE(at, std::string::npos) << "the shipped deck's schedule changed";
+  deck.replace(at, from.size(), "tstep = [1, 2, \"2*5\"]\ndt_initial = 5.0\ndt_max = 5.0");
+  std::ofstream(dir / "tstep.toml") << deck;
+  std::vector<std::string> args = run_args(dir / "out");
+  args[1] = (dir / "tstep.toml").string();
+  // kSmall's end_time and report_interval cannot be combined with tstep: leave them out.
+  std::vector<std::string> kept;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (args[k] == "--set" && args[k + 1].rfind("schedule.", 0) == 0) {
+      ++k;
+      continue;
+    }
+    kept.push_back(args[k]);
+  }
+  RunCommandLine cli;
+  ASSERT_EQ(cli(kept), 0);
+  const auto steps = cli.matching("^step ");
+  ASSERT_EQ(steps.size(), 4u);
+  const char* expected[] = {R"(t +1\.0000 / 13\.0000 d .*dt +1\.0000 d)", R"(t +3\.0000 / 13\.0000 d .*dt +2\.0000 d)",
+                            R"(t +8\.0000 / 13\.0000 d .*dt +5\.0000 d)", R"(t +13\.0000 / 13\.0000 d .*dt +5\.0000 d)"};
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_TRUE(std::regex_search(steps[k], std::regex(expected[k]))) << steps[k];
+  const Results r = read_results(dir / "out" / "tstep.h5");
+  EXPECT_EQ(r.report_times, (std::vector<double>{0.0, 1.0, 3.0, 8.0, 13.0}));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RunLog, HelpMentionsCheckpointsAndRestart)
