@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -202,8 +203,20 @@ std::vector<double> read_property(Section& rock, std::string_view k, const GridS
   toml::node& node = rock.require(k);
   if (node.is_number()) return std::vector<double>(n, rock.number(node, k, r));
   if (const toml::array* a = node.as_array()) {
+    // One value per cell, i fastest, then j, then k (ECLIPSE's PORO/PERMX order). With nx = ny = 1
+    // this is also one per layer: the two readings agree.
+    if (a->size() == n && n != std::size_t(g.nz)) {
+      std::vector<double> v(n);
+      for (std::size_t c = 0; c < n; ++c)
+        v[c] = rock.number((*a)[c], fmt::format("{}[{}]", k, c), r,
+                           fmt::format("cell ({}, {}, {})", c % g.nx + 1, c / g.nx % g.ny + 1, c / layer + 1));
+      return v;
+    }
     if (a->size() != std::size_t(g.nz))
-      rock.bad(node, k, fmt::format("must have nz = {} values, one per layer (has {})", g.nz, a->size()));
+      rock.bad(node, k,
+               fmt::format("must have nz = {} values (one per layer) or nx*ny*nz = {} values (one per cell, i "
+                           "fastest, then j, then k); has {}",
+                           g.nz, n, a->size()));
     std::vector<double> v(n);
     for (std::size_t z = 0; z < a->size(); ++z)
       std::fill_n(v.begin() + std::ptrdiff_t(z * layer), layer, rock.number((*a)[z], fmt::format("{}[{}]", k, z), r));
@@ -211,7 +224,7 @@ std::vector<double> read_property(Section& rock, std::string_view k, const GridS
   }
   toml::table* t = node.as_table();
   if (!t)
-    rock.bad(node, k, "must be a number, an array of nz numbers, an inline table {file, dataset} or "
+    rock.bad(node, k, "must be a number, an array of nz or nx*ny*nz numbers, an inline table {file, dataset} or "
                       "{mean_log, std_log, correlation_length, seed}");
   Section p(rock.deck(), *t, rock.join(k));
   const bool from_file = t->contains("file") || t->contains("dataset");
@@ -257,14 +270,72 @@ RockSpec read_rock(Section r, const GridSpec& g)
   return s;
 }
 
+// One entry of schedule.tstep: a length in days, or ECLIPSE's repeat count "N*length" as a string.
+// Appends the lengths [day] to `steps`.
+void read_tstep_entry(Section& s, const toml::node& n, const std::string& k, std::vector<double>& steps)
+{
+  const auto too_many = [&](std::size_t count) {
+    if (count > kMaxReportTimes - std::min(steps.size(), kMaxReportTimes))
+      s.bad(n, k, fmt::format("gives more than {} report steps", kMaxReportTimes));
+  };
+  if (!n.is_string()) {
+    const double length = s.number(n, k, above(0));
+    too_many(1);
+    steps.push_back(length);
+    return;
+  }
+  const std::string text = trim(n.as_string()->get());
+  const auto star = text.find('*');
+  std::size_t count = 0;
+  double length = 0;
+  bool ok = star != std::string::npos && star > 0;
+  if (ok) {
+    const std::string c = trim(std::string_view(text).substr(0, star)), v = trim(std::string_view(text).substr(star + 1));
+    const auto [cp, cec] = std::from_chars(c.data(), c.data() + c.size(), count);
+    const auto [vp, vec] = std::from_chars(v.data(), v.data() + v.size(), length);
+    ok = !c.empty() && !v.empty() && cec == std::errc() && cp == c.data() + c.size() && vec == std::errc() &&
+         vp == v.data() + v.size();
+  }
+  if (!ok)
+    s.bad(n, k, fmt::format("must be a step length in days or a string \"N*length\" (N steps of that length, as in "
+                            "ECLIPSE's TSTEP: \"10*30\"); got {}",
+                            quote_literal(text)));
+  if (count < 1) s.bad(n, k, fmt::format("repeat count of {} must be >= 1", quote_literal(text)));
+  if (!(std::isfinite(length) && length > 0))
+    s.bad(n, k, fmt::format("step length of {} must be > 0", quote_literal(text)));
+  too_many(count);
+  steps.insert(steps.end(), count, length);
+}
+
 ScheduleConfig read_schedule(Section s)
 {
-  s.only({"report_times", "end_time", "report_interval", "dt_initial", "dt_max", "dt_min"});
+  s.only({"report_times", "tstep", "end_time", "report_interval", "dt_initial", "dt_max", "dt_min"});
   ScheduleConfig c;
   const toml::node* times = s.find("report_times");
   const toml::node* end = s.find("end_time");
-  if (times && end) s.bad(*end, "end_time", "cannot be combined with schedule.report_times");
-  if (times) {
+  const toml::node* tstep = s.find("tstep");
+  // Three ways to give the report times; exactly one of them.
+  if (tstep) {
+    for (const std::string_view k : {"report_times", "end_time", "report_interval"})
+      if (const toml::node* other = s.find(k))
+        s.bad(*other, k, fmt::format("cannot be combined with schedule.tstep ({})", place(tstep->source())));
+    const toml::array* a = tstep->as_array();
+    if (!a || a->empty())
+      s.bad(*tstep, "tstep", "must be a non-empty array of report step lengths in days (numbers, or \"N*length\")");
+    std::vector<double> steps;  // [day]
+    for (std::size_t n = 0; n < a->size(); ++n) read_tstep_entry(s, (*a)[n], fmt::format("tstep[{}]", n), steps);
+    // Report times are the running sums in days, so tstep = [10, 10] and report_times = [10, 20] agree.
+    double t = 0;
+    for (std::size_t n = 0; n < steps.size(); ++n) {
+      const double next = t + steps[n];
+      if (!(next > t) || !std::isfinite(next))
+        s.bad(*tstep, "tstep",
+              fmt::format("step {} ({} d) does not advance the time past {} d", n + 1, steps[n], t));
+      t = next;
+      c.report_times.push_back(t * units::day);
+    }
+  } else if (times) {
+    if (end) s.bad(*end, "end_time", "cannot be combined with schedule.report_times");
     if (const toml::node* n = s.find("report_interval"))
       s.bad(*n, "report_interval", "is only allowed with end_time, not with report_times");
     const toml::array* a = times->as_array();
@@ -277,7 +348,7 @@ ScheduleConfig read_schedule(Section s)
       c.report_times.push_back(t);
     }
   } else {
-    if (!end) s.missing("report_times", "missing required key (give report_times or end_time)");
+    if (!end) s.missing("report_times", "missing required key (give report_times, end_time or tstep)");
     const double t_end = s.number(*end, "end_time", above(0));
     const double interval = s.number("report_interval", t_end, above(0));
     if (t_end / interval > double(kMaxReportTimes))

@@ -5,7 +5,17 @@
 
 namespace blockres {
 
-ExecPtr choose_backend(const std::string& choice, const std::function<void(const std::string&)>& log)
+std::string no_gpu_reason(std::string_view why)
+{
+  // Executor::cuda_device_count's text starts with the CUDA error's name (linalg/executor.cpp).
+  if (why.starts_with("cudaErrorInsufficientDriver")) return "driver missing";
+  if (why.starts_with("cudaErrorNoDevice") || why.starts_with("cudaGetDeviceCount reports 0"))
+    return "no CUDA device found";
+  if (why == "built without CUDA") return "this blockres was built without CUDA";
+  return std::string(why.substr(0, why.find(':')));
+}
+
+ExecPtr choose_backend(const std::string& choice, const std::function<void(const std::string&)>& log, bool verbose)
 {
   if (choice == "cpu") {
     auto e = Executor::create_cpu();
@@ -31,10 +41,11 @@ ExecPtr choose_backend(const std::string& choice, const std::function<void(const
     log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
     return e;
   }
+  // Not an error: auto asked for the CPU when there is no GPU. CUDA's own words only for -v.
   auto e = Executor::create_cpu();
-  log(fmt::format("backend: cpu (auto: {}; {})",
-                  Executor::built_with_cuda() ? fmt::format("no CUDA device found: {}", why) : "built without CUDA",
+  log(fmt::format("backend: cpu (auto: no usable GPU ({}): running on the CPU; {})", no_gpu_reason(why),
                   e->device_name()));
+  if (verbose && Executor::built_with_cuda()) log(fmt::format("backend: CUDA reports {}", why));
   return e;
 }
 

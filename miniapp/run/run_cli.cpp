@@ -44,8 +44,10 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
     return load_deck(o.deck, overrides);
   }();
   context.log(fmt::format("blockres {} (git {}): deck {}", version_string(), git_commit(), o.deck));
+  // What changed the deck, in the log as well as in the result's resolved deck.
+  for (const std::string& set : o.overrides) context.log(fmt::format("override: --set {}", set));
   context.log(fmt::format("threads: {}", current_thread_policy().text()));
-  auto exec = choose_backend(o.backend, context.log);
+  auto exec = choose_backend(o.backend, context.log, o.verbose);
   RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
   ro.restart_file = o.restart_file;
   ro.restart_report = o.restart_report;
@@ -60,6 +62,13 @@ Subcommand register_run(CLI::App& app, CommandContext& context)
 {
   auto o = std::make_shared<RunCommandLine>();
   auto* run = app.add_subcommand("run", "run an input deck and write <output>/<name>.h5");
+  // Checkpoints are a deck key, so --help says where they are and how a run continues from one.
+  run->footer(
+      "Checkpoints: with output.checkpoint = true in the deck's [output] (or --set output.checkpoint=true) the run\n"
+      "writes <output>/NAME.checkpoint.h5 after every report; an interrupted run (Ctrl-C, SIGTERM of a batch\n"
+      "system) then says which report it can continue from. Continue with the same command plus\n"
+      "--restart <output>/NAME.checkpoint.h5, or from any report of a finished NAME.h5 with --restart NAME.h5\n"
+      "--restart-report K. The checkpoint is removed once the final NAME.h5 is written.");
   add_threads_option(*run, context);
   run->add_option("deck", o->deck, "TOML input deck")->required();
   run->add_option("--backend", o->backend, "auto (CUDA when a device is present), cpu or cuda")
@@ -70,7 +79,8 @@ Subcommand register_run(CLI::App& app, CommandContext& context)
   run->add_flag("-v,--verbose", o->verbose, "log every Newton iteration (residual norms, linear iterations)");
   run->add_option("--write-jacobian", o->jacobian_path, "write the last assembled Jacobian to this HDF5 file");
   auto* restart_opt = run->add_option("--restart", o->restart_file,
-                                      "continue from a report of this result file (a NAME.h5 or NAME.checkpoint.h5)");
+                                      "continue from a report of this result file (a NAME.h5, or the NAME.checkpoint.h5 that "
+                                      "output.checkpoint = true writes)");
   run->add_option("--restart-report", o->restart_report, "the report row to continue from (0 = t = 0; default: the last)")
       ->check(CLI::Range(0L, 1L << 40))
       ->needs(restart_opt);

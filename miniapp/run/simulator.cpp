@@ -225,6 +225,28 @@ std::string describe_well_switch(const physics::Model& model, const WellSwitchRe
 
 }  // namespace
 
+std::string format_duration(double seconds)
+{
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  if (seconds > 0 && seconds < 0.5) return "<1s";  // not "0s": that reads as done
+  const long s = std::lround(seconds);
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02d}s", s / 60, s % 60);
+  return fmt::format("{}h{:02d}m", s / 3600, s % 3600 / 60);
+}
+
+std::string describe_progress(double t, double t_end, double t_start, double wall_seconds)
+{
+  const double fraction = t_end > 0 ? t / t_end : 1.0;
+  // The simulated days per wall-clock second of this run so far, continued to the end: steps grow
+  // from a short first one, so the estimate starts high and improves as the run goes on.
+  const double left = t >= t_end                         ? 0.0
+                      : t > t_start && wall_seconds > 0 ? (t_end - t) * wall_seconds / (t - t_start)
+                                                        : -1.0;  // no pace yet: "?"
+  return fmt::format("t {:10.4f} / {:.4f} d {:5.1f}%  ~{} left", t / units::day, t_end / units::day,
+                     100.0 * fraction, format_duration(left));
+}
+
 void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A)
 {
   const std::filesystem::path tmp = path.string() + ".tmp";
@@ -437,6 +459,10 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   };
 
   const AllocationLabel loop_label("the time loop (preconditioner setups, Krylov workspace, result rows)");
+  // Progress of the step lines: the simulated time this run started from and when its loop began.
+  const double t_end = sc.report_times.empty() ? 0.0 : sc.report_times.back();
+  const double t_loop_start = t;
+  const auto wall_loop_start = Clock::now();
   while (next_report < sc.report_times.size()) {
     if (const int sig = interrupt_signal()) throw interrupted(sig);
     const double t_report = sc.report_times[next_report];
@@ -494,8 +520,9 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     rec.in_place = model.in_place(x);
     rec.wells = model.well_results();
     writer.write_step(rec);
-    log(fmt::format("step {:5d}  t {:10.4f} d  dt {:9.4f} d  newton {:2d}  linear {:4d}  CNV {:.2e}  MB {:.2e}{}",
-                    stats.steps, t / units::day, dt_try / units::day, nr.iterations, nr.linear_iterations,
+    log(fmt::format("step {:5d}  {}  dt {:9.4f} d  newton {:2d}  linear {:4d}  CNV {:.2e}  MB {:.2e}{}", stats.steps,
+                    describe_progress(t, t_end, t_loop_start, seconds_since(wall_loop_start)), dt_try / units::day,
+                    nr.iterations, nr.linear_iterations,
                     nr.norms.max_cnv(), nr.norms.max_mb(), model.well_summary(rec.wells)));
     step_cuts = 0;
 
@@ -543,10 +570,17 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   log(fmt::format("linear: {} with {}, {} forcing{}: {:.1f} iterations per Newton iteration on average, {} at most",
                   stats.linear_method, stats.preconditioner, stats.forcing, etas, per_newton,
                   stats.max_linear_iterations));
-  log(fmt::format("time: {:.2f} s total; assembly {:.2f} s, preconditioner setup {:.2f} s, linear solve {:.2f} s "
+  // A restart's totals include the run it continues: say how much of the wall time is whose.
+  std::string whose;
+  if (restart)
+    whose = fmt::format(" (this run {:.2f} s + the original run(s) {:.2f} s up to report {} of {}; the parts below "
+                        "are totals of both)",
+                        stats.wall_seconds - base.wall_seconds, base.wall_seconds, restart->report,
+                        restart->file.string());
+  log(fmt::format("time: {:.2f} s total{}; assembly {:.2f} s, preconditioner setup {:.2f} s, linear solve {:.2f} s "
                   "(SpMV {:.2f} s, preconditioner apply {:.2f} s, orthogonalisation {:.2f} s, other {:.2f} s); "
                   "start-up {:.2f} s, reports {:.2f} s",
-                  stats.wall_seconds, stats.assembly_seconds, stats.linear_setup_seconds, stats.linear_solve_seconds,
+                  stats.wall_seconds, whose, stats.assembly_seconds, stats.linear_setup_seconds, stats.linear_solve_seconds,
                   stats.spmv_seconds, stats.precond_apply_seconds, stats.orthogonalization_seconds,
                   stats.linear_other_seconds, startup_seconds, output_seconds));
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));

@@ -69,6 +69,14 @@ double time_step_growth(const NewtonConfig& nc, int newton_iterations);
 // pessimistic; with nc.predict_failure a solve is abandoned when it exceeds 2 x max_iterations.
 double predict_newton_iterations(const NewtonConfig& nc, const std::vector<double>& mb);
 
+// A wall-clock duration for the run log: "<1s", "42s", "4m05s", "2h03m"; "?" when not finite or negative.
+std::string format_duration(double seconds);
+
+// The progress part of a step line, "t   100.0000 / 365.0000 d  27.4%  ~1m05s left": simulated time t
+// of t_end [s], and the wall time left at the pace of this run so far (wall_seconds since the time
+// loop began at simulated time t_start; a restart starts it at the restart point).
+std::string describe_progress(double t, double t_end, double t_start, double wall_seconds);
+
 // Writes A (host copy) to `path` atomically: group /jacobian with attributes block_size,
 // block_rows and datasets row_ptr, col_ind, values (row-major blocks).
 void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A);

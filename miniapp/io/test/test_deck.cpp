@@ -9,6 +9,7 @@
 #include "miniapp/io/h5.hpp"
 #include "physics/units.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
@@ -458,6 +459,116 @@ TEST_F(DeckTest, ReportTimesFromEndTime)
   const auto tenths = times("1.0", "0.1");  // 10 * 0.1 is not exactly 1: still ten reports
   ASSERT_EQ(tenths.size(), 10u);
   EXPECT_EQ(tenths.back(), 1.0 * u::day);
+}
+
+// ECLIPSE's TSTEP: report step lengths in days, a report after each; "N*length" repeats a length.
+TEST_F(DeckTest, TstepGivesReportStepLengths)
+{
+  const auto times = [&](const std::string& tstep) {
+    return load_deck(write(edit(kDeck, "end_time = 100.0\nreport_interval = 30.0", "tstep = " + tstep)))
+        .schedule.report_times;
+  };
+  EXPECT_EQ(times("[1, 2, 5, 10]"), (std::vector<double>{1 * u::day, 3 * u::day, 8 * u::day, 18 * u::day}));
+  EXPECT_EQ(times("[10, \"3*30\", 0.5]"),
+            (std::vector<double>{10 * u::day, 40 * u::day, 70 * u::day, 100 * u::day, 100.5 * u::day}));
+  EXPECT_EQ(times("[\" 2 * 0.25 \"]"), (std::vector<double>{0.25 * u::day, 0.5 * u::day}));
+  // The running sums in days: the same report times as report_times with those sums.
+  const RunConfig c = load_deck(write(edit(kDeck, "end_time = 100.0\nreport_interval = 30.0", "tstep = [0.1, 0.2, 0.3]")));
+  const RunConfig r = load_deck(write(edit(kDeck, "end_time = 100.0\nreport_interval = 30.0",
+                                           "report_times = [0.1, 0.30000000000000004, 0.6000000000000001]")));
+  EXPECT_EQ(c.schedule.report_times, r.schedule.report_times);
+  // The resolved deck keeps tstep (no end_time filled in) and loads to the same schedule.
+  const toml::table resolved = toml::parse(c.resolved_toml);
+  EXPECT_TRUE(resolved.at_path("schedule.tstep").is_array());
+  EXPECT_FALSE(resolved.at_path("schedule.end_time"));
+  expect_same(c, load_deck(write(c.resolved_toml, "resolved.toml")));
+  // From the command line, in place of the deck's end_time and report_interval.
+  const RunConfig o = load_deck(write(edit(kDeck, "end_time = 100.0\nreport_interval = 30.0", "tstep = [1]")),
+                                {"schedule.tstep=[4, \"2*3\"]"});
+  EXPECT_EQ(o.schedule.report_times, (std::vector<double>{4 * u::day, 7 * u::day, 10 * u::day}));
+  EXPECT_NE(error_of(kDeck, {"schedule.tstep=[4]"}).find("schedule.end_time: cannot be combined with schedule.tstep"),
+            std::string::npos);
+}
+
+TEST_F(DeckTest, TstepErrors)
+{
+  const std::string sched = "end_time = 100.0\nreport_interval = 30.0";
+  // One way to give the report times: tstep with any of the others is an error at the other key.
+  expect_edit_error(sched, "tstep = [1, 2]\nend_time = 100.0", "schedule.end_time", "end_time");
+  expect_edit_error(sched, "tstep = [1, 2]\nreport_interval = 30.0", "schedule.report_interval", "report_interval");
+  expect_edit_error(sched, "report_times = [1, 3]\ntstep = [1, 2]", "schedule.report_times", "report_times");
+  EXPECT_NE(error_of(edit(kDeck, sched, "tstep = [1, 2]\nend_time = 100.0")).find("cannot be combined with schedule.tstep"),
+            std::string::npos);
+  // Lengths must be numbers > 0 (or "N*length" with N >= 1 and length > 0).
+  expect_edit_error(sched, "tstep = [1, -2]", "schedule.tstep[1]");
+  expect_edit_error(sched, "tstep = [1, 0]", "schedule.tstep[1]");
+  expect_edit_error(sched, "tstep = [nan]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = [true]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = []", "schedule.tstep");
+  expect_edit_error(sched, "tstep = 10", "schedule.tstep");
+  expect_edit_error(sched, "tstep = [1, \"3x30\"]", "schedule.tstep[1]");
+  expect_edit_error(sched, "tstep = [\"0*30\"]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = [\"2*-1\"]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = [\"2*\"]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = [\"*2\"]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = [\"2*1e400\"]", "schedule.tstep[0]");
+  expect_edit_error(sched, "tstep = [\"1000000*1\", 1]", "schedule.tstep[1]");
+  const std::string many = error_of(edit(kDeck, sched, "tstep = [\"1000001*1\"]"));
+  EXPECT_NE(many.find("more than 1000000 report steps"), std::string::npos) << many;
+  const std::string bad = error_of(edit(kDeck, sched, "tstep = [\"3x30\"]"));
+  EXPECT_NE(bad.find("\"N*length\""), std::string::npos) << bad;
+  // A step too short to change the sum (or a sum that overflows) is no report step.
+  expect_edit_error(sched, "tstep = [1e20, 1]", "schedule.tstep");
+  expect_edit_error(sched, "tstep = [1e308, 1e308]", "schedule.tstep");
+}
+
+// A property as one value per cell inline (ECLIPSE's PORO/PERMX), i fastest, then j, then k.
+TEST_F(DeckTest, PerCellPropertiesInline)
+{
+  std::string poro, perm;
+  for (int c = 0; c < 24; ++c) {
+    poro += fmt::format("{}{}", c ? ", " : "", 0.1 + 0.01 * c);
+    perm += fmt::format("{}{}", c ? ", " : "", 10 * (c + 1));
+  }
+  const std::string text =
+      edit(edit(kDeck, "porosity = [0.2, 0.3]", "porosity = [" + poro + "]"), "kx = 100.0", "kx = [" + perm + "]");
+  const RunConfig c = load_deck(write(text));
+  ASSERT_EQ(c.rock.porosity.size(), 24u);
+  for (std::size_t k = 0; k < 24; ++k) {
+    EXPECT_EQ(c.rock.porosity[k], 0.1 + 0.01 * double(k)) << k;
+    EXPECT_EQ(c.rock.kx[k], 10.0 * double(k + 1) * u::millidarcy) << k;
+    EXPECT_EQ(c.rock.ky[k], c.rock.kx[k]) << k;  // ky defaults to kx
+  }
+  EXPECT_EQ(c.rock.kz, std::vector<double>(24, 10 * u::millidarcy));
+  expect_same(c, load_deck(write(c.resolved_toml, "resolved.toml")));
+  // The same through --set.
+  const RunConfig o = load_deck(write(kDeck), {"rock.kx=[" + perm + "]"});
+  EXPECT_EQ(o.rock.kx, c.rock.kx);
+}
+
+TEST_F(DeckTest, PerCellPropertyErrors)
+{
+  std::string values23, negative;
+  for (int c = 0; c < 23; ++c) values23 += fmt::format("{}0.2", c ? ", " : "");
+  for (int c = 0; c < 24; ++c) negative += fmt::format("{}{}", c ? ", " : "", c == 5 ? -1 : 100);
+  // Neither nz nor nx*ny*nz values: the message names both counts.
+  expect_edit_error("porosity = [0.2, 0.3]", "porosity = [" + values23 + "]", "rock.porosity");
+  const std::string count = error_of(edit(kDeck, "porosity = [0.2, 0.3]", "porosity = [" + values23 + "]"));
+  EXPECT_NE(count.find("must have nz = 2 values (one per layer) or nx*ny*nz = 24 values"), std::string::npos) << count;
+  EXPECT_NE(count.find("has 23"), std::string::npos) << count;
+  // A bad value names its index and its cell (i, j, k), 1-based.
+  expect_edit_error("kx = 100.0", "kx = [" + negative + "]", "rock.kx[5]");
+  const std::string neg = error_of(edit(kDeck, "kx = 100.0", "kx = [" + negative + "]"));
+  EXPECT_NE(neg.find("rock.kx[5]: cell (2, 2, 1) must be >= 0"), std::string::npos) << neg;
+  std::string high = "1.5";
+  for (int c = 1; c < 24; ++c) high += ", 0.2";
+  expect_edit_error("porosity = [0.2, 0.3]", "porosity = [" + high + "]", "rock.porosity[0]");
+  std::string zeros = "0";
+  for (int c = 1; c < 24; ++c) zeros += ", 0";
+  expect_edit_error("porosity = [0.2, 0.3]", "porosity = [" + zeros + "]", "rock.porosity");
+  std::string text = "\"a\"";
+  for (int c = 1; c < 24; ++c) text += ", 0.2";
+  expect_edit_error("porosity = [0.2, 0.3]", "porosity = [" + text + "]", "rock.porosity[0]");
 }
 
 TEST_F(DeckTest, Overrides)
