@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -453,6 +454,88 @@ TEST(Interrupt, SigtermLeavesNoTemporariesAndSaysWhereToRestart)
   EXPECT_NE(err2[0].find("nothing to restart from (output.checkpoint is off)"), std::string::npos) << err2[0];
   EXPECT_TRUE(leftovers(out2, "quarter_five_spot").empty());
   EXPECT_FALSE(fs::exists(out2 / "quarter_five_spot.h5"));
+  fs::remove_all(dir);
+}
+
+// ---- signal bursts (issue 28) ----------------------------------------------------------------------
+
+namespace {
+// Whether `pid` has a handler installed for `sig` (the SigCgt mask of /proc/<pid>/status): blockres
+// has reached main. A signal before that meets the dynamic loader, before any blockres code or file.
+bool catches(pid_t pid, int sig)
+{
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  for (std::string l; std::getline(in, l);)
+    if (l.starts_with("SigCgt:")) return (std::stoull(l.substr(7), nullptr, 16) >> (sig - 1)) & 1ULL;
+  return false;
+}
+}  // namespace
+
+// Slurm, `timeout` and mpirun signal the process group: the same stop request arrives twice within
+// microseconds. At random moments from the first instant blockres runs its own code (start-up, deck,
+// set-up, time loop, report writing), two SIGTERMs within 1 ms are one clean stop: exit 143, one
+// line, no temporaries and no lock.
+TEST(Interrupt, SigtermBurstAtRandomMomentsIsOneCleanStop)
+{
+  const auto dir = test::fresh_dir("restart-burst");
+  std::mt19937 rng(28);
+  std::uniform_int_distribution<int> moment_us(0, 700000), gap_us(0, 1000);
+  const std::string vtk = vtk_output_available() ? "output.vtk=true" : "output.vtk=false";
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const fs::path out = dir / fmt::format("run{}", attempt);
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  out.string()};
+    for (const auto& s : cli_overrides(with(long_qfs, {vtk}))) a.push_back(s);
+    // Early moments are the ones that used to exit silently: a third of the tries within 20 ms.
+    const int delay_us = attempt % 3 == 0 ? moment_us(rng) / 35 : moment_us(rng);
+    const int gap = gap_us(rng);
+    const Child c = spawn(a, dir / fmt::format("burst{}", attempt));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!catches(c.pid, SIGTERM) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+      std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    ::kill(c.pid, SIGTERM);
+    std::this_thread::sleep_for(std::chrono::microseconds(gap));
+    ::kill(c.pid, SIGTERM);
+    const std::string at = fmt::format("try {}: {} us after main, second signal {} us later", attempt, delay_us, gap);
+    ASSERT_EQ(wait_exit(c), 143) << at << "\n" << slurp(c.err);
+    const auto err = lines(slurp(c.err));
+    ASSERT_EQ(err.size(), 1u) << at << "\n" << slurp(c.err);
+    EXPECT_TRUE(err[0].starts_with("blockres: interrupted by SIGTERM ")) << at << "\n" << err[0];
+    EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty()) << at;
+    EXPECT_FALSE(fs::exists(out / "quarter_five_spot.h5")) << at;
+  }
+  fs::remove_all(dir);
+}
+
+// The handlers themselves, in a child (fork: from here to _exit only async-signal-safe calls):
+// repeats within interrupt_burst_ms are ignored, a signal after it ends the process at once with
+// its one line.
+TEST(Interrupt, RepeatWithinTheBurstIsIgnoredALaterOneStopsAtOnce)
+{
+  const auto dir = test::fresh_dir("restart-second");
+  const std::string err_path = (dir / "err").string();
+  const pid_t p = ::fork();
+  if (p == 0) {
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(e, 2);
+    install_interrupt_handlers();
+    ::kill(::getpid(), SIGINT);
+    ::kill(::getpid(), SIGINT);
+    ::kill(::getpid(), SIGINT);
+    if (interrupt_signal() != SIGINT) ::_exit(3);  // the first was not recorded
+    const timespec later{0, (interrupt_burst_ms + 100) * 1000000L};
+    ::nanosleep(&later, nullptr);
+    ::kill(::getpid(), SIGINT);  // deliberate: ends the process in the handler
+    ::_exit(4);                  // survived it
+  }
+  int status = 0;
+  ::waitpid(p, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << "3: first signal not recorded, 4: the later signal did not stop it";
+  const auto err = lines(slurp(dir / "err"));
+  ASSERT_EQ(err.size(), 1u) << slurp(dir / "err");
+  EXPECT_TRUE(err[0].starts_with("blockres: second SIGINT: stopped at once")) << err[0];
   fs::remove_all(dir);
 }
 

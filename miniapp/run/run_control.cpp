@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,9 +24,51 @@ namespace fs = std::filesystem;
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
+std::atomic<int> g_signal{0};
+// CLOCK_MONOTONIC of the first signal in ns (0: none yet). Set by compare-exchange: process-directed
+// signals may be handled by two threads (OpenMP workers) at once, and the second must see the first's
+// time, not 0.
+std::atomic<long long> g_first_signal_ns{0};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<long long>::is_always_lock_free,
+              "the signal handler needs lock-free atomics");
 
-extern "C" void record_signal(int sig) { g_signal = sig; }
+long long monotonic_ns()
+{
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal safe
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// Writes `text` to stderr with write(2) only (async-signal safe).
+void write_stderr(const char* text)
+{
+  std::size_t n = 0;
+  while (text[n]) ++n;
+  while (n > 0) {
+    const ssize_t w = ::write(2, text, n);
+    if (w <= 0) return;
+    text += w, n -= static_cast<std::size_t>(w);
+  }
+}
+
+extern "C" void record_signal(int sig)
+{
+  const int saved_errno = errno;
+  const long long now = std::max(1LL, monotonic_ns());
+  long long first = 0;
+  if (g_first_signal_ns.compare_exchange_strong(first, now)) {
+    g_signal.store(sig);  // the first: a clean stop at the next poll
+  } else if (now - first >= static_cast<long long>(interrupt_burst_ms) * 1000000LL) {
+    // A deliberate second request: stop now, without unwinding (nothing else is safe here).
+    write_stderr(sig == SIGINT ? "blockres: second SIGINT: stopped at once; the next run into the same output "
+                                 "removes the temporaries left\n"
+                               : "blockres: second SIGTERM: stopped at once; the next run into the same output "
+                                 "removes the temporaries left\n");
+    ::_exit(128 + sig);
+  }
+  // else: a repeat of the same burst (the process group signalled again): already recorded.
+  errno = saved_errno;
+}
 
 std::string host_name()
 {
@@ -40,15 +84,28 @@ void install_interrupt_handlers()
   struct sigaction sa {};
   sa.sa_handler = record_signal;
   sigemptyset(&sa.sa_mask);
-  // SA_RESETHAND: a second signal takes the default action, the process ends at once. SA_RESTART:
+  sigaddset(&sa.sa_mask, SIGINT);  // one handler at a time per thread
+  sigaddset(&sa.sa_mask, SIGTERM);
+  // No SA_RESETHAND: repeats are decided by record_signal (see interrupt_burst_ms). SA_RESTART:
   // system calls in flight (pipes, driver waits) resume instead of failing with EINTR.
-  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 }
 
-int interrupt_signal() { return g_signal; }
-void set_interrupt_signal(int signal) { g_signal = signal; }
+void restore_default_interrupt_handlers()
+{
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  if (const int sig = g_signal.load()) ::raise(sig);
+}
+
+int interrupt_signal() { return g_signal.load(); }
+void set_interrupt_signal(int signal)
+{
+  g_signal.store(signal);
+  g_first_signal_ns.store(signal ? std::max(1LL, monotonic_ns()) : 0);
+}
 
 std::string signal_name(int signal)
 {

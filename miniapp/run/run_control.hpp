@@ -12,10 +12,18 @@ namespace blockres {
 // ---- interruption -----------------------------------------------------------------------------
 
 // Installs handlers for SIGINT and SIGTERM that only record the signal (async-signal safe); the time
-// loop polls interrupt_signal() between Newton iterations. The handlers reset themselves to the
-// default action, so a second signal ends the process at once (its temporaries are then removed by
-// the next run into the same output).
+// loop polls interrupt_signal() between Newton iterations. main installs them first thing, so a
+// signal early in the run is a clean stop too. Batch systems (Slurm, coreutils `timeout`, mpirun)
+// signal the whole process group, so one stop request often arrives two or three times within
+// microseconds: a repeat within interrupt_burst_ms of the first signal is the same burst and is
+// ignored; a signal later than that is a deliberate second request and ends the process at once
+// (one line on stderr, exit 128 + signal; the next run into the same output removes whatever
+// temporaries that leaves).
+constexpr int interrupt_burst_ms = 500;
 void install_interrupt_handlers();
+// Back to the default action (subcommands that do not poll interrupt_signal()); a signal recorded
+// meanwhile is raised again, so it acts as it would have.
+void restore_default_interrupt_handlers();
 // The signal received (SIGINT, SIGTERM), 0 while none was.
 int interrupt_signal();
 // For tests: as if `signal` had been received (0 clears).
