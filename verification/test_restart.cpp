@@ -20,6 +20,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -407,6 +408,47 @@ TEST(Checkpoint, RunKilledAfterItsSecondReportRestartsFromItsCheckpoint)
   fs::remove_all(dir);
 }
 
+// SIGKILL, and a rerun into the same output at once, while the killed process is still a zombie
+// (not waited for: kill(pid, 0) still finds it): the kernel released its lock when it died, so the
+// rerun takes the output and removes the dead run's temporaries (issue 28).
+TEST(OutputLock, RerunAfterSigkillWhileTheKilledRunIsAZombieSucceeds)
+{
+  const auto dir = test::fresh_dir("restart-zombie");
+  const fs::path out = dir / "run";
+  auto run_args = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  out.string()};
+    for (const auto& s : cli_overrides(with(long_qfs, more))) a.push_back(s);
+    return a;
+  };
+  const Child victim = spawn(run_args({"output.vtk=false"}), dir / "victim");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (slurp(victim.out).find("step     1") == std::string::npos &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::kill(victim.pid, SIGKILL);
+  // Dead (its files closed) but not reaped.
+  const auto state = [&] {
+    const std::string stat = slurp(fmt::format("/proc/{}/stat", victim.pid));
+    const auto close = stat.rfind(')');
+    return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
+  };
+  while (state() != 'Z' && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(state(), 'Z');
+  ASSERT_EQ(::kill(victim.pid, 0), 0) << "the zombie should still be found by kill(pid, 0)";
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.lock"));
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.h5.tmp"));
+
+  const Child rerun = spawn(run_args({"output.vtk=false", "schedule.end_time=60"}), dir / "rerun");
+  EXPECT_EQ(wait_exit(rerun), 0) << slurp(rerun.err);
+  EXPECT_NE(slurp(rerun.out).find("removed stale temporary"), std::string::npos) << slurp(rerun.out);
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.h5"));
+  EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty());
+  EXPECT_EQ(wait_exit(victim), 128 + SIGKILL);
+  fs::remove_all(dir);
+}
+
 TEST(Interrupt, SigtermLeavesNoTemporariesAndSaysWhereToRestart)
 {
   const auto dir = test::fresh_dir("restart-term");
@@ -589,7 +631,8 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
   EXPECT_FALSE(fs::exists(dir / "case.lock"));
   EXPECT_TRUE(fs::exists(dir / "other.h5.tmp"));
 
-  // A live writer's (a child that sleeps): refused, naming its pid; its files stay.
+  // A live writer's (another open file holding the flock, naming a child that sleeps): refused,
+  // naming its pid; its files stay.
   make_temps();
   const pid_t live = ::fork();
   if (live == 0) {
@@ -597,6 +640,9 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
     ::_exit(0);
   }
   write_lock(dir / "case.lock", live, host());
+  const int holder = ::open((dir / "case.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0);
   try {
     OutputLock lock(dir, "case");
     ADD_FAILURE() << "a live writer's lock was taken";
@@ -605,16 +651,38 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
   }
   for (const auto& p : temps) EXPECT_TRUE(fs::exists(p)) << p;
   EXPECT_TRUE(fs::exists(dir / "case.lock"));
-  // A writer on another host cannot be checked: left alone as well.
+  // A writer on another host (a shared file system) holds it the same way: left alone as well.
   write_lock(dir / "case.lock", dead_pid(), "some-other-host.example");
-  EXPECT_THROW(OutputLock(dir, "case"), OutputBusy);
+  try {
+    OutputLock lock(dir, "case");
+    ADD_FAILURE() << "a lock held for another host was taken";
+  } catch (const OutputBusy& e) {
+    EXPECT_NE(std::string(e.what()).find("on host some-other-host.example"), std::string::npos) << e.what();
+  }
   for (const auto& p : temps) EXPECT_TRUE(fs::exists(p)) << p;
+  ::close(holder);
+
+  // The pid and host are information only (issue 28): a lock file nobody holds is taken over even
+  // when it names a live process that is not a blockres writer (a pid reused after a reboot), or
+  // another host; the temporaries beside it are stale.
+  write_lock(dir / "case.lock", live, host());
+  {
+    const OutputLock lock(dir, "case");
+    for (const auto& p : temps) EXPECT_FALSE(fs::exists(p)) << p;
+    EXPECT_EQ(slurp(dir / "case.lock"), fmt::format("{} {}\n", ::getpid(), host()));
+  }
+  make_temps();
+  write_lock(dir / "case.lock", live, "some-other-host.example");
+  {
+    const OutputLock lock(dir, "case");
+    for (const auto& p : temps) EXPECT_FALSE(fs::exists(p)) << p;
+  }
+  EXPECT_FALSE(fs::exists(dir / "case.lock"));
   ::kill(live, SIGKILL);
   ::waitpid(live, nullptr, 0);
 
   // Temporaries without any lock (an older blockres killed mid-run): stale. A run with VTK off
   // removes the stale VTK staging directory too.
-  fs::remove(dir / "case.lock");
   const fs::path vtk_tmp = dir / "quarter_five_spot_vtk.tmp";
   touch(vtk_tmp / "quarter_five_spot_0000.vtr");
   touch(dir / "quarter_five_spot.h5.tmp");

@@ -1,4 +1,4 @@
-// Signal flag for clean interruption, and the per-output lock with its stale-temporary clean-up.
+// Signal flag for clean interruption, and the per-output flock with its stale-temporary clean-up.
 #include "miniapp/run/run_control.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +14,8 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <signal.h>
 #include <unistd.h>
@@ -116,12 +118,6 @@ std::string signal_name(int signal)
   }
 }
 
-bool process_alive(long pid)
-{
-  if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
 std::vector<fs::path> output_temporaries(const fs::path& dir, const std::string& name)
 {
   return {dir / (name + ".h5.tmp"), dir / (name + ".checkpoint.h5.tmp"), dir / (name + ".pvd.tmp"),
@@ -132,38 +128,51 @@ OutputLock::OutputLock(const fs::path& dir, const std::string& name) : path_(dir
 {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const std::string me = fmt::format("{} {}\n", ::getpid(), host_name());
-  for (int attempt = 0;; ++attempt) {
-    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0) {
-      const bool ok = ::write(fd, me.data(), me.size()) == static_cast<ssize_t>(me.size());
-      ::close(fd);
-      if (!ok) {
-        fs::remove(path_, ec);
-        throw std::runtime_error(fmt::format("cannot write the lock file '{}'", path_.string()));
-      }
-      break;
-    }
-    if (errno != EEXIST || attempt >= 3)
+  for (;;) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
       throw std::runtime_error(
-          fmt::format("cannot create the lock file '{}': {}", path_.string(), std::strerror(errno)));
-    // Someone's lock: alive, or stale?
-    long pid = 0;
-    std::string host;
-    {
-      std::ifstream in(path_);
-      in >> pid >> host;
-    }
-    const bool same_host = host == host_name();
-    if (pid > 0 && (!same_host || process_alive(pid)))
+          fmt::format("cannot open the lock file '{}': {}", path_.string(), std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      // Who holds it, as the holder wrote it (it may not have yet: just taken).
+      long pid = 0;
+      std::string host;
+      {
+        std::ifstream in(path_);
+        in >> pid >> host;
+      }
+      ::close(fd_);
+      fd_ = -1;
+      if (err != EWOULDBLOCK)
+        throw std::runtime_error(fmt::format("cannot lock '{}': {}", path_.string(), std::strerror(err)));
+      const std::string who = pid > 0 ? fmt::format("pid {}{}", pid, host.empty() || host == host_name()
+                                                                          ? std::string()
+                                                                          : " on host " + host)
+                                      : std::string("just starting");
       throw OutputBusy(fmt::format(
-          "output '{}' is being written by another blockres run (pid {}{}, lock file '{}'): choose another "
-          "output.name or directory, or wait for it; if that run is gone, remove the lock file",
-          (dir / name).string(), pid, same_host ? "" : " on host " + host, path_.string()));
-    // The writer is gone (or the lock is unreadable, e.g. cut short by a crash): stale.
-    fs::remove(path_, ec);
+          "output '{}' is being written by another blockres run ({}; it holds the lock on '{}'): choose another "
+          "output.name or directory, or wait for it to end",
+          (dir / name).string(), who, path_.string()));
+    }
+    // Locked. The holder we waited on removes the file before it releases the lock: if the path no
+    // longer names the file we locked, our lock is on a deleted file: open the path again.
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino)
+      break;
+    ::close(fd_);
+    fd_ = -1;
   }
-  // We own <dir>/<name> now: whatever temporaries remain belong to a writer that is gone.
+  // Ours now: "pid host" replaces whatever a dead writer left in the file.
+  const std::string me = fmt::format("{} {}\n", ::getpid(), host_name());
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
+    const int err = errno;
+    fs::remove(path_, ec);
+    ::close(fd_);
+    throw std::runtime_error(fmt::format("cannot write the lock file '{}': {}", path_.string(), std::strerror(err)));
+  }
+  // Whatever temporaries remain belong to a writer that is gone.
   for (const fs::path& p : output_temporaries(dir, name)) {
     if (fs::exists(fs::symlink_status(p, ec))) {
       fs::remove_all(p, ec);
@@ -174,8 +183,10 @@ OutputLock::OutputLock(const fs::path& dir, const std::string& name) : path_(dir
 
 OutputLock::~OutputLock()
 {
+  // Removed while still held, so a run that opens the path after this finds no file or a new one.
   std::error_code ec;
   fs::remove(path_, ec);
+  ::close(fd_);
 }
 
 }  // namespace blockres

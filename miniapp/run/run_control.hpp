@@ -1,5 +1,5 @@
 // Clean interruption of `blockres run` (SIGINT/SIGTERM) and the lock that keeps two runs off one
-// output name (stale temporaries of a dead writer are removed, a live writer's never).
+// output name (a kernel lock: stale temporaries of a dead writer are removed, a live writer's never).
 #pragma once
 
 #include <filesystem>
@@ -49,15 +49,18 @@ struct OutputBusy : std::runtime_error {
 // VTK staging directory (results.hpp, vtk_output.hpp).
 std::vector<std::filesystem::path> output_temporaries(const std::filesystem::path& dir, const std::string& name);
 
-// <dir>/<name>.lock, holding "pid host" of the run writing <dir>/<name>.*, for the run's lifetime.
-// Taking it: a lock whose writer is gone (same host, the pid no longer exists) is stale, and so are
-// the temporaries beside it (and temporaries without any lock, e.g. of a killed older blockres):
-// they are removed. A lock whose writer is alive (or on another host, where it cannot be checked)
-// is left alone with its temporaries, and the constructor throws OutputBusy naming the pid.
+// <dir>/<name>.lock, with an exclusive flock(2) held on it for the run's lifetime: the kernel
+// releases it when its holder ends however it ends (SIGKILL, a crash; a killed process that is still
+// a zombie holds nothing), so a lock is never stale and a reused pid never blocks. The file holds
+// "pid host" of the holder, as information only (the message naming who writes the output).
+// Taking it: when the lock is free, whatever temporaries are beside it (and any lock file left by a
+// killed writer) belong to a writer that is gone: they are removed. When another open file holds it
+// (another blockres run, on this host or, over NFS, another), nothing is touched and the constructor
+// throws OutputBusy naming the pid and host the file records.
 class OutputLock {
  public:
   OutputLock(const std::filesystem::path& dir, const std::string& name);
-  ~OutputLock();
+  ~OutputLock();  // removes the lock file, then releases the lock
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;
   const std::filesystem::path& path() const { return path_; }
@@ -66,10 +69,8 @@ class OutputLock {
 
  private:
   std::filesystem::path path_;
+  int fd_ = -1;  // the open lock file the flock is held on
   std::vector<std::filesystem::path> removed_;
 };
-
-// Whether process `pid` exists on this host (kill(pid, 0): ESRCH is gone, EPERM is alive).
-bool process_alive(long pid);
 
 }  // namespace blockres
