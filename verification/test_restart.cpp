@@ -694,6 +694,69 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
   fs::remove_all(dir);
 }
 
+// ---- threads and exits without unwinding (issue 28) ----------------------------------------------------
+
+// --threads 4096 and OMP_NUM_THREADS=100000 run, capped at the machine's CPUs with the log saying so;
+// threads that cannot be created (here: a stack size no memory holds) end the run with a line naming
+// the setting, before anything is written.
+TEST(Threads, ExplicitCountsAreCappedAndAFailureToStartThemNamesTheSetting)
+{
+  const auto dir = test::fresh_dir("restart-threads");
+  const long machine = std::max<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1);
+  auto args = [&](const fs::path& out, std::vector<std::string> more) {
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  out.string()};
+    for (const auto& s : cli_overrides(with(small_qfs, {"schedule.end_time=90"}))) a.push_back(s);
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const std::string cap = fmt::format("capped at the machine's {} CPU{}", machine, machine == 1 ? "" : "s");
+  const Child a = spawn(args(dir / "a", {"--threads", "4096"}), dir / "a");
+  ASSERT_EQ(wait_exit(a), 0) << slurp(a.err);
+  EXPECT_NE(slurp(a.out).find(fmt::format("threads: {} thread", machine)), std::string::npos) << slurp(a.out);
+  EXPECT_NE(slurp(a.out).find("--threads 4096, " + cap), std::string::npos) << slurp(a.out);
+  const Child b = spawn(args(dir / "b", {}), dir / "b", {"OMP_NUM_THREADS=100000"});
+  ASSERT_EQ(wait_exit(b), 0) << slurp(b.err);
+  EXPECT_NE(slurp(b.out).find("OMP_NUM_THREADS=100000, " + cap), std::string::npos) << slurp(b.out);
+
+  if (machine < 2) GTEST_SKIP() << "one CPU: no OpenMP thread to fail to create";
+  const Child c = spawn(args(dir / "c", {"--threads", "2"}), dir / "c", {"OMP_STACKSIZE=1000G"});
+  EXPECT_EQ(wait_exit(c), 1) << slurp(c.err);
+  const auto err = lines(slurp(c.err));
+  ASSERT_FALSE(err.empty());
+  EXPECT_EQ(err.back(), "error: could not start 2 OpenMP threads (--threads 2): lower --threads or OMP_NUM_THREADS "
+                        "(or OMP_STACKSIZE)") << slurp(c.err);
+  EXPECT_FALSE(fs::exists(dir / "c"));  // nothing written
+  fs::remove_all(dir);
+}
+
+// A run ended by exit() without unwinding (libgomp's fatal errors call exit(1)) or by std::terminate
+// still removes its temporaries and lock. In a child (fork), which holds the lock and exits.
+TEST(OutputLock, ExitAndTerminateWithoutUnwindingRemoveTheTemporaries)
+{
+  for (const bool terminate : {false, true}) {
+    const auto dir = test::fresh_dir("restart-exit");
+    const auto temps = output_temporaries(dir, "case");
+    const pid_t p = ::fork();
+    if (p == 0) {
+      ::close(2);  // terminate's message is not this test's output
+      new OutputLock(dir, "case");  // never destroyed: as if the frame holding it were never unwound
+      for (const auto& t : temps) touch(t.string().ends_with("_vtk.tmp") ? t / "case_0001.vtr" : t);
+      if (terminate) std::terminate();
+      std::exit(1);
+    }
+    int status = 0;
+    ::waitpid(p, &status, 0);
+    if (terminate)
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
+    else
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    for (const auto& t : temps) EXPECT_FALSE(fs::exists(t)) << t << (terminate ? " (terminate)" : " (exit)");
+    EXPECT_FALSE(fs::exists(dir / "case.lock")) << (terminate ? "terminate" : "exit");
+    fs::remove_all(dir);
+  }
+}
+
 // ---- out of memory -----------------------------------------------------------------------------------
 
 TEST(OutOfMemory, AllocationFailuresNameWhatAndTheBytes)

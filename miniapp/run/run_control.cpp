@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -77,6 +79,49 @@ std::string host_name()
   char buf[256] = {0};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+// The outputs whose lock this process holds (OutputLock), so that a run ended by exit() without
+// unwinding (libgomp's fatal errors, a library's exit) or by std::terminate still removes its
+// temporaries and lock file. Only SIGKILL-like ends (and the deliberate second signal) leave them,
+// for the next run into the output to remove.
+struct HeldOutput {
+  fs::path dir, lock;
+  std::string name;
+};
+std::vector<HeldOutput>& held_outputs()
+{
+  static std::vector<HeldOutput> held;
+  return held;
+}
+
+void remove_held_outputs_temporaries()
+{
+  std::error_code ec;
+  for (const HeldOutput& h : held_outputs()) {
+    for (const fs::path& p : output_temporaries(h.dir, h.name)) fs::remove_all(p, ec);
+    fs::remove(h.lock, ec);
+  }
+  held_outputs().clear();
+}
+
+std::terminate_handler g_previous_terminate = nullptr;
+[[noreturn]] void remove_temporaries_then_terminate()
+{
+  remove_held_outputs_temporaries();
+  if (g_previous_terminate) g_previous_terminate();
+  std::abort();
+}
+
+void remove_temporaries_on_every_exit()
+{
+  static const bool registered = [] {
+    held_outputs();  // constructed first, so destroyed after the atexit handler has run
+    std::atexit(remove_held_outputs_temporaries);
+    g_previous_terminate = std::set_terminate(remove_temporaries_then_terminate);
+    return true;
+  }();
+  (void)registered;
 }
 
 }  // namespace
@@ -172,6 +217,8 @@ OutputLock::OutputLock(const fs::path& dir, const std::string& name) : path_(dir
     ::close(fd_);
     throw std::runtime_error(fmt::format("cannot write the lock file '{}': {}", path_.string(), std::strerror(err)));
   }
+  remove_temporaries_on_every_exit();
+  held_outputs().push_back({dir, path_, name});
   // Whatever temporaries remain belong to a writer that is gone.
   for (const fs::path& p : output_temporaries(dir, name)) {
     if (fs::exists(fs::symlink_status(p, ec))) {
@@ -187,6 +234,8 @@ OutputLock::~OutputLock()
   std::error_code ec;
   fs::remove(path_, ec);
   ::close(fd_);
+  auto& held = held_outputs();
+  std::erase_if(held, [&](const HeldOutput& h) { return h.lock == path_; });
 }
 
 }  // namespace blockres
