@@ -58,6 +58,9 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   stop_if_signalled();
   const auto outcome = run_simulation(cfg, exec, ro, context.log);
   context.log(fmt::format("results written to {}", outcome.result_file.string()));
+  // A stop request that came while the final files were written: the run completed (exit 0).
+  if (const int sig = interrupt_signal())
+    context.log(fmt::format("{} received after the last report: the run completed", signal_name(sig)));
   return 0;
 }
 
