@@ -13,12 +13,14 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -406,6 +408,47 @@ TEST(Checkpoint, RunKilledAfterItsSecondReportRestartsFromItsCheckpoint)
   fs::remove_all(dir);
 }
 
+// SIGKILL, and a rerun into the same output at once, while the killed process is still a zombie
+// (not waited for: kill(pid, 0) still finds it): the kernel released its lock when it died, so the
+// rerun takes the output and removes the dead run's temporaries (issue 28).
+TEST(OutputLock, RerunAfterSigkillWhileTheKilledRunIsAZombieSucceeds)
+{
+  const auto dir = test::fresh_dir("restart-zombie");
+  const fs::path out = dir / "run";
+  auto run_args = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  out.string()};
+    for (const auto& s : cli_overrides(with(long_qfs, more))) a.push_back(s);
+    return a;
+  };
+  const Child victim = spawn(run_args({"output.vtk=false"}), dir / "victim");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (slurp(victim.out).find("step     1") == std::string::npos &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::kill(victim.pid, SIGKILL);
+  // Dead (its files closed) but not reaped.
+  const auto state = [&] {
+    const std::string stat = slurp(fmt::format("/proc/{}/stat", victim.pid));
+    const auto close = stat.rfind(')');
+    return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
+  };
+  while (state() != 'Z' && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(state(), 'Z');
+  ASSERT_EQ(::kill(victim.pid, 0), 0) << "the zombie should still be found by kill(pid, 0)";
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.lock"));
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.h5.tmp"));
+
+  const Child rerun = spawn(run_args({"output.vtk=false", "schedule.end_time=60"}), dir / "rerun");
+  EXPECT_EQ(wait_exit(rerun), 0) << slurp(rerun.err);
+  EXPECT_NE(slurp(rerun.out).find("removed stale temporary"), std::string::npos) << slurp(rerun.out);
+  EXPECT_TRUE(fs::exists(out / "quarter_five_spot.h5"));
+  EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty());
+  EXPECT_EQ(wait_exit(victim), 128 + SIGKILL);
+  fs::remove_all(dir);
+}
+
 TEST(Interrupt, SigtermLeavesNoTemporariesAndSaysWhereToRestart)
 {
   const auto dir = test::fresh_dir("restart-term");
@@ -453,6 +496,88 @@ TEST(Interrupt, SigtermLeavesNoTemporariesAndSaysWhereToRestart)
   EXPECT_NE(err2[0].find("nothing to restart from (output.checkpoint is off)"), std::string::npos) << err2[0];
   EXPECT_TRUE(leftovers(out2, "quarter_five_spot").empty());
   EXPECT_FALSE(fs::exists(out2 / "quarter_five_spot.h5"));
+  fs::remove_all(dir);
+}
+
+// ---- signal bursts (issue 28) ----------------------------------------------------------------------
+
+namespace {
+// Whether `pid` has a handler installed for `sig` (the SigCgt mask of /proc/<pid>/status): blockres
+// has reached main. A signal before that meets the dynamic loader, before any blockres code or file.
+bool catches(pid_t pid, int sig)
+{
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  for (std::string l; std::getline(in, l);)
+    if (l.starts_with("SigCgt:")) return (std::stoull(l.substr(7), nullptr, 16) >> (sig - 1)) & 1ULL;
+  return false;
+}
+}  // namespace
+
+// Slurm, `timeout` and mpirun signal the process group: the same stop request arrives twice within
+// microseconds. At random moments from the first instant blockres runs its own code (start-up, deck,
+// set-up, time loop, report writing), two SIGTERMs within 1 ms are one clean stop: exit 143, one
+// line, no temporaries and no lock.
+TEST(Interrupt, SigtermBurstAtRandomMomentsIsOneCleanStop)
+{
+  const auto dir = test::fresh_dir("restart-burst");
+  std::mt19937 rng(28);
+  std::uniform_int_distribution<int> moment_us(0, 700000), gap_us(0, 1000);
+  const std::string vtk = vtk_output_available() ? "output.vtk=true" : "output.vtk=false";
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const fs::path out = dir / fmt::format("run{}", attempt);
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  out.string()};
+    for (const auto& s : cli_overrides(with(long_qfs, {vtk}))) a.push_back(s);
+    // Early moments are the ones that used to exit silently: a third of the tries within 20 ms.
+    const int delay_us = attempt % 3 == 0 ? moment_us(rng) / 35 : moment_us(rng);
+    const int gap = gap_us(rng);
+    const Child c = spawn(a, dir / fmt::format("burst{}", attempt));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!catches(c.pid, SIGTERM) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+      std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    ::kill(c.pid, SIGTERM);
+    std::this_thread::sleep_for(std::chrono::microseconds(gap));
+    ::kill(c.pid, SIGTERM);
+    const std::string at = fmt::format("try {}: {} us after main, second signal {} us later", attempt, delay_us, gap);
+    ASSERT_EQ(wait_exit(c), 143) << at << "\n" << slurp(c.err);
+    const auto err = lines(slurp(c.err));
+    ASSERT_EQ(err.size(), 1u) << at << "\n" << slurp(c.err);
+    EXPECT_TRUE(err[0].starts_with("blockres: interrupted by SIGTERM ")) << at << "\n" << err[0];
+    EXPECT_TRUE(leftovers(out, "quarter_five_spot").empty()) << at;
+    EXPECT_FALSE(fs::exists(out / "quarter_five_spot.h5")) << at;
+  }
+  fs::remove_all(dir);
+}
+
+// The handlers themselves, in a child (fork: from here to _exit only async-signal-safe calls):
+// repeats within interrupt_burst_ms are ignored, a signal after it ends the process at once with
+// its one line.
+TEST(Interrupt, RepeatWithinTheBurstIsIgnoredALaterOneStopsAtOnce)
+{
+  const auto dir = test::fresh_dir("restart-second");
+  const std::string err_path = (dir / "err").string();
+  const pid_t p = ::fork();
+  if (p == 0) {
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(e, 2);
+    install_interrupt_handlers();
+    ::kill(::getpid(), SIGINT);
+    ::kill(::getpid(), SIGINT);
+    ::kill(::getpid(), SIGINT);
+    if (interrupt_signal() != SIGINT) ::_exit(3);  // the first was not recorded
+    const timespec later{0, (interrupt_burst_ms + 100) * 1000000L};
+    ::nanosleep(&later, nullptr);
+    ::kill(::getpid(), SIGINT);  // deliberate: ends the process in the handler
+    ::_exit(4);                  // survived it
+  }
+  int status = 0;
+  ::waitpid(p, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << "3: first signal not recorded, 4: the later signal did not stop it";
+  const auto err = lines(slurp(dir / "err"));
+  ASSERT_EQ(err.size(), 1u) << slurp(dir / "err");
+  EXPECT_TRUE(err[0].starts_with("blockres: second SIGINT: stopped at once")) << err[0];
   fs::remove_all(dir);
 }
 
@@ -506,7 +631,8 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
   EXPECT_FALSE(fs::exists(dir / "case.lock"));
   EXPECT_TRUE(fs::exists(dir / "other.h5.tmp"));
 
-  // A live writer's (a child that sleeps): refused, naming its pid; its files stay.
+  // A live writer's (another open file holding the flock, naming a child that sleeps): refused,
+  // naming its pid; its files stay.
   make_temps();
   const pid_t live = ::fork();
   if (live == 0) {
@@ -514,6 +640,9 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
     ::_exit(0);
   }
   write_lock(dir / "case.lock", live, host());
+  const int holder = ::open((dir / "case.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0);
   try {
     OutputLock lock(dir, "case");
     ADD_FAILURE() << "a live writer's lock was taken";
@@ -522,16 +651,38 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
   }
   for (const auto& p : temps) EXPECT_TRUE(fs::exists(p)) << p;
   EXPECT_TRUE(fs::exists(dir / "case.lock"));
-  // A writer on another host cannot be checked: left alone as well.
+  // A writer on another host (a shared file system) holds it the same way: left alone as well.
   write_lock(dir / "case.lock", dead_pid(), "some-other-host.example");
-  EXPECT_THROW(OutputLock(dir, "case"), OutputBusy);
+  try {
+    OutputLock lock(dir, "case");
+    ADD_FAILURE() << "a lock held for another host was taken";
+  } catch (const OutputBusy& e) {
+    EXPECT_NE(std::string(e.what()).find("on host some-other-host.example"), std::string::npos) << e.what();
+  }
   for (const auto& p : temps) EXPECT_TRUE(fs::exists(p)) << p;
+  ::close(holder);
+
+  // The pid and host are information only (issue 28): a lock file nobody holds is taken over even
+  // when it names a live process that is not a blockres writer (a pid reused after a reboot), or
+  // another host; the temporaries beside it are stale.
+  write_lock(dir / "case.lock", live, host());
+  {
+    const OutputLock lock(dir, "case");
+    for (const auto& p : temps) EXPECT_FALSE(fs::exists(p)) << p;
+    EXPECT_EQ(slurp(dir / "case.lock"), fmt::format("{} {}\n", ::getpid(), host()));
+  }
+  make_temps();
+  write_lock(dir / "case.lock", live, "some-other-host.example");
+  {
+    const OutputLock lock(dir, "case");
+    for (const auto& p : temps) EXPECT_FALSE(fs::exists(p)) << p;
+  }
+  EXPECT_FALSE(fs::exists(dir / "case.lock"));
   ::kill(live, SIGKILL);
   ::waitpid(live, nullptr, 0);
 
   // Temporaries without any lock (an older blockres killed mid-run): stale. A run with VTK off
   // removes the stale VTK staging directory too.
-  fs::remove(dir / "case.lock");
   const fs::path vtk_tmp = dir / "quarter_five_spot_vtk.tmp";
   touch(vtk_tmp / "quarter_five_spot_0000.vtr");
   touch(dir / "quarter_five_spot.h5.tmp");
@@ -541,6 +692,69 @@ TEST(OutputLock, StaleTemporariesOfADeadWriterAreRemovedALiveWritersAreNot)
   EXPECT_TRUE(fs::exists(dir / "quarter_five_spot.h5"));
   EXPECT_TRUE(fs::exists(dir / "other.h5.tmp"));
   fs::remove_all(dir);
+}
+
+// ---- threads and exits without unwinding (issue 28) ----------------------------------------------------
+
+// --threads 4096 and OMP_NUM_THREADS=100000 run, capped at the machine's CPUs with the log saying so;
+// threads that cannot be created (here: a stack size no memory holds) end the run with a line naming
+// the setting, before anything is written.
+TEST(Threads, ExplicitCountsAreCappedAndAFailureToStartThemNamesTheSetting)
+{
+  const auto dir = test::fresh_dir("restart-threads");
+  const long machine = std::max<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1);
+  auto args = [&](const fs::path& out, std::vector<std::string> more) {
+    std::vector<std::string> a = {"run", test::deck_path("quarter_five_spot.toml"), "--backend", "cpu", "--output",
+                                  out.string()};
+    for (const auto& s : cli_overrides(with(small_qfs, {"schedule.end_time=90"}))) a.push_back(s);
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const std::string cap = fmt::format("capped at the machine's {} CPU{}", machine, machine == 1 ? "" : "s");
+  const Child a = spawn(args(dir / "a", {"--threads", "4096"}), dir / "a");
+  ASSERT_EQ(wait_exit(a), 0) << slurp(a.err);
+  EXPECT_NE(slurp(a.out).find(fmt::format("threads: {} thread", machine)), std::string::npos) << slurp(a.out);
+  EXPECT_NE(slurp(a.out).find("--threads 4096, " + cap), std::string::npos) << slurp(a.out);
+  const Child b = spawn(args(dir / "b", {}), dir / "b", {"OMP_NUM_THREADS=100000"});
+  ASSERT_EQ(wait_exit(b), 0) << slurp(b.err);
+  EXPECT_NE(slurp(b.out).find("OMP_NUM_THREADS=100000, " + cap), std::string::npos) << slurp(b.out);
+
+  if (machine < 2) GTEST_SKIP() << "one CPU: no OpenMP thread to fail to create";
+  const Child c = spawn(args(dir / "c", {"--threads", "2"}), dir / "c", {"OMP_STACKSIZE=1000G"});
+  EXPECT_EQ(wait_exit(c), 1) << slurp(c.err);
+  const auto err = lines(slurp(c.err));
+  ASSERT_FALSE(err.empty());
+  EXPECT_EQ(err.back(), "error: could not start 2 OpenMP threads (--threads 2): lower --threads or OMP_NUM_THREADS "
+                        "(or OMP_STACKSIZE)") << slurp(c.err);
+  EXPECT_FALSE(fs::exists(dir / "c"));  // nothing written
+  fs::remove_all(dir);
+}
+
+// A run ended by exit() without unwinding (libgomp's fatal errors call exit(1)) or by std::terminate
+// still removes its temporaries and lock. In a child (fork), which holds the lock and exits.
+TEST(OutputLock, ExitAndTerminateWithoutUnwindingRemoveTheTemporaries)
+{
+  for (const bool terminate : {false, true}) {
+    const auto dir = test::fresh_dir("restart-exit");
+    const auto temps = output_temporaries(dir, "case");
+    const pid_t p = ::fork();
+    if (p == 0) {
+      ::close(2);  // terminate's message is not this test's output
+      new OutputLock(dir, "case");  // never destroyed: as if the frame holding it were never unwound
+      for (const auto& t : temps) touch(t.string().ends_with("_vtk.tmp") ? t / "case_0001.vtr" : t);
+      if (terminate) std::terminate();
+      std::exit(1);
+    }
+    int status = 0;
+    ::waitpid(p, &status, 0);
+    if (terminate)
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
+    else
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    for (const auto& t : temps) EXPECT_FALSE(fs::exists(t)) << t << (terminate ? " (terminate)" : " (exit)");
+    EXPECT_FALSE(fs::exists(dir / "case.lock")) << (terminate ? "terminate" : "exit");
+    fs::remove_all(dir);
+  }
 }
 
 // ---- out of memory -----------------------------------------------------------------------------------

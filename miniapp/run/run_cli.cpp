@@ -34,8 +34,13 @@ struct RunCommandLine {
 
 int run_deck(const RunCommandLine& o, const CommandContext& context)
 {
-  // Ctrl-C / a batch system's SIGTERM: the time loop stops cleanly (miniapp/run/run_control.hpp).
-  install_interrupt_handlers();
+  // Ctrl-C / a batch system's SIGTERM: main installed the handlers first thing; the time loop stops
+  // cleanly (miniapp/run/run_control.hpp), and a signal before it starts stops here.
+  const auto stop_if_signalled = [] {
+    if (const int sig = interrupt_signal())
+      throw Interrupted(sig, fmt::format("interrupted by {} before the run started: nothing was written",
+                                         signal_name(sig)));
+  };
   // --output is applied as an override so the resolved deck in the result records it.
   std::vector<std::string> overrides = o.overrides;
   if (!o.output_dir.empty()) overrides.push_back("output.directory=" + quote_literal(o.output_dir));
@@ -43,6 +48,7 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
     const AllocationLabel label("the deck's grid and rock properties");
     return load_deck(o.deck, overrides);
   }();
+  stop_if_signalled();
   context.log(fmt::format("blockres {} (git {}): deck {}", version_string(), git_commit(), o.deck));
   // What changed the deck, in the log as well as in the result's resolved deck.
   for (const std::string& set : o.overrides) context.log(fmt::format("override: --set {}", set));
@@ -51,8 +57,12 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
   ro.restart_file = o.restart_file;
   ro.restart_report = o.restart_report;
+  stop_if_signalled();
   const auto outcome = run_simulation(cfg, exec, ro, context.log);
   context.log(fmt::format("results written to {}", outcome.result_file.string()));
+  // A stop request that came while the final files were written: the run completed (exit 0).
+  if (const int sig = interrupt_signal())
+    context.log(fmt::format("{} received after the last report: the run completed", signal_name(sig)));
   return 0;
 }
 

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -168,19 +170,21 @@ ThreadPolicy choose_threads(int cli_threads, const char* omp_num_threads, const 
     p.adaptive = !(v == "false" || v == "0" || v == "no" || v == "off");
   }
   if (affinity < online_cpus) p.adaptive = false;  // the machine-wide runnable count is not about our CPUs
-  if (cli_threads > 0) {
-    p.threads = cli_threads;
-    p.reason = fmt::format("--threads {}", cli_threads);
+  // An explicit count is honoured up to the machine's CPUs: more threads cannot run at once, only wait
+  // at every barrier, and thousands of them fail to start (libgomp: "Thread creation failed").
+  const int machine = std::max({1, online_cpus, affinity});
+  const auto capped = [&](long long asked, std::string what) {
+    p.threads = static_cast<int>(std::min<long long>(asked, machine));
+    p.reason = asked > machine ? fmt::format("{}, capped at the machine's {} CPU{}", what, machine,
+                                             machine == 1 ? "" : "s")
+                               : std::move(what);
     return p;
-  }
+  };
+  if (cli_threads > 0) return capped(cli_threads, fmt::format("--threads {}", cli_threads));
   if (omp_num_threads && *omp_num_threads) {
     std::string_view v = omp_num_threads;
     if (const auto comma = v.find(','); comma != std::string_view::npos) v = v.substr(0, comma);
-    if (const auto n = to_integer(v); n && *n > 0) {
-      p.threads = static_cast<int>(std::min<long long>(*n, 4096));
-      p.reason = fmt::format("OMP_NUM_THREADS={}", omp_num_threads);
-      return p;
-    }
+    if (const auto n = to_integer(v); n && *n > 0) return capped(*n, fmt::format("OMP_NUM_THREADS={}", omp_num_threads));
   }
   affinity = std::max(1, affinity);
   p.threads = affinity;
@@ -232,6 +236,31 @@ int runnable_self()
   }
   return std::max(n, 1);
 }
+// Set while the OpenMP threads start (start_threads): libgomp ends the process with exit(1) and
+// "libgomp: Thread creation failed: ..." when it cannot create one (a memory or process limit, a
+// huge OMP_STACKSIZE); this atexit handler then says which setting asked for them.
+std::atomic<bool> g_starting_threads{false};
+void explain_thread_start_failure()
+{
+  if (!g_starting_threads.load()) return;
+  std::fflush(stdout);
+  const ThreadPolicy& p = policy_slot();
+  std::fprintf(stderr, "error: could not start %d OpenMP threads (%s): lower --threads or OMP_NUM_THREADS (or "
+               "OMP_STACKSIZE)\n", p.threads, p.reason.c_str());
+}
+
+// Starts the thread team now, before the run writes anything, so that a failure to create threads
+// ends it with a message naming the setting and no temporaries to clean up.
+void start_threads()
+{
+  static const bool registered = std::atexit(explain_thread_start_failure) == 0;
+  (void)registered;
+  g_starting_threads.store(true);
+  int started = 0;
+#pragma omp parallel reduction(+ : started)
+  started += 1;
+  g_starting_threads.store(false);
+}
 }  // namespace
 
 const ThreadPolicy& apply_thread_policy(int cli_threads)
@@ -245,6 +274,7 @@ const ThreadPolicy& apply_thread_policy(int cli_threads)
   omp_set_num_threads(p.threads);
   policy_slot() = std::move(p);
   load_state() = {};
+  start_threads();
   return policy_slot();
 }
 

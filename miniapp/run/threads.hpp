@@ -54,14 +54,17 @@ std::optional<double> process_cpu_quota();
 int affinity_cpus();
 
 // The decision: cli_threads > 0 (--threads) wins, then a valid OMP_NUM_THREADS (its first entry),
-// else the affinity mask capped by the quota (rounded down, at least 1). omp_dynamic: the OMP_DYNAMIC
+// either capped at the machine's CPUs (online_cpus, or the affinity mask if larger; the reason says
+// "capped"), else the affinity mask capped by the quota (rounded down, at least 1). omp_dynamic: the OMP_DYNAMIC
 // environment value or nullptr; the load adaptation stays off when it says false, or when the
 // affinity mask has fewer CPUs than the machine (online_cpus).
 ThreadPolicy choose_threads(int cli_threads, const char* omp_num_threads, const char* omp_dynamic, int affinity,
                             std::optional<double> quota, int online_cpus);
 
-// choose_threads for this process and the OpenMP runtime set to it (omp_set_num_threads). Call
-// before the CPU executor is made; current_thread_policy() returns it after.
+// choose_threads for this process and the OpenMP runtime set to it (omp_set_num_threads), its threads
+// started at once (a failure to create them ends the process with exit code 1 and a line naming
+// --threads / OMP_NUM_THREADS, before the run writes anything). Call before the CPU executor is
+// made; current_thread_policy() returns it after.
 const ThreadPolicy& apply_thread_policy(int cli_threads);
 const ThreadPolicy& current_thread_policy();
 

@@ -4,7 +4,11 @@
 #include "miniapp/run/threads.hpp"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -75,6 +79,17 @@ TEST(Threads, ChoicePrecedence)
   EXPECT_EQ(p.threads, 5);
   EXPECT_EQ(p.reason, "--threads 5");
   // OMP_DYNAMIC=false keeps the count fixed.
+  // Explicit counts are capped at the machine's CPUs (online, or the affinity mask if larger), and
+  // the reason says so naming the option or variable (issue 28: --threads 4096, OMP_NUM_THREADS=100000).
+  p = choose_threads(4096, nullptr, nullptr, 2, std::nullopt, 2);
+  EXPECT_EQ(p.threads, 2);
+  EXPECT_EQ(p.reason, "--threads 4096, capped at the machine's 2 CPUs");
+  p = choose_threads(0, "100000", nullptr, 4, std::nullopt, 8);
+  EXPECT_EQ(p.threads, 8);
+  EXPECT_EQ(p.reason, "OMP_NUM_THREADS=100000, capped at the machine's 8 CPUs");
+  EXPECT_EQ(choose_threads(0, "100000", nullptr, 1, std::nullopt, 1).reason,
+            "OMP_NUM_THREADS=100000, capped at the machine's 1 CPU");
+  EXPECT_EQ(choose_threads(6, nullptr, nullptr, 2, 1.0, 8).threads, 6);  // more than the mask: the user's choice
   EXPECT_FALSE(choose_threads(0, nullptr, "false", 8, std::nullopt, 8).adaptive);
   EXPECT_FALSE(choose_threads(0, nullptr, "FALSE", 8, std::nullopt, 8).adaptive);
   EXPECT_TRUE(choose_threads(0, nullptr, "true", 8, std::nullopt, 8).adaptive);
@@ -112,11 +127,16 @@ TEST(Threads, LoadAdaptation)
 TEST(Threads, AppliedToTheRuntime)
 {
   EXPECT_GE(affinity_cpus(), 1);
+  // 3 threads where the machine has them (an explicit count is capped at its CPUs).
+  const int machine = std::max(affinity_cpus(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  const int three = std::min(3, machine);
   const ThreadPolicy& p = apply_thread_policy(3);
-  EXPECT_EQ(p.threads, 3);
-  EXPECT_EQ(omp_get_max_threads(), 3);
-  EXPECT_EQ(current_thread_policy().threads, 3);
-  EXPECT_EQ(current_thread_policy().reason, "--threads 3");
+  EXPECT_EQ(p.threads, three);
+  EXPECT_EQ(omp_get_max_threads(), three);
+  EXPECT_EQ(current_thread_policy().threads, three);
+  EXPECT_EQ(current_thread_policy().reason,
+            three == 3 ? std::string("--threads 3") : fmt::format("--threads 3, capped at the machine's {} CPU{}", machine,
+                                                                   machine == 1 ? "" : "s"));
   apply_thread_policy(1);
   EXPECT_EQ(omp_get_max_threads(), 1);
 }
