@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -371,13 +372,37 @@ constexpr bool kVtkBuilt = true;
 constexpr bool kVtkBuilt = false;
 #endif
 
+// Why `name` cannot name the run's files (<name>.h5, <name>.checkpoint.h5, <name>.pvd, <name>_vtk/,
+// <name>.lock and their .tmp twins) in the output directory; empty when it can. Names are kept to a
+// portable set so that a quote or a space typed into --set cannot reach a file name unnoticed.
+std::string output_name_problem(const std::string& name)
+{
+  constexpr std::size_t max_length = 200;  // NAME.checkpoint.h5.tmp stays well inside NAME_MAX (255)
+  if (name == "." || name == "..") return "must be a file name, not '.' or '..'";
+  if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+    return "must be a file name, not a path (no '/' or '\\')";
+  if (name.size() > max_length) return fmt::format("is {} characters long; at most {} are allowed", name.size(), max_length);
+  for (const char ch : name) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (!(std::isalnum(u) && u < 128) && ch != '_' && ch != '-' && ch != '.' && ch != '+')
+      return fmt::format("may hold only letters A-Z a-z, digits, '_', '-', '.' and '+' (has {})",
+                         u < 32 || u >= 127 ? fmt::format("byte 0x{:02x}", unsigned(u)) : fmt::format("'{}'", ch));
+  }
+  if (name.front() == '.' || name.front() == '-')
+    return "must not start with '.' or '-' (a hidden file, or a name that reads as an option)";
+  return {};
+}
+
 OutputConfig read_output(Section o, const std::string& deck_path)
 {
   o.only({"directory", "name", "vtk", "checkpoint"});
   OutputConfig c;
   c.directory = non_empty(o, "directory", o.text("directory", "output"));
+  const bool named = o.given("name");
   c.name = non_empty(o, "name", o.text("name", fs::path(deck_path).stem().string()));
-  if (c.name.find('/') != std::string::npos) o.bad(o.require("name"), "name", "must be a file name, not a path");
+  if (const std::string why = output_name_problem(c.name); !why.empty())
+    o.bad(o.require("name"), "name",
+          named ? why : fmt::format("{} (the default is the deck's file name; set output.name)", why));
   // On by default where this build can write VTK. Asked for in a build without it, it is an error
   // rather than a silent no-op: the user expects files that would never appear.
   c.vtk = o.flag("vtk", kVtkBuilt);
