@@ -4,6 +4,7 @@
 
 #include "miniapp/io/h5.hpp"
 #include "input/quote.hpp"
+#include "kernels/common.hpp"
 #include "physics/grid.hpp"
 #include "physics/units.hpp"
 
@@ -144,10 +145,25 @@ GridSpec read_grid(Section g)
   s.nx = g.integer("nx", at_least(1));
   s.ny = g.integer("ny", at_least(1));
   s.nz = g.integer("nz", at_least(1));
-  // Cell indices are 32-bit throughout the solver.
-  if (const std::int64_t n = std::int64_t(s.nx) * s.ny * s.nz; n > std::numeric_limits<std::int32_t>::max())
-    g.fail(g.find("nz"), "", fmt::format("nx * ny * nz = {} cells is more than the supported 2^31 - 1", n),
+  // Before anything is sized by it: the cell count and the Jacobian's blocks (one per cell and two per
+  // connection on a full grid; its row offsets are index_t too) must fit index_t (kernels/common.hpp).
+  // Each count is at most 2^31 - 1, so nx * ny fits 64 bits; the third factor is checked by division
+  // first, so three large counts cannot wrap to a small (or zero) product.
+  constexpr std::int64_t max_index = std::numeric_limits<index_t>::max();
+  const std::int64_t layer = std::int64_t(s.nx) * s.ny;
+  const auto too_many = [&](std::string_view what) {
+    g.fail(g.find("nx"), "",
+           fmt::format("nx * ny * nz = {} * {} * {} (about {:.3g}) {}; a cell index is a signed 32-bit integer (at "
+                       "most {}): give smaller grid.nx, grid.ny or grid.nz",
+                       s.nx, s.ny, s.nz, double(layer) * double(s.nz), what, max_index),
            std::nullopt);
+  };
+  if (layer > max_index / s.nz) too_many("cells are too many");
+  const std::int64_t cells = layer * s.nz;
+  const std::int64_t connections =
+      std::int64_t(s.nx - 1) * s.ny * s.nz + std::int64_t(s.nx) * (s.ny - 1) * s.nz + layer * (s.nz - 1);
+  if (cells + 2 * connections > max_index)
+    too_many(fmt::format("cells make a Jacobian of {} blocks, too many", cells + 2 * connections));
   s.dx = axis_sizes(g, "dx", s.nx, "nx");
   s.dy = axis_sizes(g, "dy", s.ny, "ny");
   s.dz = axis_sizes(g, "dz", s.nz, "nz");
