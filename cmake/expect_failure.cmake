@@ -1,6 +1,8 @@
 # CTest check for bad input: CMD must exit with exactly CODE (default 1), print a message matching EXPECT, and leave
 # no .h5 in OUTDIR.
-# Usage: cmake -DCMD=<program;arg;...> -DEXPECT=<CMake regex> -DOUTDIR=<dir> [-DCODE=<n>] -P expect_failure.cmake
+# Usage: cmake -DCMD=<program;arg;...> -DEXPECT=<CMake regex> -DOUTDIR=<dir> [-DCODE=<n>] [-DMKDIRS=<dir|dir...>]
+#        -P expect_failure.cmake
+# MKDIRS: directories made (after OUTDIR is cleared) before CMD runs, '|'-separated: what is in a destination's way.
 # stdout and stderr are matched together, so the program may report on either.
 foreach(var CMD EXPECT OUTDIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
@@ -14,6 +16,10 @@ endif()
 
 # A result file left by an earlier run must neither pass nor fail this one.
 file(REMOVE_RECURSE "${OUTDIR}")
+if(DEFINED MKDIRS AND NOT MKDIRS STREQUAL "")
+  string(REPLACE "|" ";" dirs "${MKDIRS}")
+  file(MAKE_DIRECTORY ${dirs})
+endif()
 
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(output "${out}${err}")
@@ -28,7 +34,7 @@ if(NOT output MATCHES "${EXPECT}")
   string(APPEND problems "\n  the output does not match: ${EXPECT}")
 endif()
 if(EXISTS "${OUTDIR}")
-  file(GLOB_RECURSE written "${OUTDIR}/*.h5" "${OUTDIR}/*.h5.tmp")
+  file(GLOB_RECURSE written "${OUTDIR}/*.h5" "${OUTDIR}/*.tmp")
   if(written)
     string(APPEND problems "\n  written despite the bad input: ${written}")
   endif()

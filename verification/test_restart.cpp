@@ -347,6 +347,15 @@ TEST(Restart, BadRestartFilesAreOneLineErrors)
   // A result written before restarts existed (layout 2, no /restart): refused, not approximated.
   refused(fs::path(BLOCKRES_SOURCE_DIR) / "verification/baselines/quarter_five_spot.h5", -1, "holds no restart data");
   refused(full, 5, "--restart-report 5: the file has report rows 0 to 4");
+  // A layout version this build does not know (issue 28): refused as verify refuses it, before its data is read.
+  const fs::path v99 = dir / "layout_v99.h5";
+  fs::copy_file(full, v99);
+  {
+    h5::File f = h5::File::open_rw(v99);
+    H5Adelete(f.id(), "layout_version");
+    h5::write_attribute(f.id(), "layout_version", std::int64_t(99));
+  }
+  refused(v99, -1, "has result layout version 99, which this blockres does not know");
   fs::remove_all(dir);
 }
 

@@ -2,8 +2,11 @@
 // every section shares.
 #include "miniapp/bench/bench_cli.hpp"
 
+#include "miniapp/io/destination.hpp"
+
 #include <CLI/CLI.hpp>
 
+#include <string>
 #include <vector>
 
 namespace blockres {
@@ -29,7 +32,13 @@ void add_bench_common_options(CLI::App& section, CommandContext& context, BenchC
                               const BenchCommonHelp& help)
 {
   add_threads_option(section, context);
-  section.add_option("--json", common.json_path, "report file (JSON)")->capture_default_str();
+  // The report's destination is checked when the option is read, not after the measurements.
+  section.add_option("--json", common.json_path, "report file (JSON)")
+      ->check([](const std::string& path) {
+        const std::string why = file_destination_problem(path, true);
+        return why.empty() ? why : path + ": " + why;
+      })
+      ->capture_default_str();
   section.add_flag("--strict", common.strict,
                    "a missed target (printed as FAIL) also fails the run (exit code 1); failed checks always do");
   section.add_option("--reps", common.reps, help.reps)->check(CLI::Range(help.min_reps, 100000))->capture_default_str();

@@ -5,6 +5,7 @@
 #include "linalg/array.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/io/h5.hpp"
+#include "miniapp/io/results.hpp"
 
 #include <fmt/format.h>
 
@@ -209,6 +210,13 @@ std::vector<double> random_values(size64_t n, std::uint64_t seed)
 TestMatrix read_jacobian(const std::string& path)
 {
   const auto f = h5::File::open_read(path);
+  // Without the attribute: a file of version 1's layout written before it existed.
+  if (H5Aexists(f.id(), "layout_version") > 0)
+    if (const std::int64_t v = h5::read_int_attribute(f.id(), "layout_version"); v != jacobian_layout_version)
+      throw std::runtime_error(fmt::format("{}: Jacobian file layout version {}, which this blockres does not know (it "
+                                           "reads version {}{})",
+                                           path, v, jacobian_layout_version,
+                                           v > jacobian_layout_version ? "; written by a newer blockres?" : ""));
   h5::Id g = h5::open_group(f.id(), "jacobian");
   TestMatrix m;
   m.name = std::filesystem::path(path).stem().string();

@@ -4,6 +4,7 @@
 
 #include "miniapp/io/h5.hpp"
 #include "input/quote.hpp"
+#include "kernels/common.hpp"
 #include "physics/grid.hpp"
 #include "physics/units.hpp"
 
@@ -11,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -144,10 +146,25 @@ GridSpec read_grid(Section g)
   s.nx = g.integer("nx", at_least(1));
   s.ny = g.integer("ny", at_least(1));
   s.nz = g.integer("nz", at_least(1));
-  // Cell indices are 32-bit throughout the solver.
-  if (const std::int64_t n = std::int64_t(s.nx) * s.ny * s.nz; n > std::numeric_limits<std::int32_t>::max())
-    g.fail(g.find("nz"), "", fmt::format("nx * ny * nz = {} cells is more than the supported 2^31 - 1", n),
+  // Before anything is sized by it: the cell count and the Jacobian's blocks (one per cell and two per
+  // connection on a full grid; its row offsets are index_t too) must fit index_t (kernels/common.hpp).
+  // Each count is at most 2^31 - 1, so nx * ny fits 64 bits; the third factor is checked by division
+  // first, so three large counts cannot wrap to a small (or zero) product.
+  constexpr std::int64_t max_index = std::numeric_limits<index_t>::max();
+  const std::int64_t layer = std::int64_t(s.nx) * s.ny;
+  const auto too_many = [&](std::string_view what) {
+    g.fail(g.find("nx"), "",
+           fmt::format("nx * ny * nz = {} * {} * {} (about {:.3g}) {}; a cell index is a signed 32-bit integer (at "
+                       "most {}): give smaller grid.nx, grid.ny or grid.nz",
+                       s.nx, s.ny, s.nz, double(layer) * double(s.nz), what, max_index),
            std::nullopt);
+  };
+  if (layer > max_index / s.nz) too_many("cells are too many");
+  const std::int64_t cells = layer * s.nz;
+  const std::int64_t connections =
+      std::int64_t(s.nx - 1) * s.ny * s.nz + std::int64_t(s.nx) * (s.ny - 1) * s.nz + layer * (s.nz - 1);
+  if (cells + 2 * connections > max_index)
+    too_many(fmt::format("cells make a Jacobian of {} blocks, too many", cells + 2 * connections));
   s.dx = axis_sizes(g, "dx", s.nx, "nx");
   s.dy = axis_sizes(g, "dy", s.ny, "ny");
   s.dz = axis_sizes(g, "dz", s.nz, "nz");
@@ -442,13 +459,37 @@ constexpr bool kVtkBuilt = true;
 constexpr bool kVtkBuilt = false;
 #endif
 
+// Why `name` cannot name the run's files (<name>.h5, <name>.checkpoint.h5, <name>.pvd, <name>_vtk/,
+// <name>.lock and their .tmp twins) in the output directory; empty when it can. Names are kept to a
+// portable set so that a quote or a space typed into --set cannot reach a file name unnoticed.
+std::string output_name_problem(const std::string& name)
+{
+  constexpr std::size_t max_length = 200;  // NAME.checkpoint.h5.tmp stays well inside NAME_MAX (255)
+  if (name == "." || name == "..") return "must be a file name, not '.' or '..'";
+  if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+    return "must be a file name, not a path (no '/' or '\\')";
+  if (name.size() > max_length) return fmt::format("is {} characters long; at most {} are allowed", name.size(), max_length);
+  for (const char ch : name) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (!(std::isalnum(u) && u < 128) && ch != '_' && ch != '-' && ch != '.' && ch != '+')
+      return fmt::format("may hold only letters A-Z a-z, digits, '_', '-', '.' and '+' (has {})",
+                         u < 32 || u >= 127 ? fmt::format("byte 0x{:02x}", unsigned(u)) : fmt::format("'{}'", ch));
+  }
+  if (name.front() == '.' || name.front() == '-')
+    return "must not start with '.' or '-' (a hidden file, or a name that reads as an option)";
+  return {};
+}
+
 OutputConfig read_output(Section o, const std::string& deck_path)
 {
   o.only({"directory", "name", "vtk", "checkpoint"});
   OutputConfig c;
   c.directory = non_empty(o, "directory", o.text("directory", "output"));
+  const bool named = o.given("name");
   c.name = non_empty(o, "name", o.text("name", fs::path(deck_path).stem().string()));
-  if (c.name.find('/') != std::string::npos) o.bad(o.require("name"), "name", "must be a file name, not a path");
+  if (const std::string why = output_name_problem(c.name); !why.empty())
+    o.bad(o.require("name"), "name",
+          named ? why : fmt::format("{} (the default is the deck's file name; set output.name)", why));
   // On by default where this build can write VTK. Asked for in a build without it, it is an error
   // rather than a silent no-op: the user expects files that would never appear.
   c.vtk = o.flag("vtk", kVtkBuilt);

@@ -1,6 +1,8 @@
 // The atomic write and the checked read of JSON files (see json_file.hpp).
 #include "miniapp/io/json_file.hpp"
 
+#include "miniapp/io/destination.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -13,6 +15,8 @@ void write_file_atomically(const std::string& path, const std::string& text)
 {
   namespace fs = std::filesystem;
   const std::string tmp = path + ".tmp";
+  // Refused before the temporary exists: a rename onto a directory would fail and leave it behind.
+  check_file_destination(path, "cannot write", true);
   std::error_code ec;
   if (const fs::path parent = fs::path(path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
   {

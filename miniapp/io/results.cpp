@@ -596,20 +596,25 @@ bool Results::has_cell_field(std::string_view name) const
   return std::any_of(cell_fields.begin(), cell_fields.end(), [&](const Series& s) { return s.name == name; });
 }
 
+std::int64_t read_layout_version(hid_t file, const std::filesystem::path& path)
+{
+  if (H5Aexists(file, "layout_version") <= 0)
+    throw h5::Error(fmt::format("'{}' is not a blockres result file (no layout_version attribute)", path.string()));
+  const std::int64_t version = h5::read_int_attribute(file, "layout_version");
+  if (version < results_oldest_readable_version || version > results_layout_version)
+    throw h5::Error(fmt::format("'{}' has result layout version {}, which this blockres does not know (it reads "
+                                "versions {} to {}{})",
+                                path.string(), version, results_oldest_readable_version, results_layout_version,
+                                version > results_layout_version ? "; written by a newer blockres?" : ""));
+  return version;
+}
+
 Results read_results(const std::filesystem::path& path)
 {
   const h5::File file = h5::File::open_read(path);
   const hid_t f = file.id();
   Results r;
-  if (H5Aexists(f, "layout_version") <= 0)
-    throw h5::Error(fmt::format("'{}' is not a blockres result file (no layout_version attribute)", path.string()));
-  r.layout_version = h5::read_int_attribute(f, "layout_version");
-  if (r.layout_version < results_oldest_readable_version || r.layout_version > results_layout_version)
-    throw h5::Error(fmt::format("'{}' has result layout version {}, which this blockres does not know (it reads "
-                                "versions {} to {}{})",
-                                path.string(), r.layout_version, results_oldest_readable_version,
-                                results_layout_version,
-                                r.layout_version > results_layout_version ? "; written by a newer blockres?" : ""));
+  r.layout_version = read_layout_version(f, path);
   const bool v3 = r.layout_version >= 3;
   r.backend = h5::read_string_attribute(f, "backend");
   r.device = h5::read_string_attribute(f, "device");

@@ -204,4 +204,14 @@ struct Results {
 // names, units and groups of the oil_water model.
 Results read_results(const std::filesystem::path& path);
 
+// The root attribute layout_version of an open result file (`path` names it in messages). Throws
+// h5::Error when it is missing or names a version this build does not read (results_oldest_readable_version
+// to results_layout_version): every reader of result files (read_results, a restart) checks it first.
+std::int64_t read_layout_version(hid_t file, const std::filesystem::path& path);
+
+// The Jacobian file of `blockres run --write-jacobian` (/jacobian: block_size, block_rows, row_ptr,
+// col_ind, values), read by `blockres bench ... --jacobian`. Files written before the root attribute
+// layout_version existed hold version 1's layout; a reader refuses any other version.
+inline constexpr std::int64_t jacobian_layout_version = 1;
+
 }  // namespace blockres

@@ -119,6 +119,8 @@ RestartPoint read_restart_point(const fs::path& file, long report, const RunConf
     const h5::File f = h5::File::open_read(file);
     const hid_t id = f.id();
     if (H5Aexists(id, "layout_version") <= 0) throw error("not a blockres result file (no layout_version attribute)");
+    // A version this build does not know may hold anything under the names read below: refused, as verify refuses it.
+    read_layout_version(id, file);
     // Files from before restarts existed hold the fields in file units only (bar, days, NaN-padded
     // grids): not the exact state, so they are refused rather than continued approximately.
     if (!h5::exists(id, "restart/time") || !h5::exists(id, "restart/state"))

@@ -4,6 +4,7 @@
 #include "input/quote.hpp"
 #include "linalg/allocation.hpp"
 #include "miniapp/io/deck.hpp"
+#include "miniapp/io/destination.hpp"
 #include "miniapp/io/version.hpp"
 #include "miniapp/run/backend.hpp"
 #include "miniapp/run/run_control.hpp"
@@ -13,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,10 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
     return load_deck(o.deck, overrides);
   }();
   stop_if_signalled();
+  // Every file the run will write, before it starts: a directory in the way must not cost the run.
+  check_run_destinations(cfg, !o.restart_file.empty(), o.jacobian_path);
+  if (const auto folder = std::filesystem::path(o.jacobian_path).parent_path(); !folder.empty())
+    std::filesystem::create_directories(folder);  // the Jacobian is written at the end; its folder exists now
   context.log(fmt::format("blockres {} (git {}): deck {}", version_string(), git_commit(), o.deck));
   // What changed the deck, in the log as well as in the result's resolved deck.
   for (const std::string& set : o.overrides) context.log(fmt::format("override: --set {}", set));

@@ -252,6 +252,7 @@ void write_jacobian(const std::filesystem::path& path, const BsrMatrix& A)
   const std::filesystem::path tmp = path.string() + ".tmp";
   {
     auto f = h5::File::create(tmp);
+    h5::write_attribute(f.id(), "layout_version", jacobian_layout_version);
     h5::Id g = h5::create_group(f.id(), "jacobian");
     h5::write_attribute(g, "block_size", std::int64_t(A.block_size()));
     h5::write_attribute(g, "block_rows", std::int64_t(A.nrows()));

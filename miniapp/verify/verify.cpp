@@ -4,6 +4,7 @@
 
 #include "miniapp/run/backend.hpp"
 #include "miniapp/io/deck.hpp"
+#include "miniapp/io/destination.hpp"
 #include "miniapp/io/json_file.hpp"
 #include "input/quote.hpp"
 #include "miniapp/run/simulator.hpp"
@@ -530,6 +531,7 @@ DeckRun run_deck(const fs::path& deck, std::vector<std::string> overrides, const
   if (!keep) overrides.push_back("output.vtk=false");
   overrides.push_back("output.directory=" + quote_literal(out_dir.string()));
   const RunConfig cfg = load_deck(deck.string(), overrides);
+  check_run_destinations(cfg, false, {});  // before the run, not after it
   log(fmt::format("verify: running {}{}", deck.string(), overrides.size() > (keep ? 1u : 2u) ? " with overrides:" : ""));
   for (std::size_t i = 0; i + 1 < overrides.size(); ++i)
     if (keep || i + 2 < overrides.size()) log("  --set " + overrides[i]);
@@ -645,6 +647,7 @@ int regenerate(const VerifyOptions& o, const CaseFile& c, const Log& log)
     }
   }
   const fs::path tmp = c.baseline.string() + ".tmp";
+  check_file_destination(c.baseline, "baseline", true);  // checked before the run too; a folder may appear meanwhile
   if (c.baseline.has_parent_path()) fs::create_directories(c.baseline.parent_path());
   fs::copy_file(run.result_file, tmp, fs::copy_options::overwrite_existing);
   fs::rename(tmp, c.baseline);
@@ -659,8 +662,11 @@ int run_verify(const VerifyOptions& o, const Log& log, const Log& error)
   try {
     std::optional<CaseFile> cs;
     if (!o.case_file.empty()) cs = load_case(o.case_file);
+    // Destinations before any work: a directory in the way would otherwise fail the write at the end.
+    if (!o.json_path.empty()) check_file_destination(o.json_path, "--json", true);
     if (o.regenerate) {
       if (!cs) throw VerifyError("--regenerate needs --case");
+      check_file_destination(cs->baseline, "baseline", true);
       return regenerate(o, *cs, log);
     }
     const fs::path baseline_path = !o.baseline.empty() ? fs::path(o.baseline) : cs ? cs->baseline : fs::path();

@@ -5,7 +5,10 @@
 // JSON that reads back with its keys in order and a NaN as null.
 #include "miniapp/bench/bench_timing.hpp"
 #include "miniapp/bench/report.hpp"
+#include "miniapp/bench/bench_common.hpp"
+#include "miniapp/io/h5.hpp"
 #include "miniapp/io/json_file.hpp"
+#include "miniapp/io/results.hpp"
 #include "miniapp/io/version.hpp"
 
 #include <fmt/format.h>
@@ -15,10 +18,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace blockres;
 
@@ -240,4 +247,53 @@ TEST(BenchReport, AReportFileIsJsonWithItsKeysInOrderAndNoNumberForANaN)
   }
   EXPECT_THROW((void)read_json_file((dir / "missing.json").string()), std::runtime_error);
   std::filesystem::remove_all(dir);
+}
+
+// ---- the Jacobian file of `run --write-jacobian` read by `bench ... --jacobian` (issue 28) -----------------
+
+namespace {
+
+// A 1x1-block Jacobian of one block row, with the root attribute layout_version when `version` is given.
+std::filesystem::path write_tiny_jacobian(const std::string& stem, std::optional<std::int64_t> version)
+{
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("blockres_{}_{}.h5", stem, ::getpid());
+  auto f = blockres::h5::File::create(path);
+  if (version) blockres::h5::write_attribute(f.id(), "layout_version", *version);
+  blockres::h5::Id g = blockres::h5::create_group(f.id(), "jacobian");
+  blockres::h5::write_attribute(g, "block_size", std::int64_t(1));
+  blockres::h5::write_attribute(g, "block_rows", std::int64_t(1));
+  const std::vector<std::int32_t> row_ptr = {0, 1}, col_ind = {0};
+  const std::vector<double> values = {2.0};
+  blockres::h5::write_dataset(g, "row_ptr", std::span<const std::int32_t>(row_ptr));
+  blockres::h5::write_dataset(g, "col_ind", std::span<const std::int32_t>(col_ind));
+  blockres::h5::write_dataset(g, "values", std::span<const double>(values));
+  g.reset();
+  f.close();
+  return path;
+}
+
+}  // namespace
+
+TEST(BenchJacobianFile, UnknownLayoutVersionIsRefusedKnownAndUnversionedRead)
+{
+  using blockres::benchutil::read_jacobian;
+  const auto v99 = write_tiny_jacobian("jacobian_v99", 99);
+  try {
+    read_jacobian(v99.string());
+    ADD_FAILURE() << "a Jacobian file of layout version 99 was read";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(v99.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("layout version 99, which this blockres does not know"), std::string::npos) << what;
+    EXPECT_NE(what.find("written by a newer blockres?"), std::string::npos) << what;
+  }
+  // This build's version, and a file written before the attribute existed (the same layout), read.
+  for (const auto& path : {write_tiny_jacobian("jacobian_v1", blockres::jacobian_layout_version),
+                           write_tiny_jacobian("jacobian_unversioned", std::nullopt)}) {
+    const auto m = read_jacobian(path.string());
+    EXPECT_EQ(m.bs, 1) << path;
+    EXPECT_EQ(m.values, std::vector<double>{2.0}) << path;
+    std::filesystem::remove(path);
+  }
+  std::filesystem::remove(v99);
 }
