@@ -167,6 +167,11 @@ std::shared_ptr<const ModelInput> read_deck(deck::Section& top, const GridSpec& 
         const bool rate = w.choice("control", {"rate", "bhp"}) == "rate";
         s.control = rate ? WellControlMode::rate : WellControlMode::bhp;
         if (rate) w.require("rate", "missing required key (for control = \"rate\")");
+        // A rate on a BHP-controlled well would be silently ignored: refused (bhp on a rate well
+        // applies: it is the well's BHP limit).
+        if (const toml::node* n = w.find("rate"); n && !rate)
+          w.bad(*n, "rate",
+                "does not apply to a well under control = \"bhp\" (set control = \"rate\" to control the rate)");
         s.rate = w.opt_number("rate", above(0)).value_or(0.0) / units::day;
         s.bhp = w.number("bhp", above(0)) * units::bar;
         if (injector) {

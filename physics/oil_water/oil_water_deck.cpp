@@ -89,6 +89,10 @@ void read_well_controls(Section& w, WellSpec& s)
   const bool rate = w.choice("control", {"rate", "bhp"}) == "rate";
   s.control = rate ? WellControlMode::rate : WellControlMode::bhp;
   if (rate) w.require("rate", "missing required key (for control = \"rate\")");
+  // A rate on a BHP-controlled well would be silently ignored: it does not apply, so it is refused.
+  // (bhp on a rate well applies: it is the well's BHP limit.)
+  if (const toml::node* n = w.find("rate"); n && !rate)
+    w.bad(*n, "rate", "does not apply to a well under control = \"bhp\" (set control = \"rate\" to control the rate)");
   s.rate = w.opt_number("rate", above(0)).value_or(0.0) * units::m3_per_day;
   const std::string target = w.choice("rate_target", injector ? "water" : "liquid", {"water", "oil", "liquid"});
   if (injector && target != "water")

@@ -991,6 +991,12 @@ TEST_F(DeckTest, WellErrors)
                     "wells[0].rate_target (well 'INJ')", "rate_target");
   expect_edit_error("control = \"bhp\"", "control = \"pressure\"", "wells[1].control (well 'PROD')");
   expect_edit_error("bhp = 150.0", "bhp = -150.0", "wells[1].bhp (well 'PROD')");
+  // Issue 28 item 9: a rate on a BHP-controlled well does not apply (it was ignored silently).
+  expect_edit_error("control = \"bhp\"", "control = \"bhp\"\nrate = 50.0", "wells[1].rate (well 'PROD')",
+                    "rate = 50.0");
+  EXPECT_NE(error_of(edit(kDeck, "control = \"bhp\"", "control = \"bhp\"\nrate = 50.0"))
+                .find("does not apply to a well under control = \"bhp\""),
+            std::string::npos);
 
   // Two wells completing cell (4, 3, 2): reported at the second well's table.
   std::string text = edit(kDeck, "i = 1\nj = 1", "i = 4\nj = 3");

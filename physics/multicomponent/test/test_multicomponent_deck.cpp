@@ -198,5 +198,15 @@ TEST(MulticomponentDeck, BadWellControls)
                     "rate_target");
 }
 
+// Issue 28 item 9: a rate on a BHP-controlled well does not apply and is refused at its line (it
+// used to be ignored silently); bhp on a rate well is its limit and applies.
+TEST(MulticomponentDeck, RateOnBhpWellRefused)
+{
+  expect_edit_error("control = \"bhp\"", "control = \"bhp\"\nrate = 5000.0", "wells[1].rate (well 'PROD')",
+                    "rate = 5000.0");
+  const std::string msg = error_of(edit(kDeck, "control = \"bhp\"", "control = \"bhp\"\nrate = 5000.0"));
+  EXPECT_NE(msg.find("does not apply to a well under control = \"bhp\""), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace blockres
