@@ -3,6 +3,7 @@
 // summary at the end.
 #include "miniapp/run/simulator.hpp"
 
+#include "input/error.hpp"
 #include "linalg/allocation.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
@@ -20,9 +21,11 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <toml++/toml.h>
 
 namespace blockres {
 
@@ -264,6 +267,39 @@ double predict_newton_iterations(const NewtonConfig& nc, const std::vector<doubl
   return double(k) + std::log(nc.tol_mb / mb[k]) / std::log(rho);
 }
 
+// Refuses an initial state with a pressure <= 0 (or not finite) anywhere (issue 28 item 8): a
+// datum_depth typo puts the datum kilometres below the grid, and hydrostatic initialisation then
+// gives negative pressures that a run never recovers from. Unknown 0 is the pressure of every model.
+static void check_initial_pressure(const RunConfig& cfg, const physics::Grid& grid, int bs, std::span<const double> x)
+{
+  index_t worst = -1;
+  for (index_t a = 0; a * bs < index_t(x.size()); ++a)
+    if (!(x[std::size_t(a) * bs] > 0.0) && (worst < 0 || !(x[std::size_t(a) * bs] >= x[std::size_t(worst) * bs])))
+      worst = a;
+  if (worst < 0) return;
+  // The keys as the run sees them (deck, --set overrides, defaults) from the resolved deck.
+  std::optional<double> pressure, datum;
+  try {
+    const toml::table t = toml::parse(cfg.resolved_toml);
+    pressure = t.at_path("initial.pressure").value<double>();
+    datum = t.at_path("initial.datum_depth").value<double>();
+  } catch (const toml::parse_error&) {
+  }
+  const index_t g = grid.global_of_active(worst);
+  const int i = int(g % grid.nx()), j = int(g / grid.nx() % grid.ny()), k = int(g / (index_t(grid.nx()) * grid.ny()));
+  const std::string given = pressure ? fmt::format(" = {} bar", *pressure) : "";
+  const std::string cause =
+      datum ? fmt::format("hydrostatic equilibrium through initial.pressure{} at initial.datum_depth = {} m gives", given,
+                          *datum)
+            : fmt::format("initial.pressure{} gives", given);
+  throw InputError(fmt::format(
+      "{}: initial.{}: non-physical initial pressure: {} p = {:.6g} bar in cell ({}, {}, {}) at depth {:.6g} m "
+      "(the grid's layers lie at depths {:.6g} to {:.6g} m); every cell needs p > 0 after {} initialisation{}",
+      cfg.deck_path, datum ? "datum_depth / initial.pressure" : "pressure", cause, x[std::size_t(worst) * bs] / units::bar,
+      i + 1, j + 1, k + 1, grid.layer_depth(k), grid.layer_depth(0), grid.layer_depth(grid.nz() - 1),
+      datum ? "hydrostatic" : "uniform", datum ? ": check initial.datum_depth against grid.top and the layer thicknesses" : ""));
+}
+
 RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
                           const std::function<void(const std::string&)>& log)
 {
@@ -313,6 +349,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   }
   label.emplace("the initial state");
   const auto x_init = restart ? restart->state : model.initial_state();
+  if (!restart) check_initial_pressure(cfg, grid, bs, x_init);
   Vector x(exec, std::span<const double>(x_init));
   Vector x0(exec, x.size());
   copy(x, x0);
@@ -469,8 +506,10 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
       log(fmt::format("  cut: t = {:.6g} d, dt = {:.4g} d -> {:.4g} d: {}", t / units::day, dt_try / units::day,
                       dt_new / units::day, nr.failure));
       if (dt_new < sc.dt_min)
-        throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d at t = {:.6g} d: {}",
-                                          sc.dt_min / units::day, t / units::day, nr.failure));
+        throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d (schedule.dt_min) at t = {:.6g} d "
+                                          "after {} cut(s) in a row (last dt tried {:.4g} d); what limited it: {}",
+                                          sc.dt_min / units::day, t / units::day, step_cuts, dt_try / units::day,
+                                          nr.failure));
       if (++cuts_without_progress > max_cuts_without_progress)
         throw SimulationError(fmt::format("no progress at t = {:.6g} d: {} time-step cuts without a step that needed a "
                                           "Newton iteration; last failure: {}",

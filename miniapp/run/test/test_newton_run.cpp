@@ -352,3 +352,44 @@ TEST(NewtonRun, FailurePrediction)
   ASSERT_FALSE(on->results.step_time.empty());
   EXPECT_NEAR(on->results.step_time.back(), 1.0, 1e-9);  // reached the end (day)
 }
+
+// Issue 28 item 8: a datum_depth typo (20000 m for 2000 m) puts the datum far below the grid and
+// hydrostatic initialisation gives negative pressures; the run is refused before any file is
+// written, with a message naming the keys, for both models.
+TEST(NewtonRun, NonPhysicalInitialPressureRefused)
+{
+  for (const std::string deck : {"quarter_five_spot.toml", "multicomponent_8.toml"}) {
+    SCOPED_TRACE(deck);
+    const RunConfig cfg = load_deck(test::deck_path(deck), with({"initial.datum_depth=20000"}));
+    const auto dir = test::fresh_dir("newton-run");
+    std::string msg;
+    try {
+      run_simulation(cfg, Executor::create_cpu(), {dir, "test", false, {}}, [](const std::string&) {});
+    } catch (const InputError& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("initial.datum_depth"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("initial.pressure = 200 bar"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("non-physical initial pressure"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("p > 0"), std::string::npos) << msg;
+    EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a refused run left files in " << dir;
+    std::filesystem::remove_all(dir);
+  }
+  // A uniform initial pressure is > 0 by the deck's range check; the datum within the grid runs.
+  EXPECT_NO_THROW(load_deck(test::deck_path("quarter_five_spot.toml"), with({"initial.datum_depth=2010"})));
+}
+
+// Issue 28 item 8: a run whose step is cut below schedule.dt_min stops with a message naming the
+// key, the cuts and what limited the step (here every linear solve fails: one iteration to 1e-14).
+TEST(NewtonRun, CutBelowDtMinSaysWhatLimitedIt)
+{
+  std::string failure;
+  const auto r = run(with({"solver.linear.max_iterations=1", "solver.linear.tolerance=1e-14",
+                           "schedule.dt_initial=0.5", "schedule.dt_min=0.2"}),
+                     &failure);
+  ASSERT_FALSE(r.has_value());
+  std::printf("%s\n", failure.c_str());
+  EXPECT_NE(failure.find("time step cut below dt_min = 0.2 d (schedule.dt_min)"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("after 2 cut(s) in a row"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("what limited it: linear solver:"), std::string::npos) << failure;
+}
