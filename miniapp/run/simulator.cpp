@@ -333,6 +333,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of {}x{}",
                   grid.nx(), grid.ny(), grid.nz(), grid.num_active(), grid.faces().size(), model.pattern().nrows,
                   model.pattern().nnzb(), bs, bs));
+  for (const auto& note : cfg.notes) log(note);
+  for (const auto& note : cfg.model_input->notes) log(note);
   for (const auto& w : model.wells())
     log(fmt::format("well {}: {} under {} control, {} completion(s), column ({}, {})", w.name,
                     w.injector ? "injector" : "producer", w.rate_control ? "rate" : "BHP", w.completions.size(),

@@ -353,6 +353,30 @@ TEST_F(DeckTest, ResolvedDeckShowsDefaults)
   EXPECT_FALSE(t.at_path("wells[0].ref_depth"));  // no default to show
 }
 
+// Issue 28 item 11: a reference pressure left at its default (1.01325 bar) is filled into the
+// resolved deck and noted for the run log where it matters (a compressibility > 0): here the rock
+// and the water phase; oil has no compressibility, so its default p_ref changes nothing and is not
+// noted. Given keys are not noted and keep their values.
+TEST_F(DeckTest, DefaultReferencePressuresAreNoted)
+{
+  const RunConfig c = load_deck(write(kDeck));
+  const toml::table t = toml::parse(c.resolved_toml);
+  EXPECT_EQ(t.at_path("rock.reference_pressure").value<double>(), 1.01325);
+  EXPECT_EQ(t.at_path("fluid.water.reference_pressure").value<double>(), 1.01325);
+  EXPECT_EQ(t.at_path("fluid.oil.reference_pressure").value<double>(), 1.01325);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("rock.reference_pressure not given: the default 1.01325 bar (1 atm)"), std::string::npos)
+      << c.notes[0];
+  ASSERT_EQ(c.model_input->notes.size(), 1u);
+  EXPECT_NE(c.model_input->notes[0].find("fluid.water.reference_pressure not given"), std::string::npos)
+      << c.model_input->notes[0];
+
+  const RunConfig g = load_deck(write(kDeck), {"rock.reference_pressure=150", "fluid.water.reference_pressure=150"});
+  EXPECT_TRUE(g.notes.empty());
+  EXPECT_TRUE(g.model_input->notes.empty());
+  EXPECT_DOUBLE_EQ(g.rock.reference_pressure, 150e5);
+}
+
 TEST_F(DeckTest, ResolvedDeckRoundTrips)
 {
   const RunConfig a = load_deck(write(kDeck), {"wells.PROD.skin=1.5", "solver.newton.max_iterations=7"});
