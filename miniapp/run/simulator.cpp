@@ -40,6 +40,8 @@ struct NewtonResult {
   int linear_iterations = 0;
   physics::ConvergenceNorms norms;
   std::string failure;        // why it failed
+  std::string hint;           // what to use instead (a preconditioner setup's hint), for the final message
+  bool linear_failed = false; // the linear solver or its preconditioner setup failed
   bool interrupted = false;   // abandoned on a signal (interrupt_signal())
   std::vector<NewtonRecord> records;  // one per linear solve; step and attempt are the caller's
   std::vector<WellSwitchRecord> switches;  // well control switches by iteration; step, attempt, time the caller's
@@ -141,7 +143,10 @@ class NewtonSolver {
       const SetupStatus setup = precond_->setup(J_);
       exec_->synchronize();
       stats_.linear_setup_seconds += seconds_since(t0);
-      if (!setup.ok) return fail(res, setup.message);
+      if (!setup.ok) {
+        res.hint = setup.hint, res.linear_failed = true;
+        return fail(res, setup.message);
+      }
       // The forcing term only sets how accurately J dx = R is solved. Newton itself still
       // converges on the scaled CNV / MB norms above, not on ||R||_2, which is in mixed units
       // and serves Eisenstat–Walker only as a measure of progress from one iteration to the next.
@@ -162,9 +167,11 @@ class NewtonSolver {
       if (trace_)
         trace_(fmt::format("    linear: {} iterations, residual reduced to {:.2e} (tolerance {:.2e}; {})",
                            ls.iterations, reduction, kc.rel_tol, to_string(ls.reason)));
-      if (!ls.converged)
+      if (!ls.converged) {
+        res.linear_failed = true;
         return fail(res, fmt::format("linear solver: {} after {} iterations (residual reduced to {:.2e})",
                                      to_string(ls.reason), ls.iterations, reduction));
+      }
       model_.update(x, dx_, limits_);
     }
   }
@@ -507,15 +514,27 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
       const double dt_new = dt_try * nc.cut_factor;
       log(fmt::format("  cut: t = {:.6g} d, dt = {:.4g} d -> {:.4g} d: {}", t / units::day, dt_try / units::day,
                       dt_new / units::day, nr.failure));
+      // What to use instead, said once in the final message (issue 28 item 10): the setup's own hint,
+      // or, when the linear solver has failed since t = 0, the preconditioners that handle hard
+      // first steps (a component absent at t = 0).
+      const auto hint = [&]() -> std::string {
+        if (!nr.hint.empty()) return "; " + nr.hint;
+        if (!nr.linear_failed || stats.steps > 0) return "";
+        return fmt::format("; no time step has succeeded: the linear solver ({} with {}) fails from t = 0; [solver.linear] "
+                           "method = \"fgmres\" with [solver.linear.preconditioner] type = \"cpr\", or type = \"ilu0\" "
+                           "with factor_view = \"block\" (block ILU(0)), handle hard first steps such as a component "
+                           "absent at t = 0",
+                           to_string(cfg.linear.krylov.method), newton.preconditioner_name());
+      };
       if (dt_new < sc.dt_min)
         throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d (schedule.dt_min) at t = {:.6g} d "
                                           "after {} cut(s) in a row (last dt tried {:.4g} d); what limited it: {}",
                                           sc.dt_min / units::day, t / units::day, step_cuts, dt_try / units::day,
-                                          nr.failure));
+                                          nr.failure) + hint());
       if (++cuts_without_progress > max_cuts_without_progress)
         throw SimulationError(fmt::format("no progress at t = {:.6g} d: {} time-step cuts without a step that needed a "
                                           "Newton iteration; last failure: {}",
-                                          t / units::day, max_cuts_without_progress + 1, nr.failure));
+                                          t / units::day, max_cuts_without_progress + 1, nr.failure) + hint());
       dt = dt_new;
       continue;
     }
