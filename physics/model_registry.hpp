@@ -10,7 +10,9 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace blockres::deck {
 class Section;  // input/section.hpp
@@ -21,7 +23,18 @@ namespace blockres::physics {
 // A model's own deck input resolved to SI (fluid or components, initial state, wells, ...).
 struct ModelInput {
   virtual ~ModelInput() = default;
+  // Defaults worth a word in the run log (a reference pressure left at 1 atm where it matters);
+  // the resolved deck shows their values.
+  std::vector<std::string> notes;
 };
+
+// The log line for a reference pressure left at its default (issue 28 item 11): `key` the dotted
+// key, `of_what` what it refers (pore volume, a phase's FVF, the component densities).
+inline std::string default_reference_pressure_note(std::string_view key, std::string_view of_what)
+{
+  return std::string(key) + " not given: the default 1.01325 bar (1 atm) is the reference pressure of " +
+         std::string(of_what) + " (set it to the pressure the data refer to)";
+}
 
 struct ModelEntry {
   std::string_view name;  // the deck's model.type

@@ -12,9 +12,19 @@
 
 namespace blockres {
 
+// The hint of a setup failure on a zero scalar pivot (point Jacobi, scalar ILU(0)): a cell block
+// can be regular while one of its diagonal entries is 0 (the pressure derivative of a component
+// absent at t = 0), and the preconditioners that factor whole cell blocks handle it.
+inline constexpr const char* zero_pivot_hint =
+    "a zero scalar pivot inside a regular cell block (e.g. a component absent at t = 0 has a zero pressure "
+    "derivative) is handled by preconditioners that factor whole cell blocks: [solver.linear.preconditioner] "
+    "type = \"ilu0\" with factor_view = \"block\" (block ILU(0)), or type = \"cpr\" (with method = \"fgmres\"); "
+    "type = \"block_jacobi\" (natural cell blocks) sets up too";
+
 struct SetupStatus {
   bool ok = true;
   std::string message;  // why setup failed (e.g. singular diagonal blocks), empty when ok
+  std::string hint;     // what to use instead, if known: for the run's final message, not every cut's line
 };
 
 class Preconditioner {

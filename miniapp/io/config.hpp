@@ -80,6 +80,7 @@ struct RunConfig {
   physics::GridSpec grid;
   physics::RockSpec rock;
   std::shared_ptr<const physics::ModelInput> model_input;  // the model's own tables, read by its entry
+  std::vector<std::string> notes;  // defaults worth a word in the run log (rock.reference_pressure left at 1 atm)
   ScheduleConfig schedule;
   NewtonConfig newton;
   LinearConfig linear;

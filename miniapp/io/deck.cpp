@@ -6,6 +6,7 @@
 #include "input/quote.hpp"
 #include "kernels/common.hpp"
 #include "physics/grid.hpp"
+#include "physics/model_registry.hpp"
 #include "physics/units.hpp"
 
 #include <fmt/format.h>
@@ -255,7 +256,7 @@ std::vector<double> read_property(Section& rock, std::string_view k, const GridS
   return v;
 }
 
-RockSpec read_rock(Section r, const GridSpec& g)
+RockSpec read_rock(Section r, const GridSpec& g, std::vector<std::string>& notes)
 {
   r.only({"porosity", "permeability", "kx", "ky", "kz", "compressibility", "reference_pressure"});
   RockSpec s;
@@ -283,6 +284,8 @@ RockSpec read_rock(Section r, const GridSpec& g)
   for (auto* k : {&s.kx, &s.ky, &s.kz})
     for (double& v : *k) v *= units::millidarcy;
   s.compressibility = r.number("compressibility", 0.0, at_least(0)) * units::per_bar;
+  if (s.compressibility > 0.0 && !r.given("reference_pressure"))
+    notes.push_back(physics::default_reference_pressure_note(r.key("reference_pressure"), "the pore volume"));
   s.reference_pressure = r.number("reference_pressure", 1.01325, any) * units::bar;
   return s;
 }
@@ -547,7 +550,7 @@ RunConfig load_deck(const std::string& path, const std::vector<std::string>& ove
   top.only(known);
   top.text("title", "");
   cfg.grid = read_grid(top.sub("grid", true));
-  cfg.rock = read_rock(top.sub("rock", true), cfg.grid);
+  cfg.rock = read_rock(top.sub("rock", true), cfg.grid, cfg.notes);
   cfg.model_input = entry->read_deck(top, cfg.grid, cfg.rock);
   cfg.schedule = read_schedule(top.sub("schedule", true));
   read_solver(top.sub("solver", false), cfg.newton, cfg.linear);

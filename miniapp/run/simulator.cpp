@@ -3,6 +3,7 @@
 // summary at the end.
 #include "miniapp/run/simulator.hpp"
 
+#include "input/error.hpp"
 #include "linalg/allocation.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
@@ -20,9 +21,11 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <toml++/toml.h>
 
 namespace blockres {
 
@@ -37,6 +40,8 @@ struct NewtonResult {
   int linear_iterations = 0;
   physics::ConvergenceNorms norms;
   std::string failure;        // why it failed
+  std::string hint;           // what to use instead (a preconditioner setup's hint), for the final message
+  bool linear_failed = false; // the linear solver or its preconditioner setup failed
   bool interrupted = false;   // abandoned on a signal (interrupt_signal())
   std::vector<NewtonRecord> records;  // one per linear solve; step and attempt are the caller's
   std::vector<WellSwitchRecord> switches;  // well control switches by iteration; step, attempt, time the caller's
@@ -138,7 +143,10 @@ class NewtonSolver {
       const SetupStatus setup = precond_->setup(J_);
       exec_->synchronize();
       stats_.linear_setup_seconds += seconds_since(t0);
-      if (!setup.ok) return fail(res, setup.message);
+      if (!setup.ok) {
+        res.hint = setup.hint, res.linear_failed = true;
+        return fail(res, setup.message);
+      }
       // The forcing term only sets how accurately J dx = R is solved. Newton itself still
       // converges on the scaled CNV / MB norms above, not on ||R||_2, which is in mixed units
       // and serves Eisenstat–Walker only as a measure of progress from one iteration to the next.
@@ -159,9 +167,11 @@ class NewtonSolver {
       if (trace_)
         trace_(fmt::format("    linear: {} iterations, residual reduced to {:.2e} (tolerance {:.2e}; {})",
                            ls.iterations, reduction, kc.rel_tol, to_string(ls.reason)));
-      if (!ls.converged)
+      if (!ls.converged) {
+        res.linear_failed = true;
         return fail(res, fmt::format("linear solver: {} after {} iterations (residual reduced to {:.2e})",
                                      to_string(ls.reason), ls.iterations, reduction));
+      }
       model_.update(x, dx_, limits_);
     }
   }
@@ -287,6 +297,39 @@ double predict_newton_iterations(const NewtonConfig& nc, const std::vector<doubl
   return double(k) + std::log(nc.tol_mb / mb[k]) / std::log(rho);
 }
 
+// Refuses an initial state with a pressure <= 0 (or not finite) anywhere (issue 28 item 8): a
+// datum_depth typo puts the datum kilometres below the grid, and hydrostatic initialisation then
+// gives negative pressures that a run never recovers from. Unknown 0 is the pressure of every model.
+static void check_initial_pressure(const RunConfig& cfg, const physics::Grid& grid, int bs, std::span<const double> x)
+{
+  index_t worst = -1;
+  for (index_t a = 0; a * bs < index_t(x.size()); ++a)
+    if (!(x[std::size_t(a) * bs] > 0.0) && (worst < 0 || !(x[std::size_t(a) * bs] >= x[std::size_t(worst) * bs])))
+      worst = a;
+  if (worst < 0) return;
+  // The keys as the run sees them (deck, --set overrides, defaults) from the resolved deck.
+  std::optional<double> pressure, datum;
+  try {
+    const toml::table t = toml::parse(cfg.resolved_toml);
+    pressure = t.at_path("initial.pressure").value<double>();
+    datum = t.at_path("initial.datum_depth").value<double>();
+  } catch (const toml::parse_error&) {
+  }
+  const index_t g = grid.global_of_active(worst);
+  const int i = int(g % grid.nx()), j = int(g / grid.nx() % grid.ny()), k = int(g / (index_t(grid.nx()) * grid.ny()));
+  const std::string given = pressure ? fmt::format(" = {} bar", *pressure) : "";
+  const std::string cause =
+      datum ? fmt::format("hydrostatic equilibrium through initial.pressure{} at initial.datum_depth = {} m gives", given,
+                          *datum)
+            : fmt::format("initial.pressure{} gives", given);
+  throw InputError(fmt::format(
+      "{}: initial.{}: non-physical initial pressure: {} p = {:.6g} bar in cell ({}, {}, {}) at depth {:.6g} m "
+      "(the grid's layers lie at depths {:.6g} to {:.6g} m); every cell needs p > 0 after {} initialisation{}",
+      cfg.deck_path, datum ? "datum_depth / initial.pressure" : "pressure", cause, x[std::size_t(worst) * bs] / units::bar,
+      i + 1, j + 1, k + 1, grid.layer_depth(k), grid.layer_depth(0), grid.layer_depth(grid.nz() - 1),
+      datum ? "hydrostatic" : "uniform", datum ? ": check initial.datum_depth against grid.top and the layer thicknesses" : ""));
+}
+
 RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
                           const std::function<void(const std::string&)>& log)
 {
@@ -320,6 +363,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of {}x{}",
                   grid.nx(), grid.ny(), grid.nz(), grid.num_active(), grid.faces().size(), model.pattern().nrows,
                   model.pattern().nnzb(), bs, bs));
+  for (const auto& note : cfg.notes) log(note);
+  for (const auto& note : cfg.model_input->notes) log(note);
   for (const auto& w : model.wells())
     log(fmt::format("well {}: {} under {} control, {} completion(s), column ({}, {})", w.name,
                     w.injector ? "injector" : "producer", w.rate_control ? "rate" : "BHP", w.completions.size(),
@@ -336,6 +381,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   }
   label.emplace("the initial state");
   const auto x_init = restart ? restart->state : model.initial_state();
+  if (!restart) check_initial_pressure(cfg, grid, bs, x_init);
   Vector x(exec, std::span<const double>(x_init));
   Vector x0(exec, x.size());
   copy(x, x0);
@@ -495,13 +541,27 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
       const double dt_new = dt_try * nc.cut_factor;
       log(fmt::format("  cut: t = {:.6g} d, dt = {:.4g} d -> {:.4g} d: {}", t / units::day, dt_try / units::day,
                       dt_new / units::day, nr.failure));
+      // What to use instead, said once in the final message (issue 28 item 10): the setup's own hint,
+      // or, when the linear solver has failed since t = 0, the preconditioners that handle hard
+      // first steps (a component absent at t = 0).
+      const auto hint = [&]() -> std::string {
+        if (!nr.hint.empty()) return "; " + nr.hint;
+        if (!nr.linear_failed || stats.steps > 0) return "";
+        return fmt::format("; no time step has succeeded: the linear solver ({} with {}) fails from t = 0; [solver.linear] "
+                           "method = \"fgmres\" with [solver.linear.preconditioner] type = \"cpr\", or type = \"ilu0\" "
+                           "with factor_view = \"block\" (block ILU(0)), handle hard first steps such as a component "
+                           "absent at t = 0",
+                           to_string(cfg.linear.krylov.method), newton.preconditioner_name());
+      };
       if (dt_new < sc.dt_min)
-        throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d at t = {:.6g} d: {}",
-                                          sc.dt_min / units::day, t / units::day, nr.failure));
+        throw SimulationError(fmt::format("time step cut below dt_min = {:.3g} d (schedule.dt_min) at t = {:.6g} d "
+                                          "after {} cut(s) in a row (last dt tried {:.4g} d); what limited it: {}",
+                                          sc.dt_min / units::day, t / units::day, step_cuts, dt_try / units::day,
+                                          nr.failure) + hint());
       if (++cuts_without_progress > max_cuts_without_progress)
         throw SimulationError(fmt::format("no progress at t = {:.6g} d: {} time-step cuts without a step that needed a "
                                           "Newton iteration; last failure: {}",
-                                          t / units::day, max_cuts_without_progress + 1, nr.failure));
+                                          t / units::day, max_cuts_without_progress + 1, nr.failure) + hint());
       dt = dt_new;
       continue;
     }

@@ -1,8 +1,10 @@
 // Deck reader of the multicomponent model: [components], [initial] and the model's [[wells]] keys
 // (inputs/README.md, "Model multicomponent"), validated and converted to SI.
 #include "physics/well_deck.hpp"
+#include "physics/model_registry.hpp"
 #include "physics/multicomponent/multicomponent_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -68,7 +70,7 @@ std::vector<double> composition(const Section& s, const toml::node& n, const std
   return v;
 }
 
-ComponentsSpec read_components(Section c)
+ComponentsSpec read_components(Section c, std::vector<std::string>& notes)
 {
   c.only({"names", "density", "compressibility", "viscosity", "reference_pressure", "diffusion", "reactions"});
   ComponentsSpec s;
@@ -90,6 +92,9 @@ ComponentsSpec read_components(Section c)
   s.density = per_component(c, "density", nc, above(0), std::nullopt, 1.0);
   s.compressibility = per_component(c, "compressibility", nc, at_least(0), 0.0, units::per_bar);
   s.viscosity = per_component(c, "viscosity", nc, above(0), std::nullopt, units::centipoise);
+  if (!c.given("reference_pressure") &&
+      std::any_of(s.compressibility.begin(), s.compressibility.end(), [](double v) { return v > 0.0; }))
+    notes.push_back(physics::default_reference_pressure_note(c.key("reference_pressure"), "the component densities"));
   s.reference_pressure = c.number("reference_pressure", 1.01325, any) * units::bar;
   s.diffusion = c.number("diffusion", 0.0, at_least(0)) / units::day;
   s.reactions.assign(std::size_t(nc) * nc, 0.0);
@@ -158,7 +163,7 @@ constexpr std::string_view well_keys[] = {"control", "rate", "bhp", "composition
 std::shared_ptr<const ModelInput> read_deck(deck::Section& top, const GridSpec& grid, const RockSpec& rock)
 {
   auto in = std::make_shared<MulticomponentInput>();
-  in->components = read_components(top.sub("components", true));
+  in->components = read_components(top.sub("components", true), in->notes);
   const int nc = in->components.nc();
   in->initial = read_initial(top.sub("initial", true), nc, grid);
   in->wells = deck::read_wells<MulticomponentWellSpec>(
@@ -167,6 +172,11 @@ std::shared_ptr<const ModelInput> read_deck(deck::Section& top, const GridSpec& 
         const bool rate = w.choice("control", {"rate", "bhp"}) == "rate";
         s.control = rate ? WellControlMode::rate : WellControlMode::bhp;
         if (rate) w.require("rate", "missing required key (for control = \"rate\")");
+        // A rate on a BHP-controlled well would be silently ignored: refused (bhp on a rate well
+        // applies: it is the well's BHP limit).
+        if (const toml::node* n = w.find("rate"); n && !rate)
+          w.bad(*n, "rate",
+                "does not apply to a well under control = \"bhp\" (set control = \"rate\" to control the rate)");
         s.rate = w.opt_number("rate", above(0)).value_or(0.0) / units::day;
         s.bhp = w.number("bhp", above(0)) * units::bar;
         if (injector) {

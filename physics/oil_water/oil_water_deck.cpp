@@ -1,5 +1,6 @@
 // The oil_water model's deck tables ([fluid], [initial], [[wells]]) and its registry entry.
 #include "physics/well_deck.hpp"
+#include "physics/model_registry.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
 #include "physics/units.hpp"
 
@@ -9,7 +10,7 @@ namespace {
 
 using namespace deck;
 
-PhaseSpec read_phase(Section p)
+PhaseSpec read_phase(Section p, std::vector<std::string>& notes)
 {
   p.only({"surface_density", "viscosity", "fvf", "compressibility", "reference_pressure"});
   PhaseSpec s;
@@ -17,6 +18,8 @@ PhaseSpec read_phase(Section p)
   s.viscosity = p.number("viscosity", above(0)) * units::centipoise;
   s.fvf_ref = p.number("fvf", 1.0, above(0));
   s.compressibility = p.number("compressibility", 0.0, at_least(0)) * units::per_bar;
+  if (s.compressibility > 0.0 && !p.given("reference_pressure"))
+    notes.push_back(physics::default_reference_pressure_note(p.key("reference_pressure"), "its FVF"));
   s.reference_pressure = p.number("reference_pressure", 1.01325, any) * units::bar;
   return s;
 }
@@ -62,12 +65,12 @@ RelpermSpec read_relperm(Section r)
   return s;
 }
 
-FluidSpec read_fluid(Section f)
+FluidSpec read_fluid(Section f, std::vector<std::string>& notes)
 {
   f.only({"water", "oil", "relperm"});
   FluidSpec s;
-  s.water = read_phase(f.sub("water", true));
-  s.oil = read_phase(f.sub("oil", true));
+  s.water = read_phase(f.sub("water", true), notes);
+  s.oil = read_phase(f.sub("oil", true), notes);
   s.relperm = read_relperm(f.sub("relperm", false));
   return s;
 }
@@ -89,6 +92,10 @@ void read_well_controls(Section& w, WellSpec& s)
   const bool rate = w.choice("control", {"rate", "bhp"}) == "rate";
   s.control = rate ? WellControlMode::rate : WellControlMode::bhp;
   if (rate) w.require("rate", "missing required key (for control = \"rate\")");
+  // A rate on a BHP-controlled well would be silently ignored: it does not apply, so it is refused.
+  // (bhp on a rate well applies: it is the well's BHP limit.)
+  if (const toml::node* n = w.find("rate"); n && !rate)
+    w.bad(*n, "rate", "does not apply to a well under control = \"bhp\" (set control = \"rate\" to control the rate)");
   s.rate = w.opt_number("rate", above(0)).value_or(0.0) * units::m3_per_day;
   const std::string target = w.choice("rate_target", injector ? "water" : "liquid", {"water", "oil", "liquid"});
   if (injector && target != "water")
@@ -103,7 +110,7 @@ constexpr std::string_view sections[] = {"fluid", "initial", "wells"};
 std::shared_ptr<const ModelInput> read_deck(Section& top, const GridSpec& grid, const RockSpec& rock)
 {
   auto in = std::make_shared<OilWaterInput>();
-  in->fluid = read_fluid(top.sub("fluid", true));
+  in->fluid = read_fluid(top.sub("fluid", true), in->notes);
   in->initial = read_initial(top.sub("initial", true));
   in->wells = read_wells<WellSpec>(top, grid, rock, well_control_keys, read_well_controls);
   return in;

@@ -171,8 +171,12 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
   index_t first_row = static_cast<index_t>(first);  // natural blocks: block b is block row b
   if (mode_ == Mode::scalar) first_row = static_cast<index_t>(first / bs_);
   if (mode_ == Mode::agglomerated) first_row = row_off_.to_host()[first] / bs_;
-  return {false, fmt::format("block-Jacobi ({}): {} singular Jacobi block(s), the first at block row {} (pivot {})",
-                             to_string(fact_), failed, first_row, info[first])};
+  // Point (scalar) Jacobi inverts single diagonal entries, which may be 0 in a regular cell block
+  // (a component absent at t = 0 has a zero pressure derivative): say what handles it.
+  return {false,
+          fmt::format("block-Jacobi ({}): {} singular Jacobi block(s), the first at block row {} (pivot {})",
+                      to_string(fact_), failed, first_row, info[first]),
+          mode_ == Mode::scalar && bs_ > 1 ? zero_pivot_hint : ""};
 }
 
 void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const

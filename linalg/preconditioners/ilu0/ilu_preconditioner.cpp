@@ -171,8 +171,10 @@ SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
   }
   if (bad != 0) {
     const index_t row = bad - 1;
-    return {false, fmt::format("ILU(0): zero or non-finite pivot at block row {} (component {})", row / bs_,
-                               row % bs_)};
+    // A scalar factorisation meets a zero diagonal entry inside a cell block that is itself
+    // regular, e.g. the pressure derivative of a component absent at t = 0: say what handles it.
+    return {false, fmt::format("ILU(0): zero or non-finite pivot at block row {} (component {})", row / bs_, row % bs_),
+            bs_ > 1 ? zero_pivot_hint : ""};
   }
   // Only the setup above has to synchronise: the ILU(0) pivots are checked, so every triangular
   // system of the ISAI has a nonzero diagonal (L's is 1, U's are the checked pivots).

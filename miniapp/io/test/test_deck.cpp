@@ -354,6 +354,30 @@ TEST_F(DeckTest, ResolvedDeckShowsDefaults)
   EXPECT_FALSE(t.at_path("wells[0].ref_depth"));  // no default to show
 }
 
+// Issue 28 item 11: a reference pressure left at its default (1.01325 bar) is filled into the
+// resolved deck and noted for the run log where it matters (a compressibility > 0): here the rock
+// and the water phase; oil has no compressibility, so its default p_ref changes nothing and is not
+// noted. Given keys are not noted and keep their values.
+TEST_F(DeckTest, DefaultReferencePressuresAreNoted)
+{
+  const RunConfig c = load_deck(write(kDeck));
+  const toml::table t = toml::parse(c.resolved_toml);
+  EXPECT_EQ(t.at_path("rock.reference_pressure").value<double>(), 1.01325);
+  EXPECT_EQ(t.at_path("fluid.water.reference_pressure").value<double>(), 1.01325);
+  EXPECT_EQ(t.at_path("fluid.oil.reference_pressure").value<double>(), 1.01325);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("rock.reference_pressure not given: the default 1.01325 bar (1 atm)"), std::string::npos)
+      << c.notes[0];
+  ASSERT_EQ(c.model_input->notes.size(), 1u);
+  EXPECT_NE(c.model_input->notes[0].find("fluid.water.reference_pressure not given"), std::string::npos)
+      << c.model_input->notes[0];
+
+  const RunConfig g = load_deck(write(kDeck), {"rock.reference_pressure=150", "fluid.water.reference_pressure=150"});
+  EXPECT_TRUE(g.notes.empty());
+  EXPECT_TRUE(g.model_input->notes.empty());
+  EXPECT_DOUBLE_EQ(g.rock.reference_pressure, 150e5);
+}
+
 TEST_F(DeckTest, ResolvedDeckRoundTrips)
 {
   const RunConfig a = load_deck(write(kDeck), {"wells.PROD.skin=1.5", "solver.newton.max_iterations=7"});
@@ -1102,6 +1126,12 @@ TEST_F(DeckTest, WellErrors)
                     "wells[0].rate_target (well 'INJ')", "rate_target");
   expect_edit_error("control = \"bhp\"", "control = \"pressure\"", "wells[1].control (well 'PROD')");
   expect_edit_error("bhp = 150.0", "bhp = -150.0", "wells[1].bhp (well 'PROD')");
+  // Issue 28 item 9: a rate on a BHP-controlled well does not apply (it was ignored silently).
+  expect_edit_error("control = \"bhp\"", "control = \"bhp\"\nrate = 50.0", "wells[1].rate (well 'PROD')",
+                    "rate = 50.0");
+  EXPECT_NE(error_of(edit(kDeck, "control = \"bhp\"", "control = \"bhp\"\nrate = 50.0"))
+                .find("does not apply to a well under control = \"bhp\""),
+            std::string::npos);
 
   // Two wells completing cell (4, 3, 2): reported at the second well's table.
   std::string text = edit(kDeck, "i = 1\nj = 1", "i = 4\nj = 3");

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <numeric>
 #include <optional>
 
@@ -351,4 +352,151 @@ TEST(NewtonRun, FailurePrediction)
   EXPECT_LT(on->results.statistics.newton_iterations, off->results.statistics.newton_iterations);
   ASSERT_FALSE(on->results.step_time.empty());
   EXPECT_NEAR(on->results.step_time.back(), 1.0, 1e-9);  // reached the end (day)
+}
+
+// Issue 28 item 8: a datum_depth typo (20000 m for 2000 m) puts the datum far below the grid and
+// hydrostatic initialisation gives negative pressures; the run is refused before any file is
+// written, with a message naming the keys, for both models.
+TEST(NewtonRun, NonPhysicalInitialPressureRefused)
+{
+  for (const std::string deck : {"quarter_five_spot.toml", "multicomponent_8.toml"}) {
+    SCOPED_TRACE(deck);
+    const RunConfig cfg = load_deck(test::deck_path(deck), with({"initial.datum_depth=20000"}));
+    const auto dir = test::fresh_dir("newton-run");
+    std::string msg;
+    try {
+      run_simulation(cfg, Executor::create_cpu(), {dir, "test", false, {}}, [](const std::string&) {});
+    } catch (const InputError& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("initial.datum_depth"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("initial.pressure = 200 bar"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("non-physical initial pressure"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("p > 0"), std::string::npos) << msg;
+    EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a refused run left files in " << dir;
+    std::filesystem::remove_all(dir);
+  }
+  // A uniform initial pressure is > 0 by the deck's range check; the datum within the grid runs.
+  EXPECT_NO_THROW(load_deck(test::deck_path("quarter_five_spot.toml"), with({"initial.datum_depth=2010"})));
+}
+
+// Issue 28 item 8: a run whose step is cut below schedule.dt_min stops with a message naming the
+// key, the cuts and what limited the step (here every linear solve fails: one iteration to 1e-14).
+TEST(NewtonRun, CutBelowDtMinSaysWhatLimitedIt)
+{
+  std::string failure;
+  const auto r = run(with({"solver.linear.max_iterations=1", "solver.linear.tolerance=1e-14",
+                           "schedule.dt_initial=0.5", "schedule.dt_min=0.2"}),
+                     &failure);
+  ASSERT_FALSE(r.has_value());
+  std::printf("%s\n", failure.c_str());
+  EXPECT_NE(failure.find("time step cut below dt_min = 0.2 d (schedule.dt_min)"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("after 2 cut(s) in a row"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("what limited it: linear solver:"), std::string::npos) << failure;
+}
+
+// Issue 28 item 10: a 200-cell 1D tracer whose component T is absent at t = 0 (its pressure
+// derivative is 0, so the cell blocks are regular but have a zero diagonal entry). Point Jacobi
+// and scalar ILU(0) fail their setup on that zero pivot, and the run's final message says which
+// preconditioners handle it (once, not on every cut's line); the default BiCGSTAB with
+// block-Jacobi fails its first solves, and a run that stops before any step succeeded says what to
+// use. Block ILU(0) and CPR, the ones named, do run it.
+const std::string kTracerDeck = R"(title = "1D tracer"
+[model]
+type = "multicomponent"
+[grid]
+nx = 200
+ny = 1
+nz = 1
+dx = 1.0
+dy = 10.0
+dz = 10.0
+top = 1000.0
+gravity = false
+[rock]
+porosity = 0.2
+kx = 500.0
+compressibility = 1e-5
+reference_pressure = 100.0
+[components]
+names = ["T", "W"]
+density = [1000.0, 1000.0]
+compressibility = 1e-5
+viscosity = [0.5, 0.5]
+reference_pressure = 100.0
+diffusion = 1e-3
+[initial]
+pressure = 100.0
+composition = [0.0, 1.0]
+[[wells]]
+name = "INJ"
+type = "injector"
+i = 1
+j = 1
+control = "rate"
+rate = 2000.0
+bhp = 1000.0
+composition = [1.0, 0.0]
+[[wells]]
+name = "PROD"
+type = "producer"
+i = 200
+j = 1
+control = "bhp"
+bhp = 100.0
+[schedule]
+end_time = 2.0
+report_interval = 2.0
+dt_initial = 0.1
+dt_max = 0.5
+[output]
+vtk = false
+)";
+
+std::string tracer_failure(const std::vector<std::string>& overrides, bool* succeeded = nullptr)
+{
+  const auto dir = test::fresh_dir("tracer-hint");
+  const auto deck = dir / "tracer.toml";
+  std::ofstream(deck) << kTracerDeck;
+  const RunConfig cfg = load_deck(deck.string(), overrides);
+  std::string failure;
+  try {
+    run_simulation(cfg, Executor::create_cpu(), {dir / "out", "test", false, {}}, [](const std::string&) {});
+    if (succeeded) *succeeded = true;
+  } catch (const SimulationError& e) {
+    failure = e.what();
+  }
+  std::filesystem::remove_all(dir);
+  return failure;
+}
+
+TEST(NewtonRun, ZeroPivotSetupFailureNamesWhatHandlesIt)
+{
+  for (const std::vector<std::string> o :
+       {std::vector<std::string>{"solver.linear.preconditioner.type=jacobi"},
+        std::vector<std::string>{"solver.linear.preconditioner.type=ilu0"}}) {
+    SCOPED_TRACE(o[0]);
+    const std::string failure = tracer_failure(o);
+    std::printf("%s\n", failure.c_str());
+    EXPECT_NE(failure.find("zero scalar pivot inside a regular cell block"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("factor_view = \"block\" (block ILU(0))"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("type = \"cpr\""), std::string::npos) << failure;
+  }
+  bool ok = false;
+  EXPECT_EQ(tracer_failure({"solver.linear.preconditioner.type=ilu0", "solver.linear.preconditioner.factor_view=block"}, &ok), "");
+  EXPECT_TRUE(ok);
+  ok = false;
+  EXPECT_EQ(tracer_failure({"solver.linear.preconditioner.type=cpr", "solver.linear.method=fgmres"}, &ok), "");
+  EXPECT_TRUE(ok);
+}
+
+TEST(NewtonRun, LinearFailureFromTheStartNamesWhatHandlesIt)
+{
+  // dt 0.1 -> 0.05 -> 0.025 < dt_min = 0.05: the default solver never gets a step through.
+  const std::string failure = tracer_failure({"schedule.dt_min=0.05"});
+  std::printf("%s\n", failure.c_str());
+  EXPECT_NE(failure.find("what limited it: linear solver:"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("no time step has succeeded: the linear solver (bicgstab with block_jacobi"), std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("type = \"cpr\""), std::string::npos) << failure;
 }

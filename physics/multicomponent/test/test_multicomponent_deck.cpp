@@ -198,5 +198,30 @@ TEST(MulticomponentDeck, BadWellControls)
                     "rate_target");
 }
 
+// Issue 28 item 11: components.reference_pressure left at its default is noted for the run log
+// when a component is compressible; given, or with incompressible components, it is not.
+TEST(MulticomponentDeck, DefaultReferencePressureNoted)
+{
+  EXPECT_TRUE(read(kDeck)->notes.empty());
+  const auto in = read(edit(kDeck, "reference_pressure = 100.0\n", ""));
+  ASSERT_EQ(in->notes.size(), 1u);
+  EXPECT_NE(in->notes[0].find("components.reference_pressure not given: the default 1.01325 bar (1 atm)"),
+            std::string::npos)
+      << in->notes[0];
+  EXPECT_DOUBLE_EQ(in->components.reference_pressure, 1.01325e5);
+  EXPECT_TRUE(read(edit(edit(kDeck, "reference_pressure = 100.0\n", ""), "compressibility = 4e-5", "compressibility = 0"))
+                  ->notes.empty());
+}
+
+// Issue 28 item 9: a rate on a BHP-controlled well does not apply and is refused at its line (it
+// used to be ignored silently); bhp on a rate well is its limit and applies.
+TEST(MulticomponentDeck, RateOnBhpWellRefused)
+{
+  expect_edit_error("control = \"bhp\"", "control = \"bhp\"\nrate = 5000.0", "wells[1].rate (well 'PROD')",
+                    "rate = 5000.0");
+  const std::string msg = error_of(edit(kDeck, "control = \"bhp\"", "control = \"bhp\"\nrate = 5000.0"));
+  EXPECT_NE(msg.find("does not apply to a well under control = \"bhp\""), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace blockres
