@@ -147,6 +147,16 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
     try {
       auto P = make_preconditioner(e, pc.spec);
       run.name = P->name();  // again after the setups: some resolve their choices there
+      // The model's accumulation blocks for a preconditioner that needs them (true-IMPES CPR), refreshed
+      // before every setup from the same state and dt as the Jacobian, as the time loop does.
+      Vector accumulation;
+      if (P->needs_accumulation_blocks()) {
+        if (!model->has_accumulation_blocks())
+          throw std::invalid_argument(fmt::format("{} needs accumulation derivatives; model {} does not provide them",
+                                                  run.name, model->type()));
+        accumulation = Vector(e, J.scalar_rows() * model->block_size());
+        P->set_accumulation_blocks(accumulation);
+      }
       KrylovSolver krylov(e, cfg.linear.krylov);
       KrylovConfig kc = cfg.linear.krylov;
       kc.rel_tol = o.rel_tol;
@@ -171,6 +181,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
           break;
         }
         t0 = Clock::now();
+        if (P->needs_accumulation_blocks()) model->accumulation_blocks(x, dt, accumulation);
         const SetupStatus st = P->setup(J);
         e->synchronize();
         row.setup_ms = ms_since(t0);
