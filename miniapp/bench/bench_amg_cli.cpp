@@ -6,41 +6,28 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace blockres {
 
 namespace {
 
-// The AMG option words, the deck's (miniapp/io/deck.cpp reads the same), parsed here once into the
-// enums. Local until linalg/preconditioners/amg has its own name tables (issue 27, point 2); this
-// conversion then goes through them.
-template <class Enum>
-using NameTable = std::vector<std::pair<std::string, Enum>>;
-const NameTable<AmgAggregation> aggregation_names = {{"mis2", AmgAggregation::mis2},
-                                                     {"matching", AmgAggregation::matching}};
-const NameTable<AmgInterpolation> interpolation_names = {{"smoothed", AmgInterpolation::smoothed},
-                                                         {"plain", AmgInterpolation::plain}};
-const NameTable<AmgSmoother> smoother_names = {{"jacobi", AmgSmoother::jacobi},
-                                               {"l1_jacobi", AmgSmoother::l1_jacobi}};
-
-// An option taking one word of `names` into `value`; the help shows the default, to_string(value).
-template <class Enum>
-void add_name_option(CLI::App& section, const std::string& flag, Enum& value, const NameTable<Enum>& names,
-                     const std::string& help)
+// An option taking one word of an enum's name table (the deck's, linalg/preconditioners/amg/amg_options.hpp)
+// into `value`; the help lists the words ("what: a or b") and shows the default, its name.
+template <class Enum, std::size_t N>
+void add_name_option(CLI::App& section, const std::string& flag, Enum& value, const NameTable<Enum, N>& names,
+                     const std::string& what)
 {
-  std::vector<std::string> words;
-  for (const auto& entry : names) words.push_back(entry.first);
-  const auto set = [&value, &names](const std::string& word) {
-    for (const auto& [name, e] : names)
-      if (name == word) value = e;
-  };
+  const std::vector<std::string> words(names.names().begin(), names.names().end());
+  std::string help = what + ":";
+  for (std::size_t i = 0; i < words.size(); ++i) help += (i == 0 ? " " : " or ") + words[i];
+  const auto set = [&value, &names](const std::string& word) { value = *names.find(word); };
   section.add_option_function<std::string>(flag, set, help)
       ->check(CLI::IsMember(words))
-      ->default_str(std::string(to_string(value)));
+      ->default_str(std::string(names.name(value)));
 }
 
 }  // namespace
@@ -84,13 +71,12 @@ Subcommand register_bench_amg(CLI::App& bench, CommandContext& context)
   section->add_option("--max-iterations", o->max_iterations, "iteration limit of the solves")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  add_name_option(*section, "--aggregation", o->amg.aggregation, aggregation_names, "AMG aggregation: mis2 or matching");
+  add_name_option(*section, "--aggregation", o->amg.aggregation, amg_aggregation_names, "AMG aggregation");
   section->add_option("--aggregate-size", o->amg.aggregate_size, "AMG nominal aggregate size of matching (2, 4, 8)")
       ->check(CLI::IsMember({2, 4, 8}))
       ->capture_default_str();
-  add_name_option(*section, "--interpolation", o->amg.interpolation, interpolation_names,
-                  "AMG prolongation: smoothed or plain");
-  add_name_option(*section, "--smoother", o->amg.smoother, smoother_names, "AMG smoother: jacobi or l1_jacobi");
+  add_name_option(*section, "--interpolation", o->amg.interpolation, amg_interpolation_names, "AMG prolongation");
+  add_name_option(*section, "--smoother", o->amg.smoother, amg_smoother_names, "AMG smoother");
   section->add_option("--apply-reps", o->apply_reps, "timed SpMVs and V-cycles (median reported)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

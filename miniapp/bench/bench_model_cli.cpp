@@ -28,9 +28,8 @@ Subcommand register_bench_model(CLI::App& bench, CommandContext& context)
   for (const auto& l : bench::preconditioner_preset_labels()) labels.push_back(l);
   section
       ->add_option("--preconditioners", o->preconditioners,
-                   "deck (the deck's own) or bench presets (" + bench::preconditioner_preset_list() +
-                       "; the same as bench solver's; the report shows each one's deck keys) (default "
-                       "deck,block_jacobi,bilu0,bilu0_isai)")
+                   "deck (the deck's own) or bench presets, the same labels as bench solver's; the report shows "
+                   "each one's deck keys (default deck,block_jacobi,bilu0,bilu0_isai)")
       ->delimiter(',')
       ->check(CLI::IsMember(labels));
   section->add_option("--newton", o->newton_iterations, "Newton iterations of the first time step per preconditioner")

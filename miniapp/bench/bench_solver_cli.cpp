@@ -50,9 +50,8 @@ Subcommand register_bench_solver(CLI::App& bench, CommandContext& context)
       ->check(CLI::IsMember({"cg", "bicgstab", "gmres", "fgmres", "idr"}));
   section
       ->add_option("--preconditioners", o->preconditioners,
-                   "time-to-solution preconditioners, bench presets (" + bench::preconditioner_preset_list() +
-                       "; the same as bench model's; the report shows each one's deck keys) (default none,jacobi,"
-                       "block_jacobi,ilu0,ilu0_isai,isai)")
+                   "time-to-solution preconditioners: bench presets, the same labels as bench model's; the report "
+                   "shows each one's deck keys (default none,jacobi,block_jacobi,ilu0,ilu0_isai,isai)")
       ->delimiter(',')
       ->check(CLI::IsMember(bench::preconditioner_preset_labels()));
   section->add_option("--tol", o->rel_tol, "relative residual of the time-to-solution solves")

@@ -11,6 +11,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <iterator>
+#include <sstream>
 #include <utility>
 
 namespace blockres::bench {
