@@ -165,7 +165,7 @@ TEST_P(JacobianVsFiniteDifferences, AllColumns)
     Vector x0v(h.exec, std::span<const double>(x0));
     h.model.begin_step(x0v);
   }
-  h.residual(x, x0, dt);
+  const auto R0 = h.residual(x, x0, dt);
   const auto Jd = dense(h.model.pattern(), h.J.values().to_host());
   const auto wr = h.model.well_results();
   ASSERT_EQ(wr.size(), 3u);
@@ -184,7 +184,15 @@ TEST_P(JacobianVsFiniteDifferences, AllColumns)
     for (std::size_t r = 0; r < N; ++r) col_norm = std::max(col_norm, std::abs(Jd[r * N + c]));
     for (std::size_t r = 0; r < N; ++r) {
       const double fd = (Rp[r] - Rm[r]) / (2 * step);
-      const double err = std::abs(fd - Jd[r * N + c]) / std::max(col_norm, 1e-300);
+      const double scale = std::max(col_norm, 1e-300);
+      // The residual is only piecewise smooth: where a perturbation flips an upwind direction or
+      // crosses a relative-permeability table node, the central difference averages two slopes. The
+      // analytic derivative is then the one-sided one of its own side, so accept the closest of the
+      // central and the two one-sided differences (a wrong derivative matches none of them).
+      double err = std::abs(fd - Jd[r * N + c]) / scale;
+      if (err > 1e-5)
+        err = std::min({err, std::abs((Rp[r] - R0[r]) / step - Jd[r * N + c]) / scale,
+                        std::abs((R0[r] - Rm[r]) / step - Jd[r * N + c]) / scale});
       worst = std::max(worst, err);
       EXPECT_LE(err, 1e-5) << "row " << r << " col " << c << ": analytic " << Jd[r * N + c] << " fd " << fd;
     }
