@@ -507,6 +507,10 @@ void add_block_size(std::vector<Variant>& out)
   add_staged<BS, 2, 1>(out);
   add_staged<BS, 2, 2>(out);
   add_staged<BS, 2, 4>(out);
+  add_staged<BS, 4, 1>(out);
+  add_staged<BS, 4, 2>(out);
+  add_staged<BS, 8, 1>(out);
+  add_staged<BS, 8, 2>(out);
 }
 
 template <int... BS>

@@ -50,13 +50,18 @@ constexpr bool slice_used(int bs, int groups, int unroll)
   return groups <= bs && ept * unroll <= 24 && bs * groups <= 256;
 }
 
-// staged (medium layout, values through shared memory): small block sizes only.
-constexpr int staged_max_bs = 12;
-constexpr int staged_groups[] = {1, 2};
+// staged (medium layout, values through shared memory). Up to bs 12 one or two groups per row and
+// up to 4 blocks in flight; above, 2, 4 or 8 groups and 1 or 2 blocks (at most 16 columns per thread
+// and pass), so that large odd block sizes stream their values coalesced whatever bs is.
+constexpr int staged_small_max_bs = 12;
+constexpr int staged_groups[] = {1, 2, 4, 8};
 constexpr int staged_unrolls[] = {1, 2, 4};
 constexpr bool staged_used(int bs, int groups, int unroll)
 {
-  return bs <= staged_max_bs && groups <= bs && ((bs + groups - 1) / groups) * unroll <= 24 && bs * groups <= 256;
+  const int ept = (bs + groups - 1) / groups;
+  if (groups > bs || bs * groups > 256) return false;
+  if (bs <= staged_small_max_bs) return groups <= 2 && ept * unroll <= 24;
+  return groups >= 2 && unroll <= 2 && ept * unroll <= 16;
 }
 
 }  // namespace blockres::kernels::cuda_bsrmv

@@ -46,23 +46,35 @@ constexpr Entry table[] = {
 
 BsrmvConfig rule(int bs)
 {
-  // What the H200 table shows, in general form: staged row slices for bs 2-3, thread arrays
-  // of about 64 threads with 2-4 groups per row up to bs 40, the lane-group kernels above.
-  if (bs == 1) return {K::medium, 1, 4, 1, 1, 1, 32, true};
-  if (bs <= 3) return {K::staged, 1, 2, 1, 1, 1, bs == 2 ? 128 : 64};
-  if (bs <= 40) {
-    const int groups = bs < 7 ? 2 : 4;
+  // From `blockres bench bsrmv --tune` on an H100 (2026-11-26, 1 GB per matrix, every bs 1-64 on the 3D
+  // 7- and 27-point stencils; verification/results/bsrmv_rule_h100_2026-11-26.txt): per block size
+  // the configuration whose slower stencil is fastest, written in general form where one exists.
+  // Small blocks: staged row slices (values through shared memory) or thread arrays with 16-byte
+  // loads; 12..60: staged with 4 groups per row (8 for some odd sizes) and as many block rows per
+  // thread block as fit 256 threads; odd sizes above 50 and 61..64: the lane-group kernel with
+  // the rows of each block split over two thread blocks.
+  auto staged = [](int groups, int arrays, int unroll) { return BsrmvConfig{K::staged, 1, unroll, 1, 1, groups, arrays}; };
+  auto medium = [](int groups, int arrays, int unroll, bool clamped) {
+    return BsrmvConfig{K::medium, 1, unroll, 1, 1, groups, arrays, clamped};
+  };
+  if (bs <= 2) return staged(1, 128, 4);
+  if (bs == 3) return staged(2, 32, 2);
+  if (bs == 4) return medium(4, 8, 4, true);
+  if (bs == 5) return medium(2, 16, 2, false);
+  if (bs == 6) return staged(2, 16, 2);
+  if (bs == 7) return medium(4, 2, 2, false);
+  if (bs == 8) return medium(4, 8, 1, false);
+  if (bs <= 11) return medium(4, 4, 2, false);
+  if (bs == 12) return staged(2, 8, 1);
+  if (bs <= 60 && !(bs % 2 == 1 && bs > 50)) {
+    const bool eight = bs == 13 || bs == 15 || bs == 19 || bs == 21 || bs == 23;
+    const int groups = eight ? 8 : 4;
     int arrays = 1;
-    while (2 * arrays * bs * groups <= 64) arrays *= 2;
-    return {K::medium, 1, 1, 1, 1, groups, arrays, true};
+    while (2 * arrays * bs * groups <= 256) arrays *= 2;
+    return staged(groups, arrays, bs <= 17 ? 2 : 1);
   }
-  // Fewest warps that keep at most two rows per thread; large blocks split their rows.
-  const int split = bs >= 48 ? 2 : 1;
-  for (int w : cuda_bsrmv::medium_warps) {
-    const int ept = cuda_bsrmv::medium_ept(bs, w, split);
-    if (ept > 0 && ept <= 2) return {split > 1 ? K::large : K::wide, w, 2, 1, split, 1, 1};
-  }
-  return {split > 1 ? K::large : K::wide, 8, 2, 1, split, 1, 1};
+  if (bs == 63) return {K::large, 8, 2, 1, 4, 1, 1};
+  return {K::large, bs < 56 ? 4 : 8, bs == 64 ? 1 : 2, 1, 2, 1, 1};
 }
 
 }  // namespace
