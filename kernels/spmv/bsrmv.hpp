@@ -36,7 +36,7 @@ void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double*
 //           slice of one row (uneven slices when groups do not divide bs), `arrays` thread
 //           arrays (block rows) per thread block; 16-byte loads where aligned (K2);
 //   staged: the medium layout with each thread block's values and column indices copied to
-//           shared memory first (cp.async, coalesced): for small and odd bs (<= 12);
+//           shared memory first (cp.async, coalesced): every bs, whatever its lane alignment;
 //   wide:   lane groups of min(32, pow2ceil(bs)) lanes stream the rows of a block, each thread
 //           keeping several row accumulators, reduced by warp shuffles;
 //   large:  the wide kernel with the rows of every block split over `row_split` thread blocks
