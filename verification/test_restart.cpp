@@ -1,6 +1,10 @@
 // Restart, checkpoints, clean interruption, the output lock and out-of-memory messages (issue 17):
 // restarted runs against uninterrupted ones with `blockres verify`'s comparison, and the real
-// `blockres` binary killed with SIGKILL, stopped with SIGTERM/SIGINT and starved of memory.
+// `blockres` binary killed with SIGKILL, stopped with SIGTERM/SIGINT and starved of memory. Files of
+// layout version 3 (seconds in /restart, float64 counters, 1-D one-cell series) restart as exactly
+// as version 4 files.
+#include "miniapp/io/test/layout3_file.hpp"
+#include "miniapp/io/test/one_cell_deck.hpp"
 #include "miniapp/run/restart.hpp"
 #include "miniapp/run/run_control.hpp"
 #include "miniapp/verify/verify.hpp"
@@ -300,6 +304,106 @@ TEST(Restart, SolverKeysMayChange)
   fs::remove_all(dir);
 }
 
+namespace {
+
+// Every numeric dataset of `a` is in `b` with the same type, shape and values (NaN equal to NaN),
+// bit for bit, but the wall-clock times of /restart (*_seconds other than time_seconds and
+// dt_next_seconds, the simulated times).
+void expect_same_datasets(const fs::path& a, const fs::path& b)
+{
+  const h5::File fa = h5::File::open_read(a), fb = h5::File::open_read(b);
+  std::vector<std::string> names;
+  const auto visit = [](hid_t loc, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    h5::Id obj(H5Oopen(loc, name, H5P_DEFAULT));
+    if (H5Iget_type(obj) == H5I_DATASET) static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  ASSERT_GE(H5Lvisit(fa.id(), H5_INDEX_NAME, H5_ITER_INC, visit, &names), 0);
+  std::size_t compared = 0;
+  for (const auto& ds : names) {
+    const bool wall_clock = ds.starts_with("restart/") && ds.ends_with("_seconds") && ds != "restart/time_seconds" &&
+                            ds != "restart/dt_next_seconds";
+    const auto ta = h5::dataset_type(fa.id(), ds);
+    if (wall_clock || ta.element_class == H5T_STRING) continue;
+    ASSERT_TRUE(h5::exists(fb.id(), ds)) << ds;
+    const auto tb = h5::dataset_type(fb.id(), ds);
+    EXPECT_EQ(ta.element_class, tb.element_class) << ds;
+    EXPECT_EQ(ta.dims, tb.dims) << ds;
+    const auto va = h5::read_doubles(fa.id(), ds).values, vb = h5::read_doubles(fb.id(), ds).values;
+    ASSERT_EQ(va.size(), vb.size()) << ds;
+    for (std::size_t k = 0; k < va.size(); ++k)
+      ASSERT_TRUE(va[k] == vb[k] || (std::isnan(va[k]) && std::isnan(vb[k]))) << ds << "[" << k << "]: " << va[k]
+                                                                               << " vs " << vb[k];
+    ++compared;
+  }
+  EXPECT_GT(compared, 50u);
+}
+
+}  // namespace
+
+// A version 3 file (the run's file rewritten as version 3 wrote it: /restart/time and dt_next in
+// seconds, setup_dt in seconds, float64 counters) continues exactly as the version 4 file does, the
+// restart time read in seconds from version 3 and from version 4's time_seconds (a day value times
+// 86400 need not give the seconds back). The continuation is a version 4 file, its copied history
+// too: restarted again from a report of that history, it is still the uninterrupted run.
+TEST(Restart, FromALayout3FileIsTheContinuationOfTheLayout4File)
+{
+  const auto dir = test::fresh_dir("restart-v3");
+  const auto full = run_to("quarter_five_spot.toml", small_qfs, dir / "full");
+  const fs::path v3 = dir / "v3.h5";
+  fs::copy_file(full, v3);
+  test::rewrite_as_layout_3(v3);
+  ASSERT_EQ(attribute(v3, "layout_version"), "3");
+  {
+    const h5::File f = h5::File::open_read(v3);
+    ASSERT_FALSE(h5::exists(f.id(), "restart/time_seconds"));
+    ASSERT_TRUE(h5::exists(f.id(), "restart/setup_x")) << "CPR with AMG: a first setup to repeat";
+  }
+  const auto from3 = run_to("quarter_five_spot.toml", small_qfs, dir / "from3", v3, 2);
+  const auto from4 = run_to("quarter_five_spot.toml", small_qfs, dir / "from4", full, 2);
+  expect_same_run(from3, full);
+  expect_same_datasets(from3, from4);
+  expect_same_datasets(from4, from3);
+  EXPECT_EQ(attribute(from3, "layout_version"), "4");
+  {
+    const h5::File f = h5::File::open_read(from3), g = h5::File::open_read(full);
+    EXPECT_EQ(h5::read_doubles(f.id(), "restart/time").values, h5::read_doubles(f.id(), "reports/time").values);
+    EXPECT_EQ(h5::read_doubles(f.id(), "restart/time_seconds").values,
+              h5::read_doubles(g.id(), "restart/time_seconds").values);
+    h5::Id a = h5::open_group(f.id(), "restart"), b = h5::open_group(g.id(), "restart");
+    EXPECT_EQ(h5::read_double_attribute(a, "setup_dt_seconds"), h5::read_double_attribute(b, "setup_dt_seconds"));
+    EXPECT_EQ(h5::read_double_attribute(a, "setup_dt"), h5::read_double_attribute(b, "setup_dt"));
+  }
+  const auto again = run_to("quarter_five_spot.toml", small_qfs, dir / "again", from3, 1);
+  expect_same_run(again, full);
+  fs::remove_all(dir);
+}
+
+// One-cell grids: a version 3 file's 1-D report series (and, with one component, its 1-D
+// /restart/state) restart into a version 4 file of [r][1] series, as the uninterrupted run.
+TEST(Restart, OneCellLayout3FilesRestart)
+{
+  const auto dir = test::fresh_dir("restart-one-cell");
+  for (const auto kind : {test::OneCell::oil_water_one_well, test::OneCell::one_component_one_well}) {
+    const auto sub = dir / (kind == test::OneCell::oil_water_one_well ? "ow" : "mc1");
+    const auto deck = test::write_one_cell_deck(kind, sub);
+    const auto full = test::run_one_cell(deck, sub / "full");
+    const fs::path v3 = sub / "v3.h5";
+    fs::copy_file(full, v3);
+    test::rewrite_as_layout_3(v3);
+    {
+      const h5::File f = h5::File::open_read(v3);
+      ASSERT_EQ(h5::dataset_type(f.id(), "reports/pressure").dims.size(), 1u);
+    }
+    const auto cont = test::run_one_cell(deck, sub / "cont", {}, v3, 1);
+    expect_same_run(cont, full);
+    expect_same_datasets(cont, test::run_one_cell(deck, sub / "cont4", {}, full, 1));
+    const h5::File f = h5::File::open_read(cont);
+    EXPECT_EQ(h5::dataset_type(f.id(), "reports/pressure").dims, (std::vector<hsize_t>{3, 1}));
+  }
+  fs::remove_all(dir);
+}
+
 // ---- refused restarts ---------------------------------------------------------------------------------
 
 TEST(Restart, ChangedGridFluidOrModelIsRefusedNamingTheKey)
@@ -344,7 +448,7 @@ TEST(Restart, BadRestartFilesAreOneLineErrors)
   };
   refused(dir / "no_such.h5", -1, "does not exist");
   refused(fs::path(BLOCKRES_SOURCE_DIR) / "verification/bad_input/not_hdf5.h5", -1, "not an HDF5 file");
-  // A result written before restarts existed (layout 2, no /restart): refused, not approximated.
+  // A result written before restarts existed (a stored layout 3 baseline, no /restart): refused, not approximated.
   refused(fs::path(BLOCKRES_SOURCE_DIR) / "verification/baselines/quarter_five_spot.h5", -1, "holds no restart data");
   refused(full, 5, "--restart-report 5: the file has report rows 0 to 4");
   // A layout version this build does not know (issue 28): refused as verify refuses it, before its data is read.

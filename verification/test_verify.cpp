@@ -4,9 +4,11 @@
 // tolerances from --rtol/--atol and from case files, whose mistakes are named with file and line.
 // The comparison is generic over the model: with a multicomponent-like test double, every field the
 // files carry is compared, tolerances come by field name or group, and files of other models or
-// other field lists are errors.
+// other field lists are errors. A result of layout version 4 and one of version 3 (int64 counters
+// and float64 ones, [r][1] and 1-D) compare as the same run, both ways.
 #include "miniapp/io/json_file.hpp"
 #include "miniapp/io/test/fake_model.hpp"
+#include "miniapp/io/test/layout3_file.hpp"
 #include "miniapp/verify/verify.hpp"
 #include "verification/run_helpers.hpp"
 
@@ -246,6 +248,32 @@ TEST(Verify, MismatchedGridsAndReportStepsAreErrors)
   r = verify(files(seeded, fixture().baseline));
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("different models: static/permx"), std::string::npos) << r.err;
+}
+
+// The stored baselines are of layout versions 2 and 3 (the verify.* cases compare version 4 runs with
+// them); here the same run in both versions, either as the baseline: identical, and the report says
+// which versions met. A perturbed version 3 file fails: its values are what is compared.
+TEST(Verify, Layout3AndLayout4FilesOfOneRunAreTheSame)
+{
+  const auto v3 = copy_of_baseline("layout3.h5");
+  test::rewrite_as_layout_3(v3);
+  for (const auto& [result, baseline] : {std::pair{fixture().baseline, v3}, std::pair{v3, fixture().baseline}}) {
+    const auto r = verify(files(result, baseline));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find(result == v3 ? "layout versions: result 3, baseline 4" : "layout versions: result 4, baseline 3"),
+              std::string::npos)
+        << r.out;
+    const VerifyReport rep = compare_results(read_results(result), read_results(baseline), default_tolerances());
+    EXPECT_TRUE(rep.pass());
+    EXPECT_TRUE(rep.mismatches.empty());
+    for (const auto& c : rep.comparisons) EXPECT_EQ(c.max_abs, 0.0) << c.field << " " << c.scope;
+  }
+  const auto perturbed = copy_of_baseline("layout3_perturbed.h5");
+  test::rewrite_as_layout_3(perturbed);
+  perturb(perturbed, "reports/pressure", 2, 0, 1e-3);
+  const auto r = verify(files(perturbed, fixture().baseline));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("pressure"), std::string::npos) << r.out;
 }
 
 TEST(Verify, TruncatedForeignAndMissingFilesAreErrors)

@@ -2,6 +2,7 @@
 #include "miniapp/io/h5.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -455,39 +456,80 @@ std::vector<double> read_row(hid_t loc, const std::string& name, hsize_t row)
   return out;
 }
 
-Series::Series(hid_t loc, const std::string& name, hsize_t row_size, hsize_t chunk_rows) : row_size_(row_size), name_(name)
+DatasetType dataset_type(hid_t loc, const std::string& name)
 {
-  const int rank = row_size == 1 ? 1 : 2;
+  Id ds = open_dataset(loc, name);
+  Id ftype(check(H5Dget_type(ds), "H5Dget_type"));
+  DatasetType t;
+  t.dims = dataset_dims(ds);
+  t.element_class = H5Tget_class(ftype);
+  t.element_bytes = H5Tget_size(ftype);
+  return t;
+}
+
+Series::Series(hid_t loc, const std::string& name, Shape shape, hsize_t row_size, Element element, hsize_t chunk_rows)
+    : row_size_(row_size), rank_(shape == Shape::column ? 1 : 2), element_(element), name_(name)
+{
+  if (shape == Shape::column && row_size != 1)
+    throw Error(fmt::format("Series '{}': a column holds one value per row, not {}", name, row_size));
   const hsize_t dims[2] = {0, row_size}, maxdims[2] = {H5S_UNLIMITED, row_size};
   // Field rows (one value per cell) are compressed, in chunks of one row and chunk_elements cells.
   const bool compressed = row_size >= 64 && can_deflate();
-  direct_ = compressed && rank == 2 && chunk_rows == 1;  // rows written chunk by chunk
+  // Rows written chunk by chunk bypass type conversion: float64 rows only (as the callers' doubles).
+  direct_ = compressed && rank_ == 2 && chunk_rows == 1 && element == Element::float64;
   const hsize_t chunk[2] = {chunk_rows, direct_ ? std::min(row_size, chunk_elements) : row_size};
-  Id space(check(H5Screate_simple(rank, dims, maxdims), "H5Screate_simple"));
+  Id space(check(H5Screate_simple(rank_, dims, maxdims), "H5Screate_simple"));
   Id plist(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"));
-  check(H5Pset_chunk(plist, rank, chunk), "H5Pset_chunk");
+  check(H5Pset_chunk(plist, rank_, chunk), "H5Pset_chunk");
   if (compressed) set_compression(plist);
-  ds_ = Id(check(H5Dcreate2(loc, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, plist, H5P_DEFAULT),
+  const hid_t file_type = element == Element::int64 ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+  ds_ = Id(check(H5Dcreate2(loc, name.c_str(), file_type, space, H5P_DEFAULT, plist, H5P_DEFAULT),
                  fmt::format("cannot create dataset '{}' in {}", name, describe(loc))));
 }
 
 void Series::append(std::span<const double> row)
 {
   if (row.size() != row_size_) throw Error(fmt::format("Series '{}': row of {} values, expected {}", name_, row.size(), row_size_));
-  const int rank = row_size_ == 1 ? 1 : 2;
+  if (element_ == Element::int64) {
+    // Exact integers only: a fraction or a NaN here is a caller's bug, not something to round away.
+    std::vector<std::int64_t> ints(row.size());
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      const double v = row[k];
+      if (!(v >= -9.2e18 && v <= 9.2e18) || v != std::trunc(v))
+        throw Error(fmt::format("Series '{}': {} is not an integer (the dataset holds int64)", name_, v));
+      ints[k] = static_cast<std::int64_t>(v);
+    }
+    write_row(H5T_NATIVE_INT64, ints.data());
+    return;
+  }
+  write_row(H5T_NATIVE_DOUBLE, row.data());
+}
+
+void Series::append(std::span<const std::int64_t> row)
+{
+  if (row.size() != row_size_) throw Error(fmt::format("Series '{}': row of {} values, expected {}", name_, row.size(), row_size_));
+  if (element_ != Element::int64) throw Error(fmt::format("Series '{}': integers appended to a float64 dataset", name_));
+  write_row(H5T_NATIVE_INT64, row.data());
+}
+
+// Extends the dataset by one row and writes `data` (row_size_ values of mem_type) into it: float64
+// field rows chunk by chunk, compressed on every thread, where they can; else through H5Dwrite,
+// which converts to the file type.
+void Series::write_row(hid_t mem_type, const void* data)
+{
   const hsize_t new_dims[2] = {rows_ + 1, row_size_};
   check(H5Dset_extent(ds_, new_dims), fmt::format("cannot extend dataset '{}'", name_));
+  if (direct_ && H5Tequal(mem_type, H5T_NATIVE_DOUBLE) > 0 &&
+      write_compressed_chunks(ds_, data, static_cast<std::size_t>(row_size_), sizeof(double),
+                              std::min(row_size_, chunk_elements), 2, rows_, fmt::format("dataset '{}'", name_))) {
+    ++rows_;
+    return;
+  }
   Id fspace(check(H5Dget_space(ds_), "H5Dget_space"));
   const hsize_t start[2] = {rows_, 0}, count[2] = {1, row_size_};
   check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
-  const bool direct = direct_ && write_compressed_chunks(ds_, row.data(), row.size(), sizeof(double),
-                                              std::min(row_size_, chunk_elements), 2, rows_,
-                                              fmt::format("dataset '{}'", name_));
-  if (!direct) {
-    Id mspace(check(H5Screate_simple(rank, count, nullptr), "H5Screate_simple"));
-    check(H5Dwrite(ds_, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, row.data()),
-          fmt::format("cannot write to dataset '{}'", name_));
-  }
+  Id mspace(check(H5Screate_simple(rank_, count, nullptr), "H5Screate_simple"));
+  check(H5Dwrite(ds_, mem_type, mspace, fspace, H5P_DEFAULT, data), fmt::format("cannot write to dataset '{}'", name_));
   ++rows_;
 }
 

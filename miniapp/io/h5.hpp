@@ -98,21 +98,43 @@ std::vector<std::string> read_string_list(hid_t loc, const std::string& name);
 hsize_t dataset_rows(hid_t loc, const std::string& name);
 // Row `row` of a 1-D ([rows]) or 2-D ([rows][width]) numeric dataset, converted to double.
 std::vector<double> read_row(hid_t loc, const std::string& name, hsize_t row);
+// The shape, element class (H5T_FLOAT, H5T_INTEGER, H5T_STRING, ...) and element size in bytes of
+// a dataset: for readers and tests that check what a layout version stores.
+struct DatasetType {
+  std::vector<hsize_t> dims;
+  H5T_class_t element_class = H5T_NO_CLASS;
+  std::size_t element_bytes = 0;
+};
+DatasetType dataset_type(hid_t loc, const std::string& name);
 
-// A dataset that grows by one row per append: shape (rows, row_size) of doubles
-// (row_size 1 gives a 1-D series), chunked and extendable.
+// What a Series stores: float64, or int64 for counters, indices and flags (layout version 4 on).
+enum class Element { float64, int64 };
+// A Series' shape: `column` is 1-D ([rows]: one value per row, e.g. /steps/dt); `rows` is 2-D
+// ([rows][row_size]) whatever row_size is, so a field of a one-cell grid or a rate of one well
+// stays [rows][1] (layout version 3 collapsed those to 1-D).
+enum class Shape { column, rows };
+
+// A dataset that grows by one row per append, chunked and extendable (chunk_rows rows per chunk).
 class Series {
  public:
   Series() = default;
-  Series(hid_t loc, const std::string& name, hsize_t row_size, hsize_t chunk_rows = 64);
+  Series(hid_t loc, const std::string& name, Shape shape, hsize_t row_size, Element element = Element::float64,
+         hsize_t chunk_rows = 64);
+  // Into an int64 series every value must be an integer (or Error names the dataset): the values
+  // are counters held in doubles by their callers (or copied from a layout version 3 file).
   void append(std::span<const double> row);
+  void append(std::span<const std::int64_t> row);
   hsize_t rows() const { return rows_; }
   hsize_t row_size() const { return row_size_; }
+  Element element() const { return element_; }
   hid_t id() const { return ds_.get(); }
 
  private:
+  void write_row(hid_t mem_type, const void* data);
   Id ds_;
   hsize_t row_size_ = 0, rows_ = 0;
+  int rank_ = 1;
+  Element element_ = Element::float64;
   bool direct_ = false;  // compressed rows of one chunk row: written by write_compressed_chunks
   std::string name_;
 };

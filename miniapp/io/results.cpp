@@ -1,4 +1,4 @@
-// HDF5 result writer (temporary file + rename) and reader, layout version 3; versions 1 and 2 read too (results.hpp).
+// HDF5 result writer (temporary file + rename) and reader, layout version 4; versions 1 to 3 read too (results.hpp).
 #include "miniapp/io/results.hpp"
 
 #include "miniapp/io/fields.hpp"
@@ -24,25 +24,37 @@ namespace blockres {
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using h5::Element;
+constexpr Element f64 = Element::float64, i64 = Element::int64;
 // /steps columns every model has, before the per-equation norms and the quantities in place.
 const char* const step_fields[] = {"time", "dt", "newton_iterations", "linear_iterations", "cuts"};
 const char* const step_units[] = {"day", "day", "1", "1", "1"};
+constexpr Element step_elements[] = {f64, f64, i64, i64, i64};
 // Datasets of /reports, /steps and /wells that are not model quantities: a model name must not take them.
 const char* const fixed_reports[] = {"time", "fields"};
 const char* const fixed_wells[] = {"names", "type", "control", "bhp", "at_bhp", "rates"};
 const char* const rate_sign = "positive into the reservoir";
-// /newton, in NewtonRecord order; every column is dimensionless.
+// /newton, in NewtonRecord order; every column is dimensionless; counts, indices, flags and codes int64.
 const char* const newton_fields[] = {"step",    "attempt",          "iteration",        "linear_iterations",
                                      "forcing", "linear_reduction", "linear_converged", "linear_reason"};
-// /restart columns beside time, dt_next and state: RestartRecord's counters and times, in this order.
+constexpr Element newton_elements[] = {i64, i64, i64, i64, f64, f64, i64, i64};
+// /restart columns beside time, dt_next and state: RestartRecord's counters (int64) and times (the
+// `_seconds` ones: wall-clock, in s), in this order.
 const char* const restart_totals[] = {"steps", "cuts", "newton_iterations", "linear_iterations",
                                       "max_linear_iterations", "newton_rows", "cuts_without_progress",
                                       "wall_seconds", "assembly_seconds", "linear_setup_seconds",
                                       "linear_solve_seconds", "spmv_seconds", "precond_apply_seconds",
                                       "orthogonalization_seconds", "linear_other_seconds"};
-// /well_switches, in WellSwitchRecord order, with their units.
+constexpr std::size_t restart_counters = 7;  // the first seven of restart_totals
+// /well_switches, in WellSwitchRecord order, with their units and elements.
 const char* const well_switch_fields[] = {"step", "attempt", "iteration", "time", "well", "to_bhp", "bhp_needed", "bhp_limit"};
 const char* const well_switch_units[] = {"1", "1", "1", "day", "1", "1", "bar", "bar"};
+constexpr Element well_switch_elements[] = {i64, i64, i64, f64, i64, i64, f64, f64};
+// /wells/at_bhp in the padding column of a run without wells (the float64 series hold NaN there).
+constexpr double no_well_flag = -1.0;
+static_assert(std::size(step_elements) == std::size(step_fields));
+static_assert(std::size(newton_elements) == std::size(newton_fields));
+static_assert(std::size(well_switch_elements) == std::size(well_switch_fields));
 // /newton/linear_reason codes: the position in this list (names as the enumerators, for the file's
 // `codes` attribute; to_string(SolveReason) gives log phrases).
 constexpr std::pair<SolveReason, const char*> solve_reasons[] = {{SolveReason::converged, "converged"},
@@ -200,11 +212,11 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   }
   const auto n = static_cast<hsize_t>(grid.num_cells());
   reports_ = h5::create_group(f, "reports");
-  rep_time_ = h5::Series(reports_, "time", 1);
+  rep_time_ = h5::Series(reports_, "time", h5::Shape::column, 1);
   set_units(rep_time_.id(), "day");
   h5::write_string_list(reports_, "fields", field_names);
   for (const std::size_t k : report_fields_) {
-    rep_fields_.emplace_back(reports_, fields[k].name, n, 1);
+    rep_fields_.emplace_back(reports_, fields[k].name, h5::Shape::rows, n, f64, 1);  // [r][n], also for n = 1
     describe_quantity(rep_fields_.back().id(), fields[k]);
   }
 
@@ -214,22 +226,22 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   for (std::size_t k = 0; k < in_place.size(); ++k)
     h5::write_attribute(steps_, "initial_" + in_place[k].name, initial_in_place[k] * in_place[k].from_si);
   for (std::size_t k = 0; k < std::size(step_fields); ++k) {
-    step_series_.emplace_back(steps_, step_fields[k], 1);
+    step_series_.emplace_back(steps_, step_fields[k], h5::Shape::column, 1, step_elements[k]);
     set_units(step_series_.back().id(), step_units[k]);
   }
   for (const char* norm : {"cnv_", "mb_"})
     for (const auto& e : equations) {
-      step_series_.emplace_back(steps_, norm + e, 1);
+      step_series_.emplace_back(steps_, norm + e, h5::Shape::column, 1);
       set_units(step_series_.back().id(), "1");
     }
   for (const auto& q : in_place) {
-    step_series_.emplace_back(steps_, q.name, 1);
+    step_series_.emplace_back(steps_, q.name, h5::Shape::column, 1);
     describe_quantity(step_series_.back().id(), q);
   }
 
   newton_ = h5::create_group(f, "newton");
-  for (const char* name : newton_fields) {
-    newton_series_.emplace_back(newton_, name, 1);
+  for (std::size_t k = 0; k < std::size(newton_fields); ++k) {
+    newton_series_.emplace_back(newton_, newton_fields[k], h5::Shape::column, 1, newton_elements[k]);
     set_units(newton_series_.back().id(), "1");
   }
   {
@@ -242,7 +254,7 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
 
   switches_ = h5::create_group(f, "well_switches");
   for (std::size_t k = 0; k < std::size(well_switch_fields); ++k) {
-    switch_series_.emplace_back(switches_, well_switch_fields[k], 1);
+    switch_series_.emplace_back(switches_, well_switch_fields[k], h5::Shape::column, 1, well_switch_elements[k]);
     set_units(switch_series_.back().id(), well_switch_units[k]);
   }
 
@@ -258,32 +270,44 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   h5::write_string_list(wells_, "control", controls);
   h5::write_string_list(wells_, "rates", rate_names);
   const auto nw = static_cast<hsize_t>(std::max<std::size_t>(names.size(), 1));
-  w_bhp_ = h5::Series(wells_, "bhp", nw);
+  // [s][w], also for one well (and for none: the padding column).
+  w_bhp_ = h5::Series(wells_, "bhp", h5::Shape::rows, nw);
   set_units(w_bhp_.id(), "bar");
   for (const auto& q : rates) {
-    w_rates_.emplace_back(wells_, q.name, nw);
+    w_rates_.emplace_back(wells_, q.name, h5::Shape::rows, nw);
     describe_quantity(w_rates_.back().id(), q);
     h5::write_attribute(w_rates_.back().id(), "sign", std::string(rate_sign));
   }
-  w_at_bhp_ = h5::Series(wells_, "at_bhp", nw);
+  w_at_bhp_ = h5::Series(wells_, "at_bhp", h5::Shape::rows, nw, i64);
   set_units(w_at_bhp_.id(), "1");
 
   // What a restart from a report row needs (verification/hdf5_layout.md, /restart).
   restart_ = h5::create_group(f, "restart");
   h5::write_attribute(restart_, "description",
                       std::string("state and time-loop control at every report row, for blockres run --restart"));
-  rs_time_ = h5::Series(restart_, "time", 1);
-  set_units(rs_time_.id(), "s");
-  rs_dt_ = h5::Series(restart_, "dt_next", 1);
-  set_units(rs_dt_.id(), "s");
-  rs_state_ = h5::Series(restart_, "state", static_cast<hsize_t>(model.num_cells()) * model.block_size(), 1);
+  // Simulated times in days like every other (time = the /reports/time row), and the exact seconds
+  // the time loop continues from: x / 86400 * 86400 is not always x in floating point.
+  rs_time_ = h5::Series(restart_, "time", h5::Shape::column, 1);
+  set_units(rs_time_.id(), "day");
+  rs_dt_ = h5::Series(restart_, "dt_next", h5::Shape::column, 1);
+  set_units(rs_dt_.id(), "day");
+  rs_time_seconds_ = h5::Series(restart_, "time_seconds", h5::Shape::column, 1);
+  set_units(rs_time_seconds_.id(), "s");
+  rs_dt_seconds_ = h5::Series(restart_, "dt_next_seconds", h5::Shape::column, 1);
+  set_units(rs_dt_seconds_.id(), "s");
+  for (const h5::Series* s : {&rs_time_seconds_, &rs_dt_seconds_})
+    h5::write_attribute(s->id(), "description",
+                        std::string("exact, for blockres run --restart (the day value times 86400 may differ in "
+                                    "the last bit)"));
+  rs_state_ = h5::Series(restart_, "state", h5::Shape::rows,
+                         static_cast<hsize_t>(model.num_cells()) * model.block_size(), f64, 1);
   set_units(rs_state_.id(), "SI");
   h5::write_attribute(rs_state_.id(), "description",
                       std::string("the state vector (unknowns of /unknowns per active cell, interleaved, SI) of every "
                                   "report row"));
-  for (const char* name : restart_totals) {
-    rs_totals_.emplace_back(restart_, name, 1);
-    set_units(rs_totals_.back().id(), std::string_view(name).ends_with("seconds") ? "s" : "1");
+  for (std::size_t k = 0; k < std::size(restart_totals); ++k) {
+    rs_totals_.emplace_back(restart_, restart_totals[k], h5::Shape::column, 1, k < restart_counters ? i64 : f64);
+    set_units(rs_totals_.back().id(), k < restart_counters ? "1" : "s");
   }
 }
 
@@ -328,7 +352,7 @@ void ResultsWriter::write_step(const StepRecord& s)
   for (std::size_t k = 0; k < step_series_.size(); ++k) step_series_[k].append(std::span<const double>(&values[k], 1));
 
   const std::size_t nw = std::max<std::size_t>(s.wells.size(), 1);
-  std::vector<double> bhp(nw, nan), at(nw, nan);
+  std::vector<double> bhp(nw, nan), at(nw, no_well_flag);
   std::vector<std::vector<double>> q(rate_scale_.size(), std::vector<double>(nw, nan));
   for (std::size_t w = 0; w < s.wells.size(); ++w) {
     const auto& wr = s.wells[w];
@@ -408,10 +432,18 @@ void ResultsWriter::write_restart(const RestartRecord& r)
 {
   if (rs_time_.rows() + 1 != rs_state_.rows())
     throw std::logic_error("ResultsWriter::write_restart: not right after write_report");
-  rs_time_.append(std::span<const double>(&r.time, 1));
-  rs_dt_.append(std::span<const double>(&r.dt_next, 1));
+  append_restart_times(r.time, r.dt_next);
   const auto row = restart_totals_row(r);
   for (std::size_t k = 0; k < rs_totals_.size(); ++k) rs_totals_[k].append(std::span<const double>(&row[k], 1));
+}
+
+void ResultsWriter::append_restart_times(double time, double dt_next)
+{
+  const double time_days = time / units::day, dt_days = dt_next / units::day;  // as /reports/time
+  rs_time_.append(std::span<const double>(&time_days, 1));
+  rs_dt_.append(std::span<const double>(&dt_days, 1));
+  rs_time_seconds_.append(std::span<const double>(&time, 1));
+  rs_dt_seconds_.append(std::span<const double>(&dt_next, 1));
 }
 
 void ResultsWriter::write_setup_replay(const SetupReplay& r)
@@ -420,7 +452,8 @@ void ResultsWriter::write_setup_replay(const SetupReplay& r)
   h5::write_dataset(restart_, "setup_x", r.x);
   h5::write_dataset(restart_, "setup_x0", r.x0);
   h5::write_attribute(restart_, "setup_step", std::int64_t(r.step));
-  h5::write_attribute(restart_, "setup_dt", r.dt);
+  h5::write_attribute(restart_, "setup_dt", r.dt / units::day);
+  h5::write_attribute(restart_, "setup_dt_seconds", r.dt);  // exact, as /restart/time_seconds
   replay_written_ = true;
 }
 
@@ -439,6 +472,7 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
     throw std::logic_error("ResultsWriter::copy_history: rows were written before");
   const h5::File src = h5::File::open_read(source);
   const hid_t s = src.id();
+  const std::int64_t version = read_layout_version(s, source);
   // Lists must match name for name: the rows are copied by dataset name.
   auto same_list = [&](const std::string& ds, const std::vector<std::string>& mine) {
     const auto theirs = h5::read_string_list(s, ds);
@@ -467,8 +501,13 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
   copy(rep_time_, "reports/time", nrep);
   for (std::size_t f = 0; f < rep_fields_.size(); ++f) copy(rep_fields_[f], "reports/" + field_names_[f], nrep);
   copy(rs_state_, "restart/state", nrep);
-  copy(rs_time_, "restart/time", nrep);
-  copy(rs_dt_, "restart/dt_next", nrep);
+  {
+    // In days and exact seconds, whatever the source's version keeps (3: seconds only).
+    const RestartTimes times = read_restart_times(s, version, source);
+    if (times.time.size() < nrep)
+      throw h5::Error(fmt::format("'{}': /restart has fewer than {} rows", source.string(), nrep));
+    for (std::size_t r = 0; r < nrep; ++r) append_restart_times(times.time[r], times.dt_next[r]);
+  }
   for (std::size_t k = 0; k < rs_totals_.size(); ++k) copy(rs_totals_[k], std::string("restart/") + restart_totals[k], nrep);
   for (std::size_t k = 0; k < step_series_.size(); ++k) copy(step_series_[k], "steps/" + step_names_[k], steps);
   copy(w_bhp_, "wells/bhp", steps);
@@ -493,13 +532,9 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
           switch_series_[k].append(std::span<const double>(&cols[k][r], 1));
   }
   if (replay) {
-    h5::Id g = h5::open_group(s, "restart");
-    SetupReplay r;
-    r.x = h5::read_doubles(s, "restart/setup_x").values;
-    r.x0 = h5::read_doubles(s, "restart/setup_x0").values;
-    r.step = static_cast<int>(h5::read_int_attribute(g, "setup_step"));
-    r.dt = h5::read_double_attribute(g, "setup_dt");
-    write_setup_replay(r);
+    const auto setup = read_setup_replay(s, version, source);
+    if (!setup) throw h5::Error(fmt::format("'{}': no /restart/setup_x to repeat", source.string()));
+    write_setup_replay(*setup);
   }
 }
 
@@ -541,7 +576,7 @@ void ResultsWriter::commit(const RunStatistics& st)
   switches_.reset();
   w_bhp_ = {}, w_at_bhp_ = {};
   w_rates_.clear();
-  rs_time_ = {}, rs_dt_ = {}, rs_state_ = {};
+  rs_time_ = {}, rs_dt_ = {}, rs_time_seconds_ = {}, rs_dt_seconds_ = {}, rs_state_ = {};
   rs_totals_.clear();
   reports_.reset(), steps_.reset(), wells_.reset(), newton_.reset(), restart_.reset();
   file_->close();
@@ -607,6 +642,38 @@ std::int64_t read_layout_version(hid_t file, const std::filesystem::path& path)
                                 path.string(), version, results_oldest_readable_version, results_layout_version,
                                 version > results_layout_version ? "; written by a newer blockres?" : ""));
   return version;
+}
+
+RestartTimes read_restart_times(hid_t file, std::int64_t version, const std::filesystem::path& path)
+{
+  // Version 3 kept /restart/time and dt_next in seconds; version 4 keeps them in days, beside the
+  // exact seconds.
+  const char* const time = version >= 4 ? "restart/time_seconds" : "restart/time";
+  const char* const dt = version >= 4 ? "restart/dt_next_seconds" : "restart/dt_next";
+  for (const char* ds : {time, dt})
+    if (!h5::exists(file, ds)) throw h5::Error(fmt::format("'{}': no dataset '{}'", path.string(), ds));
+  RestartTimes t;
+  t.time = h5::read_doubles(file, time).values;
+  t.dt_next = h5::read_doubles(file, dt).values;
+  if (t.time.size() != t.dt_next.size())
+    throw h5::Error(fmt::format("'{}': dataset '{}' has {} rows, '{}' {}", path.string(), dt, t.dt_next.size(), time,
+                                t.time.size()));
+  return t;
+}
+
+std::optional<SetupReplay> read_setup_replay(hid_t file, std::int64_t version, const std::filesystem::path& path)
+{
+  if (!h5::exists(file, "restart/setup_x")) return std::nullopt;
+  h5::Id g = h5::open_group(file, "restart");
+  const char* const dt = version >= 4 ? "setup_dt_seconds" : "setup_dt";  // version 3: setup_dt in s
+  if (H5Aexists(g, dt) <= 0 || H5Aexists(g, "setup_step") <= 0)
+    throw h5::Error(fmt::format("'{}': /restart/setup_x without the attributes setup_step and {}", path.string(), dt));
+  SetupReplay r;
+  r.step = static_cast<int>(h5::read_int_attribute(g, "setup_step"));
+  r.dt = h5::read_double_attribute(g, dt);
+  r.x = h5::read_doubles(file, "restart/setup_x").values;
+  r.x0 = h5::read_doubles(file, "restart/setup_x0").values;
+  return r;
 }
 
 Results read_results(const std::filesystem::path& path)
@@ -744,6 +811,8 @@ Results read_results(const std::filesystem::path& path)
   const std::size_t nw = std::max<std::size_t>(r.well_names.size(), 1);
   r.well_bhp = rows("wells/bhp", nw);
   if (h5::exists(f, "wells/at_bhp")) r.well_at_bhp = rows("wells/at_bhp", nw);
+  if (r.well_names.empty())  // the padding column: NaN (version 3), -1 in version 4's int64
+    for (auto& row : r.well_at_bhp) row.assign(row.size(), nan);
   {
     const auto names = v3 ? h5::read_string_list(f, "wells/rates") : legacy_names(legacy_rates);
     for (std::size_t k = 0; k < names.size(); ++k) {

@@ -2,13 +2,16 @@
 //
 // The layout (groups, datasets, units, attributes, versions) is documented in
 // verification/hdf5_layout.md; keep that file in step with the writer and the reader here.
-// Layout version 3 in short (fields on the full nx*ny*nz grid, i fastest, NaN in inactive cells,
-// a `units` attribute on every numeric dataset): root attributes (layout_version, provenance, model,
-// block_size), /unknowns, /provenance (deck, resolved deck), /grid, /static, /reports (time and one
-// dataset per model cell field listed in /reports/fields; row 0 the initial state), /steps (norms
-// per equation, quantities in place), /wells (bhp, at_bhp, one dataset per rate in /wells/rates),
-// /newton (one row per linear solve), /well_switches (one row per well control switch), /statistics. The writer and the reader know no model: the
-// names, units and groups come from physics::Model (writer) and from the file's lists (reader).
+// Layout version 4 in short (fields on the full nx*ny*nz grid, i fastest, NaN in inactive cells,
+// a `units` attribute on every numeric dataset; counters, indices and flags int64, the rest float64;
+// simulated times in days, wall-clock times in s; per-cell and per-well series always 2-D): root
+// attributes (layout_version, provenance, model, block_size), /unknowns, /provenance (deck, resolved
+// deck), /grid, /static, /reports (time and one dataset per model cell field listed in
+// /reports/fields; row 0 the initial state), /steps (norms per equation, quantities in place),
+// /wells (bhp, at_bhp, one dataset per rate in /wells/rates), /newton (one row per linear solve),
+// /well_switches (one row per well control switch), /restart (what a restart needs), /statistics.
+// The writer and the reader know no model: the names, units and groups come from physics::Model
+// (writer) and from the file's lists (reader).
 #pragma once
 
 #include "miniapp/io/config.hpp"
@@ -25,7 +28,7 @@
 
 namespace blockres {
 
-inline constexpr std::int64_t results_layout_version = 3;
+inline constexpr std::int64_t results_layout_version = 4;
 inline constexpr std::int64_t results_oldest_readable_version = 1;
 
 struct Provenance {
@@ -73,7 +76,7 @@ struct RunStatistics {
 // What the time loop needs beyond the state to continue from a report row exactly as the run
 // that wrote it (a row of /restart, see verification/hdf5_layout.md).
 struct RestartRecord {
-  double time = 0;             // [s], exact (the /reports/time row is in days)
+  double time = 0;             // [s], exact (/restart/time_seconds; /restart/time holds it in days)
   double dt_next = 0;          // [s], the step size the controller tries next
   RunStatistics totals;        // counters and times of the whole history so far
   int newton_rows = 0;         // rows of /newton so far
@@ -88,6 +91,17 @@ struct SetupReplay {
   double dt = 0;                 // [s]
   std::vector<double> x, x0;     // the Newton iterate and the step's start state (host, interleaved)
 };
+
+// /restart/time and /restart/dt_next of every row in seconds, exact, from a file of layout version
+// `version` (as read_layout_version gave it): version 4 keeps them in days with the exact seconds in
+// time_seconds and dt_next_seconds, version 3 in seconds. Throws h5::Error (naming `path`) when the
+// datasets are missing or of different lengths.
+struct RestartTimes {
+  std::vector<double> time, dt_next;  // [s]
+};
+RestartTimes read_restart_times(hid_t file, std::int64_t version, const std::filesystem::path& path);
+// The file's first preconditioner setup (/restart/setup_*; dt in s, exact, as above), if it has one.
+std::optional<SetupReplay> read_setup_replay(hid_t file, std::int64_t version, const std::filesystem::path& path);
 
 // Writes <dir>/<name>.h5 through <dir>/<name>.h5.tmp: nothing appears under the final name
 // until commit(); a writer destroyed without commit removes its temporary file.
@@ -125,6 +139,9 @@ class ResultsWriter {
   const std::filesystem::path& final_path() const { return final_; }
 
  private:
+  // One row of /restart/time, dt_next (days) and their exact seconds; time and dt_next in s.
+  void append_restart_times(double time, double dt_next);
+
   std::filesystem::path final_, temp_;
   const physics::Grid& grid_;
   const physics::Model& model_;
@@ -140,13 +157,16 @@ class ResultsWriter {
   h5::Series w_bhp_, w_at_bhp_;
   std::vector<std::string> field_names_, step_names_, rate_names_;  // dataset names of the series above
   h5::Id restart_;
-  h5::Series rs_time_, rs_dt_, rs_state_;
+  h5::Series rs_time_, rs_dt_, rs_time_seconds_, rs_dt_seconds_, rs_state_;
   std::vector<h5::Series> rs_totals_;  // restart_totals order
   bool replay_written_ = false;
   bool committed_ = false;
 };
 
-// What tests and `verify` read back: generic over the model, names and units from the file.
+// What tests and `verify` read back: generic over the model, names and units from the file. Every
+// layout version reads into the same structure: counters as doubles (exact: they are integers far
+// below 2^53), times in days, every per-cell and per-well series as rows (a version 3 file's 1-D
+// series of a one-cell grid or one well give rows of one value).
 constexpr double results_nan = std::numeric_limits<double>::quiet_NaN();
 
 // A named quantity of the file: its dataset name, unit (the `units` attribute), tolerance group
@@ -180,7 +200,7 @@ struct Results {
   std::vector<StepSeries> cnv, mb;                    // per equation (name = the equation), [step]
   std::vector<StepSeries> in_place;                   // /steps/<name>: [step], initial from the attribute
   std::vector<std::string> well_names, well_types, well_controls;
-  std::vector<std::vector<double>> well_bhp, well_at_bhp;  // [step][well]; bar, 0/1
+  std::vector<std::vector<double>> well_bhp, well_at_bhp;  // [step][well]; bar, 0/1 (NaN: no wells)
   std::vector<Series> well_rates;                          // /wells/<name>: [step][well]
   // /newton, one entry per linear solve (empty for layout version 1).
   std::vector<double> newton_step, newton_attempt, newton_iteration, newton_linear_iterations, newton_forcing,
@@ -201,7 +221,8 @@ struct Results {
 // versions it does not know (older than results_oldest_readable_version or newer than this
 // build's) and for inconsistent files (a listed dataset missing, series of different lengths).
 // Files of versions 1 and 2 (oil_water only) read into the same generic structure, with the
-// names, units and groups of the oil_water model.
+// names, units and groups of the oil_water model; versions 3 and 4 differ only in what read_results
+// hides (element types, 1-D series of one value per row, /restart's units).
 Results read_results(const std::filesystem::path& path);
 
 // The root attribute layout_version of an open result file (`path` names it in messages). Throws

@@ -120,7 +120,7 @@ RestartPoint read_restart_point(const fs::path& file, long report, const RunConf
     const hid_t id = f.id();
     if (H5Aexists(id, "layout_version") <= 0) throw error("not a blockres result file (no layout_version attribute)");
     // A version this build does not know may hold anything under the names read below: refused, as verify refuses it.
-    read_layout_version(id, file);
+    const std::int64_t version = read_layout_version(id, file);
     // Files from before restarts existed hold the fields in file units only (bar, days, NaN-padded
     // grids): not the exact state, so they are refused rather than continued approximately.
     if (!h5::exists(id, "restart/time") || !h5::exists(id, "restart/state"))
@@ -153,22 +153,27 @@ RestartPoint read_restart_point(const fs::path& file, long report, const RunConf
     same_static("permz", cfg.rock.kz, units::millidarcy, "rock.kz");
 
     // ---- the report row
-    static const char* const series[] = {"restart/time", "restart/dt_next", "restart/state", "restart/steps",
-                                         "restart/newton_rows", "reports/time"};
+    // The exact times: in seconds under time/dt_next in version 3, under *_seconds in version 4
+    // (read_restart_times; time/dt_next hold them in days there).
+    std::vector<std::string> series = {"restart/time", "restart/dt_next", "restart/state", "restart/steps",
+                                       "restart/newton_rows", "reports/time"};
+    if (version >= 4) series.insert(series.end(), {"restart/time_seconds", "restart/dt_next_seconds"});
     hsize_t rows = ~hsize_t(0);
-    for (const char* s : series) rows = std::min(rows, h5::exists(id, s) ? h5::dataset_rows(id, s) : hsize_t(0));
+    for (const auto& s : series) rows = std::min(rows, h5::exists(id, s) ? h5::dataset_rows(id, s) : hsize_t(0));
     if (rows == 0) throw error("holds no report with restart data");
     if (report >= static_cast<long>(rows))
       throw error(fmt::format("--restart-report {}: the file has report rows 0 to {}", report, rows - 1));
     RestartPoint p;
     p.file = file;
     p.report = report < 0 ? std::size_t(rows - 1) : std::size_t(report);
-    const auto times = h5::read_doubles(id, "restart/time").values;
+    const RestartTimes restart_times = read_restart_times(id, version, file);
+    const auto& times = restart_times.time;  // [s], exact
     p.time = times[p.report];
+    p.history_times.assign(times.begin(), times.begin() + std::ptrdiff_t(p.report) + 1);
     auto scalar = [&](const char* ds) { return h5::read_row(id, std::string("restart/") + ds, p.report).at(0); };
     RestartRecord& r = p.record;
     r.time = p.time;
-    r.dt_next = scalar("dt_next");
+    r.dt_next = restart_times.dt_next[p.report];
     r.newton_rows = int(scalar("newton_rows"));
     r.cuts_without_progress = int(scalar("cuts_without_progress"));
     RunStatistics& t = r.totals;
@@ -218,19 +223,10 @@ RestartPoint read_restart_point(const fs::path& file, long report, const RunConf
     }
 
     // ---- the first preconditioner setup, when it came before the restart point
-    if (h5::exists(id, "restart/setup_x")) {
-      h5::Id g = h5::open_group(id, "restart");
-      const int step = static_cast<int>(h5::read_int_attribute(g, "setup_step"));
-      if (step <= t.steps) {
-        SetupReplay s;
-        s.step = step;
-        s.dt = h5::read_double_attribute(g, "setup_dt");
-        s.x = h5::read_doubles(id, "restart/setup_x").values;
-        s.x0 = h5::read_doubles(id, "restart/setup_x0").values;
-        if (s.x.size() != n || s.x0.size() != n) throw error("/restart/setup_x or setup_x0 has the wrong size");
-        p.setup = std::move(s);
-        p.replay_setup = true;
-      }
+    if (auto s = read_setup_replay(id, version, file); s && s->step <= t.steps) {
+      if (s->x.size() != n || s->x0.size() != n) throw error("/restart/setup_x or setup_x0 has the wrong size");
+      p.setup = std::move(s);
+      p.replay_setup = true;
     }
     return p;
   } catch (const h5::Error& e) {

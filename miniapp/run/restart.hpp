@@ -26,7 +26,8 @@ struct RestartError : std::runtime_error {
 struct RestartPoint {
   std::filesystem::path file;
   std::size_t report = 0;          // row of /reports (0: the initial state)
-  double time = 0;                 // [s]
+  double time = 0;                 // [s], exact
+  std::vector<double> history_times;  // [s], exact: the times of report rows 0..report (VTK of the history)
   RestartRecord record;            // dt_next, totals, /newton rows, cuts without progress
   std::vector<double> state;       // the state of row `report` (host, interleaved, SI)
   std::vector<double> initial;     // the state of row 0 (its quantities in place head /steps)

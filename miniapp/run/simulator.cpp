@@ -467,8 +467,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                         rp.replay_setup);
     if (vtk) {  // the whole series, history included, from the history's states
       const h5::File src = h5::File::open_read(rp.file);
-      const auto times = h5::read_doubles(src.id(), "restart/time").values;
-      for (std::size_t r = 0; r <= rp.report; ++r) vtk->write_report(times[r], h5::read_row(src.id(), "restart/state", r));
+      for (std::size_t r = 0; r <= rp.report; ++r)
+        vtk->write_report(rp.history_times[r], h5::read_row(src.id(), "restart/state", r));
     }
     t = rp.time;
     dt = std::min(rp.record.dt_next, sc.dt_max);

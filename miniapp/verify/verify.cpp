@@ -340,6 +340,11 @@ VerifyReport compare_results(const Results& r, const Results& b, const Tolerance
     for (const auto& q : b.in_place) compare_steps(q.name, r.in_place_series(q.name).values, q.values);
   }
 
+  // Layout versions read into the same Results (hdf5_layout.md): a difference is no mismatch, but
+  // the report says which files met (a version 4 result against a version 3 baseline, say).
+  if (r.layout_version != b.layout_version)
+    rep.notes.push_back(fmt::format("layout versions: result {}, baseline {} (read alike)", r.layout_version,
+                                    b.layout_version));
   if (r.backend != b.backend || r.device != b.device)
     rep.notes.push_back(fmt::format("backends: result {} ({}), baseline {} ({})", r.backend, r.device, b.backend,
                                     b.device));

@@ -2,16 +2,25 @@
 // /statistics) for the oil_water model and for a multicomponent-like test double, atomic commit
 // (nothing under the final name before commit, no temporary left after an abandoned run), clear
 // errors for missing, foreign, truncated and inconsistent files and for unknown layout versions;
-// version 1 and 2 files (the stored baselines) stay readable.
+// version 1 and 2 files (the stored baselines) stay readable. Layout version 4 (issue 28): every
+// counter, index and flag int64, /restart's times in days beside their exact seconds, per-cell and
+// per-well series [rows][1] on a one-cell grid and for one well; version 3 files (the stored
+// baselines, and run results rewritten as version 3 wrote them) read into the same Results.
 #include "miniapp/io/results.hpp"
 #include "miniapp/io/test/fake_model.hpp"
+#include "miniapp/io/test/layout3_file.hpp"
+#include "miniapp/io/test/one_cell_deck.hpp"
 #include "physics/test/model_fixture.hpp"
+#include "physics/units.hpp"
+#include "verification/run_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 using namespace blockres;
@@ -205,7 +214,9 @@ void set_layout_version(const std::filesystem::path& p, std::int64_t v)
 
 // Version 1 files (before /newton) are still read, without the version 2 additions; versions
 // this build does not know are rejected with a message that names the version. (An oil_water
-// version 3 file is a version 2 file plus lists, so relabelled it reads as one.)
+// version 3 file is a version 2 file plus lists, so relabelled it reads as one; read_results reads a
+// version 4 file's int64 series and 2-D one-column series as it reads version 3's float64 and 1-D
+// ones, so the relabelled version 4 file reads as one of version 3.)
 TEST(Results, LayoutVersions)
 {
   Fixture f;
@@ -219,6 +230,12 @@ TEST(Results, LayoutVersions)
     st.newton_iterations = 1, st.linear_iterations = 4, st.linear_method = "gmres";
     w.commit(st);
   }
+  const Results v4 = read_results(path);
+  EXPECT_EQ(v4.layout_version, 4);
+  EXPECT_EQ(v4.newton_linear_iterations, (std::vector<double>{4}));
+  EXPECT_EQ(v4.statistics.linear_method, "gmres");
+
+  set_layout_version(path, 3);
   const Results v3 = read_results(path);
   EXPECT_EQ(v3.layout_version, 3);
   EXPECT_EQ(v3.newton_linear_iterations, (std::vector<double>{4}));
@@ -356,7 +373,7 @@ TEST(Results, GenericModelRoundTrip)
   for (auto& v : x1) v *= 1.01;
   write_fake(path, f, x0, x1);
   const Results r = read_results(path);
-  EXPECT_EQ(r.layout_version, 3);
+  EXPECT_EQ(r.layout_version, results_layout_version);
   EXPECT_EQ(r.model, "fake_multicomponent");
   EXPECT_EQ(r.block_size, 3);
   EXPECT_EQ(r.unknown_names, (std::vector<std::string>{"p", "x_N2", "x_CO2"}));
@@ -535,7 +552,7 @@ TEST(Results, CompressedChunksReadBack)
     auto f = h5::File::create(path);
     h5::write_dataset(f.id(), "d", std::span<const double>(d));
     h5::write_dataset(f.id(), "k", std::span<const std::int32_t>(k));
-    h5::Series s(f.id(), "rows", r0.size(), 1);
+    h5::Series s(f.id(), "rows", h5::Shape::rows, r0.size(), h5::Element::float64, 1);
     s.append(r0);
     s.append(r1);
     f.close();
@@ -559,4 +576,370 @@ TEST(Results, CompressedChunksReadBack)
   f.close();
   EXPECT_LT(std::filesystem::file_size(path), (d.size() + r0.size() + r1.size()) * sizeof(double));
   std::filesystem::remove_all(dir);
+}
+
+// ---- layout version 4 -------------------------------------------------------------------------
+
+TEST(H5Series, Int64SeriesTakeIntegersOnly)
+{
+  const auto path = tmpdir() / "int64_series.h5";
+  auto f = h5::File::create(path);
+  h5::Series s(f.id(), "counts", h5::Shape::column, 1, h5::Element::int64);
+  const double three = 3.0, half = 2.5, not_a_number = NAN;
+  s.append(std::span<const double>(&three, 1));
+  const std::int64_t big = (std::int64_t(1) << 60) + 1;  // not a double: the int64 overload keeps it exact
+  s.append(std::span<const std::int64_t>(&big, 1));
+  EXPECT_THROW(s.append(std::span<const double>(&half, 1)), h5::Error);
+  EXPECT_THROW(s.append(std::span<const double>(&not_a_number, 1)), h5::Error);
+  h5::Series d(f.id(), "values", h5::Shape::rows, 1);  // [rows][1]: two dimensions though one column
+  EXPECT_THROW(d.append(std::span<const std::int64_t>(&big, 1)), h5::Error);
+  d.append(std::span<const double>(&half, 1));
+  EXPECT_THROW(h5::Series(f.id(), "bad", h5::Shape::column, 2), h5::Error);
+  EXPECT_EQ(h5::read_ints(f.id(), "counts"), (std::vector<std::int64_t>{3, big}));
+  const auto t = h5::dataset_type(f.id(), "counts");
+  EXPECT_EQ(t.element_class, H5T_INTEGER);
+  EXPECT_EQ(t.element_bytes, 8u);
+  EXPECT_EQ(h5::dataset_type(f.id(), "values").dims, (std::vector<hsize_t>{1, 1}));
+  f.close();
+}
+
+namespace {
+
+// Every dataset of a file (path without the leading '/'), through the link API that HDF5 1.10 and
+// 1.12 share.
+std::vector<std::string> all_datasets(hid_t file)
+{
+  std::vector<std::string> out;
+  const auto visit = [](hid_t loc, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    h5::Id obj(H5Oopen(loc, name, H5P_DEFAULT));
+    if (H5Iget_type(obj) == H5I_DATASET) static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  if (H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, visit, &out) < 0) throw h5::Error("H5Lvisit");
+  return out;
+}
+
+H5T_class_t attribute_class(hid_t obj, const char* name, std::size_t* bytes = nullptr)
+{
+  if (H5Aexists(obj, name) <= 0) return H5T_NO_CLASS;
+  h5::Id a(H5Aopen(obj, name, H5P_DEFAULT));
+  h5::Id t(H5Aget_type(a));
+  if (bytes) *bytes = H5Tget_size(t);
+  return H5Tget_class(t);
+}
+
+std::string units_of(hid_t file, const std::string& dataset)
+{
+  h5::Id ds(H5Dopen2(file, dataset.c_str(), H5P_DEFAULT));
+  return h5::read_string_attribute(ds, "units");
+}
+
+// The integer-valued datasets of layout version 4 (all int64); /grid/active is int32 as in every version.
+const std::set<std::string> int64_datasets = {
+    "steps/newton_iterations", "steps/linear_iterations", "steps/cuts", "wells/at_bhp",
+    "newton/step", "newton/attempt", "newton/iteration", "newton/linear_iterations", "newton/linear_converged",
+    "newton/linear_reason", "well_switches/step", "well_switches/attempt", "well_switches/iteration",
+    "well_switches/well", "well_switches/to_bhp", "restart/steps", "restart/cuts", "restart/newton_iterations",
+    "restart/linear_iterations", "restart/max_linear_iterations", "restart/newton_rows",
+    "restart/cuts_without_progress"};
+
+bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+void expect_same_rows(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b,
+                      const std::string& what)
+{
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].size(), b[r].size()) << what << " row " << r;
+    for (std::size_t c = 0; c < a[r].size(); ++c)
+      EXPECT_TRUE(same_value(a[r][c], b[r][c])) << what << " [" << r << "][" << c << "]: " << a[r][c] << " vs " << b[r][c];
+  }
+}
+
+void expect_same_values(const std::vector<double>& a, const std::vector<double>& b, const std::string& what)
+{
+  expect_same_rows({a}, {b}, what);
+}
+
+// Everything read_results gives, value for value (NaN equal to NaN), but the layout version.
+void expect_same_results(const Results& a, const Results& b)
+{
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.block_size, b.block_size);
+  EXPECT_EQ(a.report_times, b.report_times);
+  ASSERT_EQ(a.cell_fields.size(), b.cell_fields.size());
+  for (std::size_t k = 0; k < a.cell_fields.size(); ++k) {
+    EXPECT_EQ(a.cell_fields[k].name, b.cell_fields[k].name);
+    EXPECT_EQ(a.cell_fields[k].unit, b.cell_fields[k].unit);
+    expect_same_rows(a.cell_fields[k].rows, b.cell_fields[k].rows, "reports/" + a.cell_fields[k].name);
+  }
+  EXPECT_EQ(a.step_time, b.step_time);
+  EXPECT_EQ(a.step_dt, b.step_dt);
+  EXPECT_EQ(a.newton_iterations, b.newton_iterations);
+  EXPECT_EQ(a.linear_iterations, b.linear_iterations);
+  EXPECT_EQ(a.cuts, b.cuts);
+  ASSERT_EQ(a.in_place.size(), b.in_place.size());
+  for (std::size_t k = 0; k < a.in_place.size(); ++k) EXPECT_EQ(a.in_place[k].values, b.in_place[k].values);
+  EXPECT_EQ(a.well_names, b.well_names);
+  expect_same_rows(a.well_bhp, b.well_bhp, "wells/bhp");
+  expect_same_rows(a.well_at_bhp, b.well_at_bhp, "wells/at_bhp");
+  ASSERT_EQ(a.well_rates.size(), b.well_rates.size());
+  for (std::size_t k = 0; k < a.well_rates.size(); ++k)
+    expect_same_rows(a.well_rates[k].rows, b.well_rates[k].rows, "wells/" + a.well_rates[k].name);
+  EXPECT_EQ(a.newton_step, b.newton_step);
+  EXPECT_EQ(a.newton_attempt, b.newton_attempt);
+  EXPECT_EQ(a.newton_iteration, b.newton_iteration);
+  EXPECT_EQ(a.newton_linear_iterations, b.newton_linear_iterations);
+  EXPECT_EQ(a.newton_linear_converged, b.newton_linear_converged);
+  EXPECT_EQ(a.newton_linear_reason, b.newton_linear_reason);
+  EXPECT_EQ(a.switch_step, b.switch_step);
+  EXPECT_EQ(a.switch_well, b.switch_well);
+  EXPECT_EQ(a.switch_to_bhp, b.switch_to_bhp);
+  expect_same_values(a.switch_bhp_needed, b.switch_bhp_needed, "well_switches/bhp_needed");
+  EXPECT_EQ(a.statistics.steps, b.statistics.steps);
+  EXPECT_EQ(a.statistics.linear_iterations, b.statistics.linear_iterations);
+}
+
+}  // namespace
+
+// A run's file: every counter, index and flag (datasets and attributes) is int64, everything else
+// numeric float64 (but /grid/active, int32); every simulated time is in days, /restart's too, which
+// equal the /reports/time rows, with the exact seconds beside them.
+TEST(Layout4, CountersAreInt64AndEverySimulatedTimeIsInDays)
+{
+  const auto dir = test::fresh_dir("layout4-types");
+  // A BHP limit the injector reaches (well switches in the file); CPR with AMG (a first setup to repeat).
+  const auto path = test::run_into(Executor::create_cpu(), "quarter_five_spot.toml",
+                                   {"grid.nx=7", "grid.ny=5", "grid.nz=3", "wells.PROD.i=7", "wells.PROD.j=5",
+                                    "schedule.end_time=60", "schedule.report_interval=20", "wells.INJ.bhp=205",
+                                    "output.vtk=false"},
+                                   dir);
+  const Results r = read_results(path);
+  ASSERT_EQ(r.layout_version, 4);
+  const h5::File file = h5::File::open_read(path);
+  const hid_t f = file.id();
+
+  std::set<std::string> seen_int64;
+  for (const auto& ds : all_datasets(f)) {
+    const auto t = h5::dataset_type(f, ds);
+    if (t.element_class == H5T_STRING) continue;  // deck texts and name lists
+    if (int64_datasets.count(ds)) {
+      EXPECT_EQ(t.element_class, H5T_INTEGER) << ds;
+      EXPECT_EQ(t.element_bytes, 8u) << ds;
+      seen_int64.insert(ds);
+    } else if (ds == "grid/active") {
+      EXPECT_EQ(t.element_class, H5T_INTEGER) << ds;
+      EXPECT_EQ(t.element_bytes, 4u) << ds;
+    } else {
+      EXPECT_EQ(t.element_class, H5T_FLOAT) << ds << ": an integer-valued dataset not listed in int64_datasets?";
+      EXPECT_EQ(t.element_bytes, 8u) << ds;
+    }
+  }
+  EXPECT_EQ(seen_int64, int64_datasets);
+  ASSERT_FALSE(r.switch_step.empty()) << "the injector never reached its BHP limit: /well_switches is empty";
+  ASSERT_TRUE(h5::exists(f, "restart/setup_x")) << "no first preconditioner setup recorded";
+
+  // Integer attributes int64, times float64.
+  const std::map<std::string, std::vector<const char*>> int_attributes = {
+      {"/", {"layout_version", "threads", "block_size"}},
+      {"grid", {"nx", "ny", "nz", "gravity"}},
+      {"statistics", {"steps", "cuts", "newton_iterations", "linear_iterations", "max_linear_iterations"}},
+      {"restart", {"setup_step"}}};
+  for (const auto& [group, names] : int_attributes) {
+    h5::Id g = h5::open_group(f, group);
+    for (const char* a : names) {
+      std::size_t bytes = 0;
+      EXPECT_EQ(attribute_class(g, a, &bytes), H5T_INTEGER) << group << " " << a;
+      EXPECT_EQ(bytes, 8u) << group << " " << a;
+    }
+  }
+  h5::Id restart = h5::open_group(f, "restart");
+  EXPECT_EQ(attribute_class(restart, "setup_dt"), H5T_FLOAT);
+  EXPECT_EQ(attribute_class(restart, "setup_dt_seconds"), H5T_FLOAT);
+
+  // Units: every simulated time in days; the exact seconds say so.
+  for (const char* ds : {"reports/time", "steps/time", "steps/dt", "well_switches/time", "restart/time",
+                         "restart/dt_next"})
+    EXPECT_EQ(units_of(f, ds), "day") << ds;
+  for (const char* ds : {"restart/time_seconds", "restart/dt_next_seconds", "restart/wall_seconds"})
+    EXPECT_EQ(units_of(f, ds), "s") << ds;
+  for (const auto& ds : int64_datasets) EXPECT_EQ(units_of(f, ds), "1") << ds;
+
+  // /restart/time is /reports/time, row for row, bit for bit; the seconds are the schedule's.
+  const auto rep_time = h5::read_doubles(f, "reports/time").values;
+  const auto rs_time = h5::read_doubles(f, "restart/time").values;
+  const auto rs_seconds = h5::read_doubles(f, "restart/time_seconds").values;
+  const auto dt_days = h5::read_doubles(f, "restart/dt_next").values;
+  const auto dt_seconds = h5::read_doubles(f, "restart/dt_next_seconds").values;
+  EXPECT_EQ(rep_time, (std::vector<double>{0, 20, 40, 60}));
+  EXPECT_EQ(rs_time, rep_time);
+  ASSERT_EQ(rs_seconds.size(), rep_time.size());
+  ASSERT_EQ(dt_seconds.size(), rep_time.size());
+  for (std::size_t k = 0; k < rep_time.size(); ++k) {
+    EXPECT_EQ(rs_seconds[k], 20.0 * double(k) * units::day) << k;
+    EXPECT_EQ(rs_seconds[k] / units::day, rs_time[k]) << k;
+    EXPECT_GT(dt_seconds[k], 0.0) << k;
+    EXPECT_EQ(dt_seconds[k] / units::day, dt_days[k]) << k;
+  }
+  EXPECT_EQ(h5::read_double_attribute(restart, "setup_dt_seconds") / units::day,
+            h5::read_double_attribute(restart, "setup_dt"));
+  // The counters' values: /restart's last row is /statistics, /newton (every linear solve) sums to it.
+  EXPECT_EQ(h5::read_ints(f, "restart/steps").back(), r.statistics.steps);
+  EXPECT_EQ(h5::read_ints(f, "restart/linear_iterations").back(), r.statistics.linear_iterations);
+  EXPECT_EQ(h5::read_ints(f, "restart/newton_rows").back(), r.statistics.newton_iterations);
+  std::int64_t linear = 0;
+  for (const auto n : h5::read_ints(f, "newton/linear_iterations")) linear += n;
+  EXPECT_EQ(linear, r.statistics.linear_iterations);
+  EXPECT_EQ(h5::read_ints(f, "steps/cuts").size(), std::size_t(r.statistics.steps));
+  std::filesystem::remove_all(dir);
+}
+
+// A one-cell grid keeps [reports][cells] = [r][1] for its fields (and /restart/state [r][bs], also
+// for one unknown per cell); one well keeps [steps][wells] = [s][1], and so does a run without wells
+// (its padding column: NaN in the float64 series, -1 in at_bhp, which read_results gives as NaN).
+// Rewritten as version 3 wrote them (1-D series, float64, seconds), the files read the same.
+TEST(Layout4, OneCellGridAndOneWellKeepTwoDimensions)
+{
+  const auto dir = test::fresh_dir("layout4-one-cell");
+  struct Case {
+    test::OneCell kind;
+    const char* name;
+    std::vector<std::string> overrides;
+  };
+  const Case cases[] = {{test::OneCell::oil_water_one_well, "ow", {}},
+                        {test::OneCell::oil_water_no_wells, "ow_none", {"schedule.end_time=10"}},  // one report
+                        {test::OneCell::one_component_one_well, "mc1", {}}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto deck = test::write_one_cell_deck(c.kind, dir / c.name);
+    const auto path = test::run_one_cell(deck, dir / c.name / "out", c.overrides);
+    const Results r = read_results(path);
+    const std::size_t reports = r.report_times.size(), steps = r.step_time.size();
+    ASSERT_EQ(reports, c.overrides.empty() ? 3u : 2u);
+    ASSERT_GT(steps, 0u);
+    {
+      const h5::File file = h5::File::open_read(path);
+      const hid_t f = file.id();
+      for (const auto& name : h5::read_string_list(f, "reports/fields"))
+        EXPECT_EQ(h5::dataset_type(f, "reports/" + name).dims, (std::vector<hsize_t>{reports, 1})) << name;
+      std::vector<std::string> well_series = {"bhp", "at_bhp"};
+      for (const auto& name : h5::read_string_list(f, "wells/rates")) well_series.push_back(name);
+      for (const auto& name : well_series)
+        EXPECT_EQ(h5::dataset_type(f, "wells/" + name).dims, (std::vector<hsize_t>{steps, 1})) << name;
+      EXPECT_EQ(h5::dataset_type(f, "restart/state").dims, (std::vector<hsize_t>{reports, hsize_t(r.block_size)}));
+      EXPECT_EQ(h5::dataset_type(f, "reports/time").dims, (std::vector<hsize_t>{reports}));
+      if (r.well_names.empty()) {
+        EXPECT_EQ(h5::read_ints(f, "wells/at_bhp"), std::vector<std::int64_t>(steps, -1));
+        for (const auto& row : r.well_at_bhp) EXPECT_TRUE(std::isnan(row.at(0)));
+        for (const auto& row : r.well_bhp) EXPECT_TRUE(std::isnan(row.at(0)));
+      } else {
+        EXPECT_EQ(r.well_names.size(), 1u);
+        for (const auto& row : r.well_at_bhp) EXPECT_TRUE(row.at(0) == 0.0 || row.at(0) == 1.0);
+      }
+    }
+    for (const auto& field : r.cell_fields)
+      for (const auto& row : field.rows) EXPECT_EQ(row.size(), 1u) << field.name;
+
+    // The same file as version 3 wrote it: 1-D where one value per row, float64 counters.
+    const auto v3 = dir / c.name / "v3.h5";
+    std::filesystem::copy_file(path, v3);
+    test::rewrite_as_layout_3(v3);
+    {
+      const h5::File file = h5::File::open_read(v3);
+      EXPECT_EQ(h5::dataset_type(file.id(), "reports/pressure").dims, (std::vector<hsize_t>{reports}));
+      EXPECT_EQ(h5::dataset_type(file.id(), "wells/bhp").dims, (std::vector<hsize_t>{steps}));
+      EXPECT_EQ(h5::dataset_type(file.id(), "steps/cuts").element_class, H5T_FLOAT);
+      EXPECT_EQ(units_of(file.id(), "restart/time"), "s");
+    }
+    const Results old = read_results(v3);
+    EXPECT_EQ(old.layout_version, 3);
+    expect_same_results(old, r);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The rewrite the tests use for version 3 files gives what the version 3 writer gave: every dataset
+// of a stored version 3 baseline has the same element type and rank in a fresh run of its deck
+// rewritten as version 3 (the baseline predates /restart and /well_switches, additions within
+// version 3, so they are checked by their documentation only); and the stored file reads as the
+// fresh one does.
+TEST(Layout3, RewrittenFilesMatchTheStoredVersion3Baseline)
+{
+  const auto baseline = std::filesystem::path(BLOCKRES_SOURCE_DIR) / "verification/baselines/multicomponent_3.h5";
+  const auto dir = test::fresh_dir("layout3-rewrite");
+  const auto path = test::run_into(Executor::create_cpu(), "multicomponent_3.toml",
+                                   {"schedule.end_time=40", "output.vtk=false"}, dir);
+  const auto v3 = dir / "v3.h5";
+  std::filesystem::copy_file(path, v3);
+  test::rewrite_as_layout_3(v3);
+  const h5::File stored = h5::File::open_read(baseline), rewritten = h5::File::open_read(v3);
+  ASSERT_EQ(h5::read_int_attribute(stored.id(), "layout_version"), 3);
+  std::size_t compared = 0, float_counters = 0;
+  for (const auto& ds : all_datasets(stored.id())) {
+    ASSERT_TRUE(h5::exists(rewritten.id(), ds)) << ds;
+    const auto a = h5::dataset_type(stored.id(), ds), b = h5::dataset_type(rewritten.id(), ds);
+    EXPECT_EQ(a.element_class, b.element_class) << ds;
+    EXPECT_EQ(a.element_bytes, b.element_bytes) << ds;
+    EXPECT_EQ(a.dims.size(), b.dims.size()) << ds;
+    ++compared;
+    float_counters += int64_datasets.count(ds) && a.element_class == H5T_FLOAT;
+  }
+  EXPECT_GT(compared, 40u);
+  EXPECT_EQ(float_counters, 10u);  // /steps' 3, /wells/at_bhp and /newton's 6: float64 in version 3
+  // The stored version 3 file reads with its counters as the numbers they are.
+  const Results r = read_results(baseline);
+  EXPECT_EQ(r.layout_version, 3);
+  std::int64_t linear = 0;
+  for (const double n : r.newton_linear_iterations) {
+    EXPECT_EQ(n, std::trunc(n));
+    linear += std::int64_t(n);
+  }
+  EXPECT_EQ(linear, r.statistics.linear_iterations);
+  EXPECT_EQ(r.newton_step.size(), std::size_t(r.statistics.newton_iterations));  // one row per linear solve
+  std::filesystem::remove_all(dir);
+}
+
+// /restart/time and dt_next in days cannot give every time in seconds back (7753360.672249263 s / 86400
+// * 86400 is not 7753360.672249263), so version 4 keeps the exact seconds beside them, and the readers
+// take those: the times a restart continues from are the ones written, bit for bit, from a version 4
+// file and from the same file as version 3 wrote it (seconds only).
+TEST(Layout4, RestartTimesComeBackExactlyInSeconds)
+{
+  const double time = 7753360.672249263, dt_next = 1612495.4359443, setup_dt = 3333.3333333333335;
+  ASSERT_NE(time / units::day * units::day, time) << "not an example of a time days cannot hold";
+  Fixture f;
+  const auto path = tmpdir() / "exact_seconds.h5";
+  const auto x = test::random_state(f.model.num_cells());
+  {
+    ResultsWriter w(path, f.cfg, {"cpu", "d", "c"}, f.grid, f.model, {1, 1});
+    w.write_report(0.0, x);
+    w.write_restart({0.0, 86400.0, {}, 0, 0});
+    w.write_setup_replay({1, setup_dt, x, x});
+    w.write_report(time, x);
+    RestartRecord rec;
+    rec.time = time, rec.dt_next = dt_next, rec.totals.steps = 3, rec.newton_rows = 7;
+    w.write_restart(rec);
+    w.commit({});
+  }
+  const auto v3 = tmpdir() / "exact_seconds_v3.h5";
+  std::filesystem::copy_file(path, v3, std::filesystem::copy_options::overwrite_existing);
+  test::rewrite_as_layout_3(v3);
+  for (const auto& p : {path, v3}) {
+    const h5::File file = h5::File::open_read(p);
+    const std::int64_t version = read_layout_version(file.id(), p);
+    SCOPED_TRACE(version);
+    const RestartTimes t = read_restart_times(file.id(), version, p);
+    EXPECT_EQ(t.time, (std::vector<double>{0.0, time}));
+    EXPECT_EQ(t.dt_next, (std::vector<double>{86400.0, dt_next}));
+    const auto setup = read_setup_replay(file.id(), version, p);
+    ASSERT_TRUE(setup.has_value());
+    EXPECT_EQ(setup->dt, setup_dt);
+    EXPECT_EQ(setup->step, 1);
+    EXPECT_EQ(h5::read_doubles(file.id(), "restart/newton_rows").values, (std::vector<double>{0, 7}));
+    if (version == 4) {  // the day values are the /reports/time rows, for readers that want days
+      EXPECT_EQ(h5::read_doubles(file.id(), "restart/time").values, h5::read_doubles(file.id(), "reports/time").values);
+      EXPECT_EQ(h5::read_doubles(file.id(), "restart/dt_next").values,
+                (std::vector<double>{1.0, dt_next / units::day}));
+    }
+  }
 }
