@@ -15,7 +15,6 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -340,9 +339,9 @@ RunOutcomeLog run(const RunConfig& cfg, const fs::path& dir)
 void expect_converged_with_default(const RunOutcomeLog& r, const std::string& model, int bs)
 {
   const RunStatistics& s = r.stats;
-  std::printf("%s, block size %d: %d steps, %d cuts, %d Newton, %lld linear iterations (%.1f per Newton, %d at most)\n",
-              model.c_str(), bs, s.steps, s.cuts, s.newton_iterations, (long long)s.linear_iterations,
-              s.newton_iterations ? double(s.linear_iterations) / s.newton_iterations : 0.0, s.max_linear_iterations);
+  fmt::print("{}, block size {}: {} steps, {} cuts, {} Newton, {} linear iterations ({:.1f} per Newton, {} at most)\n",
+             model, bs, s.steps, s.cuts, s.newton_iterations, s.linear_iterations,
+             s.newton_iterations ? double(s.linear_iterations) / double(s.newton_iterations) : 0.0, s.max_linear_iterations);
   for (const std::string& line : r.log)
     EXPECT_FALSE(line.find("cut:") != std::string::npos && line.find("linear solver") != std::string::npos) << line;
   EXPECT_EQ(r.stats.cuts, 0);
