@@ -4,6 +4,7 @@
 #pragma once
 
 #include "linalg/executor.hpp"
+#include "linalg/preconditioners/default_solver.hpp"
 #include "physics/grid.hpp"
 #include "physics/model.hpp"
 #include "physics/spec.hpp"
@@ -48,6 +49,10 @@ struct ModelEntry {
   // reveal as inconsistent (e.g. a well without an active completion).
   std::unique_ptr<Model> (*create)(ExecPtr exec, const Grid& grid, const RockSpec& rock, bool gravity,
                                    const ModelInput& input);
+  // The linear system the model makes from this input, as the default linear solver is chosen from
+  // it (linalg/preconditioners/default_solver.hpp): block size, whether unknown 0 is a pressure, and
+  // whether anything is compressible. The deck loader asks before it defaults [solver.linear].
+  LinearSystemTraits (*linear_system)(const ModelInput& input, const RockSpec& rock);
 };
 
 std::span<const ModelEntry> registered_models();

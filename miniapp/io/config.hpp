@@ -57,6 +57,9 @@ struct ForcingConfig {
   double eta_initial = 0.1;
 };
 
+// A deck's linear solver. The deck's defaults are not this struct's: they follow the model's system
+// (linalg/preconditioners/default_solver.hpp, default_linear_solver); these initialisers serve code
+// that builds a configuration without a deck.
 struct LinearConfig {
   KrylovConfig krylov;  // rel_tol: the fixed forcing term; replaced per solve by Eisenstat–Walker
   ForcingConfig forcing;
@@ -80,7 +83,9 @@ struct RunConfig {
   physics::GridSpec grid;
   physics::RockSpec rock;
   std::shared_ptr<const physics::ModelInput> model_input;  // the model's own tables, read by its entry
-  std::vector<std::string> notes;  // defaults worth a word in the run log (rock.reference_pressure left at 1 atm)
+  // Lines for the run log: defaults worth a word (rock.reference_pressure left at 1 atm) and the
+  // linear solver (the default for the model's system, or the deck's own choice).
+  std::vector<std::string> notes;
   ScheduleConfig schedule;
   NewtonConfig newton;
   LinearConfig linear;

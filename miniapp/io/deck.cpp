@@ -5,6 +5,7 @@
 #include "miniapp/io/h5.hpp"
 #include "input/quote.hpp"
 #include "kernels/common.hpp"
+#include "linalg/preconditioners/default_solver.hpp"
 #include "physics/grid.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/units.hpp"
@@ -397,7 +398,31 @@ ScheduleConfig read_schedule(Section s)
   return c;
 }
 
-void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
+// The run log's line on the linear solver: what it is, and whether it is the default for the model's
+// system (linalg/preconditioners/default_solver.hpp) or the deck's own choice (then the default is named
+// beside it, so that a deck written before issue 29 shows what it would get without its settings).
+std::string linear_solver_note(const LinearConfig& linear, const DefaultLinearSolver& def, std::string_view model,
+                               int block_size)
+{
+  const KrylovConfig& k = linear.krylov;
+  const bool restarted = k.method == KrylovMethod::gmres || k.method == KrylovMethod::fgmres;
+  const bool is_default = k.method == def.krylov.method && (!restarted || k.restart == def.krylov.restart) &&
+                          (k.method != KrylovMethod::idr || k.idr_s == def.krylov.idr_s) &&
+                          linear.preconditioner == def.preconditioner;
+  constexpr std::string_view where = "inputs/README.md, 'Default linear solver'";
+  if (is_default)
+    return fmt::format("linear solver: {}, the default for model {} at block size {}: {} ({})", def.description, model,
+                       block_size, def.reason, where);
+  return fmt::format("linear solver: {}, as the deck sets it (the default for model {} at block size {} is {}: {})",
+                     describe_linear_solver(k, linear.preconditioner), model, block_size, def.description, where);
+}
+
+// [solver]: Newton's keys, and the linear solver's, each key the deck leaves out taking the default for
+// the model's system (`system`, from the model's registry entry): a deck that gives only `tolerance`
+// keeps the default method and preconditioner, one that gives only `method` the default preconditioner.
+// The line for the run log goes to `notes`.
+void read_solver(Section s, std::string_view model, const LinearSystemTraits& system, NewtonConfig& newton,
+                 LinearConfig& linear, std::vector<std::string>& notes)
 {
   s.only({"newton", "linear"});
   Section n = s.sub("newton", false);
@@ -419,14 +444,15 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   l.only({"method", "tolerance", "tolerance_reference", "forcing", "eta_min", "eta_max", "eta_initial",
           "max_iterations", "restart", "idr_s", "preconditioner"});
   // Keys that apply to another method or forcing are an inconsistency, not something to ignore.
-  const KrylovMethod method = l.choice("method", KrylovMethod::bicgstab, krylov_method_names);
+  const DefaultLinearSolver def = default_linear_solver(system);
+  const KrylovMethod method = l.choice("method", def.krylov.method, krylov_method_names);
   linear.krylov.method = method;
   const bool restarted = method == KrylovMethod::gmres || method == KrylovMethod::fgmres;
   if (!restarted) l.reject({"restart"}, "method = \"gmres\" or \"fgmres\"");
   if (method != KrylovMethod::idr) l.reject({"idr_s"}, "method = \"idr\"");
-  if (restarted) linear.krylov.restart = l.integer("restart", 30, at_least(1));
-  if (method == KrylovMethod::idr) linear.krylov.idr_s = l.integer("idr_s", 4, between(1, max_idr_s));
-  linear.krylov.max_iterations = l.integer("max_iterations", 500, at_least(1));
+  if (restarted) linear.krylov.restart = l.integer("restart", def.krylov.restart, at_least(1));
+  if (method == KrylovMethod::idr) linear.krylov.idr_s = l.integer("idr_s", def.krylov.idr_s, between(1, max_idr_s));
+  linear.krylov.max_iterations = l.integer("max_iterations", def.krylov.max_iterations, at_least(1));
   linear.krylov.reference =
       l.choice("tolerance_reference", ToleranceReference::initial_residual, tolerance_reference_names);
 
@@ -435,7 +461,7 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
   const bool ew = fc.kind == ForcingKind::eisenstat_walker;
   if (!ew) {
     l.reject({"eta_min", "eta_max", "eta_initial"}, "forcing = \"eisenstat_walker\"");
-    linear.krylov.rel_tol = l.number("tolerance", 1e-4, between(0, 1, true, true));
+    linear.krylov.rel_tol = l.number("tolerance", def.krylov.rel_tol, between(0, 1, true, true));
   } else {
     // The forcing terms replace the fixed tolerance; KrylovConfig::rel_tol is set per solve.
     l.reject({"tolerance"}, "forcing = \"fixed\" (eisenstat_walker chooses it per solve within [eta_min, eta_max])");
@@ -452,8 +478,11 @@ void read_solver(Section s, NewtonConfig& newton, LinearConfig& linear)
     linear.krylov.rel_tol = fc.eta_initial;
   }
   Section p = l.sub("preconditioner", false);
-  const PreconditionerSpec defaults[] = {LinearConfig{}.preconditioner};
+  // The deck's type, or the default's; a table naming the default's type (e.g. only `type = "cpr"` and
+  // `weights`) takes the default's values for the keys it leaves out, another type its own defaults.
+  const PreconditionerSpec defaults[] = {def.preconditioner};
   linear.preconditioner = read_preconditioner(p, defaults, PreconditionerRole::solver);
+  notes.push_back(linear_solver_note(linear, def, model, system.block_size));
 }
 
 #if BLOCKRES_HAVE_VTK
@@ -553,7 +582,9 @@ RunConfig load_deck(const std::string& path, const std::vector<std::string>& ove
   cfg.rock = read_rock(top.sub("rock", true), cfg.grid, cfg.notes);
   cfg.model_input = entry->read_deck(top, cfg.grid, cfg.rock);
   cfg.schedule = read_schedule(top.sub("schedule", true));
-  read_solver(top.sub("solver", false), cfg.newton, cfg.linear);
+  // The model's input is read by now: the linear solver's defaults follow the system it makes.
+  read_solver(top.sub("solver", false), cfg.model, entry->linear_system(*cfg.model_input, cfg.rock), cfg.newton,
+              cfg.linear, cfg.notes);
   cfg.output = read_output(top.sub("output", false), path);
   cfg.resolved_toml = to_toml(root);
   return cfg;

@@ -429,9 +429,20 @@ std::unique_ptr<Model> create(ExecPtr exec, const Grid& grid, const RockSpec& ro
   if (!in) throw std::invalid_argument("multicomponent model: input of another model");
   return std::make_unique<MulticomponentModel>(std::move(exec), grid, rock, gravity, *in);
 }
+
+// nc unknowns per cell (p, x_1 .. x_{nc-1}); the accumulation blocks have a pressure column when the
+// rock or any component is compressible.
+LinearSystemTraits linear_system(const ModelInput& input, const RockSpec& rock)
+{
+  const auto* in = dynamic_cast<const MulticomponentInput*>(&input);
+  if (!in) throw std::invalid_argument("multicomponent model: input of another model");
+  bool compressible = rock.compressibility > 0;
+  for (const double c : in->components.compressibility) compressible = compressible || c > 0;
+  return {.block_size = in->components.nc(), .pressure_unknown = true, .compressible = compressible};
+}
 }  // namespace
 
-ModelEntry model_entry() { return {"multicomponent", sections, &read_deck, &create}; }
+ModelEntry model_entry() { return {"multicomponent", sections, &read_deck, &create, &linear_system}; }
 
 }  // namespace multicomponent
 

@@ -122,8 +122,18 @@ std::unique_ptr<Model> create(ExecPtr exec, const Grid& grid, const RockSpec& ro
   return std::make_unique<OilWaterModel>(std::move(exec), grid, rock, in.fluid, in.wells, gravity, in.initial);
 }
 
+// Two unknowns per cell, p first; the accumulation blocks have a pressure column when the rock or
+// either phase is compressible.
+LinearSystemTraits linear_system(const ModelInput& input, const RockSpec& rock)
+{
+  const auto& in = dynamic_cast<const OilWaterInput&>(input);
+  const bool compressible =
+      rock.compressibility > 0 || in.fluid.water.compressibility > 0 || in.fluid.oil.compressibility > 0;
+  return {.block_size = OilWaterModel::bs, .pressure_unknown = true, .compressible = compressible};
+}
+
 }  // namespace
 
-ModelEntry oil_water::model_entry() { return {"oil_water", sections, read_deck, create}; }
+ModelEntry oil_water::model_entry() { return {"oil_water", sections, read_deck, create, linear_system}; }
 
 }  // namespace blockres::physics

@@ -3,6 +3,7 @@
 #include "miniapp/io/deck.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "linalg/preconditioners/cpr/cpr_options.hpp"
+#include "linalg/preconditioners/default_solver.hpp"
 #include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/preconditioners/isai/isai_options.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
@@ -324,11 +325,12 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_EQ(c.newton.cut_factor, 0.5);
   EXPECT_EQ(c.newton.target_iterations, 0);  // the iteration-count controller is off by default
   EXPECT_FALSE(c.newton.predict_failure);     // so is the failure prediction
-  EXPECT_EQ(c.linear.krylov.method, KrylovMethod::bicgstab);
+  // The default linear solver of oil_water (block size 2, compressible): FGMRES(30) + CPR (issue 29).
+  EXPECT_EQ(c.linear.krylov.method, KrylovMethod::fgmres);
   EXPECT_EQ(c.linear.krylov.rel_tol, 1e-4);
-  EXPECT_EQ(c.linear.krylov.max_iterations, 500);
+  EXPECT_EQ(c.linear.krylov.max_iterations, 1000);
   EXPECT_EQ(c.linear.krylov.restart, 30);
-  EXPECT_EQ(c.linear.preconditioner.type, "block_jacobi");
+  EXPECT_EQ(c.linear.preconditioner.type, "cpr");
   EXPECT_EQ(c.output.directory, "output");
   EXPECT_EQ(c.output.name, "my_case");  // the deck's stem
 }
@@ -340,8 +342,8 @@ TEST_F(DeckTest, ResolvedDeckShowsDefaults)
   EXPECT_EQ(t.at_path("schedule.dt_max").value<double>(), 30.0);
   EXPECT_EQ(t.at_path("schedule.dt_min").value<double>(), 1e-6);
   EXPECT_EQ(t.at_path("solver.newton.max_iterations").value<int64_t>(), 12);
-  EXPECT_EQ(t.at_path("solver.linear.method").value<std::string>(), "bicgstab");
-  EXPECT_EQ(t.at_path("solver.linear.preconditioner.type").value<std::string>(), "block_jacobi");
+  EXPECT_EQ(t.at_path("solver.linear.method").value<std::string>(), "fgmres");  // the model's default (issue 29)
+  EXPECT_EQ(t.at_path("solver.linear.preconditioner.type").value<std::string>(), "cpr");
   EXPECT_EQ(t.at_path("wells[1].rate_target").value<std::string>(), "liquid");
   EXPECT_EQ(t.at_path("wells[0].k_bottom").value<int64_t>(), 2);
   EXPECT_EQ(t.at_path("wells[0].radius").value<double>(), 0.1);
@@ -365,15 +367,17 @@ TEST_F(DeckTest, DefaultReferencePressuresAreNoted)
   EXPECT_EQ(t.at_path("rock.reference_pressure").value<double>(), 1.01325);
   EXPECT_EQ(t.at_path("fluid.water.reference_pressure").value<double>(), 1.01325);
   EXPECT_EQ(t.at_path("fluid.oil.reference_pressure").value<double>(), 1.01325);
-  ASSERT_EQ(c.notes.size(), 1u);
+  ASSERT_EQ(c.notes.size(), 2u);  // the rock's reference pressure, then the linear solver's line
   EXPECT_NE(c.notes[0].find("rock.reference_pressure not given: the default 1.01325 bar (1 atm)"), std::string::npos)
       << c.notes[0];
+  EXPECT_EQ(c.notes[1].rfind("linear solver: ", 0), 0u) << c.notes[1];
   ASSERT_EQ(c.model_input->notes.size(), 1u);
   EXPECT_NE(c.model_input->notes[0].find("fluid.water.reference_pressure not given"), std::string::npos)
       << c.model_input->notes[0];
 
   const RunConfig g = load_deck(write(kDeck), {"rock.reference_pressure=150", "fluid.water.reference_pressure=150"});
-  EXPECT_TRUE(g.notes.empty());
+  ASSERT_EQ(g.notes.size(), 1u);  // the linear solver's line only
+  EXPECT_EQ(g.notes[0].rfind("linear solver: ", 0), 0u) << g.notes[0];
   EXPECT_TRUE(g.model_input->notes.empty());
   EXPECT_DOUBLE_EQ(g.rock.reference_pressure, 150e5);
 }
@@ -833,19 +837,24 @@ TEST_F(DeckTest, IluFactorView)
                     "sweeps");
 }
 
-// CPR: stage tables with the keys of a preconditioner (defaults AMG on the pressure, block-Jacobi on
-// the system; an ILU(0) second stage factors in the block view), AMG keys only with type amg, no cpr inside cpr, and the resolved deck loading to
-// the same configuration.
+// CPR: stage tables with the keys of a preconditioner (defaults: the default linear solver's CPR, here AMG
+// on the pressure and block ILU(0)/ISAI on the system; an ILU(0) second stage factors in the block view),
+// AMG keys only with type amg, no cpr inside cpr, and the resolved deck loading to the same configuration.
 TEST_F(DeckTest, CprAndAmg)
 {
   const std::string pre = "dt_initial = 0.5\n[solver.linear.preconditioner]\n";
   const RunConfig d = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"")));
   EXPECT_EQ(d.linear.preconditioner.type, "cpr");
   const CprOptions& c = options_as<CprOptions>(d.linear.preconditioner);
-  EXPECT_EQ(c.weights, CprWeights::quasi_impes);
+  // The keys the table leaves out take the default linear solver's values (oil_water, block size 2,
+  // compressible: true-IMPES, AMG, block ILU(0)/ISAI); a CPR table in a deck of a model whose default is
+  // not CPR would take the struct's.
+  EXPECT_EQ(c.weights, CprWeights::true_impes);
   EXPECT_EQ(c.pressure.type, "amg");
-  EXPECT_EQ(c.second.type, "block_jacobi");
-  EXPECT_EQ(c, CprOptions{});  // the deck's defaults are the struct's
+  EXPECT_EQ(c.second.type, "ilu0");
+  EXPECT_EQ(d.linear.preconditioner,
+            default_linear_solver({.block_size = 2, .pressure_unknown = true, .compressible = true}).preconditioner);
+  EXPECT_EQ(c.pressure, CprOptions{}.pressure);
   const RunConfig i = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            pre + "type = \"cpr\"\n[solver.linear.preconditioner.second]\ntype = \"ilu0\"")));
   EXPECT_EQ(options_as<Ilu0Options>(options_as<CprOptions>(i.linear.preconditioner).second).factor_view,
@@ -885,15 +894,15 @@ TEST_F(DeckTest, CprAndAmg)
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nweights = \"true_impes\"", k + "weights",
                     "weights =");
 
-  // True-IMPES weights, kept by the resolved deck; the default stays quasi-IMPES.
-  const RunConfig t = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"true_impes\"")));
-  EXPECT_EQ(options_as<CprOptions>(t.linear.preconditioner).weights, CprWeights::true_impes);
+  // Quasi-IMPES weights, kept by the resolved deck; the default (this deck is compressible) is true-IMPES.
+  const RunConfig t = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"cpr\"\nweights = \"quasi_impes\"")));
+  EXPECT_EQ(options_as<CprOptions>(t.linear.preconditioner).weights, CprWeights::quasi_impes);
   EXPECT_EQ(toml::parse(t.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
-            "true_impes");
-  EXPECT_EQ(options_as<CprOptions>(load_deck(write(t.resolved_toml, "resolved.toml")).linear.preconditioner).weights,
-            CprWeights::true_impes);
-  EXPECT_EQ(toml::parse(d.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
             "quasi_impes");
+  EXPECT_EQ(options_as<CprOptions>(load_deck(write(t.resolved_toml, "resolved.toml")).linear.preconditioner).weights,
+            CprWeights::quasi_impes);
+  EXPECT_EQ(toml::parse(d.resolved_toml).at_path("solver.linear.preconditioner.weights").value<std::string>(),
+            "true_impes");
 }
 
 // Krylov methods: every method name, `restart` for the restarted ones only (like idr_s for IDR),
@@ -938,7 +947,8 @@ TEST_F(DeckTest, KrylovMethods)
                   .find("only applies to method = \"gmres\" or \"fgmres\""),
               std::string::npos);
   }
-  expect_edit_error("dt_initial = 0.5", lin + "restart = 20", k + "restart", "restart");  // default bicgstab
+  // restart alone applies to the default method (FGMRES for this oil_water deck, issue 29).
+  EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "restart = 20"))).linear.krylov.restart, 20);
   expect_edit_error("dt_initial = 0.5", lin + "method = \"fgmres\"\nidr_s = 2", k + "idr_s", "idr_s");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"gmres\"\nrestart = 0", k + "restart", "restart");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"minres\"", k + "method", "method");
@@ -1055,7 +1065,8 @@ TEST_F(DeckTest, JacobiPreconditioner)
   const RunConfig c = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"jacobi\"")));
   EXPECT_EQ(c.linear.preconditioner.type, "jacobi");
   EXPECT_EQ(jacobi_block_rows(c), 1);
-  EXPECT_EQ(jacobi_block_rows(load_deck(write(kDeck))), 2);  // block_jacobi: the natural 2x2 blocks
+  // block_jacobi: the natural 2x2 blocks
+  EXPECT_EQ(jacobi_block_rows(load_deck(write(kDeck), {"solver.linear.preconditioner.type=block_jacobi"})), 2);
   const toml::table t = toml::parse(c.resolved_toml);
   EXPECT_EQ(t.at_path("solver.linear.preconditioner.type").value<std::string>(), "jacobi");
   EXPECT_FALSE(t.at_path("solver.linear.preconditioner.max_block_size"));
