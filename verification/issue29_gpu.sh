@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The device runs behind issue 29's closing note (verification/results/*_2026-11-26*): GPU tests, every
+# shipped deck as shipped, BSRMV with the built-in rule and with a measured tuning cache on both stencils
+# at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
+# on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
+# verification/stamp_provenance.sh here first; carry .gpu-carry.
+#   usage: verification/issue29_gpu.sh [build|tests|shipped|bsrmv|tune|second|cpr|jac64]...
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+L=/tmp/L; mkdir -p $L
+B=${B:-/tmp/blockres-build}; X=$B/miniapp/blockres
+P=solver.linear.preconditioner
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,temperature.gpu --format=csv,noheader >> $L/gpu.txt 2>&1
+summary() {  # the lines of a run log that the note quotes
+  grep -E "^linear solver|^done|^linear:|^newton:|^time|preconditioner appl" "$1" | head -8
+  echo "  linear-solver cuts: $(grep -c "cut: .*linear solver" "$1")"
+}
+for m in "$@"; do
+  case $m in
+    build) OUT=$L TARGETS=${TARGETS:-} verification/h200_amg.sh none > $L/setup.log 2>&1; tail -2 $L/setup.log ;;
+    tests)
+      ctest --test-dir $B -L gpu -j 4 --output-on-failure > $L/ctest_gpu.log 2>&1; echo "== ctest -L gpu rc $?"
+      grep -E "tests passed|\(Failed\)|\(Skipped\)" $L/ctest_gpu.log | head
+      BLOCKRES_REQUIRE_GPU=1 ctest --test-dir $B -L gpu -j 4 > $L/ctest_gpu_require.log 2>&1; echo "== REQUIRE_GPU rc $?"
+      grep -E "tests passed|\(Failed\)" $L/ctest_gpu_require.log | head ;;
+    shipped)  # every shipped deck exactly as shipped (the default solver where the deck says nothing)
+      for d in buckley_leverett quarter_five_spot quarter_five_spot_60x60x20 multicomponent_3 multicomponent_8 \
+               multicomponent_16 multicomponent_32 multicomponent_64; do
+        /usr/bin/time -f "wall %e s" $X run inputs/$d.toml --backend cuda --output /tmp/runs/shipped --set output.vtk=false \
+          > $L/shipped_$d.log 2>&1
+        echo "== $d rc $?"; summary $L/shipped_$d.log; tail -1 $L/shipped_$d.log
+      done ;;
+    bsrmv)  # the built-in rule (no cache), every bs, both stencils
+      /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache none --bs $(seq -s, 1 64) --stencils 7,27 --size-gb 1 \
+        --reps 10 --warmup 2 --json $L/bsrmv_rule.json > $L/bsrmv_rule.txt 2>&1
+      echo "== bench bsrmv (rule) rc $?"; grep -E "copy|report written|wall" $L/bsrmv_rule.txt ;;
+    tune)  # a measured cache (the default tune), then the same bench reading it
+      /usr/bin/time -f "wall %e s" $X tune --tuning-cache $L/tuning.json > $L/tune.txt 2>&1
+      echo "== tune rc $?"; tail -3 $L/tune.txt
+      /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache $L/tuning.json --bs $(seq -s, 1 64) --stencils 7,27 \
+        --size-gb 1 --reps 10 --warmup 2 --json $L/bsrmv_tuned.json > $L/bsrmv_tuned.txt 2>&1
+      echo "== bench bsrmv (tuned) rc $?"; grep -E "copy|report written|wall|tuning" $L/bsrmv_tuned.txt | head -5 ;;
+    second)  # the second stage of the default CPR by block size at 1M cells
+      M=(--backend cuda --set output.vtk=false --output /tmp/runs/m --set grid.nx=100 --set grid.ny=100 --set grid.nz=100
+         --set wells.PROD.i=100 --set wells.PROD.j=100 --set schedule.end_time=2 --set schedule.report_interval=2
+         --set schedule.dt_max=1)
+      for d in ${SECOND_DECKS:-multicomponent_3 multicomponent_8}; do
+        for s in bj ilu ilu1; do
+          case $s in
+            bj) st='{type="block_jacobi"}' ;; ilu) st='{type="ilu0", trisolve="isai"}' ;;
+            ilu1) st='{type="ilu0", trisolve="isai", factor_sweeps=1}' ;;
+          esac
+          $X run inputs/$d.toml "${M[@]}" --set "$P.second=$st" > $L/second_${d}_$s.log 2>&1
+          echo "== $d second=$s rc $?"; summary $L/second_${d}_$s.log
+        done
+      done
+      Q=(--backend cuda --set output.vtk=false --output /tmp/runs/q --set grid.nx=200 --set grid.ny=200 --set grid.nz=25
+         --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8 --set wells.PROD.i=200 --set wells.PROD.j=200
+         --set schedule.end_time=30 --set schedule.report_interval=30)
+      for s in bj ilu ilu1; do
+        case $s in
+          bj) st='{type="block_jacobi"}' ;; ilu) st='{type="ilu0", trisolve="isai"}' ;;
+          ilu1) st='{type="ilu0", trisolve="isai", factor_sweeps=1}' ;;
+        esac
+        $X run inputs/quarter_five_spot_60x60x20.toml "${Q[@]}" --set "$P.second=$st" > $L/second_ow1M_$s.log 2>&1
+        echo "== oil_water 1M second=$s rc $?"; summary $L/second_ow1M_$s.log
+      done ;;
+    cpr)  # CPR applications per Newton iteration at OPM's linear reduction and at 1e-4 (CPR_SETS: extra --set lists)
+      for d in quarter_five_spot quarter_five_spot_60x60x20; do
+        for tol in 5e-3 1e-4; do
+          $X run inputs/$d.toml --backend cuda --output /tmp/runs/cpr --set output.vtk=false \
+            --set solver.linear.tolerance=$tol ${CPR_SETS:-} > $L/cpr_${d}_$tol.log 2>&1
+          echo "== $d tol $tol rc $?"; summary $L/cpr_${d}_$tol.log
+        done
+      done ;;
+    jac64)  # bench bsrmv on the nc 64 deck's own Jacobian: a baseline that cannot hold it is skipped, ours still runs
+      $X run inputs/multicomponent_64.toml --backend cuda --output /tmp/runs/j64 --set output.vtk=false \
+        --write-jacobian /tmp/j64.h5 > $L/jac64_run.log 2>&1; echo "== write jacobian rc $?"
+      $X bench bsrmv --bs 64 --stencils 7 --size-gb 0.2 --jacobian /tmp/j64.h5 --json $L/bsrmv_jac64.json \
+        > $L/bsrmv_jac64.txt 2>&1; echo "== bench bsrmv --jacobian nc64 rc $?"; grep -iE "skip|jacobian|report" $L/bsrmv_jac64.txt | head ;;
+  esac
+done
+tag=$(echo "$@" | tr ' ' '_')
+tar czf $OUT/logs_$tag.tgz -C $L . 2>/dev/null
