@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The include rule of ARCHITECTURE.md, checked: a file may include project headers only from its own
 # folder's layer or the layers below it.
-#   input  <  kernels  <  linalg  <  physics  <  miniapp/io  <  miniapp/run  <  miniapp/{verify,bench}  <  miniapp/ (main)
+#   input  <  kernels  <  linalg  <  physics  <  miniapp/io  <  miniapp/run  <  miniapp/{verify,bench}  <  miniapp/tune
+#   <  miniapp/ (main)
 # (input sits beside kernels at the bottom: neither includes the other; the preconditioners read
 # their options with it, linalg's root uses only its name tables (input/names.hpp), physics both.)
 # Inside linalg, the root (executor, arrays, BSR matrix, vector ops, Krylov) includes nothing of
@@ -18,12 +19,13 @@ allowed() {  # allowed <file> -> the include prefixes it may use
     input/*)           echo "input/" ;;
     kernels/*)         echo "kernels/ ${test:+linalg/}" ;;
     linalg/preconditioners/*) echo "input/ kernels/ linalg/ ${test:+physics/}" ;;
-    linalg/*)          echo "input/names.hpp kernels/ linalg/bsr_matrix linalg/executor linalg/array linalg/allocation linalg/vector_ops linalg/phase_timer linalg/krylov linalg/preconditioners/preconditioner.hpp ${test:+linalg/}" ;;
+    linalg/*)          echo "input/names.hpp kernels/ linalg/bsr_matrix linalg/executor linalg/kernel_tuning linalg/array linalg/allocation linalg/vector_ops linalg/phase_timer linalg/krylov linalg/preconditioners/preconditioner.hpp ${test:+linalg/}" ;;
     physics/*)         echo "input/ kernels/ linalg/ physics/ ${test:+miniapp/io/}" ;;
     miniapp/io/*)      echo "input/ kernels/ linalg/ physics/ miniapp/io/ ${test:+miniapp/run/ verification/}" ;;
     miniapp/run/*)     echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ ${test:+verification/}" ;;
     miniapp/verify/*)  echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/verify/" ;;
     miniapp/bench/*)   echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/bench/" ;;
+    miniapp/tune/*)    echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/bench/ miniapp/tune/" ;;
     miniapp/*)         echo "input/ kernels/ linalg/ physics/ miniapp/" ;;
     *)                 echo "*" ;;
   esac

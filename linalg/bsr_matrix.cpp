@@ -62,7 +62,15 @@ void BsrMatrix::set_spmv_options(const SpmvOptions& o)
   if (!values_.exec().is_cuda()) return;  // the CPU reference needs no plan
 #if BLOCKRES_HAVE_CUDA
   if (bs_ > 64) throw std::invalid_argument(fmt::format("BSR SpMV supports block sizes 1..64, not {}", bs_));
-  config_ = o.config.value_or(kernels::cuda::bsrmv_default_config(bs_, values_.exec().device_name()));
+  // An explicit configuration first (benchmarks, tests), else what the executor's tuning cache
+  // measured for this block size, else the built-in rule; the latter two are recorded on the
+  // executor, so a run can say which configurations it used.
+  if (o.config) {
+    config_ = *o.config;
+  } else {
+    config_ = values_.exec().tuning().bsrmv(bs_).value_or(kernels::cuda::bsrmv_rule(bs_));
+    values_.exec().record_bsrmv_plan(bs_, config_);
+  }
   const double mean = mean_row_blocks();
   balanced_ = o.balance == SpmvBalance::on ||
               (o.balance == SpmvBalance::automatic && max_row_ > 64 && double(max_row_) > 8.0 * mean);

@@ -31,7 +31,8 @@ struct SpmvOptions {
   // results reduced. automatic: on when the longest row is over 8x the mean and over 64 blocks.
   SpmvBalance balance = SpmvBalance::automatic;
   index_t segment_blocks = 0;  // 0: 4x the mean row length, at least 8
-  std::optional<kernels::BsrmvConfig> config;  // default: the tuning table for this GPU
+  // default: the executor's tuning (a tuning cache measured on this device), else the built-in rule
+  std::optional<kernels::BsrmvConfig> config;
 };
 
 class BsrMatrix {

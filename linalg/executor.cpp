@@ -11,6 +11,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -131,7 +132,46 @@ std::shared_ptr<const Executor> Executor::create_cpu()
   return e;
 }
 
-std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int device)
+CudaDeviceIdentity Executor::cuda_device_identity([[maybe_unused]] int device)
+{
+#if BLOCKRES_HAVE_CUDA
+  std::string why;
+  const int n = cuda_device_count(&why);
+  if (device < 0 || device >= n)
+    throw std::runtime_error(n == 0 ? missing_gpu_message("CUDA device query",
+                                                          fmt::format("no CUDA device is available ({})", why),
+                                                          MissingGpu::no_device)
+                                    : fmt::format("CUDA device {} does not exist ({} found)", device, n));
+  cudaDeviceProp prop{};
+  BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  CudaDeviceIdentity id;
+  id.name = prop.name;
+  id.multiprocessors = prop.multiProcessorCount;
+  id.cc_major = prop.major;
+  id.cc_minor = prop.minor;
+  BLOCKRES_CUDA_CHECK(cudaDriverGetVersion(&id.driver_version));
+  return id;
+#else
+  throw std::runtime_error(missing_gpu_message("CUDA device query",
+                                               "this blockres was built without CUDA (backend 'cuda' is not available)",
+                                               MissingGpu::no_cuda_build));
+#endif
+}
+
+void Executor::record_bsrmv_plan(int bs, const kernels::BsrmvConfig& config) const
+{
+  const std::lock_guard lock(plans_mutex_);
+  bsrmv_plans_[bs] = config;
+}
+
+std::map<int, kernels::BsrmvConfig> Executor::bsrmv_plans() const
+{
+  const std::lock_guard lock(plans_mutex_);
+  return bsrmv_plans_;
+}
+
+std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int device,
+                                                      [[maybe_unused]] KernelTuning tuning)
 {
 #if BLOCKRES_HAVE_CUDA
   std::string why;
@@ -142,6 +182,7 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
                                     : fmt::format("CUDA device {} does not exist ({} found)", device, n));
   auto e = std::shared_ptr<Executor>(new Executor(Backend::cuda));
   e->device_ = device;
+  e->tuning_ = std::move(tuning);
   BLOCKRES_CUDA_CHECK(cudaSetDevice(device));
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));

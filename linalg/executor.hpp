@@ -2,9 +2,12 @@
 #pragma once
 
 #include "kernels/common.hpp"
+#include "linalg/kernel_tuning.hpp"
 
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -14,13 +17,26 @@ enum class Backend { cpu, cuda };
 
 std::string_view to_string(Backend b);
 
+// What a tuning measured on a CUDA device is valid for (with the blockres version and the compiled
+// configuration space, the key of the tuning cache: miniapp/io/tuning_cache.hpp).
+struct CudaDeviceIdentity {
+  std::string name;                // cudaDeviceProp::name, e.g. "NVIDIA H100 80GB HBM3"
+  int multiprocessors = 0;         // SM count
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  int driver_version = 0;          // cudaDriverGetVersion, e.g. 12040
+};
+
 class Executor {
  public:
   // The CPU executor (OpenMP threads).
   static std::shared_ptr<const Executor> create_cpu();
   // A CUDA executor on `device`; throws when blockres was built without CUDA or the
-  // device does not exist.
-  static std::shared_ptr<const Executor> create_cuda(int device = 0);
+  // device does not exist. `tuning`: the kernel configurations measured on this device (a tuning
+  // cache; default: none, every kernel takes its built-in rule). It is fixed for the executor's life.
+  static std::shared_ptr<const Executor> create_cuda(int device = 0, KernelTuning tuning = {});
+  // Name, SM count, compute capability and driver version of `device`, without creating an executor
+  // (the tuning cache is chosen by it before the executor exists). Throws like create_cuda.
+  static CudaDeviceIdentity cuda_device_identity(int device = 0);
   // Number of usable CUDA devices: 0 when built without CUDA, when there is no device, or no
   // driver that can run this build (see usable_cuda_devices); throws std::runtime_error when the
   // device query fails otherwise. `why_none`, when given, receives why the count is 0.
@@ -38,6 +54,13 @@ class Executor {
   stream_t stream() const { return stream_; }
   // CUDA: the cuBLAS handle bound to stream() (host pointer mode); nullptr on the CPU.
   blas_handle_t blas_handle() const { return blas_; }
+
+  // The kernel configurations this executor's matrices plan with (CPU: empty, unused).
+  const KernelTuning& tuning() const { return tuning_; }
+  // What BsrMatrix planned from the tuning (not from an explicit SpmvOptions::config), block size ->
+  // configuration, so a run can record which configurations it used (describe_bsrmv_plans).
+  void record_bsrmv_plan(int bs, const kernels::BsrmvConfig& config) const;
+  std::map<int, kernels::BsrmvConfig> bsrmv_plans() const;
 
   void* allocate(std::size_t bytes) const;
   void deallocate(void* ptr) const noexcept;
@@ -59,6 +82,10 @@ class Executor {
   stream_t stream_ = nullptr;
   blas_handle_t blas_ = nullptr;
   double* workspace_ = nullptr;
+  KernelTuning tuning_;
+  // A record of what was done on the executor, not its state: kept behind the const interface.
+  mutable std::mutex plans_mutex_;
+  mutable std::map<int, kernels::BsrmvConfig> bsrmv_plans_;
 };
 
 using ExecPtr = std::shared_ptr<const Executor>;

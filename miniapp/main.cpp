@@ -1,4 +1,4 @@
-// blockres command line: run, bench, verify, --version, --help; every error -> one line, exit 1
+// blockres command line: run, bench, verify, tune, --version, --help; every error -> one line, exit 1
 // (verify: 2, its own convention: 0 pass, 1 fail, 2 error). Each subcommand registers its own
 // command line (miniapp/run/run_cli.hpp, miniapp/bench/bench_cli.hpp, miniapp/verify/verify_cli.hpp).
 #include "input/error.hpp"
@@ -13,6 +13,7 @@
 #include "miniapp/run/run_control.hpp"
 #include "miniapp/run/simulator.hpp"
 #include "miniapp/run/threads.hpp"
+#include "miniapp/tune/tune_cli.hpp"
 #include "miniapp/verify/verify_cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -85,7 +86,8 @@ int main(int argc, char** argv)
   app.require_subcommand(1);
   const std::vector<blockres::Subcommand> commands = {blockres::register_run(app, context),
                                                       blockres::register_bench(app, context),
-                                                      blockres::register_verify(app, context)};
+                                                      blockres::register_verify(app, context),
+                                                      blockres::register_tune(app, context)};
 
   try {
     app.parse(argc, argv);

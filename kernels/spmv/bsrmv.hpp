@@ -1,5 +1,5 @@
 // Block-sparse matrix-vector product y = alpha*A*x + beta*y (KSPARSE design on the GPU):
-// CPU reference, CUDA kernels in three size classes, row balancing, tuning configurations.
+// CPU reference, CUDA kernels in three size classes, row balancing, the tuning search space and rule.
 #pragma once
 
 #include "kernels/common.hpp"
@@ -67,8 +67,10 @@ std::string describe(const BsrmvConfig& c);
 namespace cuda {
 // Every configuration compiled for block size bs (the tuning search space).
 std::vector<BsrmvConfig> bsrmv_configs(int bs);
-// Default for bs on the named GPU: the tuning table's entry (bsrmv_tuning.cpp) or a rule.
-BsrmvConfig bsrmv_default_config(int bs, std::string_view gpu_name);
+// The built-in rule (bsrmv_tuning.cpp): the configuration of bs when the executor's tuning
+// (linalg/kernel_tuning.hpp, read from a tuning cache that `blockres tune` measured) has none.
+// Always one of bsrmv_configs(bs), for bs in 1..64.
+BsrmvConfig bsrmv_rule(int bs);
 
 // Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled.
 void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,

@@ -21,6 +21,9 @@ struct BenchCommonOptions {
   int reps = 0;              // --reps: timed repetitions (median reported)
   int warmup = 0;            // --warmup: untimed repetitions first
   std::string command_line;  // recorded in the report
+  // --tuning-cache: the CUDA kernel tuning ("" the device's default cache, "none" the built-in rule, or a
+  // file written by `blockres tune`); the report records which ("tuning_source").
+  std::string tuning_cache;
 };
 
 struct BsrmvBenchOptions : BenchCommonOptions {

@@ -17,6 +17,7 @@
 #include "miniapp/run/backend.hpp"
 #include "miniapp/bench/report.hpp"
 #include "miniapp/io/json_file.hpp"
+#include "miniapp/io/tuning_cache.hpp"
 #include "miniapp/io/version.hpp"
 
 #if BLOCKRES_HAVE_CUDA
@@ -838,7 +839,7 @@ AmgBenchReport run_amg_bench_report(const AmgBenchOptions& o, const std::functio
       throw std::runtime_error(
           fmt::format("bench amg: unknown matrix kind '{}' (poisson, lognormal1, lognormal3, anisotropic)", k));
   (void)AmgPreconditioner(Executor::create_cpu(), resolved_amg_options(o));  // options checked before anything runs
-  const ExecPtr e = choose_backend(o.backend, log);
+  const ExecPtr e = choose_backend(o.backend, log, false, o.tuning_cache);
   std::vector<int> sizes = o.sizes;
   if (sizes.empty()) sizes = e->is_cuda() ? std::vector<int>{100, 200, 300} : std::vector<int>{32, 64};
   for (int n : sizes)
@@ -879,7 +880,9 @@ AmgBenchReport run_amg_bench_report(const AmgBenchOptions& o, const std::functio
   log(fmt::format("copy bandwidth: {:.1f} GB/s (2 x {} MiB, read + write, median of {})", rep.copy_gbs, o.copy_mb,
                   std::max(o.apply_reps, 5)));
   auto write_report = [&](bool complete) {
-    write_json_file(o.json_path, report_json(rep, o, sizes, complete, with_hypre));
+    Json j = report_json(rep, o, sizes, complete, with_hypre);
+    write_tuning_json(j, *e);  // the SpMV configuration of the rows (bs 1) and where it came from
+    write_json_file(o.json_path, j);
   };
 
   auto run_one = [&](const ScalarMatrix& m) {

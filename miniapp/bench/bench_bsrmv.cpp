@@ -1,6 +1,7 @@
 // `blockres bench bsrmv`: BSR SpMV against cuSPARSE (bsrmv, SpMV on BSR, SpMV on the expanded
 // CSR) on stencil, power-law and simulator matrices; bandwidth relative to a device-to-device
-// copy measured in the same run; every result checked against the CPU reference.
+// copy measured in the same run; every result checked against the CPU reference. Our kernel's configuration
+// per block size: the device's tuning cache, else the built-in rule; with --tune, this run's own measurement.
 #include "miniapp/bench/bench.hpp"
 
 #include "kernels/spmv/bsr_to_csr.hpp"
@@ -8,18 +9,20 @@
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
+#include "miniapp/bench/bsrmv_tune.hpp"
 #include "miniapp/io/version.hpp"
+#include "miniapp/run/backend.hpp"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <stdexcept>
 
 #include "kernels/cuda_check.hpp"
@@ -29,6 +32,7 @@ namespace blockres {
 namespace {
 
 using benchutil::Ceilings;
+using benchutil::max_rel_err;
 using benchutil::mix;
 using benchutil::nan_v;
 using benchutil::random_values;
@@ -66,10 +70,7 @@ BsrPattern powerlaw_pattern(index_t nrows, index_t ncols, index_t long_len, std:
 }
 
 // Bytes the SpMV must move: block values, column indices, row pointers, x once, y once.
-double byte_model(const BsrPattern& p, int bs)
-{
-  return double(p.nnzb()) * (8.0 * bs * bs + 4.0) + 4.0 * (p.nrows + 1) + 8.0 * bs * (double(p.ncols) + p.nrows);
-}
+double byte_model(const BsrPattern& p, int bs) { return benchutil::bsrmv_bytes(p, bs); }
 
 // ---- one matrix against the baselines -----------------------------------------------------------
 struct Measurement {
@@ -90,26 +91,12 @@ struct Measurement {
   bool balanced = false;
 };
 
-double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref)
-{
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    if (!std::isfinite(y[i])) return INFINITY;
-    num = std::max(num, std::abs(y[i] - ref[i]));
-    den = std::max(den, std::abs(ref[i]));
-  }
-  return den > 0 ? num / den : num;
-}
-
 // y = A x on the CPU (kernels::cpu::bsrmv), A the pattern p with block size bs and values vals: the
 // reference every timed product is checked against.
 std::vector<double> cpu_product(const BsrPattern& p, int bs, const std::vector<double>& vals,
                                 const std::vector<double>& x)
 {
-  std::vector<double> y(static_cast<std::size_t>(p.nrows) * bs);
-  kernels::cpu::bsrmv({p.nrows, p.ncols, bs, p.row_ptr.data(), p.col_ind.data(), vals.data()}, 1.0, x.data(), 0.0,
-                      y.data());
-  return y;
+  return benchutil::bsrmv_cpu_product(p, bs, vals, x);
 }
 
 class Bench {
@@ -223,30 +210,6 @@ class Bench {
     return out;
   }
 
-  // Every compiled configuration on one matrix: (config, median ms, error).
-  std::vector<std::tuple<kernels::BsrmvConfig, Timing, double>> tune(const TestMatrix& m)
-  {
-    const int bs = m.bs;
-    const auto& p = m.pattern;
-    auto vals = random_values(size64_t(p.nnzb()) * bs * bs, 5 + bs);
-    const auto hx = random_values(size64_t(p.ncols) * bs, 7);
-    const std::vector<double> ref = cpu_product(p, bs, vals, hx);
-    BsrMatrix A(e_, bs, p);
-    A.values().copy_from_host(vals);
-    Vector x(e_, std::span<const double>(hx)), y(e_, A.scalar_rows());
-    std::vector<std::tuple<kernels::BsrmvConfig, Timing, double>> out;
-    for (const auto& c : kernels::cuda::bsrmv_configs(bs)) {
-      SpmvOptions opt;
-      opt.balance = SpmvBalance::off;
-      opt.config = c;
-      A.set_spmv_options(opt);
-      const Timing t = time_on_stream(e_->stream(), o_.warmup, o_.reps, [&] { spmv(A, 1.0, x, 0.0, y); }, scrub_,
-                                      [&] { fill(y, nan_v); });
-      out.emplace_back(c, t, max_rel_err(y.to_host(), ref));
-    }
-    return out;
-  }
-
  private:
   // cusparseSpMV on `mat` with `alg` (preprocessed first when `preprocess`), timed by add(name, launch).
   template <class Add>
@@ -355,23 +318,54 @@ std::string others_text(const Measurement& r)
 int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const std::string&)>& log)
 {
   benchutil::require_cuda_device("bench bsrmv");
-  auto e = Executor::create_cuda(0);
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   log(fmt::format("blockres {} ({}): bench bsrmv on {} ({} SMs, {} MB L2)", version_string(), provenance_text(),
-                  e->device_name(), prop.multiProcessorCount, prop.l2CacheSize >> 20));
+                  prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20));
+  // The device's tuning cache (--tuning-cache), one line saying which or why the built-in rule.
+  auto e = create_tuned_cuda(0, o.tuning_cache, log);
   const Ceilings ceil = benchutil::measure_ceilings(e, o.warmup, o.reps);
-  const double copy_gbs = ceil.copy_gbs;
   log(benchutil::ceilings_text(ceil));
+
+  const double tol = bsrmv_tuning_tolerance;
+  bool ok = true;
+  Json tuning_rows;  // --tune: every configuration's times, per block size
+  if (o.tune) {
+    // This run's own measurement (the one `blockres tune` writes into the cache), then every row of the tuned
+    // block sizes plans with its choice: a new executor holds it.
+    log(fmt::format("--tune: every compiled configuration per block size on the 7- and 27-point stencils ({} GB each); "
+                    "chosen: the smallest sum of the two times",
+                    o.matrix_gb));
+    benchutil::BsrmvTuneOptions t;
+    t.block_sizes = o.block_sizes;
+    t.size_gb = o.matrix_gb;
+    t.reps = o.reps;
+    t.warmup = o.warmup;
+    t.command_line = o.command_line;
+    const auto tuned = benchutil::tune_bsrmv(e, t, ceil, log);
+    for (const auto& w : tuned.wrong) log("WRONG: " + w);
+    ok = tuned.wrong.empty();
+    tuning_rows = benchutil::bsrmv_measurements_json(tuned);
+    // The measured block sizes over the cache's (or the rule's) for the others, in a new executor.
+    KernelTuning merged = e->tuning();
+    std::vector<int> measured;
+    for (const auto& [bs, c] : benchutil::kernel_tuning_of(tuned.record, "").bsrmv_measured)
+      merged.bsrmv_measured[bs] = c, measured.push_back(bs);
+    merged.source = fmt::format("this run's measurement (bench bsrmv --tune) for bs {}; the others: {}",
+                                fmt::join(measured, ","), e->tuning().source);
+    e.reset();  // one executor at a time on the device
+    e = Executor::create_cuda(0, std::move(merged));
+  }
 
   Bench bench(e, o);
   Json j;
   write_report_head(j, "bsrmv", o.json_path, e->device_name(), o.command_line);
   j["configuration"] = {
-      {"kernel_configs", o.tune ? "--tune: the stencil rows use the best configuration found in this run on the "
-                                  "7-point stencil of their block size; power-law and Jacobian rows use the "
-                                  "tuning table / rule (power-law also forced balanced and unbalanced)"
-                                : "tuning table / rule"},
+      {"kernel_configs", o.tune ? "--tune: every row of a tuned block size uses the configuration this run measured "
+                                  "fastest (the smallest sum of its 7- and 27-point stencil times; the power-law rows "
+                                  "also forced balanced and unbalanced); the others take the tuning cache or the "
+                                  "built-in rule (tuning_source)"
+                                : "the executor's tuning (tuning_source: a tuning cache, else the built-in rule)"},
       {"baselines", "cuSPARSE bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy "
                     "transposed outside the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 "
                     "(preprocessed); the speedup is over the fastest baseline whose result verified"},
@@ -386,39 +380,8 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
       {"tune", o.tune},
       {"byte_model", "block values + block column indices + row pointers + x once + y once"}};
   benchutil::write_ceilings(j, ceil);
+  if (o.tune) j["tuning"] = std::move(tuning_rows);
   ReportChecks checks;
-  bool ok = true;
-  const double tol = 1e-12;
-
-  std::map<int, kernels::BsrmvConfig> tuned;  // --tune: the stencil runs use the best found here
-  if (o.tune) {
-    Json tuning = Json::array();
-    log("tuning (7-point stencil): best configuration per block size");
-    for (int bs : o.block_sizes) {
-      TestMatrix m{"stencil7", bs, stencil_pattern(stencil_side(bs, 7, o.matrix_gb), 7), {}};
-      const auto results = bench.tune(m);
-      const double bytes = byte_model(m.pattern, bs);
-      const auto best = std::min_element(results.begin(), results.end(), [](auto& a, auto& b) {
-        return std::get<1>(a).median_ms < std::get<1>(b).median_ms;
-      });
-      Json configs = Json::array();
-      for (const auto& [c, t, err] : results) {
-        ok = ok && err <= tol;
-        configs.push_back({{"config", kernels::describe(c)},
-                           {"median_ms", t.median_ms},
-                           {"fraction_of_copy_bandwidth", bytes / (t.median_ms * 1e-3) / 1e9 / copy_gbs},
-                           {"max_rel_error", err}});
-      }
-      tuning.push_back({{"block_size", bs}, {"configs", std::move(configs)}});
-      const auto& c = std::get<0>(*best);
-      tuned[bs] = c;
-      const double frac = bytes / (std::get<1>(*best).median_ms * 1e-3) / 1e9 / copy_gbs;
-      log(fmt::format("  {{\"{}\", {:2}, {{K::{}, {}, {}, {}, {}, {}, {}{}}}}},  // {:.1f}% of copy", e->device_name(),
-                      bs, kernels::to_string(c.kernel), c.warps, c.unroll, c.rows_per_warp, c.row_split, c.groups,
-                      c.arrays, c.clamped ? ", true" : "", 100 * frac));
-    }
-    j["tuning"] = std::move(tuning);
-  }
 
   const std::string header = fmt::format("{:<18} {:>3} {:>9} {:>8} {:>9} {:>7} {:>6} {:>6} {:>7} {:<15} {:>8}  {}",
                                          "matrix", "bs", "rows", "MB", "ms", "GB/s", "%copy", "%read", "speedup",
@@ -440,9 +403,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   for (int points : o.stencils)
     for (int bs : o.block_sizes) {
       TestMatrix m{fmt::format("stencil{}", points), bs, stencil_pattern(stencil_side(bs, points, o.matrix_gb), points), {}};
-      SpmvOptions opt;
-      if (tuned.count(bs)) opt.config = tuned[bs];
-      record(bench.run(m, {{"", opt}}, true));
+      record(bench.run(m, {{"", {}}}, true));
     }
   for (int bs : o.powerlaw_block_sizes) {
     const index_t rows = static_cast<index_t>(std::max(1000.0, o.matrix_gb * 0.5e9 / (18.0 * (8.0 * bs * bs + 4))));
@@ -461,6 +422,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
   checks.write_json(j, o.strict);
 
   // Atomic: the report appears complete or not at all.
+  write_tuning_json(j, *e);  // the configuration every row of our kernel planned, and where it came from
   write_json_file(o.json_path, j);
   log(fmt::format("report written to {} ({} checks, {} failed){}", o.json_path, checks.count(),
                   checks.failed(ReportChecks::Kind::correctness), ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));

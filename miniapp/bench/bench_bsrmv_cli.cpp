@@ -24,7 +24,10 @@ Subcommand register_bench_bsrmv(CLI::App& bench, CommandContext& context)
   section->add_option("--size-gb", o->matrix_gb, "bytes of block values + indices per stencil matrix, in GB")
       ->check(CLI::Range(0.001, 64.0))
       ->capture_default_str();
-  section->add_flag("--tune", o->tune, "time every compiled kernel configuration per block size first");
+  section->add_flag("--tune", o->tune,
+                    "measure this run's own tuning first, as 'blockres tune' does (every compiled configuration per "
+                    "block size on both stencils), and run every row of those block sizes with it instead of the "
+                    "tuning cache");
   return {section, [o, &context] {
             o->command_line = context.command_line;
             return run_bsrmv_bench(*o, context.log);

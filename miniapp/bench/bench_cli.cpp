@@ -45,6 +45,9 @@ void add_bench_common_options(CLI::App& section, CommandContext& context, BenchC
   section.add_option("--warmup", common.warmup, help.warmup)
       ->check(CLI::Range(help.min_warmup, 1000))
       ->capture_default_str();
+  section.add_option("--tuning-cache", common.tuning_cache,
+                     "CUDA kernel tuning: a file written by 'blockres tune', or 'none' for the built-in rule (default: "
+                     "this GPU's cache under $BLOCKRES_TUNING_DIR or ~/.cache/blockres, when there is one)");
 }
 
 void add_jacobian_option(CLI::App& section, std::vector<std::string>& jacobians, const std::string& help)

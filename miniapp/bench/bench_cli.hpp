@@ -32,7 +32,7 @@ struct BenchCommonHelp {
   int min_warmup = 0;
 };
 
-// --threads, --json, --strict, --reps, --warmup of a section, bound to `common` (defaults shown in
+// --threads, --json, --strict, --reps, --warmup, --tuning-cache of a section, bound to `common` (defaults shown in
 // the help are its values now).
 void add_bench_common_options(CLI::App& section, CommandContext& context, BenchCommonOptions& common,
                               const BenchCommonHelp& help = {});

@@ -22,7 +22,9 @@
 #include "miniapp/bench/bench_common.hpp"
 #include "miniapp/bench/bench_ilu_cusparse.hpp"
 #include "miniapp/bench/preconditioner_presets.hpp"
+#include "miniapp/io/tuning_cache.hpp"
 #include "miniapp/io/version.hpp"
+#include "miniapp/run/backend.hpp"
 
 #include <fmt/format.h>
 
@@ -612,7 +614,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   }
   for (const auto& path : o.jacobians) matrices.push_back(benchutil::read_jacobian(path));
 
-  auto e = Executor::create_cuda(0);
+  auto e = create_tuned_cuda(0, o.tuning_cache, log);  // the device's tuning cache: one line
   log(fmt::format("blockres {} ({}): bench isai on {}", version_string(), provenance_text(), e->device_name()));
   Json j;
   write_report_head(j, "isai", o.json_path, e->device_name(), o.command_line);
@@ -704,6 +706,7 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
   }
   j["solve"] = std::move(solve_rows);
   j["all_verified"] = ok;
+  write_tuning_json(j, *e);  // the SpMV configurations the rows used
   write_json_file(o.json_path, j);
   log(fmt::format("report written to {}{}", o.json_path, ok ? "" : " (SOME RESULTS FAILED VERIFICATION)"));
   return ok ? 0 : 1;

@@ -10,7 +10,9 @@
 #include "miniapp/bench/bench_common.hpp"
 #include "miniapp/bench/preconditioner_presets.hpp"
 #include "miniapp/io/deck.hpp"
+#include "miniapp/io/tuning_cache.hpp"
 #include "miniapp/io/version.hpp"
+#include "miniapp/run/backend.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/units.hpp"
 
@@ -59,7 +61,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
   std::vector<bench::BenchPreconditioner> choices;
   for (const auto& key : o.preconditioners)
     choices.push_back(key == "deck" ? bench::deck_preconditioner(cfg) : bench::preconditioner_preset(key));
-  const ExecPtr e = Executor::create_cuda(0);
+  const ExecPtr e = create_tuned_cuda(0, o.tuning_cache, log);  // the device's tuning cache: one line
   log(fmt::format("bench model: {} ({}) on {}; deck {}", version_string(), provenance_text(), e->device_name(), o.deck));
 
   Timing copy_t;
@@ -266,6 +268,7 @@ int run_model_bench(const ModelBenchOptions& o, const std::function<void(const s
                                {"newton_converged", run.newton_converged},
                                {"iterations", std::move(iterations)}});
   }
+  write_tuning_json(j, *e);  // the SpMV configurations the solves used
   write_json_file(o.json_path, j);
   log(fmt::format("report written to {}", o.json_path));
   const bool checked = jac_gb > o.verify_gb || verified;

@@ -17,7 +17,9 @@
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
 #include "miniapp/bench/preconditioner_presets.hpp"
+#include "miniapp/io/tuning_cache.hpp"
 #include "miniapp/io/version.hpp"
+#include "miniapp/run/backend.hpp"
 
 #include <fmt/format.h>
 
@@ -646,7 +648,7 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
   for (int bs : o.block_sizes) w = std::max<int>(w, static_cast<int>(fmt::format("stencil7_bs{}", bs).size()));
   for (const auto& m : jacobians) w = std::max<int>(w, static_cast<int>(m.name.size()));
 
-  auto e = Executor::create_cuda(0);
+  auto e = create_tuned_cuda(0, o.tuning_cache, log);  // the device's tuning cache: one line
   // A stencil whose values (twice with CG: the symmetric variant stays on the device too) cannot fit stops the
   // run here, before anything is generated or timed, rather than with an allocation failure minutes in.
   for (int bs : o.block_sizes) {
@@ -685,7 +687,11 @@ int run_solver_bench(const SolverBenchOptions& o, const std::function<void(const
                   std::max(o.reps, 5)));
   // The report is rewritten (atomically) after every matrix, marked incomplete until the end, so a run cut
   // short still leaves the matrices it finished.
-  auto write_report = [&](bool complete) { write_json_file(o.json_path, rep.json(complete)); };
+  auto write_report = [&](bool complete) {
+    Json j = rep.json(complete);
+    write_tuning_json(j, *e);  // the SpMV configurations the rows used so far
+    write_json_file(o.json_path, j);
+  };
 
   const std::size_t nstencil = o.block_sizes.size();
   for (std::size_t i = 0; i < nstencil + jacobians.size(); ++i) {

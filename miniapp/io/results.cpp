@@ -164,6 +164,7 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   h5::write_attribute(f, "threads", std::int64_t(prov.threads));
   h5::write_attribute(f, "threads_reason", prov.threads_reason);
   h5::write_attribute(f, "device", prov.device);
+  h5::write_attribute(f, "bsrmv_tuning", prov.bsrmv_tuning);  // issue 29; bsrmv_configs: write_statistics
   h5::write_attribute(f, "model", std::string(model.type()));
   h5::write_attribute(f, "block_size", std::int64_t(model.block_size()));
   h5::write_attribute(f, "created_utc", utc_now());
@@ -412,6 +413,8 @@ void write_statistics(hid_t file, const RunStatistics& st)
     h5::write_attribute(g, "preconditioner", st.preconditioner);
     h5::write_attribute(g, "forcing", st.forcing);
   }
+  // Beside bsrmv_tuning at the root; known only once the run has built its matrices (issue 29).
+  h5::write_attribute(file, "bsrmv_configs", st.bsrmv_configs);
 }
 
 std::vector<double> restart_totals_row(const RestartRecord& r)

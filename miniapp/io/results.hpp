@@ -35,6 +35,7 @@ struct Provenance {
   std::string backend, device, command_line;
   int threads = 0;             // CPU threads of the run and why (miniapp/run/threads.hpp)
   std::string threads_reason;
+  std::string bsrmv_tuning;    // where the CUDA SpMV configurations come from (KernelTuning::source)
 };
 
 // One accepted time step (a row of /steps and /wells).
@@ -71,6 +72,7 @@ struct RunStatistics {
   // linear_solve_seconds split by KrylovSolver's profile; other = the rest of it.
   double spmv_seconds = 0, precond_apply_seconds = 0, orthogonalization_seconds = 0, linear_other_seconds = 0;
   std::string linear_method, preconditioner, forcing;
+  std::string bsrmv_configs;  // the SpMV configuration per block size the run used (describe_bsrmv_plans)
 };
 
 // What the time loop needs beyond the state to continue from a report row exactly as the run

@@ -1,5 +1,8 @@
-// Backend choice of the command line: cpu, cuda or auto, with the log line that says which.
+// Backend choice of the command line: cpu, cuda or auto, with the log line that says which; a CUDA
+// executor with the device's tuning cache.
 #include "miniapp/run/backend.hpp"
+
+#include "miniapp/io/tuning_cache.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +18,22 @@ std::string no_gpu_reason(std::string_view why)
   return std::string(why.substr(0, why.find(':')));
 }
 
-ExecPtr choose_backend(const std::string& choice, const std::function<void(const std::string&)>& log, bool verbose)
+ExecPtr create_tuned_cuda(int device, const std::string& tuning_cache,
+                          const std::function<void(const std::string&)>& log, bool verbose,
+                          const std::function<void(const ExecPtr&)>& log_backend)
+{
+  const BsrmvSpace space = compiled_bsrmv_space();
+  TuningLoad load = load_tuning_cache(tuning_cache, make_tuning_key(Executor::cuda_device_identity(device), space), space);
+  auto e = Executor::create_cuda(device, std::move(load.tuning));
+  if (log_backend) log_backend(e);
+  log(load.message);
+  if (verbose)
+    for (const auto& line : load.details) log(line);
+  return e;
+}
+
+ExecPtr choose_backend(const std::string& choice, const std::function<void(const std::string&)>& log, bool verbose,
+                       const std::string& tuning_cache)
 {
   if (choice == "cpu") {
     auto e = Executor::create_cpu();
@@ -29,17 +47,16 @@ ExecPtr choose_backend(const std::string& choice, const std::function<void(const
     if (std::string why; Executor::cuda_device_count(&why) == 0)
       throw BackendError(missing_gpu_message(
           "--backend cuda", fmt::format("--backend cuda: no CUDA device is available ({})", why), MissingGpu::no_device));
-    auto e = Executor::create_cuda(0);
-    log(fmt::format("backend: cuda ({})", e->device_name()));
-    return e;
+    return create_tuned_cuda(0, tuning_cache, log, verbose,
+                             [&](const ExecPtr& e) { log(fmt::format("backend: cuda ({})", e->device_name())); });
   }
   if (choice != "auto") throw BackendError(fmt::format("--backend {}: expected auto, cpu or cuda", choice));
   std::string why;
   const int n = Executor::cuda_device_count(&why);
   if (n > 0) {
-    auto e = Executor::create_cuda(0);
-    log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
-    return e;
+    return create_tuned_cuda(0, tuning_cache, log, verbose, [&](const ExecPtr& e) {
+      log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
+    });
   }
   // Not an error: auto asked for the CPU when there is no GPU. CUDA's own words only for -v.
   auto e = Executor::create_cpu();

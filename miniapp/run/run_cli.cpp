@@ -32,6 +32,7 @@ struct RunCommandLine {
   std::string jacobian_path;           // --write-jacobian
   std::string restart_file;
   long restart_report = -1;            // < 0: the file's last report
+  std::string tuning_cache;            // --tuning-cache: "" the default cache, "none", or a file
 };
 
 int run_deck(const RunCommandLine& o, const CommandContext& context)
@@ -59,7 +60,7 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   // What changed the deck, in the log as well as in the result's resolved deck.
   for (const std::string& set : o.overrides) context.log(fmt::format("override: --set {}", set));
   context.log(fmt::format("threads: {}", current_thread_policy().text()));
-  auto exec = choose_backend(o.backend, context.log, o.verbose);
+  auto exec = choose_backend(o.backend, context.log, o.verbose, o.tuning_cache);
   RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
   ro.restart_file = o.restart_file;
   ro.restart_report = o.restart_report;
@@ -94,6 +95,9 @@ Subcommand register_run(CLI::App& app, CommandContext& context)
       ->allow_extra_args(false);  // `--set k=v DECK`: DECK is the deck, not a second override
   run->add_flag("-v,--verbose", o->verbose, "log every Newton iteration (residual norms, linear iterations)");
   run->add_option("--write-jacobian", o->jacobian_path, "write the last assembled Jacobian to this HDF5 file");
+  run->add_option("--tuning-cache", o->tuning_cache,
+                  "CUDA kernel tuning to use: a file written by 'blockres tune', or 'none' for the built-in rule "
+                  "(default: this GPU's cache under $BLOCKRES_TUNING_DIR or ~/.cache/blockres, when there is one)");
   auto* restart_opt = run->add_option("--restart", o->restart_file,
                                       "continue from a report of this result file (a NAME.h5, or the NAME.checkpoint.h5 that "
                                       "output.checkpoint = true writes)");

@@ -392,7 +392,9 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   label.emplace("the result file");
   ResultsWriter writer(output_dir / (cfg.output.name + ".h5"), cfg,
                        Provenance{std::string(to_string(exec->backend())), exec->device_name(), command_line,
-                                  current_thread_policy().threads, current_thread_policy().text()}, grid,
+                                  current_thread_policy().threads, current_thread_policy().text(),
+                                  exec->is_cuda() ? exec->tuning().source : "none (CPU backend: the reference SpMV)"},
+                       grid,
                        model, in_place0);
   // The VTK series follows the HDF5 file report by report and is committed right after it.
   std::optional<VtkSeriesWriter> vtk;
@@ -433,6 +435,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     s.linear_method = std::string(to_string(cfg.linear.krylov.method));
     s.preconditioner = newton.preconditioner_name();
     s.forcing = std::string(to_string(cfg.linear.forcing.kind));
+    s.bsrmv_configs = exec->is_cuda() ? describe_bsrmv_plans(exec->bsrmv_plans(), exec->tuning())
+                                      : "none (CPU backend: the reference SpMV)";
     return s;
   };
   const auto write_checkpoint = [&] {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -121,3 +122,21 @@ TEST(BsrToCsr, RefusesAnExpansionOver2To31EntriesBeforeTouchingAnyArray)
     EXPECT_NE(m.find("2457600000 entries"), std::string::npos) << m;
   }
 }
+
+#if BLOCKRES_HAVE_CUDA
+// The search space and the built-in rule are host code (the compiled variants' registry): checked
+// here without a device. The rule is what every block size runs without a tuning cache, so it must
+// name a configuration that exists, and the space must offer more than it to tune.
+TEST(BsrmvSpace, TheRuleNamesACompiledConfigurationOfEveryBlockSize)
+{
+  for (int bs = 1; bs <= 64; ++bs) {
+    const auto configs = kernels::cuda::bsrmv_configs(bs);
+    ASSERT_FALSE(configs.empty()) << "bs " << bs;
+    const auto rule = kernels::cuda::bsrmv_rule(bs);
+    EXPECT_NE(std::find(configs.begin(), configs.end(), rule), configs.end())
+        << "bs " << bs << ": the rule gives " << kernels::describe(rule) << ", which is not compiled";
+  }
+  EXPECT_TRUE(kernels::cuda::bsrmv_configs(0).empty());
+  EXPECT_TRUE(kernels::cuda::bsrmv_configs(65).empty());
+}
+#endif
