@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|tests|shipped|bsrmv|tune|second|cpr|jac64]...
+#   usage: verification/issue29_gpu.sh [build|tests|shipped|bsrmv|tune|tuned|second|cpr|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -34,10 +34,14 @@ for m in "$@"; do
       /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache none --bs $(seq -s, 1 64) --stencils 7,27 --size-gb 1 \
         --reps 10 --warmup 2 --json $L/bsrmv_rule.json > $L/bsrmv_rule.txt 2>&1
       echo "== bench bsrmv (rule) rc $?"; grep -E "copy|report written|wall" $L/bsrmv_rule.txt ;;
-    tune)  # a measured cache (the default tune), then the same bench reading it
-      /usr/bin/time -f "wall %e s" $X tune --tuning-cache $L/tuning.json > $L/tune.txt 2>&1
-      echo "== tune rc $?"; tail -3 $L/tune.txt
-      /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache $L/tuning.json --bs $(seq -s, 1 64) --stencils 7,27 \
+    tune)  # a measured cache (the default tune); a run reading it
+      /usr/bin/time -f "wall %e s" $X tune --tuning-cache $L/tuning.json --json $L/tune_report.json > $L/tune.txt 2>&1
+      echo "== tune rc $?"; tail -4 $L/tune.txt; cp $L/tuning.json /tmp/tuning.json
+      $X run inputs/quarter_five_spot.toml --backend cuda --tuning-cache /tmp/tuning.json --output /tmp/runs/tuned \
+        --set output.vtk=false > $L/run_tuned.log 2>&1; echo "== run with the cache rc $?"; grep -E "^BSRMV" $L/run_tuned.log
+      h5dump -a bsrmv_tuning -a bsrmv_configs /tmp/runs/tuned/quarter_five_spot.h5 > $L/run_tuned_attrs.txt 2>&1 ;;
+    tuned)  # bench bsrmv reading the cache that `tune` wrote
+      /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache /tmp/tuning.json --bs $(seq -s, 1 64) --stencils 7,27 \
         --size-gb 1 --reps 10 --warmup 2 --json $L/bsrmv_tuned.json > $L/bsrmv_tuned.txt 2>&1
       echo "== bench bsrmv (tuned) rc $?"; grep -E "copy|report written|wall|tuning" $L/bsrmv_tuned.txt | head -5 ;;
     second)  # the second stage of the default CPR by block size at 1M cells
