@@ -13,7 +13,6 @@
 
 #include <cuda_pipeline.h>
 
-#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -261,10 +260,8 @@ __global__ void __launch_bounds__(256)
                   double* __restrict__ y)
 {
   constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, BB = BS * BS;
-  // Blocks per chunk; two spare values for an unaligned chunk start and its odd end (below). Odd
-  // block sizes give up the spare values' room (bs 1: values and column indices fill 48 KiB).
-  constexpr int CH = (staged_chunk_doubles - (BB % 2 == 0 ? 0 : 2)) / BB;
-  __shared__ __align__(16) double sv[CH * BB + 2];
+  constexpr int CH = staged_chunk_doubles / BB;  // blocks per chunk
+  __shared__ __align__(16) double sv[CH * BB];
   __shared__ index_t sc[CH];
   const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
 
@@ -279,17 +276,12 @@ __global__ void __launch_bounds__(256)
 
   for (index_t c = kb0; c < ke0; c += CH) {
     const int n = static_cast<int>(min(index_t(CH), ke0 - c));
-    // 16-byte copies throughout: where the chunk's first value is not 16-byte aligned (an odd
-    // block size, an odd chunk start) the copy starts one value earlier and the chunk begins at
-    // sv[1]. That value belongs to the matrix: an allocation starts aligned, so only a chunk
-    // after the first one, or a view into a larger array, can start unaligned. An odd count
-    // leaves one 8-byte copy at the end.
-    const double* chunk = A.values + size64_t(c) * BB;
-    const int shift = (reinterpret_cast<std::uintptr_t>(chunk) & 15) != 0 ? 1 : 0;
-    const double* src = chunk - shift;
-    const int count = n * BB + shift;
-    for (int t = threadIdx.x; t < count / 2; t += blockDim.x) __pipeline_memcpy_async(sv + 2 * t, src + 2 * t, 16);
-    if (count % 2 == 1 && threadIdx.x == 0) __pipeline_memcpy_async(sv + count - 1, src + count - 1, 8);
+    const double* src = A.values + size64_t(c) * BB;
+    if constexpr (BB % 2 == 0) {  // c * BB even: 16-byte aligned
+      for (int t = threadIdx.x; t < n * BB / 2; t += blockDim.x) __pipeline_memcpy_async(sv + 2 * t, src + 2 * t, 16);
+    } else {
+      for (int t = threadIdx.x; t < n * BB; t += blockDim.x) __pipeline_memcpy_async(sv + t, src + t, 8);
+    }
     for (int t = threadIdx.x; t < n; t += blockDim.x) __pipeline_memcpy_async(sc + t, A.col_ind + c + t, 4);
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -301,7 +293,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int kk = static_cast<int>(min(k + u, k1 - 1) - c);  // clamped re-read past the end
-        const double* vp = sv + shift + kk * BB + i * BS + c0;
+        const double* vp = sv + kk * BB + i * BS + c0;
         const double* xp = x + size64_t(sc[kk]) * BS + c0;
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
