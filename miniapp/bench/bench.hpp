@@ -3,6 +3,7 @@
 
 #include "linalg/preconditioners/amg/amg_options.hpp"
 #include "linalg/preconditioners/isai/isai_options.hpp"
+#include "miniapp/bench/baseline_limits.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,9 @@ struct BenchCommonOptions {
   int reps = 0;              // --reps: timed repetitions (median reported)
   int warmup = 0;            // --warmup: untimed repetitions first
   std::string command_line;  // recorded in the report
+  // What a library baseline must fit (32-bit indices, free device memory); a matrix beyond it skips that
+  // baseline and still reports ours. Not on the command line: a test lowers index_limit to meet it cheaply.
+  bench::BaselineLimits baseline_limits;
 };
 
 struct BsrmvBenchOptions : BenchCommonOptions {
