@@ -179,6 +179,11 @@ class Bench {
       b.skipped = reason;
       r.baselines.push_back(b);
     };
+    // A skip decided while the baseline is set up (its workspace): recorded and logged.
+    auto skip_now = [&](const std::string& name, const std::string& reason) {
+      skip(name, reason);
+      r.skip_log.push_back(bench::skip_line("bench bsrmv", label, {name}, reason));
+    };
     // true (and the skip recorded) when the plan skips `name`.
     auto skipped = [&](const std::string& name) {
       const std::string reason = why(name);
@@ -226,7 +231,7 @@ class Bench {
             const_cast<index_t*>(A.col_ind().data()), col ? tvals.data() : A.values().data(), CUSPARSE_INDEX_32I,
             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F, col ? CUSPARSE_ORDER_COL : CUSPARSE_ORDER_ROW));
         generic(col ? "cusparse_spmv_bsr_col" : "cusparse_spmv_bsr_row", mat, x, y, CUSPARSE_SPMV_ALG_DEFAULT, false,
-                add, skip);
+                add, skip_now);
         cusparseDestroySpMat(mat);
       }
     }
@@ -243,7 +248,7 @@ class Bench {
                                                   ccol.data(), cval.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                                   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
         generic(alg2 ? "cusparse_spmv_csr_alg2" : "cusparse_spmv_csr_default", mat, x, y,
-                alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_ALG_DEFAULT, alg2, add, skip);
+                alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_ALG_DEFAULT, alg2, add, skip_now);
         cusparseDestroySpMat(mat);
       }
     } else {
