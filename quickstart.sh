@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # blockres quick start for a fresh Debian 12 machine:
-#   ./quickstart.sh run    install what is missing, build, run the default deck
-#   ./quickstart.sh test   install what is missing, build, run the whole test suite
+#   ./quickstart.sh run    install what is missing, build blockres, run the default deck
+#   ./quickstart.sh test   install what is missing, build everything, run the whole test suite
 # The CUDA backend is built when nvcc is found (/usr/local/cuda); without it, CPU only. Its GPU code
 # is compiled for the GPU present, else for sm_80, 86, 89 and 90 (+ PTX for newer GPUs); CUDAARCHS=90
 # in the environment compiles one architecture instead (README, "Building by hand").
