@@ -4,6 +4,8 @@
 
 #include "kernels/batched/batched.hpp"
 
+#include <cstddef>
+
 namespace blockres::kernels {
 
 // Largest block the batched LU accepts (the MAGMA batched LU range).
@@ -30,9 +32,15 @@ void lu_solve(const BatchLayout& L, const double* lu, const index_t* piv, const 
 // Asynchronous on stream s (no synchronisation, no allocation); all pointers, including the
 // layout's offset arrays, are device memory. No workspace is needed. Blocks of size 0..32 use a
 // register kernel (one lane group per block); 33..512 a blocked kernel (one thread block per block).
+// Blocks above about 128 rows need more than 48 KB of shared memory per thread block: lu_factor
+// throws std::runtime_error, naming the bytes, the device's limit and the largest size that fits,
+// when a batch holds blocks too large for the device (sm_86/89: above 432 rows).
 namespace cuda {
 void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* info);
 void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x);
+// Test hook: a nonzero value replaces the device's shared-memory limit per thread block (a GPU test
+// plays an sm_86 on a Hopper); 0 restores the device's.
+void set_lu_shared_limit_for_tests(std::size_t bytes);
 }  // namespace cuda
 
 // Shared argument check of both backends (throws std::invalid_argument naming `what`).

@@ -26,6 +26,21 @@ extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 }  // namespace lu_detail
 
 namespace {
+std::size_t shared_limit_for_tests = 0;  // set_lu_shared_limit_for_tests
+}  // namespace
+
+std::size_t lu_detail::shared_bytes_per_block_limit()
+{
+  if (shared_limit_for_tests > 0) return shared_limit_for_tests;
+  int dev = 0, bytes = 0;
+  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+  BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return static_cast<std::size_t>(bytes);
+}
+
+void set_lu_shared_limit_for_tests(std::size_t bytes) { shared_limit_for_tests = bytes; }
+
+namespace {
 
 using namespace lu_detail;
 using SmallFactorFn = void (*)(stream_t, const BatchLayout&, int, double*, index_t*, int*);

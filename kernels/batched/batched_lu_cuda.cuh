@@ -728,8 +728,15 @@ void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, cons
 #include "kernels/cuda_check.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace blockres::kernels::cuda::lu_detail {
+
+// Shared memory one thread block may use on the current device (cudaDevAttrMaxSharedMemoryPerBlockOptin:
+// 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86 and sm_89), or the test hook's value when set
+// (batched_lu_cuda.cu).
+std::size_t shared_bytes_per_block_limit();
 
 template <int NP, bool Uniform>
 void launch_small_factor(stream_t s, const BatchLayout& L, int lo, double* a, index_t* piv, int* info)
@@ -759,6 +766,23 @@ void launch_blocked_factor(stream_t s, const BatchLayout& L, int lo, int hi, dou
   const int nmax = std::min(hi, L.max_size);
   const std::size_t smem = Sh::smem_bytes(nmax);
   const auto kernel = &blocked_factor<T, NB, RPT>;
+  // The panel grows with n: above 48 KB the device's own limit decides (sm_86/89 hold blocks up to
+  // 432 rows, sm_80 and sm_90 all 512). Refuse with the numbers rather than fail in the launch.
+  if (smem > 48 * 1024) {
+    cudaFuncAttributes attr{};
+    BLOCKRES_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    const std::size_t limit = shared_bytes_per_block_limit();
+    if (smem + attr.sharedSizeBytes > limit) {
+      int fits = nmax;
+      while (fits > lo && Sh::smem_bytes(fits) + attr.sharedSizeBytes > limit) --fits;
+      throw std::runtime_error(
+          "cuda::lu_factor: blocks of up to " + std::to_string(nmax) + " rows need " +
+          std::to_string(smem + attr.sharedSizeBytes) + " bytes of shared memory per thread block, more than the " +
+          std::to_string(limit) + " this GPU allows" +
+          (Sh::smem_bytes(fits) + attr.sharedSizeBytes <= limit ? " (blocks up to " + std::to_string(fits) + " rows fit)"
+                                                                 : std::string()));
+    }
+  }
   BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const auto grid = unsigned(std::min<size64_t>(L.count, max_grid_blocked));
   kernel<<<grid, T, smem, s>>>(L, lo, hi, Sh::ldp(nmax), a, piv, info);

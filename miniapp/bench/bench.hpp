@@ -3,6 +3,7 @@
 
 #include "linalg/preconditioners/amg/amg_options.hpp"
 #include "linalg/preconditioners/isai/isai_options.hpp"
+#include "miniapp/bench/baseline_limits.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,9 @@ struct BenchCommonOptions {
   // --tuning-cache: the CUDA kernel tuning ("" the device's default cache, "none" the built-in rule, or a
   // file written by `blockres tune`); the report records which ("tuning_source").
   std::string tuning_cache;
+  // What a library baseline must fit (32-bit indices, free device memory); a matrix beyond it skips that
+  // baseline and still reports ours. Not on the command line: a test lowers index_limit to meet it cheaply.
+  bench::BaselineLimits baseline_limits;
 };
 
 struct BsrmvBenchOptions : BenchCommonOptions {

@@ -200,8 +200,12 @@ struct Row {
   int first_bad_info = 0;       // info of the first failed block
   double tolerance = 0;
   double speedup = nan_v;  // baseline median / this median
+  std::string skipped;     // a cuBLAS row that could not run on this batch: why (baseline_limits.hpp)
 
-  bool verified() const { return info_failures == 0 && std::isfinite(residual) && residual <= tolerance; }
+  bool verified() const
+  {
+    return !skipped.empty() || (info_failures == 0 && std::isfinite(residual) && residual <= tolerance);
+  }
   double gbs() const { return bytes / (t.median_ms * 1e-3) / 1e9; }
   double gflops() const { return flops / (t.median_ms * 1e-3) / 1e9; }
 };
@@ -229,7 +233,11 @@ class BatchedBench {
   {
     const index_t count = batch_count(o_, n);
     const size64_t nv = size64_t(count) * n * n, nx = size64_t(count) * n;
-    check_memory(n, count);
+    // cuBLAS's rows run when their int batch count holds the batch and their copies fit; else each is
+    // skipped with the reason (its row says it), and ours still run.
+    const std::string cublas_memory = check_memory(n, count);
+    const std::string cublas_count = bench::cublas_batched_limit(n, std::uint64_t(count), o_.baseline_limits);
+    const std::string cublas_skip = cublas_count.empty() ? cublas_memory : cublas_count;
 
     const std::vector<double> hA = make_blocks(n, count, 1000 + n);
     const std::vector<double> hb = benchutil::random_values(nx, 77 + n);
@@ -250,6 +258,9 @@ class BatchedBench {
       r.bytes = byte_model(op, n, count), r.flops = flop_model(op, n, count), r.tolerance = tol;
       rows.push_back(r);
       return rows.back();
+    };
+    auto skip = [&](std::string variant, Op op, const std::string& why) {
+      add(std::move(variant), op, true, Timing{}).skipped = why;
     };
     const auto s = s_;
     auto refresh_work = [&] {
@@ -321,11 +332,16 @@ class BatchedBench {
       solve_residual(m, "");
       // The same product by cuBLAS: column-major, the row-major inverses are their transposes (OP_T).
       const double one = 1.0, zero = 0.0;
-      Row& c = add("cublas_gemv", Op::apply, true, timed([&] {
-        BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(handle_, CUBLAS_OP_T, n, n, &one, work.data(), n,
-                                                        (long long)n * n, b.data(), 1, n, &zero, x.data(), 1, n, count));
-      }, nothing, poison_x));
-      solve_residual(c, "");
+      if (!cublas_count.empty()) {
+        skip("cublas_gemv", Op::apply, cublas_count);  // strided: no copy, only the batch count
+      } else {
+        Row& c = add("cublas_gemv", Op::apply, true, timed([&] {
+          BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(handle_, CUBLAS_OP_T, n, n, &one, work.data(), n,
+                                                          (long long)n * n, b.data(), 1, n, &zero, x.data(), 1, n,
+                                                          count));
+        }, nothing, poison_x));
+        solve_residual(c, "");
+      }
     }
     {
       add("lu_factor", Op::factor, false,
@@ -339,7 +355,13 @@ class BatchedBench {
       Row& f = rows[rows.size() - 2];
       f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
     }
-    {
+    if (!cublas_skip.empty()) {
+      for (const char* layout : {"opT", "opN"}) {
+        skip(std::string("cublas_getrf_") + layout, Op::factor, cublas_skip);
+        skip(std::string("cublas_getrs_") + layout, Op::solve, cublas_skip);
+      }
+      if (bench::cublas_matinv_limit(n).empty()) skip("cublas_matinv", Op::invert, cublas_skip);
+    } else {
       // cuBLAS: one pointer per block (outside the timed region).
       std::vector<double*> hp(static_cast<std::size_t>(count));
       std::vector<const double*> hq(static_cast<std::size_t>(count));
@@ -384,7 +406,7 @@ class BatchedBench {
         f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
       }
 
-      if (n <= 32) {
+      if (bench::cublas_matinv_limit(n).empty()) {  // matinvBatched: n <= 32 (ours invert up to 32 too)
         Row& m = add("cublas_matinv", Op::invert, true, timed([&] {
           BLOCKRES_CUBLAS_CHECK(
               cublasDmatinvBatched(handle_, n, orig_ptr.data(), n, work_ptr.data(), n, info.data(), count));
@@ -403,7 +425,7 @@ class BatchedBench {
       if (r.cublas) continue;
       std::vector<bench::Baseline> base;
       for (const auto& c : rows)
-        if (c.cublas && c.op == r.op) base.push_back({c.variant, c.t, c.verified() ? 0.0 : bench::nan_v});
+        if (c.cublas && c.op == r.op) base.push_back({c.variant, c.t, c.verified() ? 0.0 : bench::nan_v, {}});
       const auto v = bench::judge_baselines(base, 0.0);
       for (std::size_t k = 0; k < base.size(); ++k)
         if (v.wrong[k]) r.wrong_baselines += (r.wrong_baselines.empty() ? "" : ",") + base[k].name;
@@ -432,15 +454,20 @@ class BatchedBench {
         poison);
   }
 
-  void check_memory(int n, index_t count) const
+  // Throws when our rows' arrays (blocks twice, b, x, pivots, info) do not fit the free device memory;
+  // returns why cuBLAS's extra column-major copy and pointer arrays do not ("" when they do).
+  std::string check_memory(int n, index_t count) const
   {
-    const double need = 3.0 * 8 * double(count) * n * n + double(count) * n * (8 + 8 + 4) + double(count) * (4 + 24);
+    const double ours = 2.0 * 8 * double(count) * n * n + double(count) * n * (8 + 8 + 4) + double(count) * 4;
+    const double cublas = 8.0 * double(count) * n * n + 24.0 * double(count);
     std::size_t free_b = 0, total_b = 0;
     BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (need > 0.95 * double(free_b))
+    if (ours > 0.95 * double(free_b))
       throw std::runtime_error(fmt::format("bench batched: {} blocks of size {} need {:.2f} GB of device memory, "
                                            "{:.2f} GB are free (lower --batch-gb or --max-blocks)",
-                                           count, n, need / 1e9, double(free_b) / 1e9));
+                                           count, n, ours / 1e9, double(free_b) / 1e9));
+    return bench::device_memory_limit("cuBLAS's column-major copy and pointer arrays", cublas,
+                                      0.95 * double(free_b) - ours, o_.baseline_limits);
   }
 
   ExecPtr e_;
@@ -452,6 +479,7 @@ class BatchedBench {
 
 std::string row_text(const Row& r, double copy_gbs)
 {
+  if (!r.skipped.empty()) return fmt::format("{:>3} {:>8} {:<16} skipped: {}", r.n, r.blocks, r.variant, r.skipped);
   const double gbs = r.gbs();
   const std::string speed = std::isfinite(r.speedup) ? fmt::format("{:7.2f}x", r.speedup) : std::string("      --");
   std::string status;
@@ -466,6 +494,9 @@ std::string row_text(const Row& r, double copy_gbs)
 Json row_json(const Row& r, double copy_gbs)
 {
   const double gbs = r.gbs();
+  if (!r.skipped.empty())
+    return {{"block_size", r.n}, {"blocks", r.blocks}, {"variant", r.variant}, {"operation", to_string(r.op)},
+            {"library", "cublas"}, {"skipped", r.skipped}, {"verified", true}};
   return {{"block_size", r.n},
           {"blocks", r.blocks},
           {"variant", r.variant},

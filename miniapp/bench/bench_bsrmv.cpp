@@ -86,6 +86,7 @@ struct Measurement {
   // bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy transposed outside
   // the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 (after cusparseSpMV_preprocess).
   std::vector<bench::Baseline> baselines;
+  std::vector<std::string> skip_log;  // one line per reason a baseline was skipped (baseline_limits.hpp)
   bench::BaselineVerdict verdict;
   std::string config;
   bool balanced = false;
@@ -145,10 +146,37 @@ class Bench {
       out.push_back(r);
     }
     if (!baselines) return out;
-    // cuSPARSE's BSR and the expanded CSR below take 32-bit indices (CUSPARSE_INDEX_32I).
-    kernels::check_scalar_view_fits_int32(fmt::format("bench bsrmv: cuSPARSE on {} (bs {})", m.name, bs), p.nrows,
-                                          p.ncols, bs, p.nnzb());
     Measurement& r = out.front();
+    // The configurations cuSPARSE can run on this matrix (32-bit indices, the copies in the free device
+    // memory); each other one is skipped, said in the log and recorded in the report with its reason.
+    std::size_t free_b = 0, total_b = 0;
+    BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const bench::BsrShape shape{std::uint64_t(p.nrows), std::uint64_t(p.ncols), std::uint64_t(p.nnzb()), bs};
+    const auto plan = bench::plan_bsrmv_baselines(shape, double(free_b), o_.baseline_limits);
+    const std::string label = fmt::format("{} bs {}", m.name, bs);
+    r.skip_log = bench::skip_lines("bench bsrmv", label, plan);
+    auto why = [&](const std::string& name) {
+      for (const auto& d : plan)
+        if (d.name == name) return d.skipped;
+      throw std::logic_error("bench bsrmv: no plan for baseline " + name);
+    };
+    auto skip = [&](const std::string& name, const std::string& reason) {
+      bench::Baseline b;
+      b.name = name;
+      b.skipped = reason;
+      r.baselines.push_back(b);
+    };
+    // A skip decided while the baseline is set up (its workspace): recorded and logged.
+    auto skip_now = [&](const std::string& name, const std::string& reason) {
+      skip(name, reason);
+      r.skip_log.push_back(bench::skip_line("bench bsrmv", label, {name}, reason));
+    };
+    // true (and the skip recorded) when the plan skips `name`.
+    auto skipped = [&](const std::string& name) {
+      const std::string reason = why(name);
+      if (!reason.empty()) skip(name, reason);
+      return !reason.empty();
+    };
     const double one = 1.0, zero = 0.0;
     auto add = [&](const std::string& name, auto&& launch) {
       bench::Baseline b;
@@ -158,9 +186,11 @@ class Bench {
       r.baselines.push_back(b);
     };
     if (bs >= 2) {
-      // Column-major blocks: the same matrix with every block transposed (outside the timing).
-      Array<double> tvals(e_, nval);
-      {
+      // Column-major blocks: the same matrix with every block transposed (outside the timing), when the
+      // column-major baselines run.
+      const bool col_copy = why("cusparse_bsrmv_col").empty() || why("cusparse_spmv_bsr_col").empty();
+      Array<double> tvals(e_, col_copy ? nval : 0);
+      if (col_copy) {
         auto h = A.values().to_host();
         std::vector<double> t(h.size());
         const size64_t bb = size64_t(bs) * bs;
@@ -172,6 +202,7 @@ class Bench {
       }
       for (const bool col : {false, true}) {
         const double* v = col ? tvals.data() : A.values().data();
+        if (skipped(col ? "cusparse_bsrmv_col" : "cusparse_bsrmv_row")) continue;
         add(col ? "cusparse_bsrmv_col" : "cusparse_bsrmv_row", [&] {
           BLOCKRES_CUSPARSE_CHECK(cusparseDbsrmv(
               handle_, col ? CUSPARSE_DIRECTION_COLUMN : CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE,
@@ -180,41 +211,47 @@ class Bench {
         });
       }
       for (const bool col : {false, true}) {
+        if (skipped(col ? "cusparse_spmv_bsr_col" : "cusparse_spmv_bsr_row")) continue;
         cusparseSpMatDescr_t mat;
         BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsr(
             &mat, p.nrows, p.ncols, p.nnzb(), bs, bs, const_cast<index_t*>(A.row_ptr().data()),
             const_cast<index_t*>(A.col_ind().data()), col ? tvals.data() : A.values().data(), CUSPARSE_INDEX_32I,
             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F, col ? CUSPARSE_ORDER_COL : CUSPARSE_ORDER_ROW));
         generic(col ? "cusparse_spmv_bsr_col" : "cusparse_spmv_bsr_row", mat, x, y, CUSPARSE_SPMV_ALG_DEFAULT, false,
-                add);
+                add, skip_now);
         cusparseDestroySpMat(mat);
       }
     }
-    {
+    if (why("cusparse_spmv_csr_default").empty() || why("cusparse_spmv_csr_alg2").empty()) {
       // Expanded scalar CSR of the same matrix (explicit zeros kept).
       const size64_t nnz = size64_t(p.nnzb()) * bs * bs;
       Array<index_t> crow(e_, A.scalar_rows() + 1), ccol(e_, nnz);
       Array<double> cval(e_, nnz);
       kernels::cuda::bsr_to_csr(s, A.view(), crow.data(), ccol.data(), cval.data());
       for (const bool alg2 : {false, true}) {
+        if (skipped(alg2 ? "cusparse_spmv_csr_alg2" : "cusparse_spmv_csr_default")) continue;
         cusparseSpMatDescr_t mat;
         BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&mat, A.scalar_rows(), size64_t(p.ncols) * bs, nnz, crow.data(),
                                                   ccol.data(), cval.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                                   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
         generic(alg2 ? "cusparse_spmv_csr_alg2" : "cusparse_spmv_csr_default", mat, x, y,
-                alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_ALG_DEFAULT, alg2, add);
+                alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_ALG_DEFAULT, alg2, add, skip_now);
         cusparseDestroySpMat(mat);
       }
+    } else {
+      (void)skipped("cusparse_spmv_csr_default");
+      (void)skipped("cusparse_spmv_csr_alg2");
     }
     r.verdict = bench::judge_baselines(r.baselines, 1e-12);
     return out;
   }
 
  private:
-  // cusparseSpMV on `mat` with `alg` (preprocessed first when `preprocess`), timed by add(name, launch).
-  template <class Add>
+  // cusparseSpMV on `mat` with `alg` (preprocessed first when `preprocess`), timed by add(name, launch); when
+  // its buffer does not fit the free device memory, skip(name, reason) instead.
+  template <class Add, class Skip>
   void generic(const std::string& name, cusparseSpMatDescr_t mat, const Vector& x, Vector& y, cusparseSpMVAlg_t alg,
-               bool preprocess, Add&& add)
+               bool preprocess, Add&& add, Skip&& skip)
   {
     cusparseDnVecDescr_t vx, vy;
     BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vx, x.size(), const_cast<double*>(x.data()), CUDA_R_64F));
@@ -223,6 +260,17 @@ class Bench {
     std::size_t bytes = 0;
     BLOCKRES_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero,
                                                     vy, CUDA_R_64F, alg, &bytes));
+    std::size_t free_b = 0, total_b = 0;
+    BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    bench::BaselineLimits exact = o_.baseline_limits;
+    exact.reserve_bytes = 0;  // the workspace itself
+    if (std::string reason = bench::device_memory_limit("cuSPARSE's SpMV buffer", double(bytes), double(free_b), exact);
+        !reason.empty()) {
+      skip(name, reason);
+      cusparseDestroyDnVec(vx);
+      cusparseDestroyDnVec(vy);
+      return;
+    }
     Array<double> buffer(e_, static_cast<size64_t>(bytes / 8 + 1));
     if (preprocess)
       BLOCKRES_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero,
@@ -274,6 +322,10 @@ Json measurement_json(const Measurement& r, const Ceilings& c)
     Json& baselines = j["baselines"] = Json::array();
     for (std::size_t k = 0; k < r.baselines.size(); ++k) {
       const auto& b = r.baselines[k];
+      if (!b.skipped.empty()) {
+        baselines.push_back({{"name", b.name}, {"skipped", b.skipped}});
+        continue;
+      }
       baselines.push_back({{"name", b.name},
                            {"time", timing_json(b.time)},
                            {"max_rel_error", b.error},
@@ -307,8 +359,10 @@ std::string others_text(const Measurement& r)
   for (std::size_t k = 0; k < r.baselines.size(); ++k) {
     const double sp = bench::speedup_over(r.baselines, r.verdict, k, r.ours.median_ms);
     t += fmt::format("{}{} {}", t.empty() ? "" : ", ", short_name(r.baselines[k].name),
-                     r.verdict.wrong[k] ? fmt::format("WRONG (error {:.1e})", r.baselines[k].error)
-                                        : std::isfinite(sp) ? fmt::format("{:.2f}x", sp) : std::string("--"));
+                     !r.baselines[k].skipped.empty() ? std::string("skipped")
+                     : r.verdict.wrong[k]            ? fmt::format("WRONG (error {:.1e})", r.baselines[k].error)
+                     : std::isfinite(sp)             ? fmt::format("{:.2f}x", sp)
+                                                     : std::string("--"));
   }
   return t;
 }
@@ -368,7 +422,9 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
                                 : "the executor's tuning (tuning_source: a tuning cache, else the built-in rule)"},
       {"baselines", "cuSPARSE bsrmv and SpMV on BSR with row- and column-major blocks (the column-major copy "
                     "transposed outside the timing), SpMV on the expanded CSR with ALG_DEFAULT and CSR_ALG2 "
-                    "(preprocessed); the speedup is over the fastest baseline whose result verified"},
+                    "(preprocessed); the speedup is over the fastest baseline whose result verified; a baseline "
+                    "that cannot represent the matrix (32-bit indices) or whose copy does not fit the free device "
+                    "memory is skipped, its entry saying why"},
       {"timing", "CUDA events around each call, median / min / max of --reps after --warmup; before every call "
                  "(outside the events) a memset of 4x the L2 size, so each starts with a cold L2"},
       {"checks", "every output poisoned (NaN) before the last timed repetition and compared with the CPU "
@@ -397,6 +453,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
                         fmt::format("max relative error {:.1e}", r.err_ours), {}) && ok;
       log(row_text(r, ceil));
       if (!r.baselines.empty()) log("    " + others_text(r));
+      for (const auto& line : r.skip_log) log("    " + line);
       results.push_back(measurement_json(r, ceil));
     }
   };

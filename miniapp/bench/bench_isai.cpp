@@ -135,6 +135,7 @@ struct KernelRow {
   std::string ratio2_of;
   double error = nan_v, tolerance = nan_v;  // verification (nan: informational only)
   std::string toml;  // the deck keys of the preconditioner measured (empty: a cuSPARSE or SpMV row)
+  std::string skipped;  // a cuSPARSE row that could not run on this matrix: why (baseline_limits.hpp)
   bool verified() const { return std::isnan(tolerance) || error <= tolerance; }
 };
 
@@ -158,32 +159,35 @@ std::string kernel_row_text(const KernelRow& r, const Ceilings& c)
                               std::isfinite(r.error) ? fmt::format("{:.1e}", r.error) : "--");
   if (std::isfinite(r.ratio2)) s += fmt::format("  ({:.2f} {})", r.ratio2, r.ratio2_of);
   if (std::isfinite(r.bytes) && benchutil::fits_in_l2(r.bytes)) s += "  L2";
+  if (!r.skipped.empty()) s += "  SKIPPED";
   return r.verified() ? s : s + "  VERIFICATION FAILED";
 }
 
 Json kernel_row_json(const KernelRow& r, const Ceilings& c)
 {
   const double gbs = achieved_gbs(r);
-  return {{"matrix", r.matrix},
-          {"op", r.op},
-          {"variant", r.variant},
-          {"preconditioner_toml", r.toml.empty() ? Json(nullptr) : Json(r.toml)},
-          {"power", r.power},
-          {"view", r.view},
-          {"isai_nnz", r.nnz},
-          {"first_ms", r.first_ms},
-          {"time", timing_json(r.t)},
-          {"bytes", r.bytes},
-          {"fraction_of_copy_bandwidth", gbs / c.copy_gbs},
-          {"fraction_of_read_bandwidth", gbs / c.read_gbs},
-          {"fits_in_l2", std::isfinite(r.bytes) && benchutil::fits_in_l2(r.bytes)},
-          {"ratio", r.ratio},
-          {"ratio_of", r.ratio_of},
-          {"ratio2", r.ratio2},
-          {"ratio2_of", r.ratio2_of},
-          {"error", r.error},
-          {"tolerance", r.tolerance},
-          {"verified", r.verified()}};
+  Json j = {{"matrix", r.matrix},
+            {"op", r.op},
+            {"variant", r.variant},
+            {"preconditioner_toml", r.toml.empty() ? Json(nullptr) : Json(r.toml)},
+            {"power", r.power},
+            {"view", r.view},
+            {"isai_nnz", r.nnz},
+            {"first_ms", r.first_ms},
+            {"time", timing_json(r.t)},
+            {"bytes", r.bytes},
+            {"fraction_of_copy_bandwidth", gbs / c.copy_gbs},
+            {"fraction_of_read_bandwidth", gbs / c.read_gbs},
+            {"fits_in_l2", std::isfinite(r.bytes) && benchutil::fits_in_l2(r.bytes)},
+            {"ratio", r.ratio},
+            {"ratio_of", r.ratio_of},
+            {"ratio2", r.ratio2},
+            {"ratio2_of", r.ratio2_of},
+            {"error", r.error},
+            {"tolerance", r.tolerance},
+            {"verified", r.verified()}};
+  if (!r.skipped.empty()) j["skipped"] = r.skipped;
+  return j;
 }
 
 // Bytes of one SpMV with M (see byte_text).
@@ -283,6 +287,16 @@ class Problem {
 
   const BsrMatrix& A() const { return A_; }
 
+  // Why cuSPARSE's ILU(0) (block: bsrilu02 + bsrsv2, else csrilu02 + SpSV) cannot run on this matrix now
+  // (32-bit indices, its copies in the free device memory): "" when it can.
+  std::string cusparse_ilu0_skip(bool block) const
+  {
+    std::size_t free_b = 0, total_b = 0;
+    BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const bench::BsrShape shape{std::uint64_t(A_.nrows()), std::uint64_t(A_.ncols()), std::uint64_t(A_.nnzb()), m_.bs};
+    return bench::plan_cusparse_ilu0(shape, block, double(free_b), o_.baseline_limits).skipped;
+  }
+
   // The kernels section for this matrix; returns its rows.
   std::vector<KernelRow> kernels(const benchutil::Log& log)
   {
@@ -338,12 +352,21 @@ class Problem {
       apply_exact.error = rel_diff(z_exact, z), apply_exact.tolerance = ilu_tol;
     }
     // The exact triangular solves measured here (ours, SpSV, bsrsv2): the ISAI rows compare with the fastest.
-    std::vector<bench::Baseline> exact_solves{{"ilu0 exact (ours)", apply_exact.t, 0.0}};
+    std::vector<bench::Baseline> exact_solves{{"ilu0 exact (ours)", apply_exact.t, 0.0, {}}};
     std::vector<double> cusparse_factor_ms;
     for (bool block : {false, true}) {
       if (block && m_.bs == 1) continue;
-      benchutil::CusparseIlu cus(A_, block);
       const char* fname = block ? "bsrilu02" : "csrilu02";
+      if (const std::string why = cusparse_ilu0_skip(block); !why.empty()) {
+        const char* sname = block ? "bsrsv2 L+U" : "SpSV L+U (CSR)";
+        log("  " + bench::skip_line("bench isai", m_.name, {fname, sname}, why));
+        KernelRow f = row("ilu0_setup", fname), a = row("apply", sname);
+        f.skipped = a.skipped = why;
+        rows.push_back(f);
+        rows.push_back(a);
+        continue;
+      }
+      benchutil::CusparseIlu cus(A_, block);
       KernelRow f = row("ilu0_setup", fname);
       f.t = time_on_stream(s, W, R, [&] { cus.factor(); }, [&] { cus.load_values(); });
       cusparse_factor_ms.push_back(f.t.median_ms);
@@ -359,7 +382,7 @@ class Problem {
       a.error = rel_diff(z_exact, z2_.to_host());
       a.tolerance = block ? nan_v : ilu_tol;
       // An exact solve baseline only when it agrees with ours (judged with tolerance 0 below).
-      exact_solves.push_back({a.variant, a.t, a.error <= exact_agree_tol ? 0.0 : a.error});
+      exact_solves.push_back({a.variant, a.t, a.error <= exact_agree_tol ? 0.0 : a.error, {}});
       rows.push_back(a);
     }
     rows.insert(rows.begin(), setup);
@@ -675,10 +698,21 @@ int run_isai_bench(const IsaiBenchOptions& o, const std::function<void(const std
       Problem p(e, m, i < nstencil, o);
       log(fmt::format("{}: time to solution, stop at ||b - A x|| <= {:.0e} ||b|| or {} iterations", m.name, o.rel_tol,
                       o.max_iterations));
+      const std::string cusparse_skip = p.cusparse_ilu0_skip(false);
+      if (!cusparse_skip.empty()) log(bench::skip_line("bench isai", m.name, {"cusparse_ilu0"}, cusparse_skip));
       log(sheader);
       for (const auto& [method, mname] : methods) {
         KrylovSolver solver = p.solver(method);
         for (std::size_t q = 0; q <= preconditioners.size(); ++q) {
+          if (q == preconditioners.size() && !cusparse_skip.empty()) {
+            log(fmt::format("{:<14} {:<10} {:<34} SKIPPED (see above)", m.name, mname, "cusparse_ilu0"));
+            solve_rows.push_back({{"matrix", m.name},
+                                  {"method", mname},
+                                  {"preconditioner_label", "cusparse_ilu0"},
+                                  {"skipped", cusparse_skip},
+                                  {"verified", true}});
+            continue;
+          }
           const auto r = q < preconditioners.size()
                              ? p.solve(solver, mname, preconditioners[q])
                              : p.solve_cusparse_ilu0(solver, mname);

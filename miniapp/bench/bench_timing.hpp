@@ -63,11 +63,13 @@ struct HostClock {
 };
 
 // One baseline of a report row: its name, time and the error of its result against the CPU
-// reference (NaN when it did not run).
+// reference (NaN when it did not run); skipped: why it was not run (a limit of its library the matrix
+// exceeds, see miniapp/bench/baseline_limits.hpp), empty otherwise.
 struct Baseline {
   std::string name;
   Timing time;
   double error = nan_v;
+  std::string skipped;
   bool ran() const { return std::isfinite(time.median_ms); }
 };
 

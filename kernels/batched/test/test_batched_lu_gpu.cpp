@@ -3,7 +3,8 @@
 // block kinds including singular ones; outputs poisoned beforehand (x NaN, pivots -1, info -7).
 // Checks: info equal, pivots equal up to the first ambiguous step, factors within 1e-12, solution
 // backward error <= 100 n eps and within 1e-12 of the CPU's on well-conditioned blocks, gaps
-// untouched, uniform and variable layouts of the same data bitwise equal. Label `gpu`.
+// untouched, uniform and variable layouts of the same data bitwise equal; blocks too large for the
+// device's shared memory refused with the largest size that fits. Label `gpu`.
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/batched/test/batched_lu_test_util.hpp"
 #include "linalg/array.hpp"
@@ -209,4 +210,29 @@ TEST(BatchedLuGpu, InvalidArgumentsThrowAndEmptyBatchesDoNothing)
   EXPECT_NO_THROW(kernels::cuda::lu_factor(gpu()->stream(), L, nullptr, nullptr, nullptr));
   EXPECT_NO_THROW(kernels::cuda::lu_solve(gpu()->stream(), L, nullptr, nullptr, nullptr, nullptr));
   gpu()->synchronize();
+}
+
+TEST(BatchedLuGpu, BlocksTooLargeForTheDevicesSharedMemoryAreRefusedWithTheLargestThatFits)
+{
+  // sm_86 / sm_89 allow 101376 bytes per thread block: the 257..512 class's panel then holds at most
+  // 432 rows. Played here through the test hook; the check is the one a real sm_86 meets.
+  struct Restore {
+    ~Restore() { kernels::cuda::set_lu_shared_limit_for_tests(0); }
+  } restore;
+  kernels::cuda::set_lu_shared_limit_for_tests(101376);
+  for (int n : {433, 512}) {
+    Batch B = make_batch(std::vector<int>(2, n), cycle(2), true);
+    try {
+      (void)run_gpu(B, random_rhs(B));
+      ADD_FAILURE() << "n " << n << ": no refusal";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("101376 this GPU allows (blocks up to 432 rows fit)"), std::string::npos) << what;
+      EXPECT_NE(what.find("blocks of up to " + std::to_string(n) + " rows need"), std::string::npos) << what;
+    }
+  }
+  check(make_batch(std::vector<int>(3, 432), cycle(3), true), "uniform n 432 under the sm_86 limit");
+  // A variable batch is refused by its largest block.
+  Batch V = make_batch({40, 300, 500}, cycle(3), false);
+  EXPECT_THROW((void)run_gpu(V, random_rhs(V)), std::runtime_error);
 }

@@ -108,11 +108,11 @@ TEST(BenchTiming, PoisonBeforeTheLastTimedRepetitionCatchesAKernelThatStopsWriti
 TEST(BenchTiming, AWrongBaselineIsFlaggedAndGetsNoSpeedup)
 {
   const double tol = 1e-12;
-  std::vector<bench::Baseline> b{{"slow", {4.0, 3.9, 4.1}, 1e-15},
-                                 {"fast but wrong", {1.0, 0.9, 1.1}, 0.5},
-                                 {"nan result", {0.5, 0.5, 0.5}, bench::nan_v},
-                                 {"not run", {}, bench::nan_v},
-                                 {"fastest correct", {2.0, 1.9, 2.1}, 3e-13}};
+  std::vector<bench::Baseline> b{{"slow", {4.0, 3.9, 4.1}, 1e-15, {}},
+                                 {"fast but wrong", {1.0, 0.9, 1.1}, 0.5, {}},
+                                 {"nan result", {0.5, 0.5, 0.5}, bench::nan_v, {}},
+                                 {"not run", {}, bench::nan_v, {}},
+                                 {"fastest correct", {2.0, 1.9, 2.1}, 3e-13, {}}};
   const auto v = bench::judge_baselines(b, tol);
   EXPECT_EQ(v.wrong, (std::vector<bool>{false, true, true, false, false}));
   EXPECT_TRUE(v.any_wrong());

@@ -1,0 +1,40 @@
+# CTest blockres_target_builds_no_tests: `./quickstart.sh run` builds the blockres target only, and that
+# target's build commands (ninja -t commands) compile no test source and link no GoogleTest; `test`
+# builds all.
+# Usage: cmake -DNINJA=<ninja> -DBUILD_DIR=<build dir> -DSOURCE_DIR=<source dir> -P test_blockres_target.cmake
+foreach(var NINJA BUILD_DIR SOURCE_DIR)
+  if(NOT ${var})
+    message(FATAL_ERROR "test_blockres_target.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+file(READ "${SOURCE_DIR}/quickstart.sh" quickstart)
+if(NOT quickstart MATCHES "\n  run\\)\n[^;]*\n    build blockres\n")
+  message(SEND_ERROR "quickstart.sh: the run command does not build the blockres target alone")
+endif()
+if(NOT quickstart MATCHES "\n  test\\)\n[^;]*\n    build all\n")
+  message(SEND_ERROR "quickstart.sh: the test command does not build everything")
+endif()
+
+execute_process(COMMAND "${NINJA}" -C "${BUILD_DIR}" -t commands blockres RESULT_VARIABLE rc OUTPUT_VARIABLE blockres
+                ERROR_VARIABLE err)
+execute_process(COMMAND "${NINJA}" -C "${BUILD_DIR}" -t commands all RESULT_VARIABLE rc_all OUTPUT_VARIABLE all)
+if(NOT rc EQUAL 0 OR NOT rc_all EQUAL 0)
+  message(FATAL_ERROR "ninja -t commands failed (${rc}, ${rc_all}): ${err}")
+endif()
+string(REGEX MATCHALL "\n" lines "${blockres}")
+list(LENGTH lines n_blockres)
+string(REGEX MATCHALL "\n" lines "${all}")
+list(LENGTH lines n_all)
+message(STATUS "blockres: ${n_blockres} build commands; all: ${n_all}")
+if(NOT blockres MATCHES "miniapp/main\\.cpp")
+  message(SEND_ERROR "the blockres target does not compile miniapp/main.cpp: not the executable's commands?")
+endif()
+string(REGEX MATCHALL "[^ \n]*/test/[^ \n]*\\.(cpp|cu)|[^ \n]*gtest[^ \n]*" test_parts "${blockres}")
+if(test_parts)
+  list(REMOVE_DUPLICATES test_parts)
+  message(SEND_ERROR "the blockres target builds test code: ${test_parts}")
+endif()
+if(NOT n_blockres LESS n_all)
+  message(SEND_ERROR "the blockres target runs as many commands as all (${n_blockres})")
+endif()
