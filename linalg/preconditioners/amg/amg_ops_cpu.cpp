@@ -3,7 +3,7 @@
 
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/blas1/blas1.hpp"
-#include "kernels/ilu_isai/ilu_block.hpp"
+#include "kernels/ilu_isai/ilu.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -176,20 +176,23 @@ class CpuOps final : public Ops {
   {
     auto& p = static_cast<IluPlan&>(plan);
     for (std::size_t q = 0; q < p.perm.size(); ++q) p.lu[q] = A.values[p.perm[q]];
-    *info = kernels::cpu::block_ilu0_factor(p.sched, {A.nrows, A.nrows, 1, A.row_ptr, p.col.data(), p.lu.data()},
-                                           p.dinv.data());
+    // The scalar ILU(0) kernels: the same factors as the block ones with 1 x 1 blocks (the CUDA
+    // twin's), to rounding (a division by u_ii where those multiply by 1 / u_ii), at a third of
+    // their time on the CPU.
+    *info = kernels::cpu::ilu0_factor(p.sched, {A.nrows, A.row_ptr, p.col.data(), p.lu.data()});
+    for (index_t i = 0; i < A.nrows; ++i) p.dinv[i] = 1.0 / p.lu[p.sched.diag[i]];
   }
   void ilu_sweep(const Plan& plan, const CsrRef& A, const double* b, const double* x_in, double* x_out,
                  double* work) override
   {
     const auto& p = static_cast<const IluPlan&>(plan);
-    const BsrView<const double> LU{A.nrows, A.nrows, 1, A.row_ptr, p.col.data(), p.lu.data()};
+    const kernels::CsrView<const double> LU{A.nrows, A.row_ptr, p.col.data(), p.lu.data()};
     const CsrRef lu{A.nrows, A.ncols, A.row_ptr, p.col.data(), p.lu.data(), A.nnz()};
     const size64_t n = A.nrows;
     ilu_smoother_apply(
         p.sweeps, b, x_in, x_out, work, p.w1.data(), p.w2.data(), [&](double* r) { cpu::residual(A, b, x_in, r); },
-        [&](const double* rhs, double* y) { kernels::cpu::block_ilu0_lower_solve(p.sched, LU, rhs, y); },
-        [&](const double* c, double* u) { kernels::cpu::block_ilu0_upper_solve(p.sched, LU, p.dinv.data(), c, u); },
+        [&](const double* rhs, double* y) { kernels::cpu::ilu0_lower_solve(p.sched, LU, rhs, y); },
+        [&](const double* c, double* u) { kernels::cpu::ilu0_upper_solve(p.sched, LU, c, u); },
         [&](bool upper, const double* rhs, const double* x, double* y) {
           cpu::ilu_jacobi_sweep(lu, p.dinv.data(), upper, rhs, x, y);
         },
