@@ -93,9 +93,10 @@ struct AmgOptions {
   bool keep_interpolation = false;
   bool operator==(const AmgOptions&) const = default;
 };
-inline constexpr std::string_view amg_keys[] = {"aggregation", "aggregate_size", "interpolation", "smoother", "trisolve_sweeps",
-                                                "theta",       "pre_sweeps",     "post_sweeps",   "cycle", "cycles", "max_levels",
-                                                "max_coarse",  "refresh_interval", "keep_interpolation"};
+inline constexpr std::string_view amg_keys[] = {
+    "aggregation", "aggregate_size", "interpolation", "smoother",   "trisolve_sweeps",  "theta",
+    "pre_sweeps",  "post_sweeps",    "cycle",         "cycles",     "max_levels",       "max_coarse",
+    "refresh_interval", "keep_interpolation"};
 AmgOptions read(deck::Section& table, const AmgOptions& defaults);
 std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt);
 
