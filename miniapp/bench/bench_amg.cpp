@@ -628,6 +628,7 @@ Json report_json(const AmgBenchReport& rep, const AmgBenchOptions& o, const std:
                 {"aggregate_size", a.aggregate_size},
                 {"interpolation", to_string(a.interpolation)},
                 {"smoother", to_string(a.smoother)},
+                {"trisolve_sweeps", a.trisolve_sweeps},
                 {"jacobi_omega", a.jacobi_omega},
                 {"pre_sweeps", a.pre_sweeps},
                 {"post_sweeps", a.post_sweeps},
