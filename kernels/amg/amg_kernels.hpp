@@ -186,5 +186,23 @@ void residual(const CsrRef& A, const double* b, const double* x, double* r);
 // instead of reading x back, one pass instead of two, same x bits). x and r must not alias b.
 void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
 
+// ---- ILU(0) smoother ----
+
+// A's pattern with every row sorted by column: col_sorted[q] = A.col_ind[perm[q]], perm a
+// permutation within each row (the identity where A's rows are sorted). The ILU(0) smoother
+// factors on this pattern (kernels/ilu_isai/ilu_block.hpp needs sorted rows); its values are
+// gathered through perm on every numeric setup. Host arrays.
+void sorted_pattern(const CsrRef& A, std::vector<index_t>& col_sorted, std::vector<index_t>& perm);
+
+// One Jacobi sweep of a triangular solve with the ILU(0) factors of a matrix stored on its CSR
+// pattern LU (L strictly lower with a unit diagonal implied, U the diagonal and upper entries;
+// columns in any order) and dinv_i = 1 / u_ii:
+//   lower:  y_i = b_i - sum_{j < i} lu_ij x_j             (x == nullptr: y_i = b_i)
+//   upper:  y_i = dinv_i (b_i - sum_{j > i} lu_ij x_j)    (x == nullptr: y_i = dinv_i b_i)
+// k sweeps after the start are exact on the rows whose dependency chain is shorter than k and
+// approximate the solve elsewhere (Anzt, Chow, Dongarra: iterative sparse triangular solves): a
+// parallel alternative to the level-scheduled solves. y must not alias x or b.
+void ilu_jacobi_sweep(const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x, double* y);
+
 }  // namespace cpu
 }  // namespace blockres::amg

@@ -409,4 +409,36 @@ void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, 
   residual(A, b, x, r);
 }
 
+void sorted_pattern(const CsrRef& A, std::vector<index_t>& col_sorted, std::vector<index_t>& perm)
+{
+  const index_t nnz = A.nnz();
+  col_sorted.resize(static_cast<std::size_t>(nnz));
+  perm.resize(static_cast<std::size_t>(nnz));
+  for (index_t i = 0; i < A.nrows; ++i) {
+    const index_t b = A.row_ptr[i], e = A.row_ptr[i + 1];
+    for (index_t p = b; p < e; ++p) perm[p] = p;
+    std::sort(perm.begin() + b, perm.begin() + e, [&](index_t p, index_t q) { return A.col_ind[p] < A.col_ind[q]; });
+    for (index_t p = b; p < e; ++p) col_sorted[p] = A.col_ind[perm[p]];
+  }
+}
+
+void ilu_jacobi_sweep(const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x, double* y)
+{
+  const index_t n = LU.nrows;
+  if (!x) {
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(n)))
+    for (index_t i = 0; i < n; ++i) y[i] = upper ? dinv[i] * b[i] : b[i];
+    return;
+  }
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(LU.nnz()) + n))
+  for (index_t i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (index_t p = LU.row_ptr[i]; p < LU.row_ptr[i + 1]; ++p) {
+      const index_t j = LU.col_ind[p];
+      if (upper ? j > i : j < i) s += LU.values[p] * x[j];
+    }
+    y[i] = upper ? dinv[i] * (b[i] - s) : b[i] - s;
+  }
+}
+
 }  // namespace blockres::amg::cpu

@@ -374,13 +374,15 @@ __global__ void densify_kernel(index_t n, const index_t* rp, const index_t* ci, 
 
 // ---------------------------------------------------------------- cycle kernels
 
-enum RowMode { spmv_mode, jacobi_mode, residual_mode, zero_residual_mode };
+enum RowMode { spmv_mode, jacobi_mode, residual_mode, zero_residual_mode, lower_sweep_mode, upper_sweep_mode };
 
 // One group of G lanes per row: s = sum_j a_ij x_j, then
 //   spmv:          y = alpha s + beta y (beta == 0: y not read)
 //   jacobi:        y = x + dinv (b - s)
 //   residual:      y = b - s
 //   zero_residual: x_j = dinv_j b_j in the sum (x is not read), y = b - s and x_out = dinv .* b
+//   lower_sweep:   the sum over j < i only, y = b - s        (cpu::ilu_jacobi_sweep)
+//   upper_sweep:   the sum over j > i only, y = dinv (b - s)
 template <int G, int Mode>
 __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t* __restrict__ rp,
                                                        const index_t* __restrict__ ci, const double* __restrict__ v,
@@ -400,6 +402,11 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t*
         const index_t c = ci[p];
         s += v[p] * (dinv[c] * b[c]);
       }
+    } else if (Mode == lower_sweep_mode || Mode == upper_sweep_mode) {
+      for (index_t p = rp[row] + lane; p < end; p += G) {
+        const index_t c = ci[p];
+        if (Mode == lower_sweep_mode ? c < row : c > row) s += v[p] * x[c];
+      }
     } else {
       for (index_t p = rp[row] + lane; p < end; p += G) s += v[p] * x[ci[p]];
     }
@@ -409,7 +416,8 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t*
   if (!valid || lane != 0) return;
   if (Mode == spmv_mode) y[row] = beta == 0.0 ? alpha * s : alpha * s + beta * y[row];
   else if (Mode == jacobi_mode) y[row] = x[row] + dinv[row] * (b[row] - s);
-  else if (Mode == residual_mode) y[row] = b[row] - s;
+  else if (Mode == residual_mode || Mode == lower_sweep_mode) y[row] = b[row] - s;
+  else if (Mode == upper_sweep_mode) y[row] = dinv[row] * (b[row] - s);
   else {
     y[row] = b[row] - s;
     x_out[row] = dinv[row] * b[row];
@@ -749,6 +757,24 @@ void residual(stream_t s, const CsrRef& A, const double* b, const double* x, dou
 void smooth_zero_residual(stream_t s, const CsrRef& A, const double* dinv, const double* b, double* x, double* r)
 {
   csr_rows<zero_residual_mode>(s, A, nullptr, 0.0, 0.0, b, dinv, r, x);
+}
+
+void ilu_jacobi_sweep(stream_t s, const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x,
+                      double* y)
+{
+  const index_t n = LU.nrows;
+  if (n == 0) return;
+  if (!x) {
+    if (upper) {
+      scale_kernel<<<grid_for(n), 256, 0, s>>>(n, dinv, b, y);
+      BLOCKRES_CUDA_CHECK_LAUNCH();
+    } else {
+      BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(y, b, sizeof(double) * size64_t(n), cudaMemcpyDeviceToDevice, s));
+    }
+    return;
+  }
+  if (upper) csr_rows<upper_sweep_mode>(s, LU, x, 0.0, 0.0, b, dinv, y);
+  else csr_rows<lower_sweep_mode>(s, LU, x, 0.0, 0.0, b, nullptr, y);
 }
 
 size64_t device_resident_threads() { return resident_threads(); }

@@ -76,6 +76,9 @@ void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double bet
 void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);
 void residual(stream_t s, const CsrRef& A, const double* b, const double* x, double* r);
 void smooth_zero_residual(stream_t s, const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
+// cpu::ilu_jacobi_sweep (one lane group per row, as the kernels above).
+void ilu_jacobi_sweep(stream_t s, const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x,
+                      double* y);
 
 // Lanes per row of the cycle kernels above (2, 4, 8, 16 or 32) for a matrix of nrows rows and nnz
 // entries on a device that keeps resident_threads threads in flight: 2 for rows of <= 2.5 entries,

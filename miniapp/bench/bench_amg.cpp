@@ -52,9 +52,19 @@ double vcycle_bytes(const std::vector<LevelSizes>& levels, const AmgOptions& opt
 {
   if (levels.empty()) return 0.0;
   double total = 0.0;
+  // One smoothing step: Jacobi (from zero 24 n, else CSR(A_l) + 32 n), or ILU(0): the solve with the
+  // factors (stored on A_l's pattern) exactly, CSR(A_l) + 40 n (b, the intermediate written and read,
+  // 1 / u_ii, x), or by k Jacobi sweeps per factor, 2k CSR(A_l) + (56 k + 24) n; from a guess the
+  // residual before (CSR(A_l) + 24 n) and x += correction after (24 n).
+  const int k = opt.trisolve_sweeps;
+  auto step = [&](double MA, double n, bool from_zero) {
+    if (opt.smoother != AmgSmoother::ilu0) return from_zero ? 24.0 * n : MA + 32.0 * n;
+    const double solve = k == 0 ? MA + 40.0 * n : 2.0 * k * MA + (56.0 * k + 24.0) * n;
+    return from_zero ? solve : MA + 24.0 * n + solve + 24.0 * n;
+  };
   auto sweeps = [&](double MA, double n, int count, bool from_zero) {
     double b = 0.0;
-    for (int s = 0; s < count; ++s) b += (from_zero && s == 0) ? 24.0 * n : MA + 32.0 * n;
+    for (int s = 0; s < count; ++s) b += step(MA, n, from_zero && s == 0);
     return b;
   };
   for (std::size_t l = 0; l + 1 < levels.size(); ++l) {
@@ -124,7 +134,7 @@ constexpr const char* timing_text =
     "is the very first setup of the matrix (allocations included). spmv_equivalents = time / the median time of "
     "our SpMV y = A x with the finest matrix (BsrMatrix::apply, bs = 1) in the same run; on CUDA cuSPARSE's CSR "
     "SpMV (cusparseSpMV, CUSPARSE_SPMV_ALG_DEFAULT, on the same arrays) is timed too and spmv_over_cusparse is our "
-    "time / its time. Solves: A x = b, b uniform in [-1, 1) (seeded), x0 = 0, CG (symmetric A) or GMRES(30), "
+    "time / its time. Solves: A x = b, b uniform in [-1, 1) (seeded), x0 = 0, CG (symmetric A, Jacobi smoothers) or GMRES(30), "
     "right-preconditioned by one V-cycle per iteration, stop at ||b - A x|| <= tol ||b|| (confirmed by the "
     "solver's explicit residual) or --max-iterations; setup_plus_solve_ms = numeric re-setup + solve medians.";
 constexpr const char* bytes_text =
@@ -132,7 +142,9 @@ constexpr const char* bytes_text =
     "CPU: an OpenMP parallel copy loop; 2 buffers of copy_mb MiB, read + write counted). CSR bytes = 12 nnz + 4 "
     "(rows + 1). SpMV: CSR bytes of A + 8 n (x) + 8 n (y). V-cycle: per level above the coarsest, the smoother "
     "sweeps (the first pre-sweep from x = 0 reads b and D^-1 and writes x, 24 n; every other sweep reads A_l, x, b, "
-    "D^-1 and writes x, CSR(A_l) + 32 n), the residual (CSR(A_l) + 24 n), the restriction b_c = R r (CSR(R_l) + 8 n "
+    "D^-1 and writes x, CSR(A_l) + 32 n; the ILU(0) smoother's solve with its factors CSR(A_l) + 40 n, or with k Jacobi "
+    "sweeps per factor 2k CSR(A_l) + (56 k + 24) n, after a residual CSR(A_l) + 24 n and before x += correction 24 n "
+    "except from x = 0), the residual (CSR(A_l) + 24 n), the restriction b_c = R r (CSR(R_l) + 8 n "
     "+ 8 n_c), the prolongation x += P x_c (CSR(P_l) + 8 n_c + 16 n); coarsest level: dense LU solve 8 n^2 + 20 n "
     "(or max(2, pre + post) sweeps when it is too large); the copies of r and z into and out of the cycle are not "
     "counted. Full setup (lower bound): CSR(A_0) read once + every coarse operator, P_l and R_l written once as CSR. "
@@ -496,7 +508,8 @@ MatrixResult run_matrix(const ExecPtr& e, const ScalarMatrix& m, const AmgBenchO
                                        "grid complexity {}",
                                        s.levels.size(), P.num_levels(), s.operator_complexity, s.grid_complexity));
 
-    r.solve = timed_solve(e, A, P, m, b_host, b, r.symmetric, o);
+    // CG needs a symmetric cycle too: the ILU(0) smoother's is not (L U is not symmetric).
+    r.solve = timed_solve(e, A, P, m, b_host, b, r.symmetric && ao.smoother != AmgSmoother::ilu0, o);
     check_solve(r.solve, m.kind != "deck", o.rel_tol, "AMG", r.failures);
 
     // Numeric re-setup with P and R kept, on a second hierarchy built after the first is released
@@ -616,6 +629,7 @@ Json report_json(const AmgBenchReport& rep, const AmgBenchOptions& o, const std:
                 {"aggregate_size", a.aggregate_size},
                 {"interpolation", to_string(a.interpolation)},
                 {"smoother", to_string(a.smoother)},
+                {"trisolve_sweeps", a.trisolve_sweeps},
                 {"jacobi_omega", a.jacobi_omega},
                 {"pre_sweeps", a.pre_sweeps},
                 {"post_sweeps", a.post_sweeps},

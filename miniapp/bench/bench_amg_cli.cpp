@@ -77,6 +77,11 @@ Subcommand register_bench_amg(CLI::App& bench, CommandContext& context)
       ->capture_default_str();
   add_name_option(*section, "--interpolation", o->amg.interpolation, amg_interpolation_names, "AMG prolongation");
   add_name_option(*section, "--smoother", o->amg.smoother, amg_smoother_names, "AMG smoother");
+  section
+      ->add_option("--trisolve-sweeps", o->amg.trisolve_sweeps,
+                   "ilu0 smoother: 0 exact (level-scheduled) triangular solves, k Jacobi sweeps per factor")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
   section->add_option("--apply-reps", o->apply_reps, "timed SpMVs and V-cycles (median reported)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

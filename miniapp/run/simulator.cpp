@@ -635,6 +635,12 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   log(fmt::format("linear: {} with {}, {} forcing{}: {:.1f} iterations per Newton iteration on average, {} at most",
                   stats.linear_method, stats.preconditioner, stats.forcing, etas, per_newton,
                   stats.max_linear_iterations));
+  // Preconditioner applications per iteration differ by method (BiCGSTAB 2, IDR(s) (s+1)/s, GMRES 1):
+  // the count that compares preconditioners across methods. This run's solves only (a restart's
+  // history does not keep it).
+  if (prof.solves > 0)
+    log(fmt::format("linear: {} preconditioner applications in {} solves ({:.2f} per Newton iteration)",
+                    prof.precond_count, prof.solves, double(prof.precond_count) / prof.solves));
   // A restart's totals include the run it continues: say how much of the wall time is whose.
   std::string whose;
   if (restart)

@@ -73,7 +73,8 @@ struct Level {
   std::unique_ptr<Plan> ap0_plan, ap_plan, rap_plan, r_plan;  // A P0 (smoothed), A P, R (A P), P^T
   bool smoothed = false;     // smoothed-aggregation P on this level (else piecewise constant)
   bool p_ready = false;      // P and R hold values (keep_interpolation: not recomputed)
-  Array<double> dinv;        // smoother scaling
+  Array<double> dinv;        // smoother scaling (Jacobi smoothers)
+  std::unique_ptr<Plan> ilu; // ILU(0) smoother: pattern, schedule, factors (Ops::ilu_symbolic)
   mutable Array<double> x, b, r, t;  // cycle work vectors
 };
 
@@ -89,7 +90,8 @@ struct HostLevel {
 
 // M^{-1} = one V-cycle with zero initial guess: pre-smoothing, residual restricted by R = P^T,
 // the coarse problem (recursively; the coarsest solved by LU), the prolongated correction,
-// post-smoothing. With symmetric A, equal pre/post sweeps and a symmetric smoother the cycle is
+// post-smoothing (AmgOptions::cycle = w visits each coarse level twice; cycles > 1 repeats the
+// cycle from the last result). With symmetric A, equal pre/post sweeps and a symmetric smoother the cycle is
 // a symmetric operator (usable by CG).
 // The finest level is read from the matrix given to setup(), which must stay alive, with the
 // same values, while the preconditioner is applied. Matrix and vectors live on the executor the
@@ -125,7 +127,8 @@ class AmgPreconditioner final : public Preconditioner {
   void queue_finish();         // smoothers of every level and the coarse factorisation (no wait)
   SetupStatus read_status();   // waits for the setup, reads every level's status at once
   void update_statistics();
-  void cycle(int l) const;
+  void cycle(int l, bool zero_guess) const;  // one cycle on level l (from x = 0, or from L.x)
+  void cycles() const;                        // the apply's opt_.cycles cycles on level 0
 
   ExecPtr exec_;
   AmgOptions opt_;

@@ -50,6 +50,19 @@ class Ops {
   virtual void jacobi_scaling_into(const CsrRef& A, double omega, bool l1, Array<double>& dinv, index_t* first_bad) = 0;
   virtual void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) = 0;
 
+  // ILU(0) smoother (AmgSmoother::ilu0) of one level. ilu_symbolic (full setup, may wait for the
+  // device): A's pattern sorted by row (cpu::sorted_pattern), its level schedule and the work
+  // vectors, for triangular solves that are exact (trisolve_sweeps = 0: level-scheduled,
+  // kernels/ilu_isai/ilu_block.hpp with 1 x 1 blocks) or trisolve_sweeps Jacobi sweeps per factor
+  // (cpu::ilu_jacobi_sweep). ilu_factor_into (numeric, no wait): ILU(0) of A's current values on
+  // that pattern; *info = 0, or i + 1 for the first row i whose pivot is zero or not finite.
+  // ilu_sweep: x_out = x_in + (L U)^{-1} (b - A x_in) (x_in == nullptr: x_out = (L U)^{-1} b);
+  // work holds n doubles; x_out must not alias x_in or b.
+  virtual std::unique_ptr<Plan> ilu_symbolic(const CsrRef& A, int trisolve_sweeps) = 0;
+  virtual void ilu_factor_into(Plan& plan, const CsrRef& A, index_t* info) = 0;
+  virtual void ilu_sweep(const Plan& plan, const CsrRef& A, const double* b, const double* x_in, double* x_out,
+                         double* work) = 0;
+
   // Cycle.
   virtual void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b,
                             double* x) = 0;
@@ -74,6 +87,50 @@ class Ops {
   virtual bool replay(Graph) { return false; }
   virtual void drop_graph(Graph) {}
 };
+
+// The ILU(0) smoother's application, the same sequence of operations on both backends:
+//   rhs = b (x_in == nullptr) or work = b - A x_in (residual(work));
+//   c = L^{-1} rhs, u = U^{-1} c: exact (lower(rhs, c), upper(c, u)) or, with k = sweeps >= 1,
+//     the Jacobi sweeps y_0 = rhs, y_s = sweep(lower, rhs, y_{s-1}), c = y_k and
+//     u_0 = sweep(upper, c, nullptr), u_s = sweep(upper, c, u_{s-1}), u = u_k;
+//   x_out = u (x_in == nullptr: written there directly) or x_in + u (add(x_in, u, x_out)).
+// w1, w2: n doubles each beside work (n doubles); the buffers alternate so that no operation
+// reads what it writes.
+template <class Residual, class Lower, class Upper, class Sweep, class Add>
+void ilu_smoother_apply(int sweeps, const double* b, const double* x_in, double* x_out, double* work, double* w1,
+                        double* w2, Residual residual, Lower lower, Upper upper, Sweep sweep, Add add)
+{
+  const double* rhs = b;
+  if (x_in) {
+    residual(work);
+    rhs = work;
+  }
+  if (sweeps == 0) {
+    lower(rhs, w1);
+    upper(w1, x_in ? w2 : x_out);
+    if (x_in) add(x_in, w2, x_out);
+    return;
+  }
+  const double* y = rhs;
+  for (int s = 0; s < sweeps; ++s) {
+    double* next = s % 2 == 0 ? w1 : w2;
+    sweep(false, rhs, y, next);
+    y = next;
+  }
+  // c = y (w1 or w2). The upper iterates alternate between the two buffers that are not c, the
+  // last one (write sweeps + 1) landing in `last`.
+  double* free_w = y == w1 ? w2 : w1;
+  double* last = x_in ? free_w : x_out;
+  double* other = x_in ? work : free_w;  // work (rhs) is no longer read once c is made
+  const int writes = sweeps + 1;
+  const double* u = nullptr;
+  for (int s = 0; s < writes; ++s) {
+    double* next = (writes - 1 - s) % 2 == 0 ? last : other;
+    sweep(true, y, u, next);
+    u = next;
+  }
+  if (x_in) add(x_in, u, x_out);
+}
 
 #if BLOCKRES_HAVE_CUDA
 std::unique_ptr<Ops> make_cuda_ops(const ExecPtr& exec);  // amg_kernels_cuda.cu

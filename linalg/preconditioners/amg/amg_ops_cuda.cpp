@@ -5,12 +5,15 @@
 #include "linalg/preconditioners/amg/amg_ops.hpp"
 
 #include "kernels/batched/batched_lu.hpp"
+#include "kernels/blas1/blas1.hpp"
 #include "kernels/cuda_check.hpp"
+#include "kernels/ilu_isai/ilu_block.hpp"
 
 #include <cusparse.h>
 
 #include <algorithm>
 #include <climits>
+#include <span>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -48,6 +51,21 @@ struct SpgemmPlan final : Plan {
 // numeric transposes are that gather (a permutation: the bits csr2csc would give).
 struct TransposePlan final : Plan {
   Array<index_t> map;
+};
+
+// The ILU(0) smoother of a level (amg_ops_cpu.cpp's IluPlan on the device): the host schedule
+// and, in device memory, the sorted pattern's columns, the gather map, the schedule's rows, the
+// factors, 1 / u_ii and the Jacobi sweeps' work vectors.
+struct IluPlan final : Plan {
+  int sweeps = 0;
+  kernels::IluSchedule sched;
+  Array<index_t> col, perm, diag, lower_rows, upper_rows;
+  Array<double> lu, dinv;
+  mutable Array<double> w1, w2;
+  kernels::cuda::IluDeviceSchedule device() const
+  {
+    return {&sched, diag.data(), lower_rows.data(), upper_rows.data()};
+  }
 };
 
 // Deterministic: the same bits on every run on one GPU (the cuSPARSE header spells it so).
@@ -379,6 +397,57 @@ class CudaOps final : public Ops {
     layout.count = 1;
     layout.uniform = layout.max_size = n;
     kernels::cuda::lu_solve(s_, layout, lu.data(), piv.data(), b, x);
+  }
+
+  std::unique_ptr<Plan> ilu_symbolic(const CsrRef& A, int trisolve_sweeps) override
+  {
+    const index_t n = A.nrows, nnz = A.nnz();
+    std::vector<index_t> row_ptr(static_cast<std::size_t>(n) + 1), col(static_cast<std::size_t>(nnz)), sorted, perm;
+    e_->copy_to_host(row_ptr.data(), A.row_ptr, row_ptr.size() * sizeof(index_t));
+    if (nnz) e_->copy_to_host(col.data(), A.col_ind, col.size() * sizeof(index_t));
+    cpu::sorted_pattern({n, A.ncols, row_ptr.data(), col.data(), nullptr, nnz}, sorted, perm);
+    auto p = std::make_unique<IluPlan>();
+    p->sweeps = trisolve_sweeps;
+    p->sched = kernels::ilu_schedule(n, row_ptr.data(), sorted.data());
+    auto up = [&](const std::vector<index_t>& v) { return Array<index_t>(e_, std::span<const index_t>(v)); };
+    p->col = up(sorted);
+    p->perm = up(perm);
+    p->diag = up(p->sched.diag);
+    p->lower_rows = up(p->sched.lower_rows);
+    p->upper_rows = up(p->sched.upper_rows);
+    p->lu = Array<double>(e_, nnz);
+    p->dinv = Array<double>(e_, n);
+    p->w1 = Array<double>(e_, n);
+    p->w2 = Array<double>(e_, n);
+    return p;
+  }
+  void ilu_factor_into(Plan& plan, const CsrRef& A, index_t* info) override
+  {
+    auto& p = static_cast<IluPlan&>(plan);
+    cuda::gather(s_, size64_t(A.nnz()), A.values, p.perm.data(), p.lu.data());
+    static_assert(sizeof(index_t) == sizeof(int), "the factorisation's info is an int");
+    // 1 x 1 blocks need no workspace (kernels::cuda::block_ilu0_workspace_doubles).
+    kernels::cuda::block_ilu0_factor(s_, p.device(), {A.nrows, A.nrows, 1, A.row_ptr, p.col.data(), p.lu.data()},
+                                     p.dinv.data(), reinterpret_cast<int*>(info), nullptr);
+  }
+  void ilu_sweep(const Plan& plan, const CsrRef& A, const double* b, const double* x_in, double* x_out,
+                 double* work) override
+  {
+    const auto& p = static_cast<const IluPlan&>(plan);
+    const BsrView<const double> LU{A.nrows, A.nrows, 1, A.row_ptr, p.col.data(), p.lu.data()};
+    const CsrRef lu{A.nrows, A.ncols, A.row_ptr, p.col.data(), p.lu.data(), A.nnz()};
+    const size64_t n = A.nrows;
+    const auto d = p.device();
+    ilu_smoother_apply(
+        p.sweeps, b, x_in, x_out, work, p.w1.data(), p.w2.data(), [&](double* r) { cuda::residual(s_, A, b, x_in, r); },
+        [&](const double* rhs, double* y) { kernels::cuda::block_ilu0_lower_solve(s_, d, LU, rhs, y); },
+        [&](const double* c, double* u) { kernels::cuda::block_ilu0_upper_solve(s_, d, LU, p.dinv.data(), c, u); },
+        [&](bool upper, const double* rhs, const double* x, double* y) {
+          cuda::ilu_jacobi_sweep(s_, lu, p.dinv.data(), upper, rhs, x, y);
+        },
+        [&](const double* x, const double* u, double* out) {
+          kernels::cuda::axpbypcz(s_, n, 1.0, x, 1.0, u, 0.0, out);
+        });
   }
 
   void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) override

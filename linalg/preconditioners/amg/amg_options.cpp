@@ -19,9 +19,13 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   }
   a.interpolation = p.choice("interpolation", defaults.interpolation, amg_interpolation_names);
   a.smoother = p.choice("smoother", defaults.smoother, amg_smoother_names);
+  if (a.smoother != AmgSmoother::ilu0) p.reject({"trisolve_sweeps"}, "smoother = \"ilu0\"");
+  else a.trisolve_sweeps = p.integer("trisolve_sweeps", defaults.trisolve_sweeps, between(0, 16));
   a.theta = p.number("theta", defaults.theta, between(0, 1));
   a.pre_sweeps = p.integer("pre_sweeps", defaults.pre_sweeps, between(0, 10));
   a.post_sweeps = p.integer("post_sweeps", defaults.post_sweeps, between(0, 10));
+  a.cycle = p.choice("cycle", defaults.cycle, amg_cycle_names);
+  a.cycles = p.integer("cycles", defaults.cycles, between(1, 10));
   a.max_levels = p.integer("max_levels", defaults.max_levels, between(1, 50));
   a.max_coarse = p.integer("max_coarse", defaults.max_coarse, between(1, 512));
   a.refresh_interval = p.integer("refresh_interval", defaults.refresh_interval, deck::at_least(1));

@@ -17,9 +17,13 @@ namespace blockres {
 
 class Preconditioner;
 
-enum class AmgSmoother { jacobi, l1_jacobi };
-inline constexpr auto amg_smoother_names =
-    name_table<AmgSmoother>({{AmgSmoother::jacobi, "jacobi"}, {AmgSmoother::l1_jacobi, "l1_jacobi"}});
+// jacobi: damped Jacobi (jacobi_omega); l1_jacobi: l1-Jacobi (Baker, Falgout, Kolev, Yang);
+// ilu0: x += (L U)^{-1} (b - A x) with the ILU(0) of the level's operator (factored on every
+// numeric setup), its triangular solves exact or by trisolve_sweeps Jacobi sweeps (the smoother of
+// OPM's CPR pressure AMG, Dune's SeqILU; the sweeps make it a parallel one on the GPU).
+enum class AmgSmoother { jacobi, l1_jacobi, ilu0 };
+inline constexpr auto amg_smoother_names = name_table<AmgSmoother>(
+    {{AmgSmoother::jacobi, "jacobi"}, {AmgSmoother::l1_jacobi, "l1_jacobi"}, {AmgSmoother::ilu0, "ilu0"}});
 constexpr std::string_view to_string(AmgSmoother s) { return amg_smoother_names.name(s); }
 
 // mis2: aggregates around a distance-2 maximal independent set (root and its strong neighbours,
@@ -37,6 +41,12 @@ inline constexpr auto amg_interpolation_names =
     name_table<AmgInterpolation>({{AmgInterpolation::smoothed, "smoothed"}, {AmgInterpolation::plain, "plain"}});
 constexpr std::string_view to_string(AmgInterpolation p) { return amg_interpolation_names.name(p); }
 
+// The cycle on levels 0 .. L-2: v visits the next coarser level once, w twice (the second visit
+// starts from the first's result; a level above a directly solved coarsest level visits it once).
+enum class AmgCycle { v, w };
+inline constexpr auto amg_cycle_names = name_table<AmgCycle>({{AmgCycle::v, "v"}, {AmgCycle::w, "w"}});
+constexpr std::string_view to_string(AmgCycle c) { return amg_cycle_names.name(c); }
+
 struct AmgOptions {
   // Strength of connection on level l: i ~ j when |a_ij| >= theta_l * sqrt(|a_ii a_jj|) (either
   // direction), theta_l = theta * 2^-l (Vanek, Mandel, Brezina: Galerkin operators get denser,
@@ -52,8 +62,16 @@ struct AmgOptions {
   AmgInterpolation interpolation = AmgInterpolation::smoothed;
   AmgSmoother smoother = AmgSmoother::jacobi;
   double jacobi_omega = 2.0 / 3.0;  // damped Jacobi only (l1-Jacobi is undamped)
+  // ilu0 only: 0 exact triangular solves (level-scheduled: one launch per level on the GPU), k >= 1
+  // k Jacobi sweeps per triangular factor after the start (each one SpMV-like pass over half the
+  // level's entries: parallel on the GPU).
+  int trisolve_sweeps = 0;
   int pre_sweeps = 1;
   int post_sweeps = 1;
+  AmgCycle cycle = AmgCycle::v;
+  // Cycles per apply: the first from a zero guess, each further one from the last one's result
+  // (a stationary iteration, so the apply stays one fixed linear operator, as BiCGSTAB needs).
+  int cycles = 1;
   int max_levels = 20;
   // Coarsening stops at this many rows; the coarsest level is factored densely with the batched
   // LU (at most kernels::batched_lu_max_size = 512 rows). 128: a dense LU of 500 rows cost more
@@ -75,9 +93,10 @@ struct AmgOptions {
   bool keep_interpolation = false;
   bool operator==(const AmgOptions&) const = default;
 };
-inline constexpr std::string_view amg_keys[] = {"aggregation", "aggregate_size", "interpolation", "smoother",
-                                                "theta",       "pre_sweeps",     "post_sweeps",   "max_levels",
-                                                "max_coarse",  "refresh_interval", "keep_interpolation"};
+inline constexpr std::string_view amg_keys[] = {
+    "aggregation", "aggregate_size", "interpolation", "smoother",   "trisolve_sweeps",  "theta",
+    "pre_sweeps",  "post_sweeps",    "cycle",         "cycles",     "max_levels",       "max_coarse",
+    "refresh_interval", "keep_interpolation"};
 AmgOptions read(deck::Section& table, const AmgOptions& defaults);
 std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt);
 

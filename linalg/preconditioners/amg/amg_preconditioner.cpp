@@ -42,6 +42,8 @@ AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::
     throw std::invalid_argument("AmgPreconditioner: aggregate_size must be 2, 4 or 8");
   if (!(opt_.theta >= 0.0)) throw std::invalid_argument("AmgPreconditioner: theta must be >= 0");
   if (opt_.pre_sweeps < 0 || opt_.post_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: negative sweeps");
+  if (opt_.cycles < 1) throw std::invalid_argument("AmgPreconditioner: cycles must be >= 1");
+  if (opt_.trisolve_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: trisolve_sweeps must be >= 0");
   if (opt_.max_levels < 1) throw std::invalid_argument("AmgPreconditioner: max_levels must be >= 1");
   if (opt_.refresh_interval < 1) throw std::invalid_argument("AmgPreconditioner: refresh_interval must be >= 1");
   if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
@@ -57,8 +59,16 @@ std::string AmgPreconditioner::name() const
   const std::string agg = opt_.aggregation == AmgAggregation::mis2
                               ? std::string("mis2 aggregates")
                               : fmt::format("matched aggregates of {}", opt_.aggregate_size);
-  return fmt::format("amg({}, {}, {} {}/{})", to_string(opt_.interpolation), agg, to_string(opt_.smoother),
-                     opt_.pre_sweeps, opt_.post_sweeps);
+  // The cycle only when it is not the default one V-cycle (the name is in logs and result files).
+  std::string cyc;
+  if (opt_.cycle != AmgCycle::v || opt_.cycles != 1)
+    cyc = opt_.cycles == 1 ? fmt::format(", {}-cycle", to_string(opt_.cycle))
+                           : fmt::format(", {} {}-cycles", opt_.cycles, to_string(opt_.cycle));
+  std::string smoother(to_string(opt_.smoother));
+  if (opt_.smoother == AmgSmoother::ilu0 && opt_.trisolve_sweeps > 0)
+    smoother += fmt::format(" ({} trisolve sweeps)", opt_.trisolve_sweeps);
+  return fmt::format("amg({}, {}, {} {}/{}{})", to_string(opt_.interpolation), agg, smoother, opt_.pre_sweeps,
+                     opt_.post_sweeps, cyc);
 }
 
 amg::CsrRef AmgPreconditioner::level_operator(int l) const
@@ -310,6 +320,13 @@ void AmgPreconditioner::queue_finish()
       L.dinv = Array<double>();
       continue;
     }
+    if (opt_.smoother == AmgSmoother::ilu0) {
+      // The plan (pattern, schedule; it may wait for the device) is made by the full setup, never
+      // inside a recorded numeric re-setup.
+      if (!L.ilu) L.ilu = ops_->ilu_symbolic(Al, opt_.trisolve_sweeps);
+      ops_->ilu_factor_into(*L.ilu, Al, status_.data() + l);
+      continue;
+    }
     ops_->jacobi_scaling_into(Al, opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv,
                               status_.data() + l);
   }
@@ -332,7 +349,13 @@ SetupStatus AmgPreconditioner::read_status()
   const std::vector<index_t> st = status_.to_host();
   for (int l = 0; l < nl && status.ok; ++l) {
     if (l == nl - 1 && coarse_direct_) break;  // no smoother on a directly solved coarsest level
-    if (st[l] != INT_MAX) {
+    if (opt_.smoother == AmgSmoother::ilu0) {  // 0, or the first bad row + 1
+      if (st[l] != 0) {
+        status.ok = false;
+        status.message =
+            fmt::format("AMG level {}: the ILU(0) smoother's pivot in row {} is zero or not finite", l, st[l] - 1);
+      }
+    } else if (st[l] != INT_MAX) {
       status.ok = false;
       status.message = fmt::format("AMG level {}: row {} has a zero or non-finite smoother scaling", l, st[l]);
     }
@@ -361,43 +384,58 @@ void AmgPreconditioner::update_statistics()
   stats_.coarsest_direct = coarse_direct_;
 }
 
-void AmgPreconditioner::cycle(int l) const
+void AmgPreconditioner::cycle(int l, bool zero_guess) const
 {
   const Level& L = levels_[static_cast<std::size_t>(l)];
   const amg::CsrRef A = level_operator(l);
   const int nl = num_levels();
-  if (l == nl - 1 && coarse_direct_) {
+  if (l == nl - 1 && coarse_direct_) {  // exact: the guess does not matter
     if (A.nrows == 0) return;
     ops_->coarse_solve(A.nrows, coarse_lu_, coarse_piv_, L.b.data(), L.x.data());
     return;
   }
-  // Smoothing from a zero guess; x and t alternate (Jacobi reads the old iterate everywhere).
+  // Smoothing; x and t alternate (Jacobi reads the old iterate everywhere).
+  const bool ilu = opt_.smoother == AmgSmoother::ilu0;
+  // One smoothing step x_out = x_in + M^{-1} (b - A x_in) (x_in == nullptr: zero); L.r is free
+  // scratch here (the residual to restrict is formed after the pre-smoothing).
+  auto sweep = [&](const double* x_in, double* x_out) {
+    if (ilu) ops_->ilu_sweep(*L.ilu, A, L.b.data(), x_in, x_out, L.r.data());
+    else ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), x_in, x_out);
+  };
   auto smooth = [&](int sweeps, bool from_zero) {
     for (int s = 0; s < sweeps; ++s) {
       if (from_zero && s == 0) {
-        ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), nullptr, L.x.data());
+        sweep(nullptr, L.x.data());
       } else {
-        ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), L.x.data(), L.t.data());
+        sweep(L.x.data(), L.t.data());
         std::swap(L.x, L.t);
       }
     }
   };
   if (l == nl - 1) {  // coarsest level too large for the dense LU: smoothing only
-    smooth(std::max(2, opt_.pre_sweeps + opt_.post_sweeps), true);
+    smooth(std::max(2, opt_.pre_sweeps + opt_.post_sweeps), zero_guess);
     return;
   }
-  if (opt_.pre_sweeps == 1) {  // the default: the sweep from zero and the residual in one pass
+  if (zero_guess && opt_.pre_sweeps == 1 && !ilu) {  // the default: the sweep from zero and the residual in one pass
     ops_->smooth_zero_residual(A, L.dinv.data(), L.b.data(), L.x.data(), L.r.data());
   } else {
-    if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, true);
-    else fill(L.x, 0.0);
+    if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, zero_guess);
+    else if (zero_guess) fill(L.x, 0.0);
     ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
   }
   const Level& C = levels_[static_cast<std::size_t>(l) + 1];
   ops_->spmv(L.R.ref(), 1.0, L.r.data(), 0.0, C.b.data());
-  cycle(l + 1);
+  cycle(l + 1, true);
+  // W-cycle: the coarse level once more from its first result (pointless when it is solved exactly).
+  const bool coarse_exact = l + 1 == nl - 1 && coarse_direct_;
+  if (opt_.cycle == AmgCycle::w && !coarse_exact) cycle(l + 1, false);
   ops_->spmv(L.P.ref(), 1.0, C.x.data(), 1.0, L.x.data());
   smooth(opt_.post_sweeps, false);
+}
+
+void AmgPreconditioner::cycles() const
+{
+  for (int k = 0; k < opt_.cycles; ++k) cycle(0, k == 0);
 }
 
 void AmgPreconditioner::apply(const Vector& r, Vector& z) const
@@ -413,16 +451,16 @@ void AmgPreconditioner::apply(const Vector& r, Vector& z) const
   if (!ops_->replay(amg::Ops::Graph::cycle)) {
     if (ops_->capture_begin(amg::Ops::Graph::cycle)) {
       try {
-        cycle(0);
+        cycles();
       } catch (...) {
         ops_->capture_abort();
         ops_->drop_graph(amg::Ops::Graph::cycle);
         throw;
       }
       if (ops_->capture_end(amg::Ops::Graph::cycle)) ops_->replay(amg::Ops::Graph::cycle);
-      else cycle(0);  // not recordable here: run the launches directly
+      else cycles();  // not recordable here: run the launches directly
     } else {
-      cycle(0);
+      cycles();
     }
   }
   copy(L0.x, z);

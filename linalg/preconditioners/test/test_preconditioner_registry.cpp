@@ -152,7 +152,8 @@ TEST(PreconditionerRegistry, NamesRoundTrip)
   expect_round_trip(cpr_weights_names, {CprWeights::quasi_impes, CprWeights::true_impes});
   expect_round_trip(amg_aggregation_names, {AmgAggregation::mis2, AmgAggregation::matching});
   expect_round_trip(amg_interpolation_names, {AmgInterpolation::plain, AmgInterpolation::smoothed});
-  expect_round_trip(amg_smoother_names, {AmgSmoother::jacobi, AmgSmoother::l1_jacobi});
+  expect_round_trip(amg_smoother_names, {AmgSmoother::jacobi, AmgSmoother::l1_jacobi, AmgSmoother::ilu0});
+  expect_round_trip(amg_cycle_names, {AmgCycle::v, AmgCycle::w});
   expect_round_trip(krylov_method_names, {KrylovMethod::bicgstab, KrylovMethod::gmres, KrylovMethod::idr,
                                           KrylovMethod::cg, KrylovMethod::fgmres});
   expect_round_trip(tolerance_reference_names, {ToleranceReference::initial_residual, ToleranceReference::rhs});
@@ -207,4 +208,29 @@ TEST(PreconditionerRegistry, DeckMessages)
   EXPECT_EQ(error_of("type = \"cpr\"", PreconditionerRole::cpr_stage),
             k + "2:8: solver.linear.preconditioner.type: must be one of \"block_jacobi\", \"jacobi\", \"ilu0\", "
                 "\"isai\", \"amg\", \"none\" (got 'cpr')");
+}
+
+// AMG's cycle keys and the ILU(0) smoother's sweeps from a deck table; trisolve_sweeps belongs to
+// smoother = "ilu0" only, and the values are range-checked.
+TEST(PreconditionerRegistry, AmgCycleAndIluSmootherKeys)
+{
+  const auto a = options_as<AmgOptions>(
+      read_table("type = \"amg\"\nsmoother = \"ilu0\"\ntrisolve_sweeps = 2\ncycle = \"w\"\ncycles = 3"));
+  EXPECT_EQ(a.smoother, AmgSmoother::ilu0);
+  EXPECT_EQ(a.trisolve_sweeps, 2);
+  EXPECT_EQ(a.cycle, AmgCycle::w);
+  EXPECT_EQ(a.cycles, 3);
+  const auto d = options_as<AmgOptions>(read_table("type = \"amg\"\nsmoother = \"ilu0\""));
+  EXPECT_EQ(d.trisolve_sweeps, 0);  // exact triangular solves
+  EXPECT_EQ(d.cycle, AmgCycle::v);
+  EXPECT_EQ(d.cycles, 1);
+  const std::string k = "deck.toml:";
+  EXPECT_EQ(error_of("type = \"amg\"\ntrisolve_sweeps = 2"),
+            k + "3:19: solver.linear.preconditioner.trisolve_sweeps: only applies to smoother = \"ilu0\" (got 2)");
+  EXPECT_NE(error_of("type = \"amg\"\ncycles = 0").find("solver.linear.preconditioner.cycles"), std::string::npos);
+  EXPECT_NE(error_of("type = \"amg\"\ncycle = \"f\"").find("solver.linear.preconditioner.cycle: must be one of"),
+            std::string::npos);
+  EXPECT_NE(error_of("type = \"amg\"\nsmoother = \"ilu0\"\ntrisolve_sweeps = 17")
+                .find("solver.linear.preconditioner.trisolve_sweeps"),
+            std::string::npos);
 }

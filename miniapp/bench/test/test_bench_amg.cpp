@@ -217,6 +217,14 @@ TEST(AmgBenchByteModels, MatchHandCounts)
   EXPECT_EQ(full_setup_bytes(levels), 276.0 + 132.0 + 108.0 + 60.0);
   EXPECT_EQ(numeric_setup_bytes(levels), 276.0 + 128.0 + 32.0);
   EXPECT_EQ(vcycle_bytes({}, o, true), 0.0);
+  // ILU(0) smoothing, pre 1 / post 1: from zero the exact solve 276 + 40*8 = 596 instead of 192; the
+  // post-sweep residual 468 + solve 596 + add 192 = 1256 instead of 532.
+  o.pre_sweeps = 1;
+  o.smoother = AmgSmoother::ilu0;
+  EXPECT_EQ(vcycle_bytes(levels, o, true), 1656.0 + 72.0 + (596.0 - 192.0) + (1256.0 - 532.0));
+  // One Jacobi sweep per factor: the solve 2*276 + 80*8 = 1192.
+  o.trisolve_sweeps = 1;
+  EXPECT_EQ(vcycle_bytes(levels, o, true), 1656.0 + 72.0 + (1192.0 - 192.0) + (468.0 + 1192.0 + 192.0 - 532.0));
 }
 
 TEST(AmgBenchMatrices, DeckPressureMatrix)

@@ -180,3 +180,20 @@ TEST(BenchCli, AmgOptionsReachTheRun)
   EXPECT_TRUE(std::filesystem::exists(json));
   std::filesystem::remove(json);
 }
+
+// The ILU(0) smoother and its Jacobi-sweep triangular solves through bench amg's options.
+TEST(BenchCli, AmgIluSmootherReachesTheRun)
+{
+  const std::string json =
+      (std::filesystem::temp_directory_path() / ("blockres-bench-cli-ilu-" + std::to_string(::getpid()) + ".json"))
+          .string();
+  BenchCommandLine cli;
+  cli.context.command_line = "blockres bench amg (test_bench_cli)";
+  cli.parse({"bench", "amg", "--backend", "cpu", "--sizes", "8", "--matrices", "poisson", "--reps", "1",
+             "--apply-reps", "1", "--warmup", "0", "--no-hypre", "--smoother", "ilu0", "--trisolve-sweeps", "2",
+             "--json", json});
+  cli.bench.run();
+  EXPECT_TRUE(cli.logged("amg(smoothed, mis2 aggregates, ilu0 (2 trisolve sweeps) 1/1)"));
+  EXPECT_TRUE(cli.logged("AMG-gmres(30)"));  // the ILU-smoothed cycle is not symmetric: no CG
+  std::filesystem::remove(json);
+}

@@ -1,7 +1,8 @@
 // The CUDA AMG against its CPU twin on fresh random input: every backend operation (strength
 // graph, MIS(2) and handshake aggregation, coarse graph, tentative and smoothed prolongation,
-// transposes, Galerkin products, Jacobi scalings, cycle kernels, coarse LU), whole hierarchies and
-// V-cycles, numeric re-setup, AMG-CG iteration counts, and CPR with an AMG pressure stage.
+// transposes, Galerkin products, Jacobi scalings, cycle kernels, the ILU(0) smoother, coarse LU),
+// whole hierarchies and V-, W- and repeated cycles with every smoother, numeric re-setup, AMG-CG
+// iteration counts, and CPR with an AMG pressure stage.
 #include "linalg/preconditioners/amg/amg.hpp"
 #include "kernels/amg/amg_kernels_cuda.hpp"
 #include "linalg/preconditioners/amg/amg_ops.hpp"
@@ -257,6 +258,45 @@ TEST(AmgGpu, NumericKernelsMatchCpu)
     check("jacobi from zero");
   }
 
+  // The ILU(0) smoother (exact and Jacobi-sweep triangular solves) on the fine operator and on the
+  // unsorted Galerkin operator: factorisation info, one step from zero and one from a guess.
+  for (int which = 0; which < 2; ++which) {
+    const amg::Matrix& Mc = which == 0 ? Ac : Cc;
+    const amg::Matrix& Mg = which == 0 ? Ag : Cg;
+    const index_t m = Mc.nrows;
+    const auto x = test::random_vector(m), b = test::random_vector(m);
+    Array<double> xc = to_executor(backends().cpu, x), bc = to_executor(backends().cpu, b);
+    Array<double> xg = to_executor(backends().gpu, x), bg = to_executor(backends().gpu, b);
+    Array<double> yc(backends().cpu, m), yg(backends().gpu, m), wc(backends().cpu, m), wg(backends().gpu, m);
+    for (int sweeps : {0, 2}) {
+      const std::string what = fmt::format("ilu0 smoother, {} trisolve sweeps, {} operator", sweeps,
+                                           which == 0 ? "fine" : "Galerkin");
+      auto pc = cpu->ilu_symbolic(Mc.ref(), sweeps);
+      auto pg = gpu->ilu_symbolic(Mg.ref(), sweeps);
+      Array<index_t> ic = to_executor(backends().cpu, std::vector<index_t>{-1}),
+                     ig = to_executor(backends().gpu, std::vector<index_t>{-1});
+      cpu->ilu_factor_into(*pc, Mc.ref(), ic.data());
+      gpu->ilu_factor_into(*pg, Mg.ref(), ig.data());
+      ASSERT_EQ(ic.to_host()[0], 0) << what;
+      ASSERT_EQ(ig.to_host()[0], 0) << what;
+      auto check = [&](const char* step) {
+        const auto hc = yc.to_host(), hg = yg.to_host();
+        double scale = 0.0;
+        for (double v : hc) scale = std::max(scale, std::abs(v));
+        for (index_t i = 0; i < m; ++i) ASSERT_NEAR(hc[i], hg[i], 1e-11 * scale) << what << " " << step << " " << i;
+      };
+      fill(yg, nan_value);
+      fill(wg, nan_value);
+      cpu->ilu_sweep(*pc, Mc.ref(), bc.data(), nullptr, yc.data(), wc.data());
+      gpu->ilu_sweep(*pg, Mg.ref(), bg.data(), nullptr, yg.data(), wg.data());
+      check("from zero");
+      fill(yg, nan_value);
+      cpu->ilu_sweep(*pc, Mc.ref(), bc.data(), xc.data(), yc.data(), wc.data());
+      gpu->ilu_sweep(*pg, Mg.ref(), bg.data(), xg.data(), yg.data(), wg.data());
+      check("from a guess");
+    }
+  }
+
   // Coarse LU of the Galerkin operator if small enough, else of a leading block.
   {
     const amg::Csr C = download(Cc);
@@ -427,6 +467,19 @@ TEST(AmgGpu, CycleKernelsEveryLaneGroup)
     gpu->smooth_zero_residual(Mg.ref(), dg.data(), bg.data(), zg.data(), yg.data());
     check("sweep from zero: x", zc, zg, 0.0);
     check("sweep from zero: residual", yc, yg, 1e-12);
+    // The ILU(0) smoother's Jacobi sweeps (A's entries taken as the factors, d as 1 / u_ii).
+    for (bool upper : {false, true}) {
+      const std::string sweep = upper ? "ilu upper sweep" : "ilu lower sweep";
+      poison();
+      amg::cpu::ilu_jacobi_sweep(Mc.ref(), dc.data(), upper, bc.data(), xc.data(), yc.data());
+      amg::cuda::ilu_jacobi_sweep(backends().gpu->stream(), Mg.ref(), dg.data(), upper, bg.data(), xg.data(),
+                                  yg.data());
+      check(sweep.c_str(), yc, yg, 1e-12);
+      poison();
+      amg::cpu::ilu_jacobi_sweep(Mc.ref(), dc.data(), upper, bc.data(), nullptr, yc.data());
+      amg::cuda::ilu_jacobi_sweep(backends().gpu->stream(), Mg.ref(), dg.data(), upper, bg.data(), nullptr, yg.data());
+      check((sweep + " from zero").c_str(), yc, yg, 0.0);
+    }
   }
 }
 #endif
@@ -442,19 +495,29 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
     int size;
     AmgInterpolation interp;
     AmgSmoother smoother;
+    int trisolve_sweeps = 0;
+    AmgCycle cycle = AmgCycle::v;
+    int cycles = 1;
   } cases[] = {{AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi},
                {AmgAggregation::mis2, 0, AmgInterpolation::plain, AmgSmoother::l1_jacobi},
                {AmgAggregation::matching, 8, AmgInterpolation::smoothed, AmgSmoother::l1_jacobi},
                {AmgAggregation::matching, 4, AmgInterpolation::plain, AmgSmoother::jacobi},
-               {AmgAggregation::matching, 2, AmgInterpolation::smoothed, AmgSmoother::jacobi}};
+               {AmgAggregation::matching, 2, AmgInterpolation::smoothed, AmgSmoother::jacobi},
+               {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::ilu0, 0},
+               {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::ilu0, 2, AmgCycle::w},
+               {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi, 0, AmgCycle::w, 2}};
   for (const auto& c : cases) {
     AmgOptions opt;
     opt.aggregation = c.agg;
     if (c.size) opt.aggregate_size = c.size;
     opt.interpolation = c.interp;
     opt.smoother = c.smoother;
+    opt.trisolve_sweeps = c.trisolve_sweeps;
+    opt.cycle = c.cycle;
+    opt.cycles = c.cycles;
     opt.max_coarse = 60;
-    SCOPED_TRACE(fmt::format("{} {} {}", to_string(c.agg), c.size, to_string(c.interp)));
+    SCOPED_TRACE(fmt::format("{} {} {} {} {} {}-cycle x{}", to_string(c.agg), c.size, to_string(c.interp),
+                             to_string(c.smoother), c.trisolve_sweeps, to_string(c.cycle), c.cycles));
     {
       const auto b = build_both(test::random_spd(9001, 3, 41), opt);
       expect_hierarchies_agree(*b.cpu, *b.gpu, 1e-12);
