@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|tests|shipped|bsrmv|tune|tuned|second|cpr|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|tests|shipped|bsrmv|tune|tuned|second|cpr|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -18,6 +18,11 @@ summary() {  # the lines of a run log that the note quotes
 for m in "$@"; do
   case $m in
     build) OUT=$L TARGETS=${TARGETS:-} verification/h200_amg.sh none > $L/setup.log 2>&1; tail -2 $L/setup.log ;;
+    detect)  # the default CUDA architectures on this machine (configure only)
+      cmake -S . -B /tmp/detect -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON \
+        -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" -DTOMLPP_INCLUDE_DIR="$PWD/.gpu-carry/include" \
+        -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" -DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.gpu-carry/include" \
+        > $L/detect.log 2>&1; echo "== configure rc $?"; grep -E "CUDA architectures" $L/detect.log ;;
     tests)
       ctest --test-dir $B -L gpu -j 4 --output-on-failure > $L/ctest_gpu.log 2>&1; echo "== ctest -L gpu rc $?"
       grep -E "tests passed|\(Failed\)|\(Skipped\)" $L/ctest_gpu.log | head
