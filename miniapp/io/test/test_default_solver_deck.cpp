@@ -7,6 +7,7 @@
 #include "linalg/preconditioners/default_solver.hpp"
 #include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "miniapp/io/deck.hpp"
+#include "miniapp/io/test/tracer_deck.hpp"
 #include "miniapp/run/simulator.hpp"
 #include "verification/run_helpers.hpp"
 
@@ -87,57 +88,7 @@ Ilu0Options block_ilu0_isai()
 // Issue 28 item 10: a 200-cell 1D tracer whose component T is absent at t = 0. BiCGSTAB with
 // block-Jacobi (the built-in default before issue 29) fails its first solves here; the default now
 // runs it through without a cut.
-const std::string kTracerDeck = R"(title = "1D tracer"
-[model]
-type = "multicomponent"
-[grid]
-nx = 200
-ny = 1
-nz = 1
-dx = 1.0
-dy = 10.0
-dz = 10.0
-top = 1000.0
-gravity = false
-[rock]
-porosity = 0.2
-kx = 500.0
-compressibility = 1e-5
-reference_pressure = 100.0
-[components]
-names = ["T", "W"]
-density = [1000.0, 1000.0]
-compressibility = 1e-5
-viscosity = [0.5, 0.5]
-reference_pressure = 100.0
-diffusion = 1e-3
-[initial]
-pressure = 100.0
-composition = [0.0, 1.0]
-[[wells]]
-name = "INJ"
-type = "injector"
-i = 1
-j = 1
-control = "rate"
-rate = 2000.0
-bhp = 1000.0
-composition = [1.0, 0.0]
-[[wells]]
-name = "PROD"
-type = "producer"
-i = 200
-j = 1
-control = "bhp"
-bhp = 100.0
-[schedule]
-end_time = 2.0
-report_interval = 2.0
-dt_initial = 0.1
-dt_max = 0.5
-[output]
-vtk = false
-)";
+using blockres::test_decks::kTracerDeck;  // miniapp/io/test/tracer_deck.hpp
 
 // The tracer deck with nc components C1 .. Cnc (the same properties): C1 injected into Cnc.
 std::string tracer_deck(int nc)

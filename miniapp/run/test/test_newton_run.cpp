@@ -3,6 +3,7 @@
 // used (Eisenstat–Walker within [eta_min, eta_max], eta_initial first in every attempt; fixed: the
 // tolerance), the linear time breakdown, CG on the nonsymmetric Jacobian failing cleanly, and CPR
 // with true-IMPES weights on both models.
+#include "miniapp/io/test/tracer_deck.hpp"
 #include "verification/run_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -402,57 +403,7 @@ TEST(NewtonRun, CutBelowDtMinSaysWhatLimitedIt)
 // default before issue 29) fails its first solves, and a run that stops before any step succeeded says
 // what to use. Block ILU(0) and CPR, the ones named, do run it (and the default linear solver:
 // miniapp/io/test/test_default_solver_deck.cpp).
-const std::string kTracerDeck = R"(title = "1D tracer"
-[model]
-type = "multicomponent"
-[grid]
-nx = 200
-ny = 1
-nz = 1
-dx = 1.0
-dy = 10.0
-dz = 10.0
-top = 1000.0
-gravity = false
-[rock]
-porosity = 0.2
-kx = 500.0
-compressibility = 1e-5
-reference_pressure = 100.0
-[components]
-names = ["T", "W"]
-density = [1000.0, 1000.0]
-compressibility = 1e-5
-viscosity = [0.5, 0.5]
-reference_pressure = 100.0
-diffusion = 1e-3
-[initial]
-pressure = 100.0
-composition = [0.0, 1.0]
-[[wells]]
-name = "INJ"
-type = "injector"
-i = 1
-j = 1
-control = "rate"
-rate = 2000.0
-bhp = 1000.0
-composition = [1.0, 0.0]
-[[wells]]
-name = "PROD"
-type = "producer"
-i = 200
-j = 1
-control = "bhp"
-bhp = 100.0
-[schedule]
-end_time = 2.0
-report_interval = 2.0
-dt_initial = 0.1
-dt_max = 0.5
-[output]
-vtk = false
-)";
+using blockres::test_decks::kTracerDeck;  // miniapp/io/test/tracer_deck.hpp
 
 std::string tracer_failure(const std::vector<std::string>& overrides, bool* succeeded = nullptr)
 {
