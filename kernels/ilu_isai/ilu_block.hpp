@@ -28,6 +28,7 @@
 
 #include "kernels/common.hpp"
 #include "kernels/ilu_isai/ilu.hpp"
+#include "kernels/ilu_isai/isai.hpp"  // Triangle
 
 #include <vector>
 
@@ -76,6 +77,13 @@ void block_ilu0_upper_solve(const IluSchedule& s, BsrView<const double> LU, cons
 // In place inverse of one bs x bs row-major block by the Gauss–Jordan above; `work` holds 3 bs
 // doubles. Returns false when the block is singular (the rule above); the block is then garbage.
 bool block_ilu0_invert(int bs, double* w, double* work);
+// The residual of one factor, w = b - T x, with T = L (tri = unit_lower: identity diagonal blocks
+// and the strictly lower blocks of LU) or T = U (tri = upper: the diagonal and upper blocks of LU):
+// the fixed-point sweeps x <- x + M (b - T x) that move an ISAI product M b toward the exact solve
+// T^{-1} b. Scalar row (i, a): sum over the blocks p of row i in the triangle, in increasing p, of
+// sum_c LU_p(a, c) x_{col p, c} (c increasing), then w = b - (x + sum) or b - sum. w may alias b
+// but not x.
+void block_triangle_residual(Triangle tri, BsrView<const double> LU, const double* b, const double* x, double* w);
 }  // namespace cpu
 
 namespace cuda {
@@ -102,6 +110,9 @@ void block_ilu_sweep(stream_t s, const BlockIluSweepDevicePlan& p, BsrView<const
 // info (device, one int): 0 or i + 1 as the CPU version; workspace as block_ilu0_factor's.
 void block_ilu_invert_diagonal(stream_t s, const IluDeviceSchedule& sched, const BlockIluSweepDevicePlan& p,
                                BsrView<const double> LU, double* dinv, int* info, double* workspace);
+// cpu::block_triangle_residual on device memory (a thread per scalar row, the CPU's order).
+void block_triangle_residual(stream_t s, Triangle tri, BsrView<const double> LU, const double* b, const double* x,
+                             double* w);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -225,6 +225,28 @@ int block_ilu_invert_diagonal(const IluSchedule& s, BsrView<const double> LU, do
   return info;
 }
 
+void block_triangle_residual(Triangle tri, BsrView<const double> LU, const double* b, const double* x, double* w)
+{
+  if (LU.nrows != LU.ncols || LU.bs < 1) throw std::invalid_argument("block_triangle_residual: LU is not square");
+  const bool lower = tri == Triangle::unit_lower;
+  const int bs = LU.bs;
+  const size64_t bs2 = size64_t(bs) * bs;
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(LU.row_ptr[LU.nrows]) * bs2))
+  for (index_t i = 0; i < LU.nrows; ++i)
+    for (int a = 0; a < bs; ++a) {
+      double sum = 0.0;
+      for (index_t p = LU.row_ptr[i]; p < LU.row_ptr[i + 1]; ++p) {
+        const index_t j = LU.col_ind[p];
+        if (lower ? j >= i : j < i) continue;
+        const double* v = LU.values + size64_t(p) * bs2 + size64_t(a) * bs;
+        const double* xj = x + size64_t(j) * bs;
+        for (int c = 0; c < bs; ++c) sum += v[c] * xj[c];
+      }
+      const size64_t t = size64_t(i) * bs + a;
+      w[t] = b[t] - (lower ? x[t] + sum : sum);
+    }
+}
+
 }  // namespace blockres::kernels::cpu
 
 namespace blockres::kernels {
