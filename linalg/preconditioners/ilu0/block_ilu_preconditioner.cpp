@@ -24,8 +24,9 @@ BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) 
           fmt::format("block ILU(0): isai_power {} is not in 1..{}", opt_.isai_power, max_isai_power));
     if (opt_.view != IsaiView::block)
       throw std::invalid_argument("block ILU(0): trisolve = isai needs the block ISAI view (isai_view = \"block\")");
-    if (opt_.sweeps != 0)
-      throw std::invalid_argument("block ILU(0): ISAI sweeps are not supported with factor_view = block");
+    if (opt_.sweeps < 0 || opt_.sweeps > max_isai_sweeps)
+      throw std::invalid_argument(
+          fmt::format("block ILU(0): sweeps {} is not in 0..{}", opt_.sweeps, max_isai_sweeps));
   }
 }
 
@@ -35,6 +36,7 @@ std::string BlockIlu0Preconditioner::name() const
 {
   const std::string f = opt_.factor_sweeps > 0 ? fmt::format("block, {} factor sweeps", opt_.factor_sweeps) : "block";
   if (opt_.trisolve == TriangularSolve::exact) return fmt::format("ilu0({}, exact triangular solves)", f);
+  if (opt_.sweeps > 0) return fmt::format("ilu0({}, isai({}, block view), {} sweeps)", f, opt_.isai_power, opt_.sweeps);
   return fmt::format("ilu0({}, isai({}, block view))", f, opt_.isai_power);
 }
 
@@ -92,6 +94,7 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
                                                opt_.isai_power);
   }
   t_ = Vector(exec_, A.scalar_rows());
+  w_ = opt_.trisolve == TriangularSolve::isai && opt_.sweeps > 0 ? Vector(exec_, A.scalar_rows()) : Vector();
   keep_structure(A);
 }
 
@@ -164,11 +167,22 @@ SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
 void BlockIlu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b, Vector& x) const
 {
   const bool lower = tri == kernels::Triangle::unit_lower;
+  const BsrView<const double> LU = factors();
   if (isai_lower_) {
-    isai_matrix(tri)->apply(1.0, b, 0.0, x);
+    const BsrMatrix& M = *isai_matrix(tri);
+    M.apply(1.0, b, 0.0, x);
+    for (int s = 0; s < opt_.sweeps; ++s) {  // x += M (b - T x)
+      if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+        kg::block_triangle_residual(exec_->stream(), tri, LU, b.data(), x.data(), w_.data());
+#endif
+      } else {
+        kc::block_triangle_residual(tri, LU, b.data(), x.data(), w_.data());
+      }
+      M.apply(1.0, w_, 1.0, x);
+    }
     return;
   }
-  const BsrView<const double> LU = factors();
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const kernels::cuda::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};

@@ -17,7 +17,8 @@ namespace blockres {
 // runs once per matrix structure; the numeric part (copy of the values, factorisation, ISAI
 // generation) on every setup. A singular diagonal block U_ii fails the setup with a message naming
 // the block row. trisolve = isai needs view = block (the ISAI kinds unit_block_lower and
-// block_upper on the BSR-stored factors) and sweeps = 0.
+// block_upper on the BSR-stored factors); its sweeps x <- x + M (b - T x) use the factors in place
+// (kernels/ilu_isai/ilu_block.hpp: block_triangle_residual) and the ISAI's BSR SpMV.
 class BlockIlu0Preconditioner final : public Ilu0Base {
  public:
   explicit BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt = {});
@@ -48,7 +49,7 @@ class BlockIlu0Preconditioner final : public Ilu0Base {
   Array<index_t> pair_l_, pair_u_, row_of_, diag_next_;
   Array<double> lu2_;
   std::unique_ptr<IsaiMatrix> isai_lower_, isai_upper_;
-  mutable Vector t_;
+  mutable Vector t_, w_;  // w_: the sweeps' residual (isai with sweeps > 0 only)
 };
 
 }  // namespace blockres

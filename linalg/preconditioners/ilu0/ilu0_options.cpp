@@ -25,8 +25,6 @@ Ilu0Options read(deck::Section& p, const Ilu0Options& defaults)
   o.sweeps = p.integer("sweeps", defaults.sweeps, between(0, max_isai_sweeps));
   if (block && o.view != IsaiView::block)
     p.bad(p.require("isai_view"), "isai_view", "must be \"block\" with factor_view = \"block\"");
-  if (block && o.sweeps != 0)
-    p.bad(p.require("sweeps"), "sweeps", "must be 0 with factor_view = \"block\" (sweeps are not supported)");
   return o;
 }
 

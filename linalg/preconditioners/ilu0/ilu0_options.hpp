@@ -29,7 +29,7 @@ constexpr std::string_view to_string(TriangularSolve t) { return triangular_solv
 //           expansion's index arrays, so at most 2^31 - 1 scalar entries);
 //   block   block ILU(0) on A's BSR block pattern: bs x bs block operations, factors in A's BSR
 //           storage plus the inverses of the diagonal blocks, any block size. trisolve = isai
-//           then needs view = block and sweeps = 0.
+//           then needs view = block (sweeps as in the scalar view).
 enum class IluFactorView { scalar, block };
 inline constexpr auto ilu_factor_view_names =
     name_table<IluFactorView>({{IluFactorView::scalar, "scalar"}, {IluFactorView::block, "block"}});

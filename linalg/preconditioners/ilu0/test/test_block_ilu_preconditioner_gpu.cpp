@@ -44,8 +44,10 @@ TEST(BlockIlu0PreconditionerGpu, MatchesTheCpuBackend)
     auto Ag = upload(be.gpu, m);
     auto iterative = block_ilu0_options(TriangularSolve::isai, 1);
     iterative.factor_sweeps = 2;
+    auto swept = iterative;  // the ISAI sweeps on the factors
+    swept.sweeps = 3;
     for (const auto& opt : {block_ilu0_options(), block_ilu0_options(TriangularSolve::isai, 1), block_ilu0_options(TriangularSolve::isai, 2),
-                            iterative}) {
+                            iterative, swept}) {
       BlockIlu0Preconditioner Mc(be.cpu, opt), Mg(be.gpu, opt);
       ASSERT_TRUE(Mc.setup(Ac).ok);
       const auto st = Mg.setup(Ag);
