@@ -1,27 +1,35 @@
 // The default linear solver's table and the one-line description of a solver choice.
 #include "linalg/preconditioners/default_solver.hpp"
 
+#include "linalg/preconditioners/amg/amg_options.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
 #include "linalg/preconditioners/cpr/cpr_options.hpp"
 #include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 #include "linalg/preconditioners/isai/isai_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace blockres {
 
 namespace {
 
-// Block ILU(0) in A's own block storage with block ISAI(1) triangular solves: the second stage of
-// inputs/multicomponent_8.toml and quarter_five_spot_60x60x20.toml before issue 29 (exact factors).
+// Block ILU(0) in A's own block storage, its factors from 1 Jacobi sweep of the iterative
+// factorisation (one launch instead of one per level), applied by block ISAI(1) plus 3 sweeps
+// x <- x + M (b - T x) per factor (which bring the product close to the exact triangular solves at
+// bandwidth-bound cost). Issue 29's measurements: inputs/README.md, "Default linear solver".
 PreconditionerSpec block_ilu0_isai()
 {
   Ilu0Options o;
   o.factor_view = IluFactorView::block;
+  o.factor_sweeps = 1;
   o.trisolve = TriangularSolve::isai;
   o.view = IsaiView::block;
+  o.sweeps = 3;
   return {"ilu0", o};
 }
 
@@ -31,20 +39,23 @@ PreconditionerSpec block_ilu0_isai()
 // change a threshold here and the README's table together.
 //
 //   pressure unknown  block size  method       preconditioner
-//   yes               1..8        FGMRES(30)   CPR: AMG on the pressure, block ILU(0)/ISAI on the system
-//   yes               9..64       FGMRES(30)   CPR: AMG on the pressure, block-Jacobi on the system
-//   no                1..8        GMRES(30)    block ILU(0)/ISAI
+//   yes               1..8        FGMRES(30)   CPR: AMG W-cycle on the pressure, block ILU(0)/ISAI
+//                                              (1 factor sweep, 3 ISAI sweeps) on the system
+//   yes               9..64       FGMRES(30)   CPR: AMG V-cycle on the pressure, block-Jacobi on the system
+//   no                1..8        GMRES(30)    block ILU(0)/ISAI (1 factor sweep, 3 ISAI sweeps)
 //   no                9..64       GMRES(30)    block-Jacobi
 //
 // CPR's weights are true-IMPES where the system is compressible and quasi-IMPES where it is not
-// (true-IMPES needs a pressure column in the accumulation blocks). The second stage's block ILU(0)
-// with ISAI costs more to set up than block-Jacobi and saves iterations; its block ISAI generation
-// grows like bs^3 per block and was unusable at bs 16 (41 s per setup at 1M cells on an H200), so
-// it stops at default_ilu_max_block_size. The rows without a pressure unknown are not measured (no
-// registered model lacks one): they keep the second stage's rule with a plain Krylov partner
-// (GMRES: the preconditioner does not change between iterations). Every row: 1000 iterations at
-// most per solve (the shipped CPR decks' cap: 33 restart cycles), relative tolerance 1e-4 (fixed
-// forcing), the deck's default before issue 29 too.
+// (true-IMPES needs a pressure column in the accumulation blocks). Up to bs 8 the second stage and
+// the W-cycle roughly halve the preconditioner applications per Newton iteration against block
+// ISAI(1) alone and a V-cycle, and take less time per Newton iteration on an H200 (4.5k to 1M
+// cells, bs 2, 3 and 8); the block ISAI generation grows like bs^3 per block and was unusable at bs
+// 16 (41 s per setup at 1M cells on an H200), so above default_ilu_max_block_size the second stage
+// is block-Jacobi with the V-cycle measured with it. The rows without a pressure unknown are not
+// measured (no registered model lacks one): they keep the second stage's rule with a plain Krylov
+// partner (GMRES: the preconditioner does not change between iterations). Every row: 1000
+// iterations at most per solve (the shipped CPR decks' cap: 33 restart cycles), relative tolerance
+// 1e-4 (fixed forcing), the deck's default before issue 29 too.
 DefaultLinearSolver default_linear_solver(const LinearSystemTraits& t)
 {
   if (t.block_size < 1 || t.block_size > 64)
@@ -56,8 +67,8 @@ DefaultLinearSolver default_linear_solver(const LinearSystemTraits& t)
   const bool ilu_second = t.block_size <= default_ilu_max_block_size;
   const PreconditionerSpec second = ilu_second ? block_ilu0_isai() : PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}};
   const std::string second_why =
-      ilu_second ? fmt::format("block ILU(0)/ISAI second stage at block size <= {}, for its fewer iterations (at 1M "
-                               "cells block-Jacobi ran faster on an H100: the threshold is under review, issue 29)",
+      ilu_second ? fmt::format("block ILU(0)/ISAI second stage with ISAI sweeps at block size <= {}, for its fewer "
+                               "iterations at less time per Newton iteration",
                                default_ilu_max_block_size)
                  : fmt::format("block-Jacobi second stage above block size {}, where block ILU(0)/ISAI's setup costs "
                                "more than its fewer iterations save",
@@ -66,8 +77,13 @@ DefaultLinearSolver default_linear_solver(const LinearSystemTraits& t)
     // Flexible GMRES: correct whatever CPR's stages are (one that varies between applications too); the
     // partner of the shipped CPR decks since issue 16.
     d.krylov.method = KrylovMethod::fgmres;
-    CprOptions cpr;  // its pressure stage as CprOptions has it (AMG)
+    CprOptions cpr;  // its pressure stage as CprOptions has it (AMG), the W-cycle with the ILU(0) second stage
     cpr.weights = t.compressible ? CprWeights::true_impes : CprWeights::quasi_impes;
+    if (ilu_second) {
+      AmgOptions amg = options_as<AmgOptions>(cpr.pressure);
+      amg.cycle = AmgCycle::w;
+      cpr.pressure = {"amg", amg};
+    }
     cpr.second = second;
     d.preconditioner = {"cpr", cpr};
     d.reason = "CPR for the pressure unknown; " + second_why;
@@ -93,8 +109,12 @@ std::string describe_preconditioner(const PreconditionerSpec& p)
     const bool block = o.factor_view == IluFactorView::block;
     std::string s = block ? "block ILU(0)" : "ILU(0)";
     if (o.trisolve == TriangularSolve::isai) s += o.isai_power == 1 ? "/ISAI" : fmt::format("/ISAI({})", o.isai_power);
+    std::vector<std::string> extra;
     if (block && o.factor_sweeps > 0)
-      s += fmt::format(" ({} factor sweep{})", o.factor_sweeps, o.factor_sweeps == 1 ? "" : "s");
+      extra.push_back(fmt::format("{} factor sweep{}", o.factor_sweeps, o.factor_sweeps == 1 ? "" : "s"));
+    if (o.trisolve == TriangularSolve::isai && o.sweeps > 0)
+      extra.push_back(fmt::format("{} ISAI sweep{}", o.sweeps, o.sweeps == 1 ? "" : "s"));
+    if (!extra.empty()) s += fmt::format(" ({})", fmt::join(extra, ", "));
     return s;
   }
   if (p.type == "block_jacobi") {
@@ -103,7 +123,7 @@ std::string describe_preconditioner(const PreconditionerSpec& p)
     return o.max_block_size > 0 ? fmt::format("block-Jacobi (blocks up to {} rows)", o.max_block_size) : "block-Jacobi";
   }
   if (p.type == "jacobi") return "point Jacobi";
-  if (p.type == "amg") return "AMG";
+  if (p.type == "amg") return options_as<AmgOptions>(p).cycle == AmgCycle::w ? "AMG W-cycle" : "AMG";
   if (p.type == "isai") return "ISAI";
   if (p.type == "none") return "none";
   return p.type;  // a registered preconditioner this function has not learnt to describe

@@ -26,6 +26,15 @@ Ilu0Options block_ilu0_isai()
   return o;
 }
 
+// The default's second stage up to bs 8: 1 factor sweep, ISAI(1) with 3 sweeps per factor.
+Ilu0Options default_second_stage()
+{
+  Ilu0Options o = block_ilu0_isai();
+  o.factor_sweeps = 1;
+  o.sweeps = 3;
+  return o;
+}
+
 TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
 {
   for (const int bs : {1, 2, 3, 8, 9, 16, 32, 64}) {
@@ -38,14 +47,20 @@ TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
     ASSERT_EQ(d.preconditioner.type, "cpr");
     const CprOptions& c = options_as<CprOptions>(d.preconditioner);
     EXPECT_EQ(c.weights, CprWeights::true_impes);
-    EXPECT_EQ(c.pressure, CprOptions{}.pressure);  // the pressure stage is CPR's own default (AMG)
     EXPECT_EQ(c.pressure.type, "amg");
-    // The second stage by block size: block ILU(0)/ISAI up to 8, block-Jacobi from 9.
+    // The second stage by block size: block ILU(0)/ISAI with sweeps and the W-cycle up to 8,
+    // block-Jacobi and CPR's own pressure stage (AMG V-cycle) from 9.
     if (bs <= 8) {
-      EXPECT_EQ(c.second, (PreconditionerSpec{"ilu0", block_ilu0_isai()}));
-      EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG; second stage: block ILU(0)/ISAI)");
-      EXPECT_NE(d.reason.find("block ILU(0)/ISAI second stage at block size <= 8"), std::string::npos) << d.reason;
+      AmgOptions w = options_as<AmgOptions>(CprOptions{}.pressure);
+      w.cycle = AmgCycle::w;
+      EXPECT_EQ(c.pressure, (PreconditionerSpec{"amg", w}));
+      EXPECT_EQ(c.second, (PreconditionerSpec{"ilu0", default_second_stage()}));
+      EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG W-cycle; second stage: block ILU(0)/ISAI "
+                               "(1 factor sweep, 3 ISAI sweeps))");
+      EXPECT_NE(d.reason.find("block ILU(0)/ISAI second stage with ISAI sweeps at block size <= 8"), std::string::npos)
+          << d.reason;
     } else {
+      EXPECT_EQ(c.pressure, CprOptions{}.pressure);
       EXPECT_EQ(c.second, (PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}}));
       EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG; second stage: block-Jacobi)");
       EXPECT_NE(d.reason.find("block-Jacobi second stage above block size 8"), std::string::npos) << d.reason;
@@ -75,8 +90,8 @@ TEST(DefaultSolver, NoPressureUnknownGetsGmresWithTheSecondStagesRule)
 {
   const DefaultLinearSolver small = default_linear_solver({.block_size = 8, .pressure_unknown = false, .compressible = true});
   EXPECT_EQ(small.krylov.method, KrylovMethod::gmres);
-  EXPECT_EQ(small.preconditioner, (PreconditionerSpec{"ilu0", block_ilu0_isai()}));
-  EXPECT_EQ(small.description, "GMRES(30) + block ILU(0)/ISAI");
+  EXPECT_EQ(small.preconditioner, (PreconditionerSpec{"ilu0", default_second_stage()}));
+  EXPECT_EQ(small.description, "GMRES(30) + block ILU(0)/ISAI (1 factor sweep, 3 ISAI sweeps)");
   EXPECT_NE(small.reason.find("no pressure unknown"), std::string::npos) << small.reason;
   const DefaultLinearSolver large = default_linear_solver({.block_size = 9, .pressure_unknown = false, .compressible = false});
   EXPECT_EQ(large.krylov.method, KrylovMethod::gmres);
@@ -122,6 +137,11 @@ TEST(DefaultSolver, DescribesEverySolverChoice)
   EXPECT_EQ(describe_preconditioner({"ilu0", iterative}), "block ILU(0)/ISAI (1 factor sweep)");
   iterative.factor_sweeps = 3;
   EXPECT_EQ(describe_preconditioner({"ilu0", iterative}), "block ILU(0)/ISAI (3 factor sweeps)");
+  iterative.sweeps = 2;
+  EXPECT_EQ(describe_preconditioner({"ilu0", iterative}), "block ILU(0)/ISAI (3 factor sweeps, 2 ISAI sweeps)");
+  iterative.factor_sweeps = 0;
+  iterative.sweeps = 1;
+  EXPECT_EQ(describe_preconditioner({"ilu0", iterative}), "block ILU(0)/ISAI (1 ISAI sweep)");
   EXPECT_EQ(describe_preconditioner(preconditioner_spec("amg")), "AMG");
   EXPECT_EQ(describe_preconditioner(preconditioner_spec("isai")), "ISAI");
   EXPECT_EQ(describe_preconditioner(preconditioner_spec("none")), "none");

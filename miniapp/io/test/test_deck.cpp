@@ -1,6 +1,7 @@
 // Unit tests of the deck loader: SI values, defaults, properties, overrides, round trip, error messages.
 #include "input/test/deck_test_util.hpp"
 #include "miniapp/io/deck.hpp"
+#include "linalg/preconditioners/amg/amg_options.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
 #include "linalg/preconditioners/cpr/cpr_options.hpp"
 #include "linalg/preconditioners/default_solver.hpp"
@@ -833,7 +834,9 @@ TEST_F(DeckTest, IluFactorView)
                     pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"\nisai_view = \"scalar\"",
                     k + "isai_view", "isai_view");
   expect_edit_error("dt_initial = 0.5",
-                    pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"\nsweeps = 2", k + "sweeps",
+                    pre + "type = \"ilu0\"\nfactor_view = \"block\"\ntrisolve = \"isai\"\nsweeps = 17", k + "sweeps",
+                    "sweeps");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\nsweeps = 2", k + "sweeps",
                     "sweeps");
 }
 
@@ -854,7 +857,11 @@ TEST_F(DeckTest, CprAndAmg)
   EXPECT_EQ(c.second.type, "ilu0");
   EXPECT_EQ(d.linear.preconditioner,
             default_linear_solver({.block_size = 2, .pressure_unknown = true, .compressible = true}).preconditioner);
-  EXPECT_EQ(c.pressure, CprOptions{}.pressure);
+  EXPECT_EQ(c.pressure, options_as<CprOptions>(default_linear_solver({.block_size = 2, .pressure_unknown = true,
+                                                                      .compressible = true})
+                                                     .preconditioner)
+                            .pressure);  // AMG, W-cycle
+  EXPECT_EQ(options_as<AmgOptions>(c.pressure).cycle, AmgCycle::w);
   const RunConfig i = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            pre + "type = \"cpr\"\n[solver.linear.preconditioner.second]\ntype = \"ilu0\"")));
   EXPECT_EQ(options_as<Ilu0Options>(options_as<CprOptions>(i.linear.preconditioner).second).factor_view,
