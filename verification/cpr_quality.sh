@@ -8,8 +8,11 @@
 #            _16 cut to 10x10x5 with the producer moved to (10, 10)), or all
 #   CONFIG   names below (default: every one). Environment: TOLS (default "5e-3 1e-4"), THREADS (CPU,
 #            default 2), END_TIME (a shorter schedule: schedule.end_time), OUT (default /tmp/cpr_quality).
-# Every deck's [solver.linear] section is replaced by FGMRES with type = "cpr" and CprOptions' defaults (the
-# "old default" row); a configuration adds its --set keys (the "deck" row runs the deck as shipped).
+# Every deck's [solver.linear] section is replaced by FGMRES with type = "cpr" (the "default" row: the keys it
+# leaves out take the default solver's values, linalg/preconditioners/default_solver.cpp); a configuration adds
+# its --set keys, each pinning what it changes (the "deck" row runs the deck as shipped; "old_default" is the
+# CPR default before issue 29: quasi-IMPES weights, block-Jacobi second stage; "prev_default" the default
+# linear solver issue 29 introduced first: true-IMPES, AMG V-cycle, block ILU(0)/ISAI(1) with exact factors).
 # Time per Newton iteration: linear = (preconditioner setup + linear solve) / Newton iterations, total = the
 # run's wall time / Newton iterations (assembly included); both from the run log's closing lines.
 set -uo pipefail
@@ -24,16 +27,20 @@ mkdir -p "$out/decks"
 
 P=solver.linear.preconditioner
 TI="--set $P.weights=true_impes"
-BILU="--set $P.second.type=ilu0 --set $P.second.factor_view=block"                    # exact block ILU(0)
-BILU_ISAI="$BILU --set $P.second.trisolve=isai --set $P.second.factor_sweeps=1"       # the 60x60x20 deck's
+BILU="--set $P.second.type=ilu0 --set $P.second.factor_view=block --set $P.second.trisolve=exact"  # exact block ILU(0)
+BILU_ISAI="--set $P.second.type=ilu0 --set $P.second.factor_view=block --set $P.second.trisolve=isai \
+--set $P.second.factor_sweeps=1"                                                     # the 60x60x20 deck's
 SILU_ISAI3="--set $P.second.type=ilu0 --set $P.second.factor_view=scalar --set $P.second.trisolve=isai \
 --set $P.second.sweeps=3"                                                            # ISAI(1) + 3 sweeps
 AMG_ILU="--set $P.pressure.smoother=ilu0"
 W="--set $P.pressure.cycle=w"
 declare -A cfg=(
   [deck]="DECK"
-  [old_default]=""
-  [true_impes]="$TI"
+  [default]=""
+  [old_default]="--set $P.weights=quasi_impes --set $P.second.type=block_jacobi --set $P.pressure.cycle=v"
+  [prev_default]="$TI --set $P.second.type=ilu0 --set $P.second.factor_view=block --set $P.second.trisolve=isai \
+--set $P.second.factor_sweeps=0 --set $P.second.sweeps=0 --set $P.pressure.cycle=v"
+  [true_impes]="$TI --set $P.second.type=block_jacobi --set $P.pressure.cycle=v"
   [ti_bilu0]="$TI $BILU"
   [ti_bilu0_amg_w]="$TI $BILU $W"
   [ti_bilu0_amg_ilu0]="$TI $BILU $AMG_ILU"
@@ -42,9 +49,25 @@ declare -A cfg=(
   [ti_silu3_amg_ilu0s2_w]="$TI $SILU_ISAI3 $AMG_ILU --set $P.pressure.trisolve_sweeps=2 $W"
   [ti_bisai_amg_ilu0s2_w]="$TI $BILU_ISAI $AMG_ILU --set $P.pressure.trisolve_sweeps=2 $W"
   [ti_bj_amg_ilu0]="$TI $AMG_ILU"
+  [ti_bisai_amg_w]="$TI $BILU_ISAI $W"
+  [ti_bisai2_amg_w]="$TI $BILU_ISAI --set $P.second.isai_power=2 $W"
+  [ti_bisai2_amg_ilu0s2_w]="$TI $BILU_ISAI --set $P.second.isai_power=2 $AMG_ILU --set $P.pressure.trisolve_sweeps=2 $W"
+  [ti_bilu0f1_amg_w]="$TI $BILU --set $P.second.factor_sweeps=1 $W"
+  [ti_silu3_amg_w]="$TI $SILU_ISAI3 $W"
+  [ti_silu3]="$TI $SILU_ISAI3"
+  [ti_silu2_amg_w]="$TI $SILU_ISAI3 --set $P.second.sweeps=2 $W"
+  [ti_silu5_amg_w]="$TI $SILU_ISAI3 --set $P.second.sweeps=5 $W"
+  [ti_bisai_s1]="$TI $BILU_ISAI --set $P.second.sweeps=1"
+  [ti_bisai_s2]="$TI $BILU_ISAI --set $P.second.sweeps=2"
+  [ti_bisai_s3]="$TI $BILU_ISAI --set $P.second.sweeps=3"
+  [ti_bisai_s2_w]="$TI $BILU_ISAI --set $P.second.sweeps=2 $W"
+  [ti_bisai_s3_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W"
+  [ti_bisai_s4_w]="$TI $BILU_ISAI --set $P.second.sweeps=4 $W"
+  [ti_bisai2_s2_w]="$TI $BILU_ISAI --set $P.second.isai_power=2 --set $P.second.sweeps=2 $W"
 )
-order=(deck old_default true_impes ti_bilu0 ti_bilu0_amg_w ti_bilu0_amg_ilu0 ti_bilu0_amg_ilu0_w
-       ti_bilu0_amg_ilu0s2_w ti_silu3_amg_ilu0s2_w ti_bisai_amg_ilu0s2_w ti_bj_amg_ilu0)
+order=(deck default old_default prev_default true_impes ti_bilu0 ti_bilu0_amg_w ti_bilu0_amg_ilu0 ti_bilu0_amg_ilu0_w
+       ti_bilu0_amg_ilu0s2_w ti_silu3_amg_ilu0s2_w ti_bisai_amg_ilu0s2_w ti_bj_amg_ilu0 ti_bisai_amg_w ti_bisai2_amg_w
+       ti_bisai2_amg_ilu0s2_w ti_bilu0f1_amg_w ti_silu3_amg_w)
 [[ $# -gt 0 ]] && order=("$@")
 for c in "${order[@]}"; do [[ -v cfg[$c] ]] || { echo "cpr_quality.sh: unknown configuration '$c' (known: ${!cfg[*]})"; exit 1; }; done
 

@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|tests|shipped|bsrmv|tune|tuned|second|cpr|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|tests|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -49,30 +49,26 @@ for m in "$@"; do
       /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache /tmp/tuning.json --bs $(seq -s, 1 64) --stencils 7,27 \
         --size-gb 1 --reps 10 --warmup 2 --json $L/bsrmv_tuned.json > $L/bsrmv_tuned.txt 2>&1
       echo "== bench bsrmv (tuned) rc $?"; grep -E "copy|report written|wall|tuning" $L/bsrmv_tuned.txt | head -5 ;;
-    second)  # the second stage of the default CPR by block size at 1M cells
+    second)  # the default's second stage against block-Jacobi and the pre-issue-29 default at 1M cells
+      # def: the default (bs <= 8: block ILU(0), 1 factor sweep, ISAI(1) + 3 sweeps, AMG W-cycle); bj: block-Jacobi
+      # second stage with the V-cycle (the default above bs 8); old: block ILU(0)/ISAI(1), exact factorisation, V-cycle
       M=(--backend cuda --set output.vtk=false --output /tmp/runs/m --set grid.nx=100 --set grid.ny=100 --set grid.nz=100
          --set wells.PROD.i=100 --set wells.PROD.j=100 --set schedule.end_time=2 --set schedule.report_interval=2
          --set schedule.dt_max=1)
-      for d in ${SECOND_DECKS:-multicomponent_3 multicomponent_8}; do
-        for s in bj ilu ilu1; do
-          case $s in
-            bj) st='{type="block_jacobi"}' ;; ilu) st='{type="ilu0", trisolve="isai"}' ;;
-            ilu1) st='{type="ilu0", trisolve="isai", factor_sweeps=1}' ;;
-          esac
-          $X run inputs/$d.toml "${M[@]}" --set "$P.second=$st" > $L/second_${d}_$s.log 2>&1
-          echo "== $d second=$s rc $?"; summary $L/second_${d}_$s.log
-        done
-      done
       Q=(--backend cuda --set output.vtk=false --output /tmp/runs/q --set grid.nx=200 --set grid.ny=200 --set grid.nz=25
          --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8 --set wells.PROD.i=200 --set wells.PROD.j=200
          --set schedule.end_time=30 --set schedule.report_interval=30)
-      for s in bj ilu ilu1; do
-        case $s in
-          bj) st='{type="block_jacobi"}' ;; ilu) st='{type="ilu0", trisolve="isai"}' ;;
-          ilu1) st='{type="ilu0", trisolve="isai", factor_sweeps=1}' ;;
-        esac
-        $X run inputs/quarter_five_spot_60x60x20.toml "${Q[@]}" --set "$P.second=$st" > $L/second_ow1M_$s.log 2>&1
-        echo "== oil_water 1M second=$s rc $?"; summary $L/second_ow1M_$s.log
+      for d in ${SECOND_DECKS:-quarter_five_spot_60x60x20 multicomponent_3 multicomponent_8}; do
+        for v in def bj old; do
+          case $v in
+            def) st=() ;;
+            bj) st=(--set "$P.second={type=\"block_jacobi\"}" --set $P.pressure.cycle=v) ;;
+            old) st=(--set "$P.second={type=\"ilu0\", trisolve=\"isai\", factor_sweeps=0, sweeps=0}" --set $P.pressure.cycle=v) ;;
+          esac
+          if [[ $d == quarter_five_spot_60x60x20 ]]; then G=("${Q[@]}"); else G=("${M[@]}"); fi
+          $X run inputs/$d.toml "${G[@]}" "${st[@]}" > $L/second_${d}_$v.log 2>&1
+          echo "== $d 1M second=$v rc $?"; summary $L/second_${d}_$v.log
+        done
       done ;;
     cpr)  # CPR applications per Newton iteration at OPM's linear reduction and at 1e-4 (CPR_SETS: extra --set lists)
       for d in quarter_five_spot quarter_five_spot_60x60x20; do
@@ -82,6 +78,10 @@ for m in "$@"; do
           echo "== $d tol $tol rc $?"; summary $L/cpr_${d}_$tol.log
         done
       done ;;
+    cprq)  # verification/cpr_quality.sh on this GPU (CPRQ_SET: qfs|mc|all; CPRQ_CONFIGS: names, default every one)
+      # shellcheck disable=SC2086
+      OUT=/tmp/cprq TOLS=${TOLS:-5e-3 1e-4} verification/cpr_quality.sh $X cuda ${CPRQ_SET:-qfs} ${CPRQ_CONFIGS:-} \
+        > $L/cprq_${CPRQ_SET:-qfs}.txt 2>&1; echo "== cpr_quality ${CPRQ_SET:-qfs} rc $?"; cat $L/cprq_${CPRQ_SET:-qfs}.txt ;;
     jac64)  # bench bsrmv on the nc 64 deck's own Jacobian: a baseline that cannot hold it is skipped, ours still runs
       $X run inputs/multicomponent_64.toml --backend cuda --output /tmp/runs/j64 --set output.vtk=false \
         --write-jacobian /tmp/j64.h5 > $L/jac64_run.log 2>&1; echo "== write jacobian rc $?"
