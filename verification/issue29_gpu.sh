@@ -70,6 +70,23 @@ for m in "$@"; do
           echo "== $d 1M second=$v rc $?"; summary $L/second_${d}_$v.log
         done
       done ;;
+    crossover)  # the default's second stage against block-Jacobi between the shipped decks and 1M cells
+      for g in ow:100:100:25:30 ow:140:140:25:30 mc3:50:50:50:2 mc3:70:70:70:2 mc8:50:50:50:2 mc8:70:70:70:2 \
+               mc8:30:30:30:10; do
+        IFS=: read -r m nx ny nz days <<< "$g"
+        case $m in
+          ow) d=quarter_five_spot_60x60x20; ex=(--set grid.dx=$((300 / nx)) --set grid.dy=$((300 / ny)) --set grid.dz=0.8) ;;
+          mc3) d=multicomponent_3; ex=(--set schedule.dt_max=1) ;;
+          mc8) d=multicomponent_8; ex=(--set schedule.dt_max=1) ;;
+        esac
+        for v in def bj; do
+          st=(); [[ $v == bj ]] && st=(--set "$P.second={type=\"block_jacobi\"}" --set $P.pressure.cycle=v)
+          $X run inputs/$d.toml --backend cuda --set output.vtk=false --output /tmp/runs/x --set grid.nx=$nx --set grid.ny=$ny \
+            --set grid.nz=$nz --set wells.PROD.i=$nx --set wells.PROD.j=$ny --set schedule.end_time=$days \
+            --set schedule.report_interval=$days "${ex[@]}" "${st[@]}" > $L/cross_${m}_${nx}x${ny}x${nz}_$v.log 2>&1
+          echo "== $m ${nx}x${ny}x${nz} ${days} d second=$v rc $?"; grep -E "^done|^time|preconditioner parts" $L/cross_${m}_${nx}x${ny}x${nz}_$v.log
+        done
+      done ;;
     cpr)  # CPR applications per Newton iteration at OPM's linear reduction and at 1e-4 (CPR_SETS: extra --set lists)
       for d in quarter_five_spot quarter_five_spot_60x60x20; do
         for tol in 5e-3 1e-4; do

@@ -38,24 +38,30 @@ PreconditionerSpec block_ilu0_isai()
 // The table. Every row is measured (inputs/README.md, "Default linear solver", names the runs);
 // change a threshold here and the README's table together.
 //
-//   pressure unknown  block size  method       preconditioner
-//   yes               1..8        FGMRES(30)   CPR: AMG W-cycle on the pressure, block ILU(0)/ISAI
-//                                              (1 factor sweep, 3 ISAI sweeps) on the system
-//   yes               9..64       FGMRES(30)   CPR: AMG V-cycle on the pressure, block-Jacobi on the system
-//   no                1..8        GMRES(30)    block ILU(0)/ISAI (1 factor sweep, 3 ISAI sweeps)
-//   no                9..64       GMRES(30)    block-Jacobi
+//   pressure unknown  size                              method       preconditioner
+//   yes               bs <= 8, <= 160k unknowns         FGMRES(30)   CPR: AMG W-cycle on the pressure, block
+//                                                                    ILU(0)/ISAI (1 factor sweep, 3 ISAI
+//                                                                    sweeps) on the system
+//   yes               bs 9..64, or more unknowns        FGMRES(30)   CPR: AMG V-cycle on the pressure,
+//                                                                    block-Jacobi on the system
+//   no                bs <= 8, <= 160k unknowns         GMRES(30)    block ILU(0)/ISAI (1 factor sweep, 3 ISAI sweeps)
+//   no                otherwise                         GMRES(30)    block-Jacobi
 //
 // CPR's weights are true-IMPES where the system is compressible and quasi-IMPES where it is not
-// (true-IMPES needs a pressure column in the accumulation blocks). Up to bs 8 the second stage and
-// the W-cycle roughly halve the preconditioner applications per Newton iteration against block
-// ISAI(1) alone and a V-cycle, and take less time per Newton iteration on an H200 (4.5k to 1M
-// cells, bs 2, 3 and 8); the block ISAI generation grows like bs^3 per block and was unusable at bs
-// 16 (41 s per setup at 1M cells on an H200), so above default_ilu_max_block_size the second stage
-// is block-Jacobi with the V-cycle measured with it. The rows without a pressure unknown are not
+// (true-IMPES needs a pressure column in the accumulation blocks). On small systems, where a linear
+// iteration costs launches and synchronisations more than bytes, the ILU(0) second stage with ISAI
+// sweeps and the W-cycle halve the preconditioner applications per Newton iteration against block
+// ISAI(1) alone with a V-cycle, and take less time per Newton iteration than either that or
+// block-Jacobi (H200: the quarter five-spot decks, 9k and 144k unknowns, and the multicomponent
+// decks at nc 3 and 8). From 216k unknowns on (nc 8 at 27k cells; oil-water at 250k, 490k and 1M
+// cells; nc 3 and 8 at 125k to 1M cells) block-Jacobi with the V-cycle took less time per run: the
+// block ISAI generation of every Newton iteration costs more than the iterations it saves; it grows
+// like bs^3 per block and was unusable at bs 16 (41 s per setup at 1M cells on an H200). The
+// threshold sits between the measured 144k and 216k. The rows without a pressure unknown are not
 // measured (no registered model lacks one): they keep the second stage's rule with a plain Krylov
-// partner (GMRES: the preconditioner does not change between iterations). Every row: 1000
-// iterations at most per solve (the shipped CPR decks' cap: 33 restart cycles), relative tolerance
-// 1e-4 (fixed forcing), the deck's default before issue 29 too.
+// partner (GMRES: the preconditioner does not change between iterations). Every row: 1000 iterations
+// at most per solve (the shipped CPR decks' cap: 33 restart cycles), relative tolerance 1e-4 (fixed
+// forcing), the deck's default before issue 29 too.
 DefaultLinearSolver default_linear_solver(const LinearSystemTraits& t)
 {
   if (t.block_size < 1 || t.block_size > 64)
@@ -64,15 +70,20 @@ DefaultLinearSolver default_linear_solver(const LinearSystemTraits& t)
   d.krylov.rel_tol = 1e-4;
   d.krylov.max_iterations = 1000;
   d.krylov.restart = 30;
-  const bool ilu_second = t.block_size <= default_ilu_max_block_size;
+  const bool small_blocks = t.block_size <= default_ilu_max_block_size;
+  const bool ilu_second = small_blocks && t.unknowns() <= default_ilu_max_unknowns;
   const PreconditionerSpec second = ilu_second ? block_ilu0_isai() : PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}};
+  const std::string here = t.cells > 0 ? fmt::format(" ({} here)", t.unknowns()) : "";
   const std::string second_why =
-      ilu_second ? fmt::format("block ILU(0)/ISAI second stage with ISAI sweeps at block size <= {}, for its fewer "
-                               "iterations at less time per Newton iteration",
-                               default_ilu_max_block_size)
-                 : fmt::format("block-Jacobi second stage above block size {}, where block ILU(0)/ISAI's setup costs "
-                               "more than its fewer iterations save",
-                               default_ilu_max_block_size);
+      ilu_second ? fmt::format("block ILU(0)/ISAI second stage with ISAI sweeps and an AMG W-cycle at block size <= {} "
+                               "and <= {} unknowns{}, for their fewer iterations at less time per Newton iteration",
+                               default_ilu_max_block_size, default_ilu_max_unknowns, here)
+      : small_blocks ? fmt::format("block-Jacobi second stage above {} unknowns{}, where the block ILU(0)/ISAI "
+                                   "setup of every Newton iteration costs more than its fewer iterations save",
+                                   default_ilu_max_unknowns, here)
+                     : fmt::format("block-Jacobi second stage above block size {}, where block ILU(0)/ISAI's setup costs "
+                                   "more than its fewer iterations save",
+                                   default_ilu_max_block_size);
   if (t.pressure_unknown) {
     // Flexible GMRES: correct whatever CPR's stages are (one that varies between applications too); the
     // partner of the shipped CPR decks since issue 16.

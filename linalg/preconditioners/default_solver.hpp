@@ -19,12 +19,18 @@ struct LinearSystemTraits {
   // Some rock or fluid compressibility: the accumulation blocks have a pressure column, so the
   // true-IMPES weights exist (without it every accumulation block is singular and CPR's setup fails).
   bool compressible = false;
+  // Active cells of the grid (the deck's, before any decomposition): with block_size, the system's
+  // unknowns, which decide the second stage (default_ilu_max_unknowns). 0: unknown (taken as small).
+  long long cells = 0;
+  long long unknowns() const { return cells * block_size; }
 };
 
 // The default's table (kept small and commented in default_solver.cpp; the measurements behind it are
-// in inputs/README.md, "Default linear solver"): the largest block size whose second stage is block
-// ILU(0) with ISAI triangular solves; block-Jacobi above it.
+// in inputs/README.md, "Default linear solver"): the second stage is block ILU(0) with ISAI
+// triangular solves up to this block size and this many unknowns (cells x block size), block-Jacobi
+// beyond either.
 inline constexpr int default_ilu_max_block_size = 8;
+inline constexpr long long default_ilu_max_unknowns = 160000;
 
 struct DefaultLinearSolver {
   // method, restart (or idr_s), max_iterations and rel_tol (the fixed forcing term); the other

@@ -583,8 +583,9 @@ RunConfig load_deck(const std::string& path, const std::vector<std::string>& ove
   cfg.model_input = entry->read_deck(top, cfg.grid, cfg.rock);
   cfg.schedule = read_schedule(top.sub("schedule", true));
   // The model's input is read by now: the linear solver's defaults follow the system it makes.
-  read_solver(top.sub("solver", false), cfg.model, entry->linear_system(*cfg.model_input, cfg.rock), cfg.newton,
-              cfg.linear, cfg.notes);
+  LinearSystemTraits system = entry->linear_system(*cfg.model_input, cfg.rock);
+  system.cells = std::count_if(cfg.rock.porosity.begin(), cfg.rock.porosity.end(), [](double p) { return p > 0.0; });
+  read_solver(top.sub("solver", false), cfg.model, system, cfg.newton, cfg.linear, cfg.notes);
   cfg.output = read_output(top.sub("output", false), path);
   cfg.resolved_toml = to_toml(root);
   return cfg;

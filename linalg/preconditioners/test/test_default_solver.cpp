@@ -6,6 +6,7 @@
 #include "linalg/preconditioners/default_solver.hpp"
 #include "linalg/preconditioners/ilu0/ilu0_options.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -57,7 +58,9 @@ TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
       EXPECT_EQ(c.second, (PreconditionerSpec{"ilu0", default_second_stage()}));
       EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG W-cycle; second stage: block ILU(0)/ISAI "
                                "(1 factor sweep, 3 ISAI sweeps))");
-      EXPECT_NE(d.reason.find("block ILU(0)/ISAI second stage with ISAI sweeps at block size <= 8"), std::string::npos)
+      EXPECT_NE(d.reason.find("block ILU(0)/ISAI second stage with ISAI sweeps and an AMG W-cycle at block size <= 8 "
+                              "and <= 160000 unknowns, for"),
+                std::string::npos)
           << d.reason;
     } else {
       EXPECT_EQ(c.pressure, CprOptions{}.pressure);
@@ -68,6 +71,38 @@ TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
     EXPECT_NE(d.reason.find("CPR for the pressure unknown"), std::string::npos) << d.reason;
   }
   EXPECT_EQ(default_ilu_max_block_size, 8);
+}
+
+// The second stage by size: block ILU(0)/ISAI with sweeps and the W-cycle up to 160k unknowns (cells x
+// block size), block-Jacobi with the V-cycle above; the reason names the count. 0 cells (unknown) is small.
+TEST(DefaultSolver, LargeSystemsGetBlockJacobi)
+{
+  EXPECT_EQ(default_ilu_max_unknowns, 160000);
+  for (const int bs : {1, 2, 3, 8}) {
+    SCOPED_TRACE(bs);
+    const long long at = default_ilu_max_unknowns / bs;  // the most cells that are still small
+    const DefaultLinearSolver small =
+        default_linear_solver({.block_size = bs, .pressure_unknown = true, .compressible = true, .cells = at});
+    EXPECT_EQ(options_as<CprOptions>(small.preconditioner).second.type, "ilu0");
+    EXPECT_NE(small.reason.find(fmt::format("({} here)", at * bs)), std::string::npos) << small.reason;
+    const long long over = (default_ilu_max_unknowns + bs) / bs;  // the fewest cells above it
+    const DefaultLinearSolver large =
+        default_linear_solver({.block_size = bs, .pressure_unknown = true, .compressible = true, .cells = over});
+    const CprOptions& c = options_as<CprOptions>(large.preconditioner);
+    EXPECT_EQ(c.second, (PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}}));
+    EXPECT_EQ(c.pressure, CprOptions{}.pressure);  // V-cycle
+    EXPECT_EQ(large.description, "FGMRES(30) + CPR(true_impes; pressure: AMG; second stage: block-Jacobi)");
+    EXPECT_NE(large.reason.find(fmt::format("block-Jacobi second stage above 160000 unknowns ({} here)", over * bs)),
+              std::string::npos)
+        << large.reason;
+    const DefaultLinearSolver plain =
+        default_linear_solver({.block_size = bs, .pressure_unknown = false, .compressible = true, .cells = over});
+    EXPECT_EQ(plain.preconditioner, (PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}}));
+  }
+  // 10M cells of oil-water: no overflow of the count.
+  const DefaultLinearSolver huge =
+      default_linear_solver({.block_size = 64, .pressure_unknown = true, .compressible = true, .cells = 10000000});
+  EXPECT_EQ(options_as<CprOptions>(huge.preconditioner).second.type, "block_jacobi");
 }
 
 // Without any compressibility the accumulation blocks have no pressure column and true-IMPES weights

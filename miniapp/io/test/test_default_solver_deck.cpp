@@ -146,6 +146,19 @@ TEST_F(DefaultSolverDeck, ShippedDecksResolveToTheDefault)
   EXPECT_EQ(options_as<CprOptions>(q.linear.preconditioner).second, (PreconditionerSpec{"ilu0", block_ilu0_isai()}));
 }
 
+// The deck's active cells decide the second stage with the block size: the 60x60x20 deck (144k unknowns)
+// keeps block ILU(0)/ISAI, the same deck at 60x60x25 (180k) gets block-Jacobi and says why.
+TEST_F(DefaultSolverDeck, LargeGridsGetBlockJacobi)
+{
+  const RunConfig big = load_deck(shipped("quarter_five_spot_60x60x20.toml"), {"grid.nz=25"});
+  expect_default(big, {.block_size = 2, .pressure_unknown = true, .compressible = true, .cells = 90000});
+  EXPECT_EQ(options_as<CprOptions>(big.linear.preconditioner).second.type, "block_jacobi");
+  EXPECT_NE(solver_line(big).find("block-Jacobi second stage above 160000 unknowns (180000 here)"), std::string::npos)
+      << solver_line(big);
+  const RunConfig small = load_deck(shipped("quarter_five_spot_60x60x20.toml"));
+  EXPECT_NE(solver_line(small).find("(144000 here)"), std::string::npos) << solver_line(small);
+}
+
 // Without [solver]: the model's default, filled into the resolved deck, which loads back to it.
 TEST_F(DefaultSolverDeck, NoSolverKeysGiveTheModelsDefaultInTheResolvedDeck)
 {
