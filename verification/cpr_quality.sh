@@ -13,6 +13,10 @@
 # its --set keys, each pinning what it changes (the "deck" row runs the deck as shipped; "old_default" is the
 # CPR default before issue 29: quasi-IMPES weights, block-Jacobi second stage; "prev_default" the default
 # linear solver issue 29 introduced first: true-IMPES, AMG V-cycle, block ILU(0)/ISAI(1) with exact factors).
+# Names: ti_ = true-IMPES; bilu0 = exact block ILU(0) and triangular solves; bisai[2]_sK = block ILU(0), 1 factor
+# sweep, ISAI(1) [ISAI(2)] + K sweeps per factor (ti_bisai_s3_w is the default for bs <= 8 and <= 160k unknowns
+# since issue 29); silu3 = scalar ILU(0), ISAI(1) + 3 sweeps; _w = AMG W-cycle; _amg_ilu0[s2] = AMG smoothed by
+# ILU(0) (exact, or 2 Jacobi sweeps per triangular factor); bj = block-Jacobi.
 # Time per Newton iteration: linear = (preconditioner setup + linear solve) / Newton iterations, total = the
 # run's wall time / Newton iterations (assembly included); both from the run log's closing lines.
 set -uo pipefail
