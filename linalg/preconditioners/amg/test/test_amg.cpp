@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <map>
 #include <random>
 #include <vector>
@@ -36,9 +37,11 @@ Dense dense(const amg::CsrRef& A)
 struct CgResult {
   SolveStatus status;
   AmgStatistics stats;
+  std::string name;  // the preconditioner's
 };
 
-CgResult amg_cg(const test::TestMatrix& m, const AmgOptions& opt, const char* label)
+// One Krylov solve of m x = b (b random, x0 = 0) preconditioned by a CPU AMG with options opt.
+CgResult amg_solve(const test::TestMatrix& m, const AmgOptions& opt, const KrylovConfig& c)
 {
   auto e = Executor::create_cpu();
   BsrMatrix A = test::upload(e, m);
@@ -49,18 +52,23 @@ CgResult amg_cg(const test::TestMatrix& m, const AmgOptions& opt, const char* la
   AmgPreconditioner M(e, opt);
   const auto st = M.setup(A);
   EXPECT_TRUE(st.ok) << st.message;
+  KrylovSolver s(e, c);
+  const auto status = s.solve(A, M, b, x);
+  return {status, M.statistics(), M.name()};
+}
+
+CgResult amg_cg(const test::TestMatrix& m, const AmgOptions& opt, const char* label)
+{
   KrylovConfig c;
   c.method = KrylovMethod::cg;
   c.rel_tol = 1e-8;
   c.max_iterations = 500;
-  KrylovSolver s(e, c);
-  const auto status = s.solve(A, M, b, x);
-  const auto& stats = M.statistics();
+  const CgResult r = amg_solve(m, opt, c);
   std::printf("%-34s n = %7lld: %3d CG iterations, %zu levels, operator complexity %.3f, grid complexity %.3f\n",
-              label, static_cast<long long>(n), status.iterations, stats.levels.size(), stats.operator_complexity,
-              stats.grid_complexity);
-  EXPECT_TRUE(status.converged) << label << ": " << to_string(status.reason);
-  return {status, stats};
+              label, static_cast<long long>(m.pattern.nrows), r.status.iterations, r.stats.levels.size(),
+              r.stats.operator_complexity, r.stats.grid_complexity);
+  EXPECT_TRUE(r.status.converged) << label << ": " << to_string(r.status.reason);
+  return r;
 }
 
 }  // namespace
@@ -556,21 +564,11 @@ namespace {
 // Right-preconditioned GMRES(30) to 1e-8 (the ILU(0) smoother makes the cycle nonsymmetric).
 int amg_gmres(const test::TestMatrix& m, const AmgOptions& opt, const char* label)
 {
-  auto e = Executor::create_cpu();
-  BsrMatrix A = test::upload(e, m);
-  const size64_t n = m.pattern.nrows;
-  Vector b(e, n), x(e, n);
-  b.copy_from_host(test::random_vector(n));
-  fill(x, 0.0);
-  AmgPreconditioner M(e, opt);
-  const auto st = M.setup(A);
-  EXPECT_TRUE(st.ok) << st.message;
-  KrylovSolver s(e, KrylovConfig{KrylovMethod::gmres, 1e-8, 0.0, 300, 30});
-  const auto status = s.solve(A, M, b, x);
-  std::printf("%-44s n = %6lld: %3d GMRES iterations (%s)\n", label, static_cast<long long>(n), status.iterations,
-              M.name().c_str());
-  EXPECT_TRUE(status.converged) << label;
-  return status.iterations;
+  const CgResult r = amg_solve(m, opt, KrylovConfig{KrylovMethod::gmres, 1e-8, 0.0, 300, 30});
+  std::printf("%-44s n = %6lld: %3d GMRES iterations (%s)\n", label, static_cast<long long>(m.pattern.nrows),
+              r.status.iterations, r.name.c_str());
+  EXPECT_TRUE(r.status.converged) << label;
+  return r.status.iterations;
 }
 
 // z = M r for a CPU AMG with options opt on matrix m.
