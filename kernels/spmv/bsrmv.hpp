@@ -37,14 +37,11 @@ void segment_reduce(index_t nrows, int bs, const index_t* seg_ptr, const double*
 //           arrays (block rows) per thread block; 16-byte loads where aligned (K2);
 //   staged: the medium layout with each thread block's values and column indices copied to
 //           shared memory first (cp.async, coalesced): every bs, whatever its lane alignment;
-//   piped:  the staged layout in a persistent grid, two chunks deep: each thread block walks
-//           many tiles of block rows and copies the next chunk (16 bytes wide at any bs) while
-//           it computes the current one, so the memory system sees one steady stream;
 //   wide:   lane groups of min(32, pow2ceil(bs)) lanes stream the rows of a block, each thread
 //           keeping several row accumulators, reduced by warp shuffles;
 //   large:  the wide kernel with the rows of every block split over `row_split` thread blocks
 //           (several thread blocks per block, K3).
-enum class BsrmvKernel { small, medium, wide, large, staged, piped };
+enum class BsrmvKernel { small, medium, wide, large, staged };
 std::string_view to_string(BsrmvKernel k);
 
 struct BsrmvConfig {
@@ -53,8 +50,8 @@ struct BsrmvConfig {
   int unroll = 2;         // small: block rows in flight per warp; others: blocks in flight
   int rows_per_warp = 1;  // small: consecutive block rows per warp (multiple of unroll)
   int row_split = 1;      // large: thread blocks per block (rows of each block split)
-  int groups = 1;         // medium/staged/piped: thread groups per row (Ntg)
-  int arrays = 1;         // medium/staged/piped: thread arrays (block rows) per thread block (a tile)
+  int groups = 1;         // medium/staged: thread groups per row (Ntg)
+  int arrays = 1;         // medium/staged: thread arrays (block rows) per thread block
   // medium: how a pass of `unroll` blocks treats the row end. false: loads predicated on it
   // (the compiler may unroll the loop further); true: indices clamped to the last block, so
   // every pass issues its loads unconditionally, branch-free, and the loop is not re-unrolled.
@@ -80,9 +77,6 @@ void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const doubl
            const BsrmvConfig& config);
 void segment_reduce(stream_t s, index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha,
                     double beta, double* y);
-// Tests: caps the grid of the persistent (piped) kernel so that small matrices still give each
-// thread block many tiles; 0 (the default) restores the grid that fits the device.
-void bsrmv_set_grid_cap(int max_blocks);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

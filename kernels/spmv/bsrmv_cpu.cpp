@@ -15,7 +15,6 @@ std::string_view to_string(BsrmvKernel k)
     case BsrmvKernel::small: return "small";
     case BsrmvKernel::medium: return "medium";
     case BsrmvKernel::staged: return "staged";
-    case BsrmvKernel::piped: return "piped";
     case BsrmvKernel::wide: return "wide";
     case BsrmvKernel::large: return "large";
   }
@@ -29,7 +28,6 @@ std::string describe(const BsrmvConfig& c)
       return fmt::format("small(warps={}, unroll={}, rows_per_warp={})", c.warps, c.unroll, c.rows_per_warp);
     case BsrmvKernel::medium:
     case BsrmvKernel::staged:
-    case BsrmvKernel::piped:
       return fmt::format("{}(groups={}, arrays={}, unroll={}{})", to_string(c.kernel), c.groups, c.arrays, c.unroll,
                          c.clamped ? ", clamped" : "");
     case BsrmvKernel::wide: return fmt::format("wide(warps={}, unroll={})", c.warps, c.unroll);

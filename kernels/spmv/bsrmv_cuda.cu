@@ -11,11 +11,6 @@
 
 namespace blockres::kernels {
 
-namespace cuda_bsrmv {
-std::atomic<int> piped_grid_cap_value{0};
-int piped_grid_cap() { return piped_grid_cap_value.load(std::memory_order_relaxed); }
-}  // namespace cuda_bsrmv
-
 namespace cuda {
 
 namespace {
@@ -48,11 +43,7 @@ const Variant* find_variant(int bs, const BsrmvConfig& c)
       break;
     case BsrmvKernel::medium:
     case BsrmvKernel::staged:
-    case BsrmvKernel::piped:
-      kind = c.kernel == BsrmvKernel::medium ? variant_slice
-             : c.kernel == BsrmvKernel::staged ? variant_staged
-                                               : variant_piped;
-      param = c.groups;
+      kind = c.kernel == BsrmvKernel::medium ? variant_slice : variant_staged, param = c.groups;
       if (c.arrays < 1 || c.arrays * bs * c.groups > 256) return nullptr;
       break;
     case BsrmvKernel::wide:
@@ -85,8 +76,6 @@ __global__ void segment_reduce_kernel(index_t nrows, int bs, const index_t* __re
 
 }  // namespace
 
-void bsrmv_set_grid_cap(int max_blocks) { cuda_bsrmv::piped_grid_cap_value.store(std::max(0, max_blocks)); }
-
 std::vector<BsrmvConfig> bsrmv_configs(int bs)
 {
   std::vector<BsrmvConfig> out;
@@ -107,9 +96,6 @@ std::vector<BsrmvConfig> bsrmv_configs(int bs)
   for (int u : staged_unrolls)
     for (int g : staged_groups)
       for (int a : slice_arrays) add({K::staged, 1, u, 1, 1, g, a});
-  for (int u : piped_unrolls)
-    for (int g : staged_groups)
-      for (int a : slice_arrays) add({K::piped, 1, u, 1, 1, g, a});
   for (int u : {1, 2}) {
     for (int w : medium_warps) {
       add({K::wide, w, u, 1, 1, 1, 1});

@@ -13,8 +13,6 @@
 
 #include <cuda_pipeline.h>
 
-#include <algorithm>
-#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -249,97 +247,82 @@ __global__ void __launch_bounds__(256)
 
 // ---- staged: the medium thread layout, values staged through shared memory -------------------
 // The blocks of a thread block's `arrays` consecutive block rows are one contiguous stretch
-// of values. It is copied to shared memory in chunks with asynchronous, fully coalesced copies
-// (cp.async, 16 bytes where aligned), together with its column indices; each thread then
-// computes its row slice (as in the medium kernel) from shared memory. This replaces the
-// medium kernel's strided row-slice loads, which touch many cache lines per warp instruction
-// when bs is small or odd.
-constexpr int staged_chunk_doubles = 4096;  // 32 KiB of values per chunk
+// of values. It is copied to shared memory in chunks with asynchronous, coalesced copies
+// (cp.async) 16 bytes wide at every bs, together with its column indices; each thread then
+// computes its row's columns from shared memory. This replaces the medium kernel's strided
+// row-slice loads, which touch many cache lines per warp instruction when bs is small or odd.
+//
+// Shared-memory layout and thread mapping are chosen at compile time so that the threads of a
+// half-warp read distinct banks (8-byte words: 16 per 128-byte wavefront): the scalar rows of the
+// staged blocks lie `RS` doubles apart (RS = bs, or bs padded by an even amount for even bs, so
+// that 16-byte copies still land aligned), and the NTG threads of a row take either contiguous
+// slices of its columns (c0 + e) or every NTG-th column (g + e * NTG), whichever conflicts less.
+// Odd bs: no padding (a 16-byte segment would straddle two rows); the stage is shifted to share
+// the source's alignment instead, so the copies are still 16 bytes wide.
+constexpr int staged_chunk_doubles = 4096;  // 32 KiB of values per chunk (with the row padding)
 
-template <int BS, int NTG, int U>
-__global__ void __launch_bounds__(256)
-    staged_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
-                  double* __restrict__ y)
+// Where thread t's e-th column of a thread array lies in a staged block: row i, column col, for
+// the slice (interleave = false) or the interleaved mapping.
+__host__ __device__ constexpr int staged_col(int bs, int ntg, bool interleave, int g, int e)
 {
-  constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, BB = BS * BS;
-  constexpr int CH = staged_chunk_doubles / BB;  // blocks per chunk
-  __shared__ __align__(16) double sv[CH * BB];
-  __shared__ index_t sc[CH];
-  const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
-
-  const index_t r0 = index_t(blockIdx.x) * arrays;
-  const index_t r = r0 + ta;
-  const bool has_row = r < A.nrows;
-  const index_t kb0 = __ldg(A.row_ptr + r0);
-  const index_t ke0 = __ldg(A.row_ptr + min(A.nrows, r0 + arrays));
-  const index_t kb = has_row ? __ldg(A.row_ptr + r) : 0;
-  const index_t ke = has_row ? __ldg(A.row_ptr + r + 1) : 0;
-  double acc0 = 0.0, acc1 = 0.0;
-
-  for (index_t c = kb0; c < ke0; c += CH) {
-    const int n = static_cast<int>(min(index_t(CH), ke0 - c));
-    const double* src = A.values + size64_t(c) * BB;
-    if constexpr (BB % 2 == 0) {  // c * BB even: 16-byte aligned
-      for (int t = threadIdx.x; t < n * BB / 2; t += blockDim.x) __pipeline_memcpy_async(sv + 2 * t, src + 2 * t, 16);
-    } else {
-      for (int t = threadIdx.x; t < n * BB; t += blockDim.x) __pipeline_memcpy_async(sv + t, src + t, 8);
-    }
-    for (int t = threadIdx.x; t < n; t += blockDim.x) __pipeline_memcpy_async(sc + t, A.col_ind + c + t, 4);
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncthreads();
-    const index_t k0 = max(kb, c), k1 = min(ke, c + n);
-#pragma unroll 1
-    for (index_t k = k0; k < k1; k += U) {
-      double v[U][EPT], xv[U][EPT];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int kk = static_cast<int>(min(k + u, k1 - 1) - c);  // clamped re-read past the end
-        const double* vp = sv + kk * BB + i * BS + c0;
-        const double* xp = x + size64_t(sc[kk]) * BS + c0;
-#pragma unroll
-        for (int e = 0; e < EPT; ++e) {
-          const int ec = (REM == 0 || e < len) ? e : 0;
-          v[u][e] = vp[ec];
-          xv[u][e] = __ldg(xp + ec);
-        }
+  const int ept = (bs + ntg - 1) / ntg, rem = bs % ntg;
+  const int c0 = g * ept - (rem == 0 ? 0 : (g - rem > 0 ? g - rem : 0));
+  return interleave ? g + e * ntg : c0 + e;
+}
+__host__ __device__ constexpr int staged_len(int bs, int ntg, int g)
+{
+  const int ept = (bs + ntg - 1) / ntg, rem = bs % ntg;
+  return (rem == 0 || g < rem) ? ept : ept - 1;
+}
+// The worst bank conflict (distinct 8-byte words on one bank of a half-warp) among the threads of
+// one thread array in the first 64 threads (the rows repeat the pattern; threads of different
+// arrays read different block rows, whose offsets depend on the matrix), at the first and the
+// last column e (between them every thread's address moves by the same amount): 1 is free.
+__host__ __device__ constexpr int staged_conflict(int bs, int ntg, int rs, bool interleave)
+{
+  const int ta = bs * ntg, nt = 256 / ta * ta, ept = (bs + ntg - 1) / ntg;
+  int worst = 1;
+  for (int e : {0, ept - 1})
+    for (int h = 0; h < 64 && h < nt; h += 16) {
+      int word[16] = {}, bank[16] = {}, arr[16] = {};
+      bool ok[16] = {};
+      for (int q = 0; q < 16; ++q) {
+        const int t = h + q, a = t / ta, l = t % ta, i = l / ntg, g = l % ntg;
+        ok[q] = t < nt && e < staged_len(bs, ntg, g);
+        arr[q] = a;
+        word[q] = i * rs + staged_col(bs, ntg, interleave, g, e);
+        bank[q] = (i * rs + staged_col(bs, ntg, interleave, g, e)) % 16;
       }
-      const FmaChains chains = clamped_slice_fma<EPT, U, REM>(v, xv, k, k1, len, acc0, acc1);
-      acc0 = chains.even, acc1 = chains.odd;
+      for (int q = 0; q < 16; ++q) {
+        if (!ok[q]) continue;
+        int n = 0;  // distinct words on q's bank up to q
+        for (int p = 0; p <= q; ++p) {
+          bool first = ok[p] && arr[p] == arr[q] && bank[p] == bank[q];
+          for (int o = 0; o < p && first; ++o) first = !(ok[o] && arr[o] == arr[p] && word[o] == word[p]);
+          n += first ? 1 : 0;
+        }
+        worst = n > worst ? n : worst;
+      }
     }
-    __syncthreads();  // the next chunk overwrites sv and sc
-  }
-  double s = acc0 + acc1;
-  if constexpr (NTG > 1) {
-#pragma unroll
-    for (int off = NTG / 2; off > 0; off /= 2) s += __shfl_xor_sync(gmask, s, off);
-  }
-  if (has_row && g == 0) {
-    double* out = y + size64_t(r) * BS + i;
-    *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
-  }
+  return worst;
 }
-
-// ---- piped: the staged layout, persistent and double-buffered -----------------------------------
-// A thread block walks tiles of `arrays` consecutive block rows (tile t, t + gridDim.x, ...; the
-// grid is what fits the device at once). The values and column indices of its tiles form one
-// sequence of chunks (a chunk: at most piped_stage_blocks blocks of one tile), copied to shared
-// memory two stages deep: while the threads compute chunk j from one stage, chunk j + 1 (the rest
-// of this tile or the start of the next) is in flight into the other. The copies are 16 bytes
-// wide wherever the source allows (the stage is shifted to share the source's alignment, odd
-// block sizes and column indices included: only a head and a tail element go narrower), so the
-// memory system sees a steady stream of wide requests instead of a burst per thread block. The
-// products and their order are those of the staged and medium kernels.
-constexpr int piped_stage_doubles = 2048;  // 16 KiB of values per stage (at least one block)
-__host__ __device__ constexpr int piped_stage_blocks(int bs) { return bs * bs >= piped_stage_doubles ? 1 : piped_stage_doubles / (bs * bs); }
-// Stage strides (elements), each a multiple of 16 bytes with room for the alignment shift.
-__host__ __device__ constexpr int piped_value_stride(int bs) { return (piped_stage_blocks(bs) * bs * bs + 1 + 1) / 2 * 2; }
-__host__ __device__ constexpr int piped_index_stride(int bs) { return (piped_stage_blocks(bs) + 3 + 3) / 4 * 4; }
-__host__ __device__ constexpr int piped_smem_bytes(int bs)
+// The layout: row stride and mapping with the fewest conflicts (ties: the smaller stride, slices).
+struct StagedLayout {
+  int rs;
+  bool interleave;
+};
+__host__ __device__ constexpr StagedLayout staged_layout(int bs, int ntg)
 {
-  return 2 * piped_value_stride(bs) * int(sizeof(double)) + 2 * piped_index_stride(bs) * int(sizeof(index_t));
+  StagedLayout best{bs, false};
+  int best_c = staged_conflict(bs, ntg, bs, false);
+  const int max_pad = bs % 2 != 0 ? 0 : (bs / 4 > 2 ? bs / 4 / 2 * 2 : 2);
+  for (int rs = bs; rs <= bs + max_pad; rs += 2)
+    for (int m = 0; m < 2; ++m) {
+      const int c = staged_conflict(bs, ntg, rs, m == 1);
+      if (c < best_c) best = {rs, m == 1}, best_c = c;
+    }
+  return best;
 }
-static_assert(sizeof(index_t) == 4, "piped_index_stride assumes 4-byte indices");
 
 // Starts copying n elements from src into buf (16-byte aligned, with 16 / sizeof(T) - 1 elements
 // of slack) and returns where element 0 lands: shifted so that destination and source share their
@@ -362,102 +345,81 @@ __device__ __forceinline__ T* copy_async_aligned(T* buf, const T* src, int n)
 
 template <int BS, int NTG, int U>
 __global__ void __launch_bounds__(256)
-    piped_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
-                 double* __restrict__ y)
+    staged_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
+                  double* __restrict__ y)
 {
   constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, BB = BS * BS;
-  constexpr int CH = piped_stage_blocks(BS), VS = piped_value_stride(BS), IS = piped_index_stride(BS);
-  extern __shared__ __align__(16) unsigned char piped_smem[];
-  double* const sv = reinterpret_cast<double*>(piped_smem);       // 2 stages of VS
-  index_t* const sc = reinterpret_cast<index_t*>(sv + 2 * VS);    // 2 stages of IS
+  constexpr StagedLayout L = staged_layout(BS, NTG);
+  constexpr int RS = L.rs, BR = BS * RS;  // row stride, block stride in shared memory
+  // Blocks per chunk: at least one; at bs 1 a little under 4096 so that values, indices and the
+  // alignment slack stay within the 48 KiB of static shared memory.
+  constexpr int CH = staged_chunk_doubles / BR < 1 ? 1 : staged_chunk_doubles / BR > 4064 ? 4064 : staged_chunk_doubles / BR;
+  __shared__ __align__(16) double sv[CH * BR + 2];
+  __shared__ __align__(16) index_t sc[CH + 4];
   const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
-  const index_t ntiles = (A.nrows + arrays - 1) / arrays;
+  int col[EPT];  // this thread's columns (the last one re-read where the row has fewer)
+#pragma unroll
+  for (int e = 0; e < EPT; ++e) col[e] = staged_col(BS, NTG, L.interleave, g, (REM == 0 || e < len) ? e : 0);
 
-  // The chunk sequence of this thread block: (tile, first block c, the tile's blocks [kb0, ke0)).
-  struct Chunk {
-    index_t tile, c, kb0, ke0;
-  };
-  auto tile_start = [&](index_t t) {
-    Chunk q{t, 0, 0, 0};
-    if (t < ntiles) {
-      q.kb0 = __ldg(A.row_ptr + t * arrays);
-      q.ke0 = __ldg(A.row_ptr + min(A.nrows, (t + 1) * arrays));
-      q.c = q.kb0;
-    }
-    return q;
-  };
-  auto last_of_tile = [](const Chunk& q) { return q.c + CH >= q.ke0; };
-  auto next = [&](const Chunk& q) { return last_of_tile(q) ? tile_start(q.tile + gridDim.x) : Chunk{q.tile, q.c + CH, q.kb0, q.ke0}; };
-  // Issues the copies of chunk q into stage st (no commit); returns where its values and indices land.
-  auto issue = [&](const Chunk& q, int st, const double*& vp, const index_t*& cp) {
-    const int n = static_cast<int>(min(index_t(CH), q.ke0 - q.c));
-    vp = copy_async_aligned(sv + st * VS, A.values + size64_t(q.c) * BB, n * BB);
-    cp = copy_async_aligned(sc + st * IS, A.col_ind + q.c, n);
-  };
-
-  Chunk cur = tile_start(blockIdx.x);
-  if (cur.tile >= ntiles) return;  // the whole thread block
-  const double* vbuf[2];
-  const index_t* cbuf[2];
-  issue(cur, 0, vbuf[0], cbuf[0]);
-  __pipeline_commit();
-
-  // This thread's block row of the current tile.
-  index_t r = cur.tile * arrays + ta;
-  bool has_row = r < A.nrows;
-  index_t kb = has_row ? __ldg(A.row_ptr + r) : 0, ke = has_row ? __ldg(A.row_ptr + r + 1) : 0;
+  const index_t r0 = index_t(blockIdx.x) * arrays;
+  const index_t r = r0 + ta;
+  const bool has_row = r < A.nrows;
+  const index_t kb0 = __ldg(A.row_ptr + r0);
+  const index_t ke0 = __ldg(A.row_ptr + min(A.nrows, r0 + arrays));
+  const index_t kb = has_row ? __ldg(A.row_ptr + r) : 0;
+  const index_t ke = has_row ? __ldg(A.row_ptr + r + 1) : 0;
   double acc0 = 0.0, acc1 = 0.0;
-  int st = 0;
-  for (;;) {
-    const Chunk nxt = next(cur);
-    const bool more = nxt.tile < ntiles;
-    if (more) issue(nxt, st ^ 1, vbuf[st ^ 1], cbuf[st ^ 1]);
-    __pipeline_commit();         // (an empty group at the end keeps the count uniform)
-    __pipeline_wait_prior(1);    // chunk `cur` has landed (this thread's copies)...
-    __syncthreads();             // ...and everyone's
-    const int n = static_cast<int>(min(index_t(CH), cur.ke0 - cur.c));
-    const index_t k0 = max(kb, cur.c), k1 = min(ke, cur.c + n);
-    const double* vb = vbuf[st];
-    const index_t* cb = cbuf[st];
+
+  for (index_t c = kb0; c < ke0; c += CH) {
+    const int n = static_cast<int>(min(index_t(CH), ke0 - c));
+    const double* src = A.values + size64_t(c) * BB;
+    const double* vb = sv;
+    if constexpr (RS == BS) {
+      vb = copy_async_aligned(sv, src, n * BB);
+    } else if (reinterpret_cast<size64_t>(src) % 16 == 0) {
+      // Padded rows (even bs): 16-byte segments never straddle a row.
+      for (int t = threadIdx.x; t < n * BB / 2; t += blockDim.x) {
+        const int row = 2 * t / BS, cc = 2 * t - row * BS;
+        __pipeline_memcpy_async(sv + row * RS + cc, src + 2 * t, 16);
+      }
+    } else {
+      for (int t = threadIdx.x; t < n * BB; t += blockDim.x) {
+        const int row = t / BS, cc = t - row * BS;
+        __pipeline_memcpy_async(sv + row * RS + cc, src + t, 8);
+      }
+    }
+    const index_t* cb = copy_async_aligned(sc, A.col_ind + c, n);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const index_t k0 = max(kb, c), k1 = min(ke, c + n);
 #pragma unroll 1
     for (index_t k = k0; k < k1; k += U) {
       double v[U][EPT], xv[U][EPT];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int kk = static_cast<int>(min(k + u, k1 - 1) - cur.c);  // clamped re-read past the end
-        const double* vp = vb + kk * BB + i * BS + c0;
-        const double* xp = x + size64_t(cb[kk]) * BS + c0;
+        const int kk = static_cast<int>(min(k + u, k1 - 1) - c);  // clamped re-read past the end
+        const double* vp = vb + kk * BR + i * RS;
+        const double* xp = x + size64_t(cb[kk]) * BS;
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
-          const int ec = (REM == 0 || e < len) ? e : 0;
-          v[u][e] = vp[ec];
-          xv[u][e] = __ldg(xp + ec);
+          v[u][e] = vp[col[e]];
+          xv[u][e] = __ldg(xp + col[e]);
         }
       }
       const FmaChains chains = clamped_slice_fma<EPT, U, REM>(v, xv, k, k1, len, acc0, acc1);
       acc0 = chains.even, acc1 = chains.odd;
     }
-    if (last_of_tile(cur)) {
-      double s = acc0 + acc1;
-      if constexpr (NTG > 1) {
+    __syncthreads();  // the next chunk overwrites sv and sc
+  }
+  double s = acc0 + acc1;
+  if constexpr (NTG > 1) {
 #pragma unroll
-        for (int off = NTG / 2; off > 0; off /= 2) s += __shfl_xor_sync(gmask, s, off);
-      }
-      if (has_row && g == 0) {
-        double* out = y + size64_t(r) * BS + i;
-        *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
-      }
-      if (more) {
-        r = nxt.tile * arrays + ta;
-        has_row = r < A.nrows;
-        kb = has_row ? __ldg(A.row_ptr + r) : 0, ke = has_row ? __ldg(A.row_ptr + r + 1) : 0;
-        acc0 = acc1 = 0.0;
-      }
-    }
-    if (!more) break;
-    __syncthreads();  // stage st is refilled by the next pass
-    cur = nxt;
-    st ^= 1;
+    for (int off = NTG / 2; off > 0; off /= 2) s += __shfl_xor_sync(gmask, s, off);
+  }
+  if (has_row && g == 0) {
+    double* out = y + size64_t(r) * BS + i;
+    *out = beta == 0.0 ? alpha * s : alpha * s + beta * *out;
   }
 }
 
@@ -543,7 +505,7 @@ __global__ void __launch_bounds__(256)
 using Launcher = void (*)(stream_t, const BsrView<const double>&, double, const double*, double, double*,
                           const BsrmvConfig&);
 
-enum VariantKind : int { variant_small, variant_wide, variant_slice, variant_staged, variant_piped };
+enum VariantKind : int { variant_small, variant_wide, variant_slice, variant_staged };
 
 struct Variant {
   int bs;
@@ -580,44 +542,6 @@ void launch_staged(stream_t s, const BsrView<const double>& A, double alpha, con
 {
   const auto grid = static_cast<unsigned>((A.nrows + cfg.arrays - 1) / cfg.arrays);  // one row per thread array
   staged_kernel<BS, NTG, U><<<grid, cfg.arrays * BS * NTG, 0, s>>>(A, alpha, x, beta, y);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
-}
-
-// Test hook (bsrmv.hpp: bsrmv_set_grid_cap): caps the piped kernel's grid, 0 = what fits the device.
-int piped_grid_cap();
-
-// The piped kernel's persistent grid: the thread blocks that fit the device at once (occupancy,
-// asked once per device and kernel), at most one per tile.
-template <int BS, int NTG, int U>
-void launch_piped(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-                  const BsrmvConfig& cfg)
-{
-  constexpr int smem = piped_smem_bytes(BS);
-  const int threads = cfg.arrays * BS * NTG;
-  constexpr int max_devices = 64;
-  static std::atomic<int> per_sm[max_devices][9];  // [device][log2 arrays]: resident blocks per SM, 0 = not asked
-  static std::atomic<int> sms[max_devices + 1];
-  int dev = 0;
-  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
-  int la = 0;
-  while ((1 << la) < cfg.arrays && la < 8) ++la;
-  const int slot = std::min(dev, max_devices);  // devices past 64 share the last slot and ask every time
-  int fit = dev < max_devices ? per_sm[dev][la].load(std::memory_order_relaxed) : 0;
-  if (fit == 0) {
-    auto kernel = &piped_kernel<BS, NTG, U>;
-    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    BLOCKRES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, smem));
-    int n = 0;
-    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    fit = std::max(fit, 1);
-    sms[slot].store(n, std::memory_order_relaxed);
-    if (dev < max_devices) per_sm[dev][la].store(fit, std::memory_order_relaxed);
-  }
-  const int nsm = sms[slot].load(std::memory_order_relaxed);
-  const index_t tiles = (A.nrows + cfg.arrays - 1) / cfg.arrays;
-  index_t grid = std::min<index_t>(tiles, index_t(fit) * nsm);
-  if (piped_grid_cap() > 0) grid = std::min<index_t>(grid, piped_grid_cap());
-  piped_kernel<BS, NTG, U><<<static_cast<unsigned>(grid), threads, smem, s>>>(A, alpha, x, beta, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
@@ -659,12 +583,6 @@ void add_staged(std::vector<Variant>& out)
   if constexpr (staged_used(BS, NTG, U)) out.push_back({BS, variant_staged, NTG, U, false, &launch_staged<BS, NTG, U>});
 }
 
-template <int BS, int NTG, int U>
-void add_piped(std::vector<Variant>& out)
-{
-  if constexpr (piped_used(BS, NTG, U)) out.push_back({BS, variant_piped, NTG, U, false, &launch_piped<BS, NTG, U>});
-}
-
 template <int BS, int NTG>
 void add_slices(std::vector<Variant>& out)
 {
@@ -698,14 +616,6 @@ void add_block_size(std::vector<Variant>& out)
   add_staged<BS, 4, 2>(out);
   add_staged<BS, 8, 1>(out);
   add_staged<BS, 8, 2>(out);
-  add_piped<BS, 1, 1>(out);  // the unrolls of piped_unrolls
-  add_piped<BS, 1, 2>(out);
-  add_piped<BS, 2, 1>(out);
-  add_piped<BS, 2, 2>(out);
-  add_piped<BS, 4, 1>(out);
-  add_piped<BS, 4, 2>(out);
-  add_piped<BS, 8, 1>(out);
-  add_piped<BS, 8, 2>(out);
 }
 
 template <int... BS>

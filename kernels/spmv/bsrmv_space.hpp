@@ -64,9 +64,4 @@ constexpr bool staged_used(int bs, int groups, int unroll)
   return groups >= 2 && unroll <= 2 && ept * unroll <= 16;
 }
 
-// piped (the staged layout, persistent and double-buffered): the staged shapes with 1 or 2 blocks
-// in flight per thread and pass.
-constexpr int piped_unrolls[] = {1, 2};
-constexpr bool piped_used(int bs, int groups, int unroll) { return unroll <= 2 && staged_used(bs, groups, unroll); }
-
 }  // namespace blockres::kernels::cuda_bsrmv

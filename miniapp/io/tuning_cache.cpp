@@ -34,7 +34,7 @@ std::uint64_t fnv1a(std::string_view text, std::uint64_t h = 0xcbf29ce484222325U
 
 constexpr kernels::BsrmvKernel all_kernels[] = {kernels::BsrmvKernel::small, kernels::BsrmvKernel::medium,
                                                 kernels::BsrmvKernel::wide, kernels::BsrmvKernel::large,
-                                                kernels::BsrmvKernel::staged, kernels::BsrmvKernel::piped};
+                                                kernels::BsrmvKernel::staged};
 
 Json config_json(const kernels::BsrmvConfig& c)
 {
@@ -112,7 +112,7 @@ kernels::BsrmvConfig parse_config(const Json& j, const std::string& where)
   const auto k = std::find_if(std::begin(all_kernels), std::end(all_kernels),
                               [&](kernels::BsrmvKernel x) { return kernels::to_string(x) == kernel; });
   if (k == std::end(all_kernels))
-    throw TuningCacheError(fmt::format("'{}.kernel' is \"{}\", not a BSRMV kernel (small, medium, wide, large, staged, piped)",
+    throw TuningCacheError(fmt::format("'{}.kernel' is \"{}\", not a BSRMV kernel (small, medium, wide, large, staged)",
                                        where, kernel));
   c.kernel = *k;
   c.warps = get_int(j, "warps", where);

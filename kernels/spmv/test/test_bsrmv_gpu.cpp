@@ -99,39 +99,6 @@ TEST(BsrmvGpu, EveryBlockSizeEveryConfigurationBalancedOrNot)
   std::printf("%d matrix/configuration pairs checked\n", checked);
 }
 
-// The piped kernel walks many tiles per thread block on a real matrix; the test matrices are
-// small, so its grid is capped here to one and to seven thread blocks: every tile transition
-// (accumulators, the next tile's first chunk prefetched into the other stage) is exercised.
-TEST(BsrmvGpu, PipedKernelManyTilesPerThreadBlock)
-{
-#if BLOCKRES_HAVE_CUDA
-  auto cpu = Executor::create_cpu();
-  auto gpu = Executor::create_cuda(0);
-  int checked = 0;
-  for (int bs = 1; bs <= 64; ++bs) {
-    const index_t n = bs <= 8 ? 301 : bs <= 24 ? 97 : 29;
-    const auto square = pattern_with_long_row(n, n, 3 * n);
-    for (const auto& cfg : kernels::cuda::bsrmv_configs(bs)) {
-      if (cfg.kernel != kernels::BsrmvKernel::piped) continue;
-      for (int cap : {1, 7}) {
-        kernels::cuda::bsrmv_set_grid_cap(cap);
-        SpmvOptions opt;
-        opt.config = cfg;
-        opt.balance = SpmvBalance::off;
-        check(cpu, gpu, bs, square, opt, "bs " + std::to_string(bs) + " " + kernels::describe(cfg) + " grid cap " +
-                                             std::to_string(cap));
-        ++checked;
-      }
-    }
-  }
-  kernels::cuda::bsrmv_set_grid_cap(0);
-  EXPECT_GT(checked, 64);
-  std::printf("%d piped configuration/grid pairs checked\n", checked);
-#else
-  GTEST_SKIP() << "built without CUDA";
-#endif
-}
-
 TEST(BsrmvGpu, AutomaticBalancingFollowsTheRowLengths)
 {
   auto gpu = Executor::create_cuda(0);
