@@ -325,22 +325,23 @@ __host__ __device__ constexpr StagedLayout staged_layout(int bs, int ntg)
 }
 
 // Starts copying n elements from src into buf (16-byte aligned, with 16 / sizeof(T) - 1 elements
-// of slack) and returns where element 0 lands: shifted so that destination and source share their
-// alignment, which lets everything between a narrow head and tail go 16 bytes at a time.
+// of slack) and returns the shift of element 0 in buf: chosen so that destination and source share
+// their alignment, which lets everything between a narrow head and tail go 16 bytes at a time.
 template <class T>
-__device__ __forceinline__ T* copy_async_aligned(T* buf, const T* src, int n)
+__device__ __forceinline__ int copy_async_aligned(T* buf, const T* src, int n)
 {
   constexpr int P = 16 / int(sizeof(T));
   const int mis = static_cast<int>((reinterpret_cast<size64_t>(src) / sizeof(T)) % P);
   const int head = min(n, (P - mis) % P);
-  T* dst = buf + (P - head) % P;  // dst + head is 16-byte aligned
+  const int shift = (P - head) % P;  // buf + shift + head is 16-byte aligned
+  T* dst = buf + shift;
   for (int t = threadIdx.x; t < head; t += blockDim.x) __pipeline_memcpy_async(dst + t, src + t, sizeof(T));
   const int nv = (n - head) / P;
   for (int t = threadIdx.x; t < nv; t += blockDim.x)
     __pipeline_memcpy_async(dst + head + P * t, src + head + P * t, 16);
   for (int t = head + nv * P + threadIdx.x; t < n; t += blockDim.x)
     __pipeline_memcpy_async(dst + t, src + t, sizeof(T));
-  return dst;
+  return shift;
 }
 
 template <int BS, int NTG, int U>
@@ -357,9 +358,10 @@ __global__ void __launch_bounds__(256)
   __shared__ __align__(16) double sv[CH * BR + 2];
   __shared__ __align__(16) index_t sc[CH + 4];
   const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
-  int col[EPT];  // this thread's columns (the last one re-read where the row has fewer)
-#pragma unroll
-  for (int e = 0; e < EPT; ++e) col[e] = staged_col(BS, NTG, L.interleave, g, (REM == 0 || e < len) ? e : 0);
+  // Column e of this thread: off0 + e * STEP (a short slice re-reads its first column).
+  constexpr int STEP = L.interleave ? NTG : 1;
+  const int off0 = L.interleave ? g : c0;
+  const int tbase = i * RS + off0;
 
   const index_t r0 = index_t(blockIdx.x) * arrays;
   const index_t r = r0 + ta;
@@ -373,9 +375,9 @@ __global__ void __launch_bounds__(256)
   for (index_t c = kb0; c < ke0; c += CH) {
     const int n = static_cast<int>(min(index_t(CH), ke0 - c));
     const double* src = A.values + size64_t(c) * BB;
-    const double* vb = sv;
+    int vsh = 0;
     if constexpr (RS == BS) {
-      vb = copy_async_aligned(sv, src, n * BB);
+      vsh = copy_async_aligned(sv, src, n * BB);
     } else if (reinterpret_cast<size64_t>(src) % 16 == 0) {
       // Padded rows (even bs): 16-byte segments never straddle a row.
       for (int t = threadIdx.x; t < n * BB / 2; t += blockDim.x) {
@@ -388,23 +390,26 @@ __global__ void __launch_bounds__(256)
         __pipeline_memcpy_async(sv + row * RS + cc, src + t, 8);
       }
     }
-    const index_t* cb = copy_async_aligned(sc, A.col_ind + c, n);
+    const int csh = copy_async_aligned(sc, A.col_ind + c, n);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
     const index_t k0 = max(kb, c), k1 = min(ke, c + n);
+    const double* vrow = sv + vsh + tbase;
+    const index_t* cbk = sc + csh;
 #pragma unroll 1
     for (index_t k = k0; k < k1; k += U) {
       double v[U][EPT], xv[U][EPT];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int kk = static_cast<int>(min(k + u, k1 - 1) - c);  // clamped re-read past the end
-        const double* vp = vb + kk * BR + i * RS;
-        const double* xp = x + size64_t(cb[kk]) * BS;
+        const double* vp = vrow + kk * BR;
+        const double* xp = x + size64_t(cbk[kk]) * BS + off0;
 #pragma unroll
         for (int e = 0; e < EPT; ++e) {
-          v[u][e] = vp[col[e]];
-          xv[u][e] = __ldg(xp + col[e]);
+          const int ec = (REM == 0 || e < len) ? e : 0;
+          v[u][e] = vp[ec * STEP];
+          xv[u][e] = __ldg(xp + ec * STEP);
         }
       }
       const FmaChains chains = clamped_slice_fma<EPT, U, REM>(v, xv, k, k1, len, acc0, acc1);
