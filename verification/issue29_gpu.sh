@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|tests|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -48,6 +48,10 @@ for m in "$@"; do
       $X run inputs/quarter_five_spot.toml --backend cuda --tuning-cache /tmp/tuning.json --output /tmp/runs/tuned \
         --set output.vtk=false > $L/run_tuned.log 2>&1; echo "== run with the cache rc $?"; grep -E "^BSRMV" $L/run_tuned.log
       h5dump -a bsrmv_tuning -a bsrmv_configs /tmp/runs/tuned/quarter_five_spot.h5 > $L/run_tuned_attrs.txt 2>&1 ;;
+    tune1)  # every configuration at 1 GB per stencil matrix (the bench's size), for the built-in rule
+      /usr/bin/time -f "wall %e s" $X tune --size-gb 1 --budget-s 590 --reps 5 --warmup 1 --tuning-cache $L/tuning1.json \
+        --json $L/tune1_report.json > $L/tune1.txt 2>&1
+      echo "== tune1 rc $?"; tail -3 $L/tune1.txt ;;
     tuned)  # bench bsrmv reading the cache that `tune` wrote
       /usr/bin/time -f "wall %e s" $X bench bsrmv --tuning-cache /tmp/tuning.json --bs $(seq -s, 1 64) --stencils 7,27 \
         --size-gb 1 --reps 10 --warmup 2 --json $L/bsrmv_tuned.json > $L/bsrmv_tuned.txt 2>&1

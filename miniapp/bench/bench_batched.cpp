@@ -97,8 +97,8 @@ constexpr const char* timing_text =
     "after --warmup untimed ones. Before every call, warm-up and timed alike, and outside the events (enqueued on the "
     "same stream before the start event): in-place factorisations and inversions (gh_factor, gh_factor_t, gje_invert, "
     "lu_factor, cublas_getrf) get their input restored by a device-to-device copy from an untouched copy of the batch, "
-    "cublas_getrs (in place on its right-hand side) gets x <- b, and every variant is preceded by a memset of a "
-    "scrub buffer of 4x the L2 size, so each timed call starts with a cold L2. Before the last timed call only, its "
+    "cublas_getrs (in place on its right-hand side) gets x <- b, and every variant is preceded by a read of a "
+    "scrub buffer of 4x the L2 size, so each timed call starts with a cold L2 free of dirty lines. Before the last timed call only, its "
     "outputs (x, info, cuBLAS's inverses) are poisoned (NaN / -1), so the checks read that call's results.";
 constexpr const char* cublas_text =
     "cuBLAS is column-major. Two layouts: opT gets the same bytes, i.e. the transposed blocks A^T (getrfBatched "

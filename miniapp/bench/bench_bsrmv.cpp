@@ -426,7 +426,7 @@ int run_bsrmv_bench(const BsrmvBenchOptions& o, const std::function<void(const s
                     "that cannot represent the matrix (32-bit indices) or whose copy does not fit the free device "
                     "memory is skipped, its entry saying why"},
       {"timing", "CUDA events around each call, median / min / max of --reps after --warmup; before every call "
-                 "(outside the events) a memset of 4x the L2 size, so each starts with a cold L2"},
+                 "(outside the events) a read of 4x the L2 size, so each starts with a cold L2 and no dirty lines to write back"},
       {"checks", "every output poisoned (NaN) before the last timed repetition and compared with the CPU "
                  "reference after it (max relative error <= 1e-12); a baseline above that is flagged wrong "
                  "and gets no speedup"},

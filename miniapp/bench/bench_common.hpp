@@ -127,8 +127,12 @@ double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
 // checked), bytes read per second in GB/s (1e9); t receives its timing. Rows that mostly read (SpMV)
 // report their fraction of this beside the fraction of the copy.
 double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);
-// A buffer of 4x the device's L2 (at least 64 MB) whose memset, enqueued before a timed call (outside
-// its events), evicts what the previous call left in L2: every timed call starts cold.
+// A buffer of 4x the device's L2 (at least 64 MB) read once (kernels::cuda::stream_sum), enqueued
+// before a timed call (outside its events): it evicts what the previous call left in L2, so every
+// timed call starts cold, and leaves only clean lines behind. (A memset scrub, used before
+// 2026-11-27, left the L2 full of dirty lines whose write-back, about the L2's size, the next timed
+// call paid for: some 15 us per call on an H200, 6% of a 1 GB SpMV, which the read-only ceiling,
+// measured back to back without a scrub, never pays.)
 class L2Scrub {
  public:
   explicit L2Scrub(const ExecPtr& e);
@@ -138,7 +142,7 @@ class L2Scrub {
   size64_t bytes() const { return buf_.size() * sizeof(double); }
 
  private:
-  Array<double> buf_;
+  Array<double> buf_, work_, sum_;
 };
 
 // Whether a working set of `bytes` fits in the device's L2 (such rows measure cache, not memory,

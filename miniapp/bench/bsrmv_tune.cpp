@@ -102,7 +102,7 @@ BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ce
   r.method = fmt::format(
       "every compiled BSRMV configuration of each block size timed on a 3D 7-point and a 3D 27-point stencil matrix "
       "of about {} GB (block values + indices; random values), median of {} calls after {} untimed, each call after a "
-      "memset of 4x the L2 size (cold L2); the output poisoned (NaN) before the last timed call and compared with "
+      "read of 4x the L2 size (cold L2, no dirty lines); the output poisoned (NaN) before the last timed call and compared with "
       "the CPU reference (max relative error <= {:g}: a configuration above it is never chosen); chosen: the "
       "smallest sum of the two stencils' median times; fractions of the read-only stream measured in the same run",
       o.size_gb, o.reps, o.warmup, bsrmv_tuning_tolerance);
