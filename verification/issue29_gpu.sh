@@ -49,7 +49,7 @@ for m in "$@"; do
         --set output.vtk=false > $L/run_tuned.log 2>&1; echo "== run with the cache rc $?"; grep -E "^BSRMV" $L/run_tuned.log
       h5dump -a bsrmv_tuning -a bsrmv_configs /tmp/runs/tuned/quarter_five_spot.h5 > $L/run_tuned_attrs.txt 2>&1 ;;
     tune1)  # every configuration at 1 GB per stencil matrix (the bench's size), for the built-in rule
-      /usr/bin/time -f "wall %e s" $X tune --size-gb 1 --budget-s 590 --reps 5 --warmup 1 --tuning-cache $L/tuning1.json \
+      /usr/bin/time -f "wall %e s" $X tune --size-gb 1 --budget-s 450 --reps 5 --warmup 1 --tuning-cache $L/tuning1.json \
         --json $L/tune1_report.json > $L/tune1.txt 2>&1
       echo "== tune1 rc $?"; tail -3 $L/tune1.txt ;;
     tuned)  # bench bsrmv reading the cache that `tune` wrote
