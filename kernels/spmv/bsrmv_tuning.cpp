@@ -10,35 +10,63 @@ using K = BsrmvKernel;
 
 BsrmvConfig bsrmv_rule(int bs)
 {
-  // From `blockres bench bsrmv --tune` on an H100 (2026-11-26, 1 GB per matrix, every bs 1-64 on the 3D
-  // 7- and 27-point stencils; verification/results/bsrmv_rule_h100_2026-11-26.txt): per block size
-  // the configuration whose slower stencil is fastest, written in general form where one exists.
-  // Small blocks: staged row slices (values through shared memory) or thread arrays with 16-byte
-  // loads; 12..60: staged with 4 groups per row (8 for some odd sizes) and as many block rows per
-  // thread block as fit 256 threads; odd sizes above 50 and 61..64: the lane-group kernel with
-  // the rows of each block split over two thread blocks.
+  // From `blockres tune --size-gb 1` on an H200 (2026-11-26, after the staged kernel's 16-byte copies
+  // at every bs and its conflict-free shared-memory layout, with the clean L2 scrub; every compiled
+  // configuration of bs 1-64 on the 3D 7- and 27-point stencils): per block size the configuration
+  // whose slower stencil reaches the largest fraction of the read-only stream, checked on an H100 with
+  // `bench bsrmv --tuning-cache none` (verification/results/bsrmv_rule_*_2026-11-27*). A rule per
+  // block size, not per GPU: a device that differs is measured by `blockres tune`.
+  // Small blocks: staged rows (values through shared memory); 3..18 and 20, 24: thread arrays reading
+  // their row slices directly (16-byte loads where even); 19..56: staged with 4 (or 2) groups per
+  // row and as many block rows per thread block as fit 256 threads; 46..48 and 53..64 (but 56):
+  // lane groups with each block's rows split over 4 (2 at bs 64) thread blocks.
   auto staged = [](int groups, int arrays, int unroll) { return BsrmvConfig{K::staged, 1, unroll, 1, 1, groups, arrays}; };
   auto medium = [](int groups, int arrays, int unroll, bool clamped) {
     return BsrmvConfig{K::medium, 1, unroll, 1, 1, groups, arrays, clamped};
   };
-  if (bs <= 2) return staged(1, 128, 4);
-  if (bs == 3) return staged(2, 32, 2);
-  if (bs == 4) return medium(4, 8, 4, true);
-  if (bs == 5) return medium(2, 16, 2, false);
-  if (bs == 6) return staged(2, 16, 2);
-  if (bs == 7) return medium(4, 2, 2, false);
-  if (bs == 8) return medium(4, 8, 1, false);
-  if (bs <= 11) return medium(4, 4, 2, false);
-  if (bs == 12) return staged(2, 8, 1);
-  if (bs <= 60 && !(bs % 2 == 1 && bs > 50)) {
-    const bool eight = bs == 13 || bs == 15 || bs == 19 || bs == 21 || bs == 23;
-    const int groups = eight ? 8 : 4;
-    int arrays = 1;
-    while (2 * arrays * bs * groups <= 256) arrays *= 2;
-    return staged(groups, arrays, bs <= 17 ? 2 : 1);
+  auto large = [](int warps, int unroll, int split) { return BsrmvConfig{K::large, warps, unroll, 1, split, 1, 1}; };
+  switch (bs) {
+    case 1:
+    case 2: return staged(1, 128, 4);
+    case 3: return medium(1, 8, 2, false);
+    case 4: return medium(2, 8, 4, true);
+    case 5: return medium(2, 16, 1, true);
+    case 6: return medium(2, 4, 2, true);
+    case 7: return medium(4, 8, 1, true);
+    case 8: return medium(4, 4, 2, true);
+    case 9:
+    case 10: return medium(4, 4, 1, true);
+    case 11: return medium(4, 2, 1, true);
+    case 12: return medium(4, 4, 2, true);
+    case 13: return medium(4, 1, 1, false);
+    case 14: return medium(4, 2, 4, true);
+    case 15: return medium(4, 1, 2, false);
+    case 16: return medium(4, 1, 1, true);
+    case 17: return medium(4, 1, 2, true);
+    case 18: return medium(4, 2, 2, false);
+    case 20: return medium(2, 4, 2, false);
+    case 21:
+    case 22:
+    case 25: return staged(4, 2, 2);
+    case 24: return medium(4, 2, 1, false);
+    case 26: return staged(2, 2, 1);
+    case 29: return staged(4, 1, 1);
+    case 30: return staged(2, 1, 1);
+    case 31: return {K::wide, 4, 2, 1, 1, 1, 1};
+    case 32: return large(4, 2, 4);
+    case 46:
+    case 47:
+    case 48: return large(4, 2, 4);
+    case 56: return staged(4, 1, 1);
+    case 64: return large(8, 1, 2);
+    default: break;
   }
-  if (bs == 63) return {K::large, 8, 2, 1, 4, 1, 1};
-  return {K::large, bs < 56 ? 4 : 8, bs == 64 ? 1 : 2, 1, 2, 1, 1};
+  if (bs <= 52) {  // 19, 23, 27, 28, 33..45, 49..52: staged, 4 groups, as many rows as fit 256 threads
+    int arrays = 1;
+    while (2 * arrays * bs * 4 <= 256) arrays *= 2;
+    return staged(4, arrays, 1);
+  }
+  return large(8, 2, 4);  // 53..55, 57..63
 }
 
 }  // namespace blockres::kernels::cuda
