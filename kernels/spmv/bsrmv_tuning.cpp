@@ -13,10 +13,12 @@ BsrmvConfig bsrmv_rule(int bs)
   // From `blockres tune --size-gb 1` on an H200 (2026-11-26, after the staged kernel's 16-byte copies
   // at every bs and its conflict-free shared-memory layout, with the clean L2 scrub; every compiled
   // configuration of bs 1-64 on the 3D 7- and 27-point stencils): per block size the configuration
-  // whose slower stencil reaches the largest fraction of the read-only stream, checked on an H100 with
-  // `bench bsrmv --tuning-cache none` (verification/results/bsrmv_rule_*_2026-11-27*). A rule per
-  // block size, not per GPU: a device that differs is measured by `blockres tune`.
-  // Small blocks: staged rows (values through shared memory); 3..18 and 20, 24: thread arrays reading
+  // whose slower stencil reaches the largest fraction of the read-only stream; at bs 5, 20 and 24 the
+  // H100's choice (bsrmv_rule_h100_2026-11-26), within 2 points of the best on the H200 and 3-26
+  // points better on the H100 (27-point stencil). Checked on both with `bench bsrmv --tuning-cache
+  // none` (verification/results/bsrmv_rule_*_2026-11-27*). A rule per block size, not per GPU: a
+  // device that differs is measured by `blockres tune`.
+  // Small blocks: staged rows (values through shared memory); 3..18: thread arrays reading
   // their row slices directly (16-byte loads where even); 19..56: staged with 4 (or 2) groups per
   // row and as many block rows per thread block as fit 256 threads; 46..48 and 53..64 (but 56):
   // lane groups with each block's rows split over 4 (2 at bs 64) thread blocks.
@@ -30,7 +32,7 @@ BsrmvConfig bsrmv_rule(int bs)
     case 2: return staged(1, 128, 4);
     case 3: return medium(1, 8, 2, false);
     case 4: return medium(2, 8, 4, true);
-    case 5: return medium(2, 16, 1, true);
+    case 5: return medium(2, 16, 2, false);
     case 6: return medium(2, 4, 2, true);
     case 7: return medium(4, 8, 1, true);
     case 8: return medium(4, 4, 2, true);
@@ -44,11 +46,9 @@ BsrmvConfig bsrmv_rule(int bs)
     case 16: return medium(4, 1, 1, true);
     case 17: return medium(4, 1, 2, true);
     case 18: return medium(4, 2, 2, false);
-    case 20: return medium(2, 4, 2, false);
     case 21:
     case 22:
     case 25: return staged(4, 2, 2);
-    case 24: return medium(4, 2, 1, false);
     case 26: return staged(2, 2, 1);
     case 29: return staged(4, 1, 1);
     case 30: return staged(2, 1, 1);
@@ -61,7 +61,7 @@ BsrmvConfig bsrmv_rule(int bs)
     case 64: return large(8, 1, 2);
     default: break;
   }
-  if (bs <= 52) {  // 19, 23, 27, 28, 33..45, 49..52: staged, 4 groups, as many rows as fit 256 threads
+  if (bs <= 52) {  // 19, 20, 23, 24, 27, 28, 33..45, 49..52: staged, 4 groups, as many rows as fit 256 threads
     int arrays = 1;
     while (2 * arrays * bs * 4 <= 256) arrays *= 2;
     return staged(4, arrays, 1);
