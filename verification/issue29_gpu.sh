@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -26,6 +26,9 @@ for m in "$@"; do
     bsrmvtest)  # the BSRMV GPU test alone (every configuration against the CPU, the piped kernel's capped grids)
       $B/kernels/spmv/test_bsrmv_gpu > $L/test_bsrmv_gpu.log 2>&1; echo "== test_bsrmv_gpu rc $?"
       grep -E "checked|PASSED|FAILED" $L/test_bsrmv_gpu.log | head ;;
+    gputests)  # the GPU tests once, a missing device an error
+      BLOCKRES_REQUIRE_GPU=1 ctest --test-dir $B -L gpu -j 4 --output-on-failure > $L/ctest_gpu_require.log 2>&1
+      echo "== ctest -L gpu (REQUIRE_GPU) rc $?"; grep -E "tests passed|\(Failed\)|Total Test" $L/ctest_gpu_require.log | head ;;
     tests)
       ctest --test-dir $B -L gpu -j 4 --output-on-failure > $L/ctest_gpu.log 2>&1; echo "== ctest -L gpu rc $?"
       grep -E "tests passed|\(Failed\)|\(Skipped\)" $L/ctest_gpu.log | head
