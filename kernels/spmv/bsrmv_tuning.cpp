@@ -16,7 +16,7 @@ BsrmvConfig bsrmv_rule(int bs)
   // whose slower stencil reaches the largest fraction of the read-only stream; at bs 5, 20 and 24 the
   // H100's choice (bsrmv_rule_h100_2026-11-26), within 2 points of the best on the H200 and 3-26
   // points better on the H100 (27-point stencil). Checked on both with `bench bsrmv --tuning-cache
-  // none` (verification/results/bsrmv_rule_*_2026-11-27*). A rule per block size, not per GPU: a
+  // none` (verification/results/bsrmv_rule_*_s29_2026-11-26*). A rule per block size, not per GPU: a
   // device that differs is measured by `blockres tune`.
   // Small blocks: staged rows (values through shared memory); 3..18: thread arrays reading
   // their row slices directly (16-byte loads where even); 19..56: staged with 4 (or 2) groups per

@@ -129,10 +129,10 @@ double copy_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps
 double read_bandwidth_gbs(const ExecPtr& e, size64_t bytes, int warmup, int reps, Timing& t);
 // A buffer of 4x the device's L2 (at least 64 MB) read once (kernels::cuda::stream_sum), enqueued
 // before a timed call (outside its events): it evicts what the previous call left in L2, so every
-// timed call starts cold, and leaves only clean lines behind. (A memset scrub, used before
-// 2026-11-27, left the L2 full of dirty lines whose write-back, about the L2's size, the next timed
-// call paid for: some 15 us per call on an H200, 6% of a 1 GB SpMV, which the read-only ceiling,
-// measured back to back without a scrub, never pays.)
+// timed call starts cold, and leaves only clean lines behind. (The memset scrub used until
+// 2026-11-26 left the L2 full of dirty lines whose write-back, up to the L2's size, fell inside the
+// next timed call: up to 60 MB, about 14 us at an H200's 4.4 TB/s, 5% of a 1 GB SpMV; the read-only
+// ceiling, measured back to back without a scrub, never pays it. Its share was not measured alone.)
 class L2Scrub {
  public:
   explicit L2Scrub(const ExecPtr& e);
