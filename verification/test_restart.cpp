@@ -341,6 +341,23 @@ void expect_same_datasets(const fs::path& a, const fs::path& b)
 
 }  // namespace
 
+// output.background_writer (issue 30 item 3): the reports, steps, Newton rows, restart data and
+// checkpoints written on the writer thread make the same file, bit for bit, as written in the loop,
+// for both models (with checkpoints on, so every report also copies the file).
+TEST(BackgroundWriter, ResultFilesAreTheSameWithAndWithoutIt)
+{
+  const auto dir = test::fresh_dir("restart-background-writer");
+  for (const auto& [deck, base] : {std::pair{std::string("quarter_five_spot.toml"), small_qfs},
+                                   std::pair{std::string("multicomponent_8.toml"), small_mc8}}) {
+    const auto on = run_to(deck, with(base, {"output.checkpoint=true", "output.background_writer=true"}), dir / "on");
+    const auto off = run_to(deck, with(base, {"output.checkpoint=true", "output.background_writer=false"}), dir / "off");
+    expect_same_datasets(on, off);
+    expect_same_run(on, off);
+    EXPECT_EQ(read_results(on).report_times.size(), 5u) << deck;
+  }
+  fs::remove_all(dir);
+}
+
 // A version 3 file (the run's file rewritten as version 3 wrote it: /restart/time and dt_next in
 // seconds, setup_dt in seconds, float64 counters) continues exactly as the version 4 file does, the
 // restart time read in seconds from version 3 and from version 4's time_seconds (a day value times

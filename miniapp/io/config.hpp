@@ -73,6 +73,7 @@ struct OutputConfig {
   bool vtk = false;                  // also a .pvd/.vtr time series (miniapp/io/vtk_output.hpp); the deck's
                                      // default is true in builds with VTK (BLOCKRES_VTK), false otherwise
   bool checkpoint = false;           // <name>.checkpoint.h5 after every report (miniapp/run/simulator.hpp)
+  bool background_writer = true;     // write reports on a thread of their own (miniapp/io/background_writer.hpp)
 };
 
 struct RunConfig {

@@ -514,7 +514,7 @@ std::string output_name_problem(const std::string& name)
 
 OutputConfig read_output(Section o, const std::string& deck_path)
 {
-  o.only({"directory", "name", "vtk", "checkpoint"});
+  o.only({"directory", "name", "vtk", "checkpoint", "background_writer"});
   OutputConfig c;
   c.directory = non_empty(o, "directory", o.text("directory", "output"));
   const bool named = o.given("name");
@@ -529,6 +529,7 @@ OutputConfig read_output(Section o, const std::string& deck_path)
     o.bad(o.require("vtk"), "vtk",
           "VTK output is not available: this blockres was built without VTK (BLOCKRES_VTK=OFF or VTK not found)");
   c.checkpoint = o.flag("checkpoint", false);
+  c.background_writer = o.flag("background_writer", true);
   return c;
 }
 

@@ -12,6 +12,7 @@
 #include "miniapp/run/restart.hpp"
 #include "miniapp/run/run_control.hpp"
 #include "miniapp/run/threads.hpp"
+#include "miniapp/io/background_writer.hpp"
 #include "miniapp/io/vtk_output.hpp"
 #include "physics/model_registry.hpp"
 #include "physics/units.hpp"
@@ -399,7 +400,15 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // The VTK series follows the HDF5 file report by report and is committed right after it.
   std::optional<VtkSeriesWriter> vtk;
   if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock, model);
-  double output_seconds = 0.0;  // report writing (HDF5, VTK, checkpoints), for the time line
+  // Every output call below goes through `bg` (declared after writer and vtk: it finishes their jobs
+  // before they are destroyed), in order, on its thread when output.background_writer is on; the
+  // main thread touches the files itself only when bg is idle (history copy before the loop,
+  // after drain() at the end).
+  // Its OpenMP regions (the compression of report fields): one thread on the CPU backend, whose
+  // time loop keeps every CPU busy (threads.hpp: two teams slow both); the run's threads on CUDA.
+  const int writer_threads = exec->is_cuda() ? current_thread_policy().threads : 1;
+  BackgroundWriter bg(cfg.output.background_writer, 2, [writer_threads] { set_thread_count_here(writer_threads); });
+  double output_seconds = 0.0;  // the loop's own time on output (copies, queueing, waits), for the time line
   bool checkpointed = false;    // a checkpoint of this run exists
   std::size_t report_rows = 0;  // rows of /reports written (history included)
   double last_report_time = 0.0;
@@ -441,22 +450,30 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   };
   const auto write_checkpoint = [&] {
     if (!cfg.output.checkpoint) return;
-    writer.write_checkpoint(checkpoint_path, totals_now());
+    bg.submit([&writer, &checkpoint_path, totals = totals_now()] { writer.write_checkpoint(checkpoint_path, totals); });
     checkpointed = true;
   };
-  // A report row: fields, state and what the time loop needs to continue from it.
-  const auto write_report = [&](double time, const std::vector<double>& state) {
+  bool replay_queued = false;  // the first preconditioner setup goes to the file once
+  // A report row: fields, state and what the time loop needs to continue from it; queued with its
+  // own copy of the state (a heavy job: at most two wait at once).
+  const auto write_report = [&](double time, std::vector<double> state) {
     const auto t0 = Clock::now();
-    writer.write_report(time, state);
     RestartRecord rr;
     rr.time = time;
     rr.dt_next = dt;
     rr.totals = totals_now();
     rr.newton_rows = newton_rows;
     rr.cuts_without_progress = cuts_without_progress;
-    writer.write_restart(rr);
-    if (newton.first_setup()) writer.write_setup_replay(*newton.first_setup());
-    if (vtk) vtk->write_report(time, state);
+    std::optional<SetupReplay> replay;
+    if (newton.first_setup() && !replay_queued) replay = *newton.first_setup(), replay_queued = true;
+    bg.submit(
+        [&writer, &vtk, time, state = std::move(state), rr, replay = std::move(replay)] {
+          writer.write_report(time, state);
+          writer.write_restart(rr);
+          if (replay) writer.write_setup_replay(*replay);
+          if (vtk) vtk->write_report(time, state);
+        },
+        true);
     ++report_rows;
     last_report_time = time;
     if (report_rows > 1) write_checkpoint();  // row 0 of a fresh run is no point to restart from
@@ -494,10 +511,21 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   }
   const double startup_seconds = seconds_since(t_start) - output_seconds;  // grid, model, initial state, files
 
-  // The one line an interrupted run leaves: where to restart from, if anywhere.
+  // The one line an interrupted run leaves: where to restart from, if anywhere. What was queued is
+  // written first, so the checkpoint named is complete.
   const auto interrupted = [&](int sig) {
     std::string where;
-    if (checkpointed)
+    std::string failed;
+    try {
+      bg.drain();
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+    if (!failed.empty())
+      where = fmt::format("writing the output failed ({}); {}", failed,
+                          checkpointed ? fmt::format("an earlier checkpoint may remain at {}", checkpoint_path.string())
+                                       : std::string("nothing to restart from"));
+    else if (checkpointed)
       where = fmt::format("restart from report {} (t = {:.6g} d): rerun the same command with --restart {}",
                           report_rows - 1, last_report_time / units::day, checkpoint_path.string());
     else if (restart)
@@ -529,14 +557,14 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     stats.linear_iterations += nr.linear_iterations;
     for (NewtonRecord rec : nr.records) {
       rec.step = stats.steps + 1, rec.attempt = step_cuts;
-      writer.write_newton(rec);
+      bg.submit([&writer, rec] { writer.write_newton(rec); });
       ++newton_rows;
       eta_lo = std::min(eta_lo, rec.forcing), eta_hi = std::max(eta_hi, rec.forcing);
     }
     for (WellSwitchRecord rec : nr.switches) {
       rec.step = stats.steps + 1, rec.attempt = step_cuts, rec.time = hits_report ? t_report : t + dt_try;
       log(describe_well_switch(model, rec));
-      writer.write_well_switch(rec);
+      bg.submit([&writer, rec] { writer.write_well_switch(rec); });
     }
     if (!nr.converged) {
       copy(x0, x);
@@ -584,11 +612,11 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     rec.norms = nr.norms;
     rec.in_place = model.in_place(x);
     rec.wells = model.well_results();
-    writer.write_step(rec);
     log(fmt::format("step {:5d}  {}  dt {:9.4f} d  newton {:2d}  linear {:4d}  CNV {:.2e}  MB {:.2e}{}", stats.steps,
                     describe_progress(t, t_end, t_loop_start, seconds_since(wall_loop_start)), dt_try / units::day,
                     nr.iterations, nr.linear_iterations,
                     nr.norms.max_cnv(), nr.norms.max_mb(), model.well_summary(rec.wells)));
+    bg.submit([&writer, rec = std::move(rec)] { writer.write_step(rec); });
     step_cuts = 0;
 
     // Grow after a success unless the step was shortened to hit a report time.
@@ -599,6 +627,11 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     }
   }
 
+  {
+    const auto t0 = Clock::now();
+    bg.drain();  // every row in the file before it is closed (and before the Jacobian's own HDF5 file)
+    output_seconds += seconds_since(t0);
+  }
   // Totals over the whole history: a restarted run adds its times to those of the run it continues.
   stats = totals_now();
   std::string parts;  // "weights 0.10 s, pressure stage setup 1.20 s, ..." for preconditioners made of parts
@@ -650,10 +683,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                         restart->file.string());
   log(fmt::format("time: {:.2f} s total{}; assembly {:.2f} s, preconditioner setup {:.2f} s, linear solve {:.2f} s "
                   "(SpMV {:.2f} s, preconditioner apply {:.2f} s, orthogonalisation {:.2f} s, other {:.2f} s); "
-                  "start-up {:.2f} s, reports {:.2f} s",
+                  "start-up {:.2f} s, reports {:.2f} s ({})",
                   stats.wall_seconds, whose, stats.assembly_seconds, stats.linear_setup_seconds, stats.linear_solve_seconds,
                   stats.spmv_seconds, stats.precond_apply_seconds, stats.orthogonalization_seconds,
-                  stats.linear_other_seconds, startup_seconds, output_seconds));
+                  stats.linear_other_seconds, startup_seconds, output_seconds,
+                  bg.enabled() ? fmt::format("in the background: writing {:.2f} s, of which the loop waited {:.2f} s",
+                                             bg.busy_seconds(), bg.wait_seconds())
+                               : std::string("written in the loop: output.background_writer = false")));
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
   if (!exec->is_cuda())
     if (const std::string load = load_summary(); !load.empty()) log(fmt::format("threads: {}", load));

@@ -278,6 +278,8 @@ const ThreadPolicy& apply_thread_policy(int cli_threads)
   return policy_slot();
 }
 
+void set_thread_count_here(int threads) { omp_set_num_threads(std::clamp(threads, 1, policy_slot().threads)); }
+
 void adapt_threads_to_load()
 {
   const ThreadPolicy& p = policy_slot();

@@ -67,5 +67,11 @@ ThreadPolicy choose_threads(int cli_threads, const char* omp_num_threads, const 
 // made; current_thread_policy() returns it after.
 const ThreadPolicy& apply_thread_policy(int cli_threads);
 const ThreadPolicy& current_thread_policy();
+// Sets the OpenMP thread count of the calling thread's parallel regions (at least 1, at most the
+// policy's): a thread the run starts (the background writer's) begins with the environment's
+// OMP_NUM_THREADS, not the policy's. Note libgomp: while more OpenMP threads exist than CPUs, every
+// team spins far less at its barriers, which on the CPU backend made the time loop's many short
+// regions 1.8x slower (a 2-CPU machine, the quarter five-spot deck) when the writer had a team too.
+void set_thread_count_here(int threads);
 
 }  // namespace blockres
