@@ -54,6 +54,16 @@ class Preconditioner {
   // was assembled at. The others take no blocks: set_accumulation_blocks throws
   // std::invalid_argument.
   virtual bool needs_accumulation_blocks() const { return false; }
+
+  // Feedback from the time loop, for preconditioners that may keep parts of their setup (AMG with
+  // refresh_growth): a time step (or its retry after a cut) begins; the Krylov solve that used the
+  // last setup took `iterations` and converged or not. Composites (CPR) pass both to their stages.
+  virtual void note_new_step() {}
+  virtual void note_solve(int iterations, bool converged)
+  {
+    (void)iterations;
+    (void)converged;
+  }
   virtual void set_accumulation_blocks(const Vector& C)
   {
     (void)C;

@@ -107,6 +107,7 @@ class NewtonSolver {
     const auto& nc = cfg_.newton;
     NewtonResult res;
     forcing_.begin_step();
+    precond_->note_new_step();  // a preconditioner that keeps its setup within a step refreshes at the next one
     mb_history_.clear();
     for (int it = 0;; ++it) {
       if (interrupt_signal() != 0) {
@@ -159,6 +160,7 @@ class NewtonSolver {
       fill(dx_, 0.0);
       const SolveStatus ls = krylov_.solve(J_, *precond_, R_, dx_);
       exec_->synchronize();
+      precond_->note_solve(ls.iterations, ls.converged);
       stats_.linear_solve_seconds += seconds_since(t0);
       res.linear_iterations += ls.iterations;
       stats_.max_linear_iterations = std::max(stats_.max_linear_iterations, ls.iterations);

@@ -31,7 +31,10 @@ struct AmgStatistics {
   bool coarsest_direct = true;             // false: the coarsest level (> 512 rows) is smoothed only
   int full_setups = 0;                     // symbolic + numeric
   int numeric_setups = 0;                  // numeric only (structure reused)
-  int kept_setups = 0;                     // setup() calls that kept the hierarchy (refresh_interval)
+  int kept_setups = 0;                     // setup() calls that kept the hierarchy (refresh_interval,
+                                           // refresh_growth)
+  int growth_refreshes = 0;                // refresh_growth: refreshes forced by iteration growth or a
+                                           // failed solve within a time step
   int plain_fallbacks = 0;                 // levels of the current hierarchy given a plain P because a
                                            // smoothed product was too large for the backend
   bool numeric_graph = false;              // the last numeric re-setup ran as a recorded CUDA graph
@@ -110,6 +113,8 @@ class AmgPreconditioner final : public Preconditioner {
   SetupStatus setup_full(const BsrMatrix& A);
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
+  void note_new_step() override { new_step_ = true; }
+  void note_solve(int iterations, bool converged) override;
 
   const AmgOptions& options() const { return opt_; }
   const AmgStatistics& statistics() const { return stats_; }
@@ -150,6 +155,13 @@ class AmgPreconditioner final : public Preconditioner {
   bool numeric_graph_usable_ = true;  // false after a recording failed
   AmgStatistics stats_;
   int since_refresh_ = 0;  // setup() calls since the last full or numeric setup
+  // refresh_growth: a time step began since the last setup (true until the loop says otherwise:
+  // without its feedback every setup refreshes); iterations of the first solve after the last
+  // refresh (-1: none yet) and of the last solve, and whether the last solve failed.
+  bool new_step_ = true;
+  int base_iterations_ = -1, last_iterations_ = -1;
+  bool last_failed_ = false;
+  bool feedback_ = false;  // note_solve was called since the last setup
 };
 
 }  // namespace blockres

@@ -30,6 +30,10 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   a.max_coarse = p.integer("max_coarse", defaults.max_coarse, between(1, 512));
   a.refresh_interval = p.integer("refresh_interval", defaults.refresh_interval, deck::at_least(1));
   a.keep_interpolation = p.flag("keep_interpolation", defaults.keep_interpolation);
+  a.refresh_growth = p.number("refresh_growth", defaults.refresh_growth, between(0, 10));
+  if (a.refresh_growth > 0 && a.refresh_interval != 1)
+    p.bad(p.require("refresh_growth"), "refresh_growth",
+          "refresh_growth (adaptive reuse) and refresh_interval > 1 (a fixed count) exclude each other");
   return a;
 }
 

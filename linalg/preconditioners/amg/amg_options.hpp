@@ -91,12 +91,20 @@ struct AmgOptions {
   // (no A P0 product, no smoothing of P, no transpose), and P is still a good interpolation while
   // the matrix changes little (Newton iterations of one time step).
   bool keep_interpolation = false;
+  // > 0: adaptive reuse (issue 30). setup() keeps the whole hierarchy (as a kept refresh_interval
+  // setup: the finest operator is the current matrix, everything else that of the last refresh)
+  // within a time step and refreshes its values only at the first setup of a time step (or of its
+  // retry after a cut), after a failed solve, or when the last solve took more than
+  // (1 + refresh_growth) x the iterations of the first solve after the last refresh (+1, so that
+  // 2 -> 3 is no growth). Needs the time loop's feedback (Preconditioner::note_new_step,
+  // note_solve); without it every setup refreshes. 0: off (refresh_interval decides).
+  double refresh_growth = 0.0;
   bool operator==(const AmgOptions&) const = default;
 };
 inline constexpr std::string_view amg_keys[] = {
     "aggregation", "aggregate_size", "interpolation", "smoother",   "trisolve_sweeps",  "theta",
     "pre_sweeps",  "post_sweeps",    "cycle",         "cycles",     "max_levels",       "max_coarse",
-    "refresh_interval", "keep_interpolation"};
+    "refresh_interval", "keep_interpolation", "refresh_growth"};
 AmgOptions read(deck::Section& table, const AmgOptions& defaults);
 std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt);
 

@@ -67,8 +67,14 @@ std::string AmgPreconditioner::name() const
   std::string smoother(to_string(opt_.smoother));
   if (opt_.smoother == AmgSmoother::ilu0 && opt_.trisolve_sweeps > 0)
     smoother += fmt::format(" ({} trisolve sweeps)", opt_.trisolve_sweeps);
-  return fmt::format("amg({}, {}, {} {}/{}{})", to_string(opt_.interpolation), agg, smoother, opt_.pre_sweeps,
-                     opt_.post_sweeps, cyc);
+  // The reuse only when it is not the default refresh at every setup.
+  std::string reuse;
+  if (opt_.refresh_growth > 0)
+    reuse = fmt::format(", kept within a time step up to {:g}% iteration growth", 100 * opt_.refresh_growth);
+  else if (opt_.refresh_interval > 1)
+    reuse = fmt::format(", refreshed every {} setups", opt_.refresh_interval);
+  return fmt::format("amg({}, {}, {} {}/{}{}{})", to_string(opt_.interpolation), agg, smoother, opt_.pre_sweeps,
+                     opt_.post_sweeps, cyc, reuse);
 }
 
 amg::CsrRef AmgPreconditioner::level_operator(int l) const
@@ -142,6 +148,21 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
   check_matrix(A);
   ops_->drop_graph(amg::Ops::Graph::cycle);
   if (same_structure(A)) {
+    if (opt_.refresh_growth > 0) {
+      const bool grew = feedback_ && base_iterations_ >= 0 &&
+                        double(last_iterations_) > (1.0 + opt_.refresh_growth) * base_iterations_ + 1.0;
+      const bool keep = !new_step_ && feedback_ && !last_failed_ && !grew;
+      feedback_ = false;
+      if (keep) {
+        fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+        ++stats_.kept_setups;
+        return {};
+      }
+      if (!new_step_) ++stats_.growth_refreshes;
+      new_step_ = false;
+      base_iterations_ = -1;
+      return refresh_numeric(A);
+    }
     if (++since_refresh_ < opt_.refresh_interval) {
       fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
       ++stats_.kept_setups;
@@ -151,7 +172,16 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
     return refresh_numeric(A);
   }
   since_refresh_ = 0;
+  new_step_ = false, base_iterations_ = -1, feedback_ = false;
   return setup_full(A);
+}
+
+void AmgPreconditioner::note_solve(int iterations, bool converged)
+{
+  last_iterations_ = iterations;
+  last_failed_ = !converged;
+  feedback_ = true;
+  if (base_iterations_ < 0) base_iterations_ = iterations;
 }
 
 SetupStatus AmgPreconditioner::setup_full(const BsrMatrix& A)

@@ -38,6 +38,16 @@ class CprPreconditioner final : public Preconditioner {
   SetupStatus setup(const BsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
+  void note_new_step() override
+  {
+    stage1_->note_new_step();
+    stage2_->note_new_step();
+  }
+  void note_solve(int iterations, bool converged) override
+  {
+    stage1_->note_solve(iterations, converged);
+    stage2_->note_solve(iterations, converged);
+  }
   // Weights and pressure matrix, pressure-stage setup, second-stage setup, pressure-stage apply
   // (restriction and prolongation included), second-stage apply (residual update included).
   std::vector<ProfileEntry> profile() const override;

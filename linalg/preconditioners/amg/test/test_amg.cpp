@@ -456,6 +456,69 @@ TEST(Amg, RefreshInterval)
   EXPECT_THROW(AmgPreconditioner(e, AmgOptions{.refresh_interval = 0}), std::invalid_argument);
 }
 
+// refresh_growth = 0.3 (adaptive reuse): within a time step the hierarchy is kept while the solves
+// take at most 1.3 x (first solve's iterations) + 1; more, or a failed solve, refreshes it; a new
+// time step refreshes it; without feedback from the loop every setup refreshes. A refresh gives
+// the same operator as a preconditioner refreshed on every call.
+TEST(Amg, RefreshGrowthKeepsTheHierarchyWithinAStepUntilIterationsGrow)
+{
+  auto e = Executor::create_cpu();
+  const int n = 16;
+  const auto m1 = fv_poisson(n, n, n, lognormal(n * n * n, 1.0, 37));
+  AmgOptions opt;
+  opt.max_coarse = 50;
+  opt.refresh_growth = 0.3;
+  BsrMatrix A = test::upload(e, m1);
+  AmgPreconditioner M(e, opt), every(e, AmgOptions{.max_coarse = 50});
+  ASSERT_TRUE(M.setup(A).ok);  // full setup
+  ASSERT_TRUE(every.setup(A).ok);
+  ASSERT_GE(M.num_levels(), 2);
+  const size64_t rows = m1.pattern.nrows;
+  Vector r(e, rows), z1(e, rows), z2(e, rows);
+  r.copy_from_host(test::random_vector(rows));
+  int call = 1;
+  // Setup with new values (scaled by the call number); returns whether the coarse operator changed.
+  const auto next_setup = [&] {
+    const auto before = M.level_host(1).A.values;
+    auto m = m1;
+    for (auto& v : m.values) v *= double(++call);
+    A.values().copy_from_host(m.values);
+    EXPECT_TRUE(M.setup(A).ok);
+    EXPECT_TRUE(every.setup(A).ok);
+    return M.level_host(1).A.values != before;
+  };
+  const auto same_as_every = [&] {
+    M.apply(r, z1);
+    every.apply(r, z2);
+    return z1.to_host() == z2.to_host();
+  };
+  M.note_solve(10, true);                // the first solve after the (full) setup: the base
+  EXPECT_FALSE(next_setup()) << "kept";  // no growth yet
+  M.note_solve(14, true);                // 14 <= 1.3 x 10 + 1
+  EXPECT_FALSE(next_setup()) << "kept at the bound";
+  EXPECT_EQ(M.statistics().kept_setups, 2);
+  EXPECT_FALSE(same_as_every()) << "kept: coarse levels of the first values";
+  M.note_solve(15, true);  // grew past the bound
+  EXPECT_TRUE(next_setup()) << "refreshed on growth";
+  EXPECT_EQ(M.statistics().growth_refreshes, 1);
+  EXPECT_EQ(M.statistics().numeric_setups, 1);
+  EXPECT_TRUE(same_as_every());
+  M.note_solve(20, true);  // the new base
+  EXPECT_FALSE(next_setup());
+  M.note_solve(3, false);  // a failed solve
+  EXPECT_TRUE(next_setup()) << "refreshed after a failed solve";
+  EXPECT_EQ(M.statistics().growth_refreshes, 2);
+  M.note_solve(8, true);
+  M.note_new_step();
+  EXPECT_TRUE(next_setup()) << "refreshed at a new time step";
+  EXPECT_EQ(M.statistics().growth_refreshes, 2);  // not counted as growth
+  EXPECT_TRUE(same_as_every());
+  EXPECT_TRUE(next_setup()) << "no feedback since the last setup: refreshed";
+  EXPECT_EQ(M.statistics().numeric_setups, 4);
+  EXPECT_EQ(M.statistics().kept_setups, 3);
+  EXPECT_NE(M.name().find("kept within a time step up to 30% iteration growth"), std::string::npos) << M.name();
+}
+
 // A different pattern triggers a full setup.
 TEST(Amg, NewStructureRebuildsHierarchy)
 {
