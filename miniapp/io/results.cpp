@@ -38,6 +38,10 @@ const char* const rate_sign = "positive into the reservoir";
 const char* const newton_fields[] = {"step",    "attempt",          "iteration",        "linear_iterations",
                                      "forcing", "linear_reduction", "linear_converged", "linear_reason"};
 constexpr Element newton_elements[] = {i64, i64, i64, i64, f64, f64, i64, i64};
+// /newton's wall-clock split of each row's Newton iteration (s, float64; NaN where not measured, e.g.
+// the history rows copied from a file written before they existed). Added without a layout version
+// change: readers ignore them, and a file without them reads as before.
+const char* const newton_time_fields[] = {"assembly_seconds", "setup_seconds", "solve_seconds", "wait_seconds"};
 // /restart columns beside time, dt_next and state: RestartRecord's counters (int64) and times (the
 // `_seconds` ones: wall-clock, in s), in this order.
 const char* const restart_totals[] = {"steps", "cuts", "newton_iterations", "linear_iterations",
@@ -252,6 +256,10 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
       codes += fmt::format("{}{} {}", c ? ", " : "", c, solve_reasons[c].second);
     h5::write_attribute(newton_series_.back().id(), "codes", codes);
   }
+  for (const char* name : newton_time_fields) {
+    newton_times_.emplace_back(newton_, name, h5::Shape::column, 1);
+    set_units(newton_times_.back().id(), "s");
+  }
 
   switches_ = h5::create_group(f, "well_switches");
   for (std::size_t k = 0; k < std::size(well_switch_fields); ++k) {
@@ -377,6 +385,9 @@ void ResultsWriter::write_newton(const NewtonRecord& n)
   static_assert(std::size(values) == std::size(newton_fields));
   for (std::size_t k = 0; k < newton_series_.size(); ++k)
     newton_series_[k].append(std::span<const double>(&values[k], 1));
+  const double times[] = {n.assembly_seconds, n.setup_seconds, n.solve_seconds, n.wait_seconds};
+  static_assert(std::size(times) == std::size(newton_time_fields));
+  for (std::size_t k = 0; k < newton_times_.size(); ++k) newton_times_[k].append(std::span<const double>(&times[k], 1));
 }
 
 void ResultsWriter::write_well_switch(const WellSwitchRecord& r)
@@ -518,6 +529,15 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
   copy(w_at_bhp_, "wells/at_bhp", steps);
   for (std::size_t k = 0; k < newton_series_.size(); ++k)
     copy(newton_series_[k], std::string("newton/") + newton_fields[k], newton_rows);
+  for (std::size_t k = 0; k < newton_times_.size(); ++k) {
+    const std::string ds = std::string("newton/") + newton_time_fields[k];
+    if (h5::exists(s, ds)) {
+      copy(newton_times_[k], ds, newton_rows);
+    } else {  // a file from before the split: its rows were not measured
+      const double unknown = std::numeric_limits<double>::quiet_NaN();
+      for (std::size_t r = 0; r < newton_rows; ++r) newton_times_[k].append(std::span<const double>(&unknown, 1));
+    }
+  }
   // Well control switches of the steps up to the restart point (those of later attempts happened
   // after the report). A file without /well_switches had none to copy.
   if (h5::exists(s, "well_switches")) {
@@ -575,6 +595,7 @@ void ResultsWriter::commit(const RunStatistics& st)
   rep_fields_.clear();
   step_series_.clear();
   newton_series_.clear();
+  newton_times_.clear();
   switch_series_.clear();
   switches_.reset();
   w_bhp_ = {}, w_at_bhp_ = {};

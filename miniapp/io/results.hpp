@@ -55,6 +55,13 @@ struct NewtonRecord {
   double linear_reduction = 0;  // residual / initial_residual at exit
   bool linear_converged = false;
   SolveReason linear_reason = SolveReason::max_iterations;
+  // Wall-clock seconds of this Newton iteration's parts (issue 30 item 4; NaN when not measured):
+  // assembly (with the convergence norms), preconditioner setup, Krylov solve, and of those the
+  // time the host waited for the device's queued work at the end of the setup and of the solve.
+  double assembly_seconds = std::numeric_limits<double>::quiet_NaN();
+  double setup_seconds = std::numeric_limits<double>::quiet_NaN();
+  double solve_seconds = std::numeric_limits<double>::quiet_NaN();
+  double wait_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A well control switch (a row of /well_switches): the step being attempted (1-based), the attempt
@@ -153,7 +160,7 @@ class ResultsWriter {
   std::optional<h5::File> file_;
   h5::Id reports_, steps_, wells_, newton_;
   h5::Series rep_time_;
-  std::vector<h5::Series> rep_fields_, step_series_, newton_series_, w_rates_;
+  std::vector<h5::Series> rep_fields_, step_series_, newton_series_, newton_times_, w_rates_;
   h5::Id switches_;
   std::vector<h5::Series> switch_series_;  // /well_switches, in well_switch_fields order
   h5::Series w_bhp_, w_at_bhp_;

@@ -119,7 +119,8 @@ class NewtonSolver {
       model_.assemble(x, x0, dt, R_, J_);
       for (const physics::WellSwitch& sw : model_.take_well_switches()) res.switches.push_back({0, 0, it, 0.0, sw});
       res.norms = model_.convergence(x, R_, dt);  // synchronises
-      stats_.assembly_seconds += seconds_since(t0);
+      const double assembly_s = seconds_since(t0);
+      stats_.assembly_seconds += assembly_s;
       if (trace_) trace_(fmt::format("    newton {:2d}: {}", it, describe_norms(res.norms)));
       if (!res.norms.finite) return fail(res, "residual is not finite (NaN/Inf)");
       if (res.norms.max_cnv() <= nc.tol_cnv && res.norms.max_mb() <= nc.tol_mb) {
@@ -143,8 +144,11 @@ class NewtonSolver {
       if (accumulation_used_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
       if (!first_setup_) first_setup_ = SetupReplay{step, dt, x.to_host(), x0.to_host()};
       const SetupStatus setup = precond_->setup(J_);
+      auto tw = Clock::now();
       exec_->synchronize();
-      stats_.linear_setup_seconds += seconds_since(t0);
+      double wait_s = seconds_since(tw);  // the host waiting for queued device work (0 on the CPU)
+      const double setup_s = seconds_since(t0);
+      stats_.linear_setup_seconds += setup_s;
       if (!setup.ok) {
         res.hint = setup.hint, res.linear_failed = true;
         return fail(res, setup.message);
@@ -159,17 +163,23 @@ class NewtonSolver {
       t0 = Clock::now();
       fill(dx_, 0.0);
       const SolveStatus ls = krylov_.solve(J_, *precond_, R_, dx_);
+      tw = Clock::now();
       exec_->synchronize();
+      wait_s += seconds_since(tw);
       precond_->note_solve(ls.iterations, ls.converged);
-      stats_.linear_solve_seconds += seconds_since(t0);
+      const double solve_s = seconds_since(t0);
+      stats_.linear_solve_seconds += solve_s;
       res.linear_iterations += ls.iterations;
       stats_.max_linear_iterations = std::max(stats_.max_linear_iterations, ls.iterations);
       ++res.iterations;
       const double reduction = ls.initial_residual > 0 ? ls.residual / ls.initial_residual : 0.0;
-      res.records.push_back({0, 0, it, ls.iterations, kc.rel_tol, reduction, ls.converged, ls.reason});
+      res.records.push_back({0, 0, it, ls.iterations, kc.rel_tol, reduction, ls.converged, ls.reason, assembly_s, setup_s,
+                             solve_s, wait_s});
       if (trace_)
-        trace_(fmt::format("    linear: {} iterations, residual reduced to {:.2e} (tolerance {:.2e}; {})",
-                           ls.iterations, reduction, kc.rel_tol, to_string(ls.reason)));
+        trace_(fmt::format("    linear: {} iterations, residual reduced to {:.2e} (tolerance {:.2e}; {}); assembly {:.2f} "
+                           "ms, setup {:.2f} ms, solve {:.2f} ms, of which waiting for the device {:.2f} ms",
+                           ls.iterations, reduction, kc.rel_tol, to_string(ls.reason), 1e3 * assembly_s, 1e3 * setup_s,
+                           1e3 * solve_s, 1e3 * wait_s));
       if (!ls.converged) {
         res.linear_failed = true;
         return fail(res, fmt::format("linear solver: {} after {} iterations (residual reduced to {:.2e})",

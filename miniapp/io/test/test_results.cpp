@@ -71,7 +71,7 @@ TEST(Results, RoundTripAndAtomicCommit)
     w.write_step(st);
     w.write_report(st.time, x1);
     w.write_newton({1, 0, 0, 10, 0.1, 0.08, true, SolveReason::converged});
-    w.write_newton({1, 0, 1, 7, 0.05, 0.04, true, SolveReason::converged});
+    w.write_newton({1, 0, 1, 7, 0.05, 0.04, true, SolveReason::converged, 0.25, 0.5, 1.5, 0.125});
     w.write_newton({1, 1, 0, 500, 1e-4, 0.5, false, SolveReason::max_iterations});
     EXPECT_FALSE(std::filesystem::exists(path)) << "the final file must not exist before commit";
     EXPECT_TRUE(std::filesystem::exists(path.string() + ".tmp"));
@@ -85,6 +85,21 @@ TEST(Results, RoundTripAndAtomicCommit)
   }
   ASSERT_TRUE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+  {
+    // Each /newton row's wall-clock split (issue 30 item 4): NaN where the record had none.
+    const h5::File file = h5::File::open_read(path);
+    const auto col = [&](const char* name) { return h5::read_doubles(file.id(), std::string("newton/") + name).values; };
+    for (const char* name : {"assembly_seconds", "setup_seconds", "solve_seconds", "wait_seconds"}) {
+      const auto v = col(name);
+      ASSERT_EQ(v.size(), 3u) << name;
+      EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[2])) << name;
+    }
+    EXPECT_EQ(col("assembly_seconds")[1], 0.25);
+    EXPECT_EQ(col("setup_seconds")[1], 0.5);
+    EXPECT_EQ(col("solve_seconds")[1], 1.5);
+    EXPECT_EQ(col("wait_seconds")[1], 0.125);
+    EXPECT_EQ(h5::read_string_attribute(h5::Id(H5Dopen2(file.id(), "newton/solve_seconds", H5P_DEFAULT)), "units"), "s");
+  }
   const Results r = read_results(path);
   EXPECT_EQ(r.layout_version, results_layout_version);
   EXPECT_EQ(r.backend, "cpu");
