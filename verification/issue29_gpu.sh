@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -109,6 +109,25 @@ for m in "$@"; do
       # shellcheck disable=SC2086
       OUT=/tmp/cprq TOLS=${TOLS:-5e-3 1e-4} verification/cpr_quality.sh $X cuda ${CPRQ_SET:-qfs} ${CPRQ_CONFIGS:-} \
         > $L/cprq_${CPRQ_SET:-qfs}.txt 2>&1; echo "== cpr_quality ${CPRQ_SET:-qfs} rc $?"; cat $L/cprq_${CPRQ_SET:-qfs}.txt ;;
+    writer)  # issue 30 item 3: the background writer on and off, shipped mc32/mc64 and the 60x60x20 deck, process wall
+      for d in multicomponent_32 multicomponent_64 quarter_five_spot_60x60x20; do
+        for b in true false; do
+          /usr/bin/time -f "process wall %e s" $X run inputs/$d.toml --backend cuda --output /tmp/runs/w \
+            --set output.vtk=false --set output.background_writer=$b > $L/writer_${d}_$b.log 2>&1
+          echo "== $d background_writer=$b rc $?"; grep -E "^time|process wall" $L/writer_${d}_$b.log | sed 's/.*start-up/start-up/'
+        done
+      done ;;
+    reuse)  # issue 30 item 2: AMG refresh_growth 0 / 0.3 on the 60x60x20 deck and its 1M-cell variant (setup, iterations)
+      Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+         --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+      for g in 0 0.3; do
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/r --set output.vtk=false \
+          --set $P.pressure.refresh_growth=$g > $L/reuse_60_$g.log 2>&1
+        echo "== 60x60x20 refresh_growth=$g rc $?"; grep -E "^done|^time|preconditioner parts" $L/reuse_60_$g.log
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/r --set output.vtk=false "${Q[@]}" \
+          --set $P.pressure.refresh_growth=$g > $L/reuse_1m_$g.log 2>&1
+        echo "== 1M refresh_growth=$g rc $?"; grep -E "^done|^time|preconditioner parts" $L/reuse_1m_$g.log
+      done ;;
     jac64)  # bench bsrmv on the nc 64 deck's own Jacobian: a baseline that cannot hold it is skipped, ours still runs
       $X run inputs/multicomponent_64.toml --backend cuda --output /tmp/runs/j64 --set output.vtk=false \
         --write-jacobian /tmp/j64.h5 > $L/jac64_run.log 2>&1; echo "== write jacobian rc $?"
