@@ -15,13 +15,16 @@ BsrmvConfig bsrmv_rule(int bs)
   // configuration of bs 1-64 on the 3D 7- and 27-point stencils): per block size the configuration
   // whose slower stencil reaches the largest fraction of the read-only stream; at bs 5, 20 and 24 the
   // H100's choice (bsrmv_rule_h100_2026-11-26), within 2 points of the best on the H200 and 3-26
-  // points better on the H100 (27-point stencil). Checked on both with `bench bsrmv --tuning-cache
-  // none` (verification/results/bsrmv_rule_*_s29_2026-11-26*). A rule per block size, not per GPU: a
-  // device that differs is measured by `blockres tune`.
+  // points better on the H100 (27-point stencil). Checked with `bench bsrmv --tuning-cache none` on
+  // an H200 (this rule) and an H100 (before the bs 5, 20, 24 change; not yet re-measured), in
+  // verification/results/bsrmv_rule_*_s29_2026-11-26*. A rule per block size, not per GPU: a device
+  // that differs is measured by `blockres tune`. At bs 3, 17 and 18 the two cards prefer different
+  // kernels (thread arrays on the H200, staged on the H100); the rule follows the H200.
   // Small blocks: staged rows (values through shared memory); 3..18: thread arrays reading
-  // their row slices directly (16-byte loads where even); 19..56: staged with 4 (or 2) groups per
-  // row and as many block rows per thread block as fit 256 threads; 46..48 and 53..64 (but 56):
-  // lane groups with each block's rows split over 4 (2 at bs 64) thread blocks.
+  // their row slices directly (16-byte loads where even); 19..56 (but 31, 32, 46..48): staged with 4
+  // (or 2) groups per row and as many block rows per thread block as fit 256 threads; 31: lane groups;
+  // 32, 46..48 and 53..64 (but 56): lane groups with each block's rows split over 4 (2 at bs 64)
+  // thread blocks.
   auto staged = [](int groups, int arrays, int unroll) { return BsrmvConfig{K::staged, 1, unroll, 1, 1, groups, arrays}; };
   auto medium = [](int groups, int arrays, int unroll, bool clamped) {
     return BsrmvConfig{K::medium, 1, unroll, 1, 1, groups, arrays, clamped};
