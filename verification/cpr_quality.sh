@@ -68,6 +68,9 @@ declare -A cfg=(
   [ti_bisai_s3_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W"
   [ti_bisai_s4_w]="$TI $BILU_ISAI --set $P.second.sweeps=4 $W"
   [ti_bisai2_s2_w]="$TI $BILU_ISAI --set $P.second.isai_power=2 --set $P.second.sweeps=2 $W"
+  [ti_bisai_s3_amg_ilu0_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $AMG_ILU $W"
+  [ti_bisai_s3_amg_ilu0s1_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $AMG_ILU --set $P.pressure.trisolve_sweeps=1 $W"
+  [ti_bisai_s3_amg_ilu0s2_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $AMG_ILU --set $P.pressure.trisolve_sweeps=2 $W"
 )
 order=(deck default old_default prev_default true_impes ti_bilu0 ti_bilu0_amg_w ti_bilu0_amg_ilu0 ti_bilu0_amg_ilu0_w
        ti_bilu0_amg_ilu0s2_w ti_silu3_amg_ilu0s2_w ti_bisai_amg_ilu0s2_w ti_bj_amg_ilu0 ti_bisai_amg_w ti_bisai2_amg_w
