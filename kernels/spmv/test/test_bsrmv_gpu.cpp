@@ -119,7 +119,8 @@ TEST(BsrmvGpu, AutomaticBalancingFollowsTheRowLengths)
 // source's alignment (odd bs) or falling back to 8-byte copies (padded rows, even bs). Arrays from
 // an allocation are aligned; a view into the middle of one (a sub-matrix) need not be. Every
 // staged configuration of every bs on values and indices one element past an aligned start, and on
-// the aligned ones, against the CPU reference; y poisoned.
+// the aligned ones, with the largest chunk and one sized to the mean row, against the CPU
+// reference; y poisoned.
 TEST(BsrmvGpu, StagedCopiesAnyAlignmentOfValuesAndIndices)
 {
   auto gpu = Executor::create_cuda(0);
@@ -131,22 +132,27 @@ TEST(BsrmvGpu, StagedCopiesAnyAlignmentOfValuesAndIndices)
     const auto vals = test::random_vector(nnzb * bb + 1);
     const auto hx = test::random_vector(size64_t(n) * bs);
     std::vector<double> ref(size64_t(n) * bs);
-    std::vector<index_t> cols(pat.col_ind.size() + 1, 0);
-    std::copy(pat.col_ind.begin(), pat.col_ind.end(), cols.begin() + 1);
     Array<double> gv(gpu, std::span<const double>(vals)), gx(gpu, std::span<const double>(hx));
-    Array<index_t> grp(gpu, std::span<const index_t>(pat.row_ptr)), gc(gpu, std::span<const index_t>(cols));
+    Array<index_t> grp(gpu, std::span<const index_t>(pat.row_ptr));
     for (const int shift : {0, 1}) {
       kernels::cpu::bsrmv({n, n, bs, pat.row_ptr.data(), pat.col_ind.data(), vals.data() + shift}, 1.0, hx.data(), 0.0,
                           ref.data());
       // Values start `shift` doubles in, indices 1 - shift ints in: each combination of alignments.
+      std::vector<index_t> cols(pat.col_ind.size() + 1, 0);
+      std::copy(pat.col_ind.begin(), pat.col_ind.end(), cols.begin() + (1 - shift));
+      Array<index_t> gc(gpu, std::span<const index_t>(cols));
       const BsrView<const double> view{n, n, bs, grp.data(), gc.data() + (1 - shift), gv.data() + shift};
       for (const auto& cfg : kernels::cuda::bsrmv_configs(bs)) {
         if (cfg.kernel != kernels::BsrmvKernel::staged) continue;
-        Vector y(gpu, std::span<const double>(std::vector<double>(ref.size(), nan_v)));
-        kernels::cuda::bsrmv(gpu->stream(), view, 1.0, gx.data(), 0.0, y.data(), cfg);
-        ASSERT_LE(test::max_rel_diff(y.to_host(), ref), 1e-13)
-            << "bs " << bs << " " << kernels::describe(cfg) << " value shift " << shift;
-        ++checked;
+        // The largest chunk (no block count given) and the chunk sized to the mean row (the long
+        // row then takes several chunks).
+        for (const index_t nnzb_hint : {index_t(-1), pat.nnzb()}) {
+          Vector y(gpu, std::span<const double>(std::vector<double>(ref.size(), nan_v)));
+          kernels::cuda::bsrmv(gpu->stream(), view, 1.0, gx.data(), 0.0, y.data(), cfg, nnzb_hint);
+          ASSERT_LE(test::max_rel_diff(y.to_host(), ref), 1e-13) << "bs " << bs << " " << kernels::describe(cfg)
+                                                                 << " value shift " << shift << " nnzb " << nnzb_hint;
+          ++checked;
+        }
       }
     }
   }
