@@ -53,35 +53,49 @@ void set_compression(hid_t plist)
 // of many cells is many chunks, compressed side by side.
 constexpr hsize_t chunk_elements = hsize_t(1) << 16;
 
-// Writes the chunks of a row of n elements (element_size bytes, native = file layout) of a chunked
-// dataset with the shuffle + deflate(4) pipeline of set_compression: every chunk (the last padded
-// with zeros to the chunk size, as HDF5 stores it) shuffled and deflated by its own OpenMP thread,
-// then written as it is (H5Dwrite_chunk, filter mask 0: both filters applied). Readers see the
-// same file as with H5Dwrite; the deflate filter, single-threaded in HDF5, was most of the time a
-// run spent writing files (0.55 s of a 1M-cell run's start-up on 2 cores). Returns false (nothing
-// written) where zlib is not built in.
-bool write_compressed_chunks(hid_t ds, const void* data, std::size_t n, std::size_t element_size, hsize_t chunk,
-                             int rank, hsize_t row, const std::string& what)
-{
+// The chunks of a row of n elements (element_size bytes, native = file layout) of a chunked
+// dataset with the shuffle + deflate(4) pipeline of set_compression, every chunk (the last padded
+// with zeros to the chunk size, as HDF5 stores it) shuffled and deflated on its own, written as it
+// is (H5Dwrite_chunk, filter mask 0: both filters applied). Readers see the same file as with
+// H5Dwrite; the deflate filter, single-threaded in HDF5, was most of the time a run spent writing
+// files (0.55 s of a 1M-cell run's start-up on 2 cores).
+struct ChunkedRow {
+  hid_t ds;
+  const void* data;
+  std::size_t n, element_size;
+  hsize_t chunk;
+  int rank;
+  hsize_t row;
+  std::string what;
+  std::size_t nchunks() const { return static_cast<std::size_t>((n + chunk - 1) / chunk); }
+};
+
 #if BLOCKRES_HAVE_ZLIB && H5_VERSION_GE(1, 10, 3)
-  const std::size_t nchunks = static_cast<std::size_t>((n + chunk - 1) / chunk);
-  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk) * element_size;
-  std::vector<std::vector<unsigned char>> out(nchunks);
+constexpr bool can_write_chunks = true;
+// Compresses the chunks of every row in one OpenMP loop over all of them (a field of 100k cells
+// is 2 chunks: a loop per field kept 2 threads busy), then writes them row by row, in order.
+void write_compressed_rows(std::span<const ChunkedRow> rows)
+{
+  std::vector<std::pair<std::size_t, std::size_t>> jobs;  // (row, chunk)
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t c = 0; c < rows[r].nchunks(); ++c) jobs.emplace_back(r, c);
+  std::vector<std::vector<unsigned char>> out(jobs.size());
   bool ok = true;
 #pragma omp parallel for schedule(dynamic)
-  for (std::size_t c = 0; c < nchunks; ++c) {
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
     bool done = false;
     try {  // nothing may leave an OpenMP region: an allocation failure is reported after it
-      const std::size_t first = c * static_cast<std::size_t>(chunk);
-      const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(chunk), n - first);
-      const auto* src = static_cast<const unsigned char*>(data) + first * element_size;
-      std::vector<unsigned char> shuffled(chunk_bytes, 0);  // byte b of element e at b * chunk + e
+      const ChunkedRow& w = rows[jobs[j].first];
+      const std::size_t c = jobs[j].second, chunk = static_cast<std::size_t>(w.chunk);
+      const std::size_t first = c * chunk, count = std::min(chunk, w.n - first), es = w.element_size;
+      const auto* src = static_cast<const unsigned char*>(w.data) + first * es;
+      std::vector<unsigned char> shuffled(chunk * es, 0);  // byte b of element e at b * chunk + e
       for (std::size_t e = 0; e < count; ++e)
-        for (std::size_t b = 0; b < element_size; ++b) shuffled[b * chunk + e] = src[e * element_size + b];
-      uLongf len = compressBound(static_cast<uLong>(chunk_bytes));
-      out[c].resize(len);
-      done = compress2(out[c].data(), &len, shuffled.data(), static_cast<uLong>(chunk_bytes), 4) == Z_OK;
-      out[c].resize(len);
+        for (std::size_t b = 0; b < es; ++b) shuffled[b * chunk + e] = src[e * es + b];
+      uLongf len = compressBound(static_cast<uLong>(chunk * es));
+      out[j].resize(len);
+      done = compress2(out[j].data(), &len, shuffled.data(), static_cast<uLong>(chunk * es), 4) == Z_OK;
+      out[j].resize(len);
     } catch (...) {
       done = false;
     }
@@ -90,18 +104,18 @@ bool write_compressed_chunks(hid_t ds, const void* data, std::size_t n, std::siz
       ok = false;
     }
   }
-  if (!ok) throw Error(fmt::format("cannot compress {} (out of memory?)", what));
-  for (std::size_t c = 0; c < nchunks; ++c) {
-    const hsize_t offset[2] = {rank == 1 ? hsize_t(c) * chunk : row, hsize_t(c) * chunk};
-    check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset, out[c].size(), out[c].data()),
-          fmt::format("cannot write {}", what));
+  if (!ok) throw Error(fmt::format("cannot compress {} (out of memory?)", rows.empty() ? "" : rows.front().what));
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const ChunkedRow& w = rows[jobs[j].first];
+    const hsize_t c = jobs[j].second;
+    const hsize_t offset[2] = {w.rank == 1 ? c * w.chunk : w.row, c * w.chunk};
+    check(H5Dwrite_chunk(w.ds, H5P_DEFAULT, 0, offset, out[j].size(), out[j].data()), fmt::format("cannot write {}", w.what));
   }
-  return true;
-#else
-  (void)ds, (void)data, (void)n, (void)element_size, (void)chunk, (void)rank, (void)row, (void)what;
-  return false;
-#endif
 }
+#else
+constexpr bool can_write_chunks = false;
+void write_compressed_rows(std::span<const ChunkedRow>) { throw Error("HDF5 direct chunk writes are not available"); }
+#endif
 
 // Direct chunk writes bypass type conversion: only when memory and file types are the same bytes.
 bool same_layout(hid_t file_type, hid_t mem_type) { return H5Tequal(file_type, mem_type) > 0; }
@@ -122,9 +136,11 @@ void write_numeric(hid_t loc, const std::string& name, hid_t file_type, hid_t me
               fmt::format("cannot create dataset '{}' in {}", name, describe(loc))));
   if (n == 0) return;
   const std::string what = fmt::format("dataset '{}' in {}", name, describe(loc));
-  if (compressed && same_layout(file_type, mem_type) &&
-      write_compressed_chunks(ds, data, n, H5Tget_size(mem_type), chunk, 1, 0, what))
+  if (compressed && can_write_chunks && same_layout(file_type, mem_type)) {
+    const ChunkedRow row{ds, data, n, H5Tget_size(mem_type), chunk, 1, 0, what};
+    write_compressed_rows(std::span<const ChunkedRow>(&row, 1));
     return;
+  }
   check(H5Dwrite(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write " + what);
 }
 
@@ -519,9 +535,10 @@ void Series::write_row(hid_t mem_type, const void* data)
 {
   const hsize_t new_dims[2] = {rows_ + 1, row_size_};
   check(H5Dset_extent(ds_, new_dims), fmt::format("cannot extend dataset '{}'", name_));
-  if (direct_ && H5Tequal(mem_type, H5T_NATIVE_DOUBLE) > 0 &&
-      write_compressed_chunks(ds_, data, static_cast<std::size_t>(row_size_), sizeof(double),
-                              std::min(row_size_, chunk_elements), 2, rows_, fmt::format("dataset '{}'", name_))) {
+  if (direct_ && can_write_chunks && H5Tequal(mem_type, H5T_NATIVE_DOUBLE) > 0) {
+    const ChunkedRow row{ds_.get(), data, static_cast<std::size_t>(row_size_), sizeof(double),
+                         std::min(row_size_, chunk_elements), 2, rows_, fmt::format("dataset '{}'", name_)};
+    write_compressed_rows(std::span<const ChunkedRow>(&row, 1));
     ++rows_;
     return;
   }
@@ -531,6 +548,30 @@ void Series::write_row(hid_t mem_type, const void* data)
   Id mspace(check(H5Screate_simple(rank_, count, nullptr), "H5Screate_simple"));
   check(H5Dwrite(ds_, mem_type, mspace, fspace, H5P_DEFAULT, data), fmt::format("cannot write to dataset '{}'", name_));
   ++rows_;
+}
+
+void Series::append_rows(std::span<Series* const> series, std::span<const std::span<const double>> rows)
+{
+  if (series.size() != rows.size())
+    throw Error(fmt::format("Series::append_rows: {} series, {} rows", series.size(), rows.size()));
+  std::vector<ChunkedRow> chunked;
+  std::vector<Series*> grown;
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    Series& s = *series[k];
+    if (rows[k].size() != s.row_size_)
+      throw Error(fmt::format("Series '{}': row of {} values, expected {}", s.name_, rows[k].size(), s.row_size_));
+    if (!(s.direct_ && can_write_chunks)) {
+      s.append(rows[k]);  // checked and converted as one row
+      continue;
+    }
+    const hsize_t new_dims[2] = {s.rows_ + 1, s.row_size_};
+    check(H5Dset_extent(s.ds_, new_dims), fmt::format("cannot extend dataset '{}'", s.name_));
+    chunked.push_back({s.ds_.get(), rows[k].data(), static_cast<std::size_t>(s.row_size_), sizeof(double),
+                       std::min(s.row_size_, chunk_elements), 2, s.rows_, fmt::format("dataset '{}'", s.name_)});
+    grown.push_back(&s);
+  }
+  write_compressed_rows(chunked);
+  for (Series* s : grown) ++s->rows_;
 }
 
 }  // namespace blockres::h5

@@ -340,9 +340,19 @@ void ResultsWriter::write_report(double time, const std::vector<double>& x)
                                        model_.type(), values.size(), model_.cell_fields().size()));
   const double t = time / units::day;
   rep_time_.append(std::span<const double>(&t, 1));
-  for (std::size_t f = 0; f < report_fields_.size(); ++f)
-    rep_fields_[f].append(full_grid_values(grid_, values[report_fields_[f]]));
-  rs_state_.append(x);
+  // Every field row and the state at once: their chunks are compressed together (h5::Series::append_rows).
+  std::vector<std::vector<double>> full;
+  std::vector<h5::Series*> series;
+  std::vector<std::span<const double>> rows;
+  full.reserve(report_fields_.size());
+  for (std::size_t f = 0; f < report_fields_.size(); ++f) {
+    full.push_back(full_grid_values(grid_, values[report_fields_[f]]));
+    series.push_back(&rep_fields_[f]);
+    rows.emplace_back(full.back());
+  }
+  series.push_back(&rs_state_);
+  rows.emplace_back(x);
+  h5::Series::append_rows(series, rows);
 }
 
 void ResultsWriter::write_step(const StepRecord& s)
