@@ -71,6 +71,11 @@ declare -A cfg=(
   [ti_bisai_s3_amg_ilu0_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $AMG_ILU $W"
   [ti_bisai_s3_amg_ilu0s1_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $AMG_ILU --set $P.pressure.trisolve_sweeps=1 $W"
   [ti_bisai_s3_amg_ilu0s2_w]="$TI $BILU_ISAI --set $P.second.sweeps=3 $AMG_ILU --set $P.pressure.trisolve_sweeps=2 $W"
+  [ti_bisai_s3_w_sw2]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.pre_sweeps=2 --set $P.pressure.post_sweeps=2"
+  [ti_bisai_s3_w_c2]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.cycles=2"
+  [ti_bisai_s3_c2]="$TI $BILU_ISAI --set $P.second.sweeps=3 --set $P.pressure.cycles=2"
+  [ti_bisai_s3_w_m4]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.aggregation=matching --set $P.pressure.aggregate_size=4"
+  [ti_bisai_s3_w_sw2_m4]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.pre_sweeps=2 --set $P.pressure.post_sweeps=2 --set $P.pressure.aggregation=matching --set $P.pressure.aggregate_size=4"
 )
 order=(deck default old_default prev_default true_impes ti_bilu0 ti_bilu0_amg_w ti_bilu0_amg_ilu0 ti_bilu0_amg_ilu0_w
        ti_bilu0_amg_ilu0s2_w ti_silu3_amg_ilu0s2_w ti_bisai_amg_ilu0s2_w ti_bj_amg_ilu0 ti_bisai_amg_w ti_bisai2_amg_w
