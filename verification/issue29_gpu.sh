@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|ab|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -127,6 +127,21 @@ for m in "$@"; do
         $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/r --set output.vtk=false "${Q[@]}" \
           --set $P.pressure.refresh_growth=$g > $L/reuse_1m_$g.log 2>&1
         echo "== 1M refresh_growth=$g rc $?"; grep -E "^done|^time|preconditioner parts" $L/reuse_1m_$g.log
+      done ;;
+    ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
+         # of AB_REF) and on this one, alternated twice
+      rm -rf /tmp/absrc && mkdir -p /tmp/absrc/.gpu-carry/provenance && tar xzf .gpu-carry/ab_src.tgz -C /tmp/absrc
+      cp -r .gpu-carry/include /tmp/absrc/.gpu-carry/ && echo "${AB_REF:-ref}" > /tmp/absrc/.gpu-carry/provenance/commit
+      : > /tmp/absrc/.gpu-carry/provenance/tree.diff
+      (cd /tmp/absrc && B=/tmp/ab-build TARGETS=blockres OUT=$L/ab verification/h200_amg.sh none > $L/ab_setup.log 2>&1)
+      echo "== A/B reference build: $(tail -1 $L/ab_setup.log)"
+      for k in 1 2; do
+        for t in ref this; do
+          x=$X; [[ $t == ref ]] && x=/tmp/ab-build/miniapp/blockres
+          $x bench bsrmv --tuning-cache none --bs ${AB_BS:-1,2,3} --stencils 7,27 --size-gb 1 --reps 10 --warmup 2 \
+            > $L/ab_${t}_$k.txt 2>&1; echo "== ab $t $k rc $?"
+          grep -E "^stencil" $L/ab_${t}_$k.txt | awk '{printf "%s %s %s | ", $1, $2, $8}'; echo
+        done
       done ;;
     jac64)  # bench bsrmv on the nc 64 deck's own Jacobian: a baseline that cannot hold it is skipped, ours still runs
       $X run inputs/multicomponent_64.toml --backend cuda --output /tmp/runs/j64 --set output.vtk=false \
