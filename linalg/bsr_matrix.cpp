@@ -101,12 +101,12 @@ void BsrMatrix::apply(double alpha, const Array<double>& x, double beta, Array<d
 #if BLOCKRES_HAVE_CUDA
   const stream_t s = values_.exec().stream();
   if (!balanced_) {
-    kernels::cuda::bsrmv(s, view(), alpha, x.data(), beta, y.data(), config_, nnzb_);
+    kernels::cuda::bsrmv(s, view(), alpha, x.data(), beta, y.data(), config_);
     return;
   }
   // Balanced: every segment is a row of its own; then sum the segments of each block row.
   const BsrView<const double> segments{nseg_, ncols_, bs_, seg_row_ptr_.data(), col_ind_.data(), values_.data()};
-  kernels::cuda::bsrmv(s, segments, 1.0, x.data(), 0.0, partial_.data(), config_, nnzb_);
+  kernels::cuda::bsrmv(s, segments, 1.0, x.data(), 0.0, partial_.data(), config_);
   kernels::cuda::segment_reduce(s, nrows_, bs_, seg_ptr_.data(), partial_.data(), alpha, beta, y.data());
 #endif
 }

@@ -72,12 +72,9 @@ std::vector<BsrmvConfig> bsrmv_configs(int bs);
 // Always one of bsrmv_configs(bs), for bs in 1..64.
 BsrmvConfig bsrmv_rule(int bs);
 
-// Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled. nnzb: the
-// matrix's block count where the caller knows it on the host (the staged kernel sizes its shared-
-// memory chunk to the mean row: short rows then leave room for more resident thread blocks); -1:
-// unknown, the largest chunk. Any value gives the same result.
+// Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled.
 void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-           const BsrmvConfig& config, index_t nnzb = -1);
+           const BsrmvConfig& config);
 void segment_reduce(stream_t s, index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha,
                     double beta, double* y);
 }  // namespace cuda

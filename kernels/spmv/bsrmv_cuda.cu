@@ -106,14 +106,14 @@ std::vector<BsrmvConfig> bsrmv_configs(int bs)
 }
 
 void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-           const BsrmvConfig& config, index_t nnzb)
+           const BsrmvConfig& config)
 {
   if (A.bs < 1 || A.bs > 64) throw std::invalid_argument(fmt::format("bsrmv: block size {} is not in 1..64", A.bs));
   const Variant* v = find_variant(A.bs, config);
   if (!v)
     throw std::invalid_argument(fmt::format("bsrmv: no compiled kernel for bs {} with {}", A.bs, describe(config)));
   if (A.nrows <= 0) return;
-  v->launch(s, A, alpha, x, beta, y, config, nnzb);
+  v->launch(s, A, alpha, x, beta, y, config);
 }
 
 void segment_reduce(stream_t s, index_t nrows, int bs, const index_t* seg_ptr, const double* partial, double alpha,

@@ -13,8 +13,6 @@
 
 #include <cuda_pipeline.h>
 
-#include <algorithm>
-
 #include <utility>
 #include <vector>
 
@@ -346,36 +344,23 @@ __device__ __forceinline__ int copy_async_aligned(T* buf, const T* src, int n)
   return shift;
 }
 
-// The largest chunk (blocks) of block size bs: at least one block; at bs 1 a little under 4096 so
-// that values, indices and the alignment slack stay within 48 KiB of shared memory.
-__host__ __device__ constexpr int staged_max_chunk(int bs, int rs)
-{
-  return staged_chunk_doubles / (bs * rs) < 1      ? 1
-         : staged_chunk_doubles / (bs * rs) > 4064 ? 4064
-                                                   : staged_chunk_doubles / (bs * rs);
-}
-// Shared memory of a chunk of ch blocks: values (with 2 doubles of alignment slack, rounded to 16
-// bytes), then column indices (4 of slack).
-__host__ __device__ constexpr size64_t staged_values_doubles(int ch, int br) { return (size64_t(ch) * br + 3) / 2 * 2; }
-__host__ __device__ constexpr size64_t staged_shared_bytes(int ch, int br)
-{
-  return staged_values_doubles(ch, br) * sizeof(double) + (size64_t(ch) + 4) * sizeof(index_t);
-}
-
-// ch: blocks per chunk (<= staged_max_chunk), chosen by the launcher from the mean row, so that a
-// thread block of short rows takes only the shared memory it fills (more resident thread blocks,
-// more loads in flight) while long rows go chunk by chunk.
 template <int BS, int NTG, int U>
 __global__ void __launch_bounds__(256)
     staged_kernel(BsrView<const double> A, double alpha, const double* __restrict__ x, double beta,
-                  double* __restrict__ y, int ch)
+                  double* __restrict__ y)
 {
   constexpr int EPT = (BS + NTG - 1) / NTG, REM = BS % NTG, BB = BS * BS;
   constexpr StagedLayout L = staged_layout(BS, NTG);
   constexpr int RS = L.rs, BR = BS * RS;  // row stride, block stride in shared memory
-  extern __shared__ __align__(16) double staged_smem[];
-  double* const sv = staged_smem;
-  index_t* const sc = reinterpret_cast<index_t*>(staged_smem + staged_values_doubles(ch, BR));
+  // Blocks per chunk: at least one; 1024 at bs 1 (12 KiB with the indices: a chunk of 4064 took
+  // 48 KiB, so 4 thread blocks of 128 threads filled an SM, too few loads in flight; 1024 holds the
+  // 7-point rows of 128 block rows and lets 16 reside: 55% -> 90% of the read stream on an H200
+  // with a chunk sized to the rows, A/B in one session). A chunk size chosen at run time (dynamic
+  // shared memory) was tried and dropped: 3-11 points slower at bs 2, 33 and 35 on the H200 with
+  // the very same chunk.
+  constexpr int CH = BS == 1 ? 1024 : staged_chunk_doubles / BR < 1 ? 1 : staged_chunk_doubles / BR;
+  __shared__ __align__(16) double sv[CH * BR + 2];
+  __shared__ __align__(16) index_t sc[CH + 4];
   const auto [arrays, ta, i, g, len, c0, gmask] = slice_thread<BS, NTG>();
   // Column e of this thread: off0 + e * STEP (a short slice re-reads its first column).
   constexpr int STEP = L.interleave ? NTG : 1;
@@ -391,8 +376,8 @@ __global__ void __launch_bounds__(256)
   const index_t ke = has_row ? __ldg(A.row_ptr + r + 1) : 0;
   double acc0 = 0.0, acc1 = 0.0;
 
-  for (index_t c = kb0; c < ke0; c += ch) {
-    const int n = static_cast<int>(min(index_t(ch), ke0 - c));
+  for (index_t c = kb0; c < ke0; c += CH) {
+    const int n = static_cast<int>(min(index_t(CH), ke0 - c));
     const double* src = A.values + size64_t(c) * BB;
     int vsh = 0;
     if constexpr (RS == BS) {
@@ -526,9 +511,8 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- launchers and the variant registry ---------------------------------------------------------
-// nnzb: the matrix's block count where the caller knows it (sizes the staged kernel's chunk), else -1.
 using Launcher = void (*)(stream_t, const BsrView<const double>&, double, const double*, double, double*,
-                          const BsrmvConfig&, index_t nnzb);
+                          const BsrmvConfig&);
 
 enum VariantKind : int { variant_small, variant_wide, variant_slice, variant_staged };
 
@@ -543,7 +527,7 @@ struct Variant {
 
 template <int BS, int EPT, int U>
 void launch_wide(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-                 const BsrmvConfig& cfg, index_t)
+                 const BsrmvConfig& cfg)
 {
   const int split = cfg.kernel == BsrmvKernel::large ? cfg.row_split : 1;
   const dim3 grid(static_cast<unsigned>(min(A.nrows, index_t(1) << 24)), static_cast<unsigned>(split));
@@ -553,7 +537,7 @@ void launch_wide(stream_t s, const BsrView<const double>& A, double alpha, const
 
 template <int BS, int NTG, int U, bool CLAMP>
 void launch_slice(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-                  const BsrmvConfig& cfg, index_t)
+                  const BsrmvConfig& cfg)
 {
   const index_t blocks = (A.nrows + cfg.arrays - 1) / cfg.arrays;
   const auto grid = static_cast<unsigned>(min(blocks, index_t(1) << 30));
@@ -563,24 +547,16 @@ void launch_slice(stream_t s, const BsrView<const double>& A, double alpha, cons
 
 template <int BS, int NTG, int U>
 void launch_staged(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-                   const BsrmvConfig& cfg, index_t nnzb)
+                   const BsrmvConfig& cfg)
 {
   const auto grid = static_cast<unsigned>((A.nrows + cfg.arrays - 1) / cfg.arrays);  // one row per thread array
-  // Chunk: the thread block's rows at the mean row length rounded up (rows of a stencil are one
-  // length but at the boundary), at least 16 blocks, at most the largest chunk.
-  constexpr int BR = BS * staged_layout(BS, NTG).rs, CHMAX = staged_max_chunk(BS, staged_layout(BS, NTG).rs);
-  int ch = CHMAX;
-  if (nnzb >= 0) {
-    const size64_t mean = (size64_t(nnzb) + A.nrows - 1) / size64_t(A.nrows);
-    ch = static_cast<int>(std::min<size64_t>(CHMAX, std::max<size64_t>(16, (mean * cfg.arrays + 15) / 16 * 16)));
-  }
-  staged_kernel<BS, NTG, U><<<grid, cfg.arrays * BS * NTG, staged_shared_bytes(ch, BR), s>>>(A, alpha, x, beta, y, ch);
+  staged_kernel<BS, NTG, U><<<grid, cfg.arrays * BS * NTG, 0, s>>>(A, alpha, x, beta, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 template <int BS, int U>
 void launch_small(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,
-                  const BsrmvConfig& cfg, index_t)
+                  const BsrmvConfig& cfg)
 {
   const size64_t rows_per_block = size64_t(cfg.warps) * cfg.rows_per_warp;
   const auto grid = static_cast<unsigned>((A.nrows + rows_per_block - 1) / rows_per_block);
