@@ -16,8 +16,8 @@ BsrmvConfig bsrmv_rule(int bs)
   // whose slower stencil reaches the largest fraction of the read-only stream; at bs 5, 20 and 24 the
   // H100's choice (bsrmv_rule_h100_2026-11-26), within 2 points of the best on the H200 and 3-26
   // points better on the H100 (27-point stencil). Checked with `bench bsrmv --tuning-cache none` on
-  // an H200 (this rule) and an H100 (before the bs 5, 20, 24 change; not yet re-measured), in
-  // verification/results/bsrmv_rule_*_s29_2026-11-26*. A rule per block size, not per GPU: a device
+  // an H200 and an H100 (verification/results/bsrmv_rule_*_s30_2026-11-26*: 92 and 123 of 128 rows
+  // at 85% of the read stream; bsrmv_s30_2026-11-26.txt). A rule per block size, not per GPU: a device
   // that differs is measured by `blockres tune`. At bs 3, 17 and 18 the two cards prefer different
   // kernels (thread arrays on the H200, staged on the H100); the rule follows the H200.
   // Small blocks: staged rows (values through shared memory); 3..18: thread arrays reading
