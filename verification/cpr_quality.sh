@@ -74,6 +74,8 @@ declare -A cfg=(
   [ti_bisai_s3_w_sw2]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.pre_sweeps=2 --set $P.pressure.post_sweeps=2"
   [ti_bisai_s3_w_c2]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.cycles=2"
   [ti_bisai_s3_c2]="$TI $BILU_ISAI --set $P.second.sweeps=3 --set $P.pressure.cycles=2"
+  [ti_bisai_s3_v_c2]="$TI $BILU_ISAI --set $P.second.sweeps=3 --set $P.pressure.cycle=v --set $P.pressure.cycles=2"
+  [ti_bisai_s3_v_c3]="$TI $BILU_ISAI --set $P.second.sweeps=3 --set $P.pressure.cycle=v --set $P.pressure.cycles=3"
   [ti_bisai_s3_w_m4]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.aggregation=matching --set $P.pressure.aggregate_size=4"
   [ti_bisai_s3_w_sw2_m4]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.pre_sweeps=2 --set $P.pressure.post_sweeps=2 --set $P.pressure.aggregation=matching --set $P.pressure.aggregate_size=4"
 )
