@@ -72,44 +72,51 @@ struct ChunkedRow {
 
 #if BLOCKRES_HAVE_ZLIB && H5_VERSION_GE(1, 10, 3)
 constexpr bool can_write_chunks = true;
-// Compresses the chunks of every row in one OpenMP loop over all of them (a field of 100k cells
-// is 2 chunks: a loop per field kept 2 threads busy), then writes them row by row, in order.
+// Compresses the chunks of every row in OpenMP loops over all of them (a field of 100k cells is 2
+// chunks: a loop per field kept 2 threads busy), then writes them in order. At most
+// batch_chunks chunks (512 KB each before compression) are held compressed at a time, whatever
+// the rows' total size.
+constexpr std::size_t batch_chunks = 256;
 void write_compressed_rows(std::span<const ChunkedRow> rows)
 {
-  std::vector<std::pair<std::size_t, std::size_t>> jobs;  // (row, chunk)
+  std::vector<std::pair<std::size_t, std::size_t>> all;  // (row, chunk)
   for (std::size_t r = 0; r < rows.size(); ++r)
-    for (std::size_t c = 0; c < rows[r].nchunks(); ++c) jobs.emplace_back(r, c);
-  std::vector<std::vector<unsigned char>> out(jobs.size());
-  bool ok = true;
+    for (std::size_t c = 0; c < rows[r].nchunks(); ++c) all.emplace_back(r, c);
+  for (std::size_t j0 = 0; j0 < all.size(); j0 += batch_chunks) {
+    const std::span<const std::pair<std::size_t, std::size_t>> jobs(all.data() + j0,
+                                                                    std::min(batch_chunks, all.size() - j0));
+    std::vector<std::vector<unsigned char>> out(jobs.size());
+    bool ok = true;
 #pragma omp parallel for schedule(dynamic)
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    bool done = false;
-    try {  // nothing may leave an OpenMP region: an allocation failure is reported after it
-      const ChunkedRow& w = rows[jobs[j].first];
-      const std::size_t c = jobs[j].second, chunk = static_cast<std::size_t>(w.chunk);
-      const std::size_t first = c * chunk, count = std::min(chunk, w.n - first), es = w.element_size;
-      const auto* src = static_cast<const unsigned char*>(w.data) + first * es;
-      std::vector<unsigned char> shuffled(chunk * es, 0);  // byte b of element e at b * chunk + e
-      for (std::size_t e = 0; e < count; ++e)
-        for (std::size_t b = 0; b < es; ++b) shuffled[b * chunk + e] = src[e * es + b];
-      uLongf len = compressBound(static_cast<uLong>(chunk * es));
-      out[j].resize(len);
-      done = compress2(out[j].data(), &len, shuffled.data(), static_cast<uLong>(chunk * es), 4) == Z_OK;
-      out[j].resize(len);
-    } catch (...) {
-      done = false;
-    }
-    if (!done) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      bool done = false;
+      try {  // nothing may leave an OpenMP region: an allocation failure is reported after it
+        const ChunkedRow& w = rows[jobs[j].first];
+        const std::size_t c = jobs[j].second, chunk = static_cast<std::size_t>(w.chunk);
+        const std::size_t first = c * chunk, count = std::min(chunk, w.n - first), es = w.element_size;
+        const auto* src = static_cast<const unsigned char*>(w.data) + first * es;
+        std::vector<unsigned char> shuffled(chunk * es, 0);  // byte b of element e at b * chunk + e
+        for (std::size_t e = 0; e < count; ++e)
+          for (std::size_t b = 0; b < es; ++b) shuffled[b * chunk + e] = src[e * es + b];
+        uLongf len = compressBound(static_cast<uLong>(chunk * es));
+        out[j].resize(len);
+        done = compress2(out[j].data(), &len, shuffled.data(), static_cast<uLong>(chunk * es), 4) == Z_OK;
+        out[j].resize(len);
+      } catch (...) {
+        done = false;
+      }
+      if (!done) {
 #pragma omp atomic write
-      ok = false;
+        ok = false;
+      }
     }
-  }
-  if (!ok) throw Error(fmt::format("cannot compress {} (out of memory?)", rows.empty() ? "" : rows.front().what));
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    const ChunkedRow& w = rows[jobs[j].first];
-    const hsize_t c = jobs[j].second;
-    const hsize_t offset[2] = {w.rank == 1 ? c * w.chunk : w.row, c * w.chunk};
-    check(H5Dwrite_chunk(w.ds, H5P_DEFAULT, 0, offset, out[j].size(), out[j].data()), fmt::format("cannot write {}", w.what));
+    if (!ok) throw Error(fmt::format("cannot compress {} (out of memory?)", rows[jobs.front().first].what));
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const ChunkedRow& w = rows[jobs[j].first];
+      const hsize_t c = jobs[j].second;
+      const hsize_t offset[2] = {w.rank == 1 ? c * w.chunk : w.row, c * w.chunk};
+      check(H5Dwrite_chunk(w.ds, H5P_DEFAULT, 0, offset, out[j].size(), out[j].data()), fmt::format("cannot write {}", w.what));
+    }
   }
 }
 #else
@@ -554,12 +561,18 @@ void Series::append_rows(std::span<Series* const> series, std::span<const std::s
 {
   if (series.size() != rows.size())
     throw Error(fmt::format("Series::append_rows: {} series, {} rows", series.size(), rows.size()));
+  std::vector<Series*> sorted(series.begin(), series.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw Error("Series::append_rows: a series is listed twice (one row each)");
+  for (std::size_t k = 0; k < series.size(); ++k)  // every row checked before any dataset grows
+    if (rows[k].size() != series[k]->row_size_)
+      throw Error(fmt::format("Series '{}': row of {} values, expected {}", series[k]->name_, rows[k].size(),
+                              series[k]->row_size_));
   std::vector<ChunkedRow> chunked;
   std::vector<Series*> grown;
   for (std::size_t k = 0; k < series.size(); ++k) {
     Series& s = *series[k];
-    if (rows[k].size() != s.row_size_)
-      throw Error(fmt::format("Series '{}': row of {} values, expected {}", s.name_, rows[k].size(), s.row_size_));
     if (!(s.direct_ && can_write_chunks)) {
       s.append(rows[k]);  // checked and converted as one row
       continue;

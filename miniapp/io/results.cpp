@@ -334,21 +334,21 @@ void ResultsWriter::write_report(double time, const std::vector<double>& x)
   if (x.size() != expected)
     throw std::invalid_argument(fmt::format("ResultsWriter::write_report: state has {} values, expected {}",
                                             x.size(), expected));
-  const auto values = model_.cell_field_values(x);
+  auto values = model_.cell_field_values(x);
   if (values.size() != model_.cell_fields().size())
     throw std::logic_error(fmt::format("model '{}': cell_field_values gives {} fields, cell_fields lists {}",
                                        model_.type(), values.size(), model_.cell_fields().size()));
   const double t = time / units::day;
   rep_time_.append(std::span<const double>(&t, 1));
   // Every field row and the state at once: their chunks are compressed together (h5::Series::append_rows).
-  std::vector<std::vector<double>> full;
+  // Each field goes to the full grid in place (report_fields_ are distinct): one field more in memory.
   std::vector<h5::Series*> series;
   std::vector<std::span<const double>> rows;
-  full.reserve(report_fields_.size());
   for (std::size_t f = 0; f < report_fields_.size(); ++f) {
-    full.push_back(full_grid_values(grid_, values[report_fields_[f]]));
+    auto& v = values[report_fields_[f]];
+    v = full_grid_values(grid_, v);
     series.push_back(&rep_fields_[f]);
-    rows.emplace_back(full.back());
+    rows.emplace_back(v);
   }
   series.push_back(&rs_state_);
   rows.emplace_back(x);

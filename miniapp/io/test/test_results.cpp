@@ -593,6 +593,65 @@ TEST(Results, CompressedChunksReadBack)
   std::filesystem::remove_all(dir);
 }
 
+// h5::Series::append_rows (a report's fields and state, compressed together) writes the datasets
+// that appending row by row writes: compressed field rows of several chunks (one of more chunks
+// than a compression batch holds), an uncompressed multi-row series and an int64 column, twice;
+// a series listed twice and a row of the wrong size are clear errors.
+TEST(H5Series, AppendRowsTogetherIsAppendingOneByOne)
+{
+  const auto dir = std::filesystem::temp_directory_path() / ("blockres-h5-rows-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<double> a(150001), b(70001), big((std::size_t(1) << 24) + 3), small(5), one{7.0};
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::exp(std::sin(0.37 * double(i)));
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = -1e5 + 0.25 * double(i);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = 0.5 * double(i % 1000003);
+  for (std::size_t i = 0; i < small.size(); ++i) small[i] = double(i) / 3.0;
+  const auto write = [&](const std::filesystem::path& path, bool together) {
+    auto f = h5::File::create(path);
+    h5::Series sa(f.id(), "a", h5::Shape::rows, a.size(), h5::Element::float64, 1);
+    h5::Series sb(f.id(), "b", h5::Shape::rows, b.size(), h5::Element::float64, 1);
+    h5::Series sbig(f.id(), "big", h5::Shape::rows, big.size(), h5::Element::float64, 1);
+    h5::Series ss(f.id(), "small", h5::Shape::rows, small.size());  // 64 rows per chunk: not written chunk by chunk
+    h5::Series si(f.id(), "counts", h5::Shape::column, 1, h5::Element::int64);
+    for (int rep = 0; rep < 2; ++rep) {
+      if (together) {
+        const std::vector<h5::Series*> series{&sa, &sb, &sbig, &ss, &si};
+        const std::vector<std::span<const double>> rows{a, b, big, small, one};
+        h5::Series::append_rows(series, rows);
+      } else {
+        sa.append(a), sb.append(b), sbig.append(big), ss.append(small), si.append(std::span<const double>(one));
+      }
+    }
+    if (together) {
+      const std::vector<h5::Series*> twice{&sa, &sa};
+      const std::vector<std::span<const double>> rows{a, a};
+      EXPECT_THROW(h5::Series::append_rows(twice, rows), h5::Error);
+      const std::vector<h5::Series*> wrong{&sb};
+      const std::vector<std::span<const double>> short_row{std::span<const double>(a).first(b.size() - 1)};
+      EXPECT_THROW(h5::Series::append_rows(wrong, short_row), h5::Error);
+      EXPECT_EQ(sa.rows(), 2u);
+      EXPECT_EQ(sb.rows(), 2u);
+    }
+    f.close();
+  };
+  write(dir / "one_by_one.h5", false);
+  write(dir / "together.h5", true);
+  auto f1 = h5::File::open_read(dir / "one_by_one.h5");
+  auto f2 = h5::File::open_read(dir / "together.h5");
+  for (const char* name : {"a", "b", "big", "small"}) {
+    const auto x = h5::read_doubles(f1.id(), name), y = h5::read_doubles(f2.id(), name);
+    EXPECT_EQ(x.dims, y.dims) << name;
+    EXPECT_TRUE(x.values == y.values) << name;  // bit for bit (no NaN here)
+  }
+  EXPECT_EQ(h5::read_doubles(f2.id(), "big").dims, (std::vector<hsize_t>{2, big.size()}));
+  EXPECT_TRUE(std::equal(big.begin(), big.end(), h5::read_doubles(f2.id(), "big").values.begin() + std::ptrdiff_t(big.size())));
+  EXPECT_EQ(h5::read_ints(f1.id(), "counts"), h5::read_ints(f2.id(), "counts"));
+  EXPECT_EQ(h5::read_ints(f2.id(), "counts"), (std::vector<std::int64_t>{7, 7}));
+  f1.close();
+  f2.close();
+  std::filesystem::remove_all(dir);
+}
+
 // ---- layout version 4 -------------------------------------------------------------------------
 
 TEST(H5Series, Int64SeriesTakeIntegersOnly)
