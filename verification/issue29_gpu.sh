@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|ab|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|ab|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -127,6 +127,23 @@ for m in "$@"; do
         $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/r --set output.vtk=false "${Q[@]}" \
           --set $P.pressure.refresh_growth=$g > $L/reuse_1m_$g.log 2>&1
         echo "== 1M refresh_growth=$g rc $?"; grep -E "^done|^time|preconditioner parts" $L/reuse_1m_$g.log
+      done ;;
+    probe)  # issue 30 item 1: where a linear iteration's time goes on the 60x60x20 deck (and at 1M cells): the default,
+            # V-cycle instead of W, block-Jacobi second stage, no CPR (block ILU(0)/ISAI alone); PROBE_SETS: extra --set
+      Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+         --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+      for v in def vcyc bj; do
+        case $v in
+          def) st=() ;;
+          vcyc) st=(--set $P.pressure.cycle=v) ;;
+          bj) st=(--set "$P.second={type=\"block_jacobi\"}") ;;
+        esac
+        for g in 60 1m; do
+          G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+          $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/p --set output.vtk=false \
+            "${G[@]}" "${st[@]}" ${PROBE_SETS:-} > $L/probe_${g}_$v.log 2>&1
+          echo "== probe $g $v rc $?"; grep -E "^done|^time|preconditioner parts" $L/probe_${g}_$v.log
+        done
       done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice
