@@ -5,6 +5,8 @@
 // iteration counts, and CPR with an AMG pressure stage.
 #include "linalg/preconditioners/amg/amg.hpp"
 #include "kernels/amg/amg_kernels_cuda.hpp"
+#include "kernels/amg/amg_tail_cuda.hpp"
+#include "kernels/batched/batched_lu.hpp"
 #include "linalg/preconditioners/amg/amg_ops.hpp"
 #include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
 #include "linalg/krylov.hpp"
@@ -554,6 +556,196 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
       expect_hierarchies_agree(*b.cpu, *b.gpu, 1e-12);
       expect_cycles_agree(b, 1e-9);
     }
+  }
+}
+
+// The small levels' one-launch program (kernels/amg/amg_tail_cuda.hpp) against the CPU twins: every
+// operation on fresh random matrices of odd sizes (1 row, fewer and more rows than the block's 1024
+// threads, rows of 1..60 entries), outputs poisoned, alone and in a chain longer than one launch holds
+// (each operation reading the last one's output); the LU solve at 1..512 rows. Products and sums are
+// rounded as the CPU rounds them: the results must be the CPU's within 1e-14 of their scale (and are
+// counted bit-identical, which they are where the CPU compiler does not contract a * b + c).
+#if BLOCKRES_HAVE_CUDA  // the CUDA program's host functions
+TEST(AmgGpu, SmallLevelProgramMatchesCpu)
+{
+  auto cpu = amg::Ops::create(backends().cpu);
+  const auto s = backends().gpu->stream();
+  std::mt19937_64 g(20261127);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  size64_t compared = 0, identical = 0;
+  auto expect_close = [&](const std::vector<double>& c, const std::vector<double>& d, const std::string& what) {
+    ASSERT_EQ(c.size(), d.size()) << what;
+    double scale = 1e-300;
+    for (double v : c) scale = std::max(scale, std::abs(v));
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(d[i])) << what << " row " << i << " not written";
+      ASSERT_NEAR(c[i], d[i], 1e-14 * scale) << what << " row " << i;
+      ++compared;
+      identical += c[i] == d[i];
+    }
+  };
+  for (const index_t n : {1, 37, 333, 1023, 1025, 2501}) {
+    for (const int maxlen : {1, 7, 60}) {
+      SCOPED_TRACE(fmt::format("{} rows of up to {} entries", n, maxlen));
+      amg::Csr A;
+      A.nrows = A.ncols = n;
+      A.row_ptr.push_back(0);
+      std::uniform_int_distribution<int> len(1, maxlen);
+      std::uniform_int_distribution<index_t> col(0, n - 1);
+      for (index_t i = 0; i < n; ++i) {
+        const int k = len(g);
+        for (int e = 0; e < k; ++e) {
+          A.col_ind.push_back(e == k / 2 ? i : col(g));  // the diagonal somewhere inside the row
+          A.values.push_back(e == k / 2 ? 4.0 + val(g) : val(g));
+        }
+        A.row_ptr.push_back(static_cast<index_t>(A.col_ind.size()));
+      }
+      std::vector<double> x(n), b(n), d(n), y0(n);
+      for (auto* v : {&x, &b, &d, &y0})
+        for (auto& e : *v) e = val(g);
+      const amg::Matrix Ac = upload(backends().cpu, A), Ag = upload(backends().gpu, A);
+      Array<double> xc = to_executor(backends().cpu, x), bc = to_executor(backends().cpu, b),
+                    dc = to_executor(backends().cpu, d);
+      Array<double> xg = to_executor(backends().gpu, x), bg = to_executor(backends().gpu, b),
+                    dg = to_executor(backends().gpu, d);
+      auto poisoned = [&]() { return to_executor(backends().gpu, std::vector<double>(n, nan_value)); };
+      amg::cuda::TailProgram p;
+      {  // y = alpha A x + beta y, both forms
+        for (const double beta : {0.0, -0.75}) {
+          Array<double> yc = to_executor(backends().cpu, y0), yg = beta == 0.0 ? poisoned() : to_executor(backends().gpu, y0);
+          cpu->spmv(Ac.ref(), 1.25, xc.data(), beta, yc.data());
+          p.spmv(Ag.ref(), 1.25, xg.data(), beta, yg.data());
+          p.launch(s);
+          EXPECT_TRUE(p.empty());
+          expect_close(yc.to_host(), yg.to_host(), fmt::format("spmv beta {}", beta));
+        }
+      }
+      {  // Jacobi from x and from zero, residual, the fused sweep from zero and residual, zero
+        Array<double> yc(backends().cpu, n), zc(backends().cpu, n), wc(backends().cpu, n), rc(backends().cpu, n),
+            sc(backends().cpu, n);
+        Array<double> yg = poisoned(), zg = poisoned(), wg = poisoned(), rg = poisoned(), sg = poisoned(),
+                      og = poisoned();
+        cpu->jacobi_sweep(Ac.ref(), dc.data(), bc.data(), xc.data(), yc.data());
+        cpu->jacobi_sweep(Ac.ref(), dc.data(), bc.data(), nullptr, zc.data());
+        cpu->residual(Ac.ref(), bc.data(), xc.data(), rc.data());
+        cpu->smooth_zero_residual(Ac.ref(), dc.data(), bc.data(), wc.data(), sc.data());
+        p.jacobi_sweep(Ag.ref(), dg.data(), bg.data(), xg.data(), yg.data());
+        p.jacobi_sweep(Ag.ref(), dg.data(), bg.data(), nullptr, zg.data());
+        p.residual(Ag.ref(), bg.data(), xg.data(), rg.data());
+        p.smooth_zero_residual(Ag.ref(), dg.data(), bg.data(), wg.data(), sg.data());
+        p.zero(n, og.data());
+        EXPECT_EQ(p.size(), 5u);
+        p.launch(s);
+        expect_close(yc.to_host(), yg.to_host(), "jacobi sweep");
+        expect_close(zc.to_host(), zg.to_host(), "jacobi sweep from zero");
+        expect_close(rc.to_host(), rg.to_host(), "residual");
+        expect_close(wc.to_host(), wg.to_host(), "fused sweep from zero: x");
+        expect_close(sc.to_host(), sg.to_host(), "fused sweep from zero: r");
+        expect_close(std::vector<double>(n, 0.0), og.to_host(), "zero");
+      }
+      {  // 101 Jacobi sweeps alternating between two vectors, then a residual: three launches' worth
+        Array<double> uc = to_executor(backends().cpu, x), vc(backends().cpu, n), rc(backends().cpu, n);
+        Array<double> ug = to_executor(backends().gpu, x), vg = poisoned(), rg = poisoned();
+        for (int k = 0; k < 101; ++k) {
+          const bool even = k % 2 == 0;
+          cpu->jacobi_sweep(Ac.ref(), dc.data(), bc.data(), even ? uc.data() : vc.data(), even ? vc.data() : uc.data());
+          p.jacobi_sweep(Ag.ref(), dg.data(), bg.data(), even ? ug.data() : vg.data(), even ? vg.data() : ug.data());
+        }
+        cpu->residual(Ac.ref(), bc.data(), vc.data(), rc.data());
+        p.residual(Ag.ref(), bg.data(), vg.data(), rg.data());
+        p.launch(s);
+        expect_close(vc.to_host(), vg.to_host(), "chain of 101 sweeps");
+        expect_close(rc.to_host(), rg.to_host(), "residual after the chain");
+      }
+    }
+  }
+  for (const index_t n : {1, 5, 32, 33, 100, 512}) {
+    SCOPED_TRACE(fmt::format("LU solve, {} rows", n));
+    std::vector<double> a(size64_t(n) * n), b(n);
+    for (auto& e : a) e = val(g);
+    for (index_t i = 0; i < n; ++i) a[size64_t(i) * n + (i * 7 + 3) % n] += 3.0;  // regular, with pivoting
+    for (auto& e : b) e = val(g);
+    kernels::BatchLayout layout;
+    layout.count = 1;
+    layout.uniform = layout.max_size = n;
+    std::vector<index_t> piv(n);
+    int info = -1;
+    kernels::cpu::lu_factor(layout, a.data(), piv.data(), &info);
+    ASSERT_EQ(info, 0);
+    std::vector<double> xc(n);
+    kernels::cpu::lu_solve(layout, a.data(), piv.data(), b.data(), xc.data());
+    Array<double> ag = to_executor(backends().gpu, a), bg = to_executor(backends().gpu, b),
+                  xg = to_executor(backends().gpu, std::vector<double>(n, nan_value));
+    Array<index_t> pg = to_executor(backends().gpu, piv);
+    amg::cuda::TailProgram p;
+    p.lu_solve(n, ag.data(), pg.data(), bg.data(), xg.data());
+    p.launch(s);
+    expect_close(xc, xg.to_host(), "lu solve");
+  }
+  amg::cuda::TailProgram p;
+  EXPECT_THROW(p.lu_solve(513, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
+  std::printf("small-level program: %llu of %llu results bit-identical to the CPU's\n",
+              static_cast<unsigned long long>(identical), static_cast<unsigned long long>(compared));
+}
+#endif
+
+// The cycle with its small levels in one launch (fused_rows) against a launch per operation and
+// against the CPU: V- and W-cycles, two cycles per application, no pre-smoothing (the zeroing),
+// everything in one launch (fused_rows above the finest level's rows), and a coarsest level too
+// large for the dense LU (smoothed only); the replayed graph must give the recording's bits.
+TEST(AmgGpu, SmallLevelsInOneLaunchAgree)
+{
+  struct Case {
+    AmgCycle cycle;
+    int cycles, pre_sweeps, max_levels;
+    index_t fused_rows;
+    bool coarsest_direct;
+  } cases[] = {{AmgCycle::v, 1, 1, 20, 1024, true},  {AmgCycle::w, 1, 1, 20, 1024, true},
+               {AmgCycle::w, 2, 1, 20, 300, true},   {AmgCycle::v, 1, 0, 20, 1024, true},
+               {AmgCycle::w, 1, 1, 20, 100000, true}, {AmgCycle::v, 2, 0, 1, 100000, false},
+               {AmgCycle::w, 1, 1, 2, 4096, false}};
+  const int nx = 23, ny = 19, nz = 17;
+  const auto m = test::fv_poisson(nx, ny, nz, test::lognormal(nx * ny * nz, 1.0, 5));
+  for (const auto& c : cases) {
+    SCOPED_TRACE(fmt::format("{}-cycle x{}, {} pre-sweeps, {} levels at most, fused_rows {}", to_string(c.cycle),
+                             c.cycles, c.pre_sweeps, c.max_levels, c.fused_rows));
+    AmgOptions opt;
+    opt.cycle = c.cycle;
+    opt.cycles = c.cycles;
+    opt.pre_sweeps = c.pre_sweeps;
+    opt.max_levels = c.max_levels;
+    opt.max_coarse = 60;
+    opt.fused_rows = c.fused_rows;
+    const auto b = build_both(m, opt);
+    EXPECT_EQ(b.gpu->statistics().coarsest_direct, c.coarsest_direct);
+    const auto& st = b.gpu->statistics();
+    int expect_level = -1;
+    for (std::size_t l = 0; l < st.levels.size(); ++l)
+      if (st.levels[l].rows <= c.fused_rows) {
+        expect_level = static_cast<int>(l);
+        break;
+      }
+    EXPECT_EQ(st.fused_level, expect_level);
+    EXPECT_GE(st.fused_level, 0) << "the case is meant to fuse some levels";
+    EXPECT_EQ(b.cpu->statistics().fused_level, -1);
+    expect_cycles_agree(b, 1e-12);
+    // A launch per operation on the same hierarchy's options: the same result within rounding.
+    AmgOptions per_op = opt;
+    per_op.fused_rows = 0;
+    AmgPreconditioner unfused(backends().gpu, per_op);
+    ASSERT_TRUE(unfused.setup(*b.Ag).ok);
+    EXPECT_EQ(unfused.statistics().fused_level, -1);
+    const size64_t n = b.Ag->nrows();
+    const Vector r = to_executor(backends().gpu, test::random_vector(n));
+    Vector z1(backends().gpu, n), z2(backends().gpu, n);
+    fill(z1, nan_value);
+    fill(z2, nan_value);
+    b.gpu->apply(r, z1);
+    unfused.apply(r, z2);
+    const auto h1 = z1.to_host(), h2 = z2.to_host();
+    double scale = 0.0;
+    for (double v : h2) scale = std::max(scale, std::abs(v));
+    for (size64_t i = 0; i < n; ++i) ASSERT_NEAR(h1[i], h2[i], 1e-12 * scale) << i;
   }
 }
 
