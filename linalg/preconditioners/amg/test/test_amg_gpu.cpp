@@ -16,7 +16,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -683,36 +682,6 @@ TEST(AmgGpu, SmallLevelProgramMatchesCpu)
     p.launch(s);
     expect_close(xc, xg.to_host(), "lu solve");
   }
-  {  // timing probe (printed only): the launch of one tiny operation, and one SpMV of 336 rows x 25
-    const index_t n = 336;
-    amg::Csr A;
-    A.nrows = A.ncols = n;
-    A.row_ptr.push_back(0);
-    for (index_t i = 0; i < n; ++i) {
-      for (int e = 0; e < 25; ++e) A.col_ind.push_back((i * 7 + e * 13) % n), A.values.push_back(val(g));
-      A.row_ptr.push_back(static_cast<index_t>(A.col_ind.size()));
-    }
-    const amg::Matrix Ag = upload(backends().gpu, A);
-    Array<double> xg = to_executor(backends().gpu, std::vector<double>(n, 1.0)), yg(backends().gpu, n);
-    auto time_us = [&](auto&& body) {
-      body();
-      backends().gpu->synchronize();
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < 200; ++k) body();
-      backends().gpu->synchronize();
-      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 200;
-    };
-    amg::cuda::TailProgram q;
-    const double t_zero = time_us([&] { q.zero(1, yg.data()); q.launch(s); });
-    const double t_spmv1 = time_us([&] { q.spmv(Ag.ref(), 1.0, xg.data(), 0.0, yg.data()); q.launch(s); });
-    const double t_spmv5 = time_us([&] {
-      for (int k = 0; k < 5; ++k) q.spmv(Ag.ref(), 1.0, xg.data(), 0.0, yg.data());
-      q.launch(s);
-    });
-    const double t_kernel = time_us([&] { amg::cuda::spmv(s, Ag.ref(), 1.0, xg.data(), 0.0, yg.data()); });
-    std::printf("timing probe (us per launch, host-timed, 200 launches): one-block zero %.2f, one-block spmv 336x25 %.2f, "
-                "5 spmvs in one launch %.2f, the per-operation spmv kernel %.2f\n", t_zero, t_spmv1, t_spmv5, t_kernel);
-  }
   amg::cuda::TailProgram p;
   EXPECT_THROW(p.lu_solve(513, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
   std::printf("small-level program: %llu of %llu results bit-identical to the CPU's\n",
@@ -777,17 +746,6 @@ TEST(AmgGpu, SmallLevelsInOneLaunchAgree)
     double scale = 0.0;
     for (double v : h2) scale = std::max(scale, std::abs(v));
     for (size64_t i = 0; i < n; ++i) ASSERT_NEAR(h1[i], h2[i], 1e-12 * scale) << i;
-    auto time_us = [&](const AmgPreconditioner& M, Vector& z) {
-      M.apply(r, z);
-      backends().gpu->synchronize();
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < 100; ++k) M.apply(r, z);
-      backends().gpu->synchronize();
-      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 100;
-    };
-    const double tf = time_us(*b.gpu, z1), tu = time_us(unfused, z2);
-    std::printf("timing probe: apply %.1f us in one launch from level %d, %.1f us a launch per operation\n", tf,
-                b.gpu->statistics().fused_level, tu);
   }
 }
 
