@@ -53,17 +53,8 @@ __device__ void chunked_rows(const TailOp& o, double* prod, Product product, Fin
     }
     const index_t end = o.rp[r1];
     const bool staged = end - base <= tail_products;
-    if (staged) {  // four entries a thread in flight: their loads overlap
-      const index_t step = index_t(blockDim.x);
-      for (index_t p0 = base + index_t(threadIdx.x); p0 < end; p0 += 4 * step) {
-        double t[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          if (p0 + u * step < end) t[u] = product(p0 + u * step);
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          if (p0 + u * step < end) prod[p0 + u * step - base] = t[u];
-      }
+    if (staged) {
+      for (index_t p = base + index_t(threadIdx.x); p < end; p += index_t(blockDim.x)) prod[p - base] = product(p);
       __syncthreads();
     }
     const index_t i = r0 + index_t(threadIdx.x);
@@ -82,12 +73,12 @@ __device__ void chunked_rows(const TailOp& o, double* prod, Product product, Fin
   }
 }
 
-// kernels::cpu::lu_solve of one block by warp 0 (rows lane, lane + 32, ...), in shared memory;
-// lu: the factors (in shared memory when they fit: the solve is 2 n dependent steps).
-__device__ void lu_solve_warp(const TailOp& o, const double* lu, double* xs)
+// kernels::cpu::lu_solve of one block by warp 0 (rows lane, lane + 32, ...), in shared memory.
+__device__ void lu_solve_warp(const TailOp& o, double* xs)
 {
   const int lane = static_cast<int>(threadIdx.x);
   const index_t n = o.n;
+  const double* lu = o.v;
   for (index_t i = lane; i < n; i += 32) xs[i] = o.b[i];
   __syncwarp();
   if (lane == 0)
@@ -157,16 +148,9 @@ __global__ void __launch_bounds__(tail_threads) tail_kernel(const __grid_constan
       case zero_op:
         for (index_t i = threadIdx.x; i < n; i += blockDim.x) o.y[i] = 0.0;
         break;
-      case lu_op: {
-        const size64_t nn = size64_t(n) * size64_t(n);
-        const bool staged = nn <= size64_t(tail_products);
-        if (staged) {  // the factors into shared memory by the whole block first
-          for (size64_t e = threadIdx.x; e < nn; e += blockDim.x) prod[e] = o.v[e];
-          __syncthreads();
-        }
-        if (threadIdx.x < 32) lu_solve_warp(o, staged ? prod : o.v, xs);
+      case lu_op:
+        if (threadIdx.x < 32) lu_solve_warp(o, xs);
         break;
-      }
       default: break;
     }
     __syncthreads();
