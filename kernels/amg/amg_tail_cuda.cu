@@ -23,54 +23,29 @@ struct TailBatch {
 };
 static_assert(sizeof(TailBatch) <= 4000, "a launch's operations must fit the kernel parameter space");
 
-// Shared memory for the products of one chunk of rows: the whole level at a time where it fits.
-// 88 KB of dynamic shared memory (plus the LU solve's 4 KB) fits every architecture from sm_80
-// (sm_86 and sm_89 allow 99 KB a block).
-constexpr int tail_products = 88 * 1024 / 8;
-
-// One row operation in two phases per chunk of rows (at most one row per thread, at most
-// tail_products entries): every entry's rounded product a_ij x_j by all threads in one flat pass
-// (independent loads, spread over the block), then each row's sum in storage order from shared
-// memory by its thread; the arithmetic of the cpu:: kernels (products and sums rounded
-// separately: __dmul_rn and __dadd_rn are never contracted into fused multiply-adds). A chunk
-// whose single row has more entries than shared memory holds is summed from global memory.
-// product(p): the rounded product of entry p; finish(i, sum_of(i)): writes row i.
-template <class Product, class Finish>
-__device__ void chunked_rows(const TailOp& o, double* prod, Product product, Finish finish)
+// The arithmetic of the cpu:: kernels, products and sums rounded separately (__dmul_rn / __dadd_rn
+// are never contracted into fused multiply-adds).
+__device__ __forceinline__ double row_dot(const TailOp& o, index_t i)
 {
-  const index_t n = o.n;
-  for (index_t r0 = 0; r0 < n;) {
-    index_t r1 = n - r0 > index_t(blockDim.x) ? r0 + index_t(blockDim.x) : n;
-    const index_t base = o.rp[r0];
-    if (o.rp[r1] - base > tail_products) {  // the largest r1 whose entries fit (every thread alike)
-      index_t lo = r0, hi = r1;
-      while (hi - lo > 1) {
-        const index_t mid = lo + (hi - lo) / 2;
-        if (o.rp[mid] - base <= tail_products) lo = mid;
-        else hi = mid;
-      }
-      r1 = lo > r0 ? lo : r0 + 1;
-    }
-    const index_t end = o.rp[r1];
-    const bool staged = end - base <= tail_products;
-    if (staged) {
-      for (index_t p = base + index_t(threadIdx.x); p < end; p += index_t(blockDim.x)) prod[p - base] = product(p);
-      __syncthreads();
-    }
-    const index_t i = r0 + index_t(threadIdx.x);
-    if (i < r1) {
-      const index_t b = o.rp[i], e = o.rp[i + 1];
-      finish(i, [&](double s, bool subtract) {
-        for (index_t p = b; p < e; ++p) {
-          const double t = staged ? prod[p - base] : product(p);
-          s = subtract ? __dsub_rn(s, t) : __dadd_rn(s, t);
-        }
-        return s;
-      });
-    }
-    __syncthreads();
-    r0 = r1;
+  double s = 0.0;
+  for (index_t p = o.rp[i]; p < o.rp[i + 1]; ++p) s = __dadd_rn(s, __dmul_rn(o.v[p], o.x[o.ci[p]]));
+  return s;
+}
+__device__ __forceinline__ double row_residual(const TailOp& o, index_t i, const double* x)
+{
+  double s = o.b[i];
+  for (index_t p = o.rp[i]; p < o.rp[i + 1]; ++p) s = __dsub_rn(s, __dmul_rn(o.v[p], x[o.ci[p]]));
+  return s;
+}
+// cpu::smooth_zero_residual: x = dinv .* b, then r = b - A x; x_j recomputed where it is read.
+__device__ __forceinline__ double row_zero_residual(const TailOp& o, index_t i)
+{
+  double s = o.b[i];
+  for (index_t p = o.rp[i]; p < o.rp[i + 1]; ++p) {
+    const index_t c = o.ci[p];
+    s = __dsub_rn(s, __dmul_rn(o.v[p], __dmul_rn(o.dinv[c], o.b[c])));
   }
+  return s;
 }
 
 // kernels::cpu::lu_solve of one block by warp 0 (rows lane, lane + 32, ...), in shared memory.
@@ -110,40 +85,31 @@ __device__ void lu_solve_warp(const TailOp& o, double* xs)
 __global__ void __launch_bounds__(tail_threads) tail_kernel(const __grid_constant__ TailBatch batch)
 {
   __shared__ double xs[tail_max_lu];
-  extern __shared__ double prod[];
   for (int k = 0; k < batch.count; ++k) {
     const TailOp& o = batch.op[k];
     const index_t n = o.n;
-    const auto ax = [&](index_t p) { return __dmul_rn(o.v[p], o.x[o.ci[p]]); };
     switch (o.kind) {
       case spmv_op:
-        chunked_rows(o, prod, ax, [&](index_t i, auto sum_of) {
-          const double s = sum_of(0.0, false);
+        for (index_t i = threadIdx.x; i < n; i += blockDim.x) {
+          const double s = row_dot(o, i);
           o.y[i] = o.beta == 0.0 ? __dmul_rn(o.alpha, s) : __dadd_rn(__dmul_rn(o.alpha, s), __dmul_rn(o.beta, o.y[i]));
-        });
+        }
         break;
       case jacobi_op:
-        chunked_rows(o, prod, ax, [&](index_t i, auto sum_of) {
-          o.x_out[i] = __dadd_rn(o.x[i], __dmul_rn(o.dinv[i], sum_of(o.b[i], true)));
-        });
-        break;
-      case residual_op:
-        chunked_rows(o, prod, ax, [&](index_t i, auto sum_of) { o.y[i] = sum_of(o.b[i], true); });
-        break;
-      case zero_residual_op:  // x = dinv .* b, then r = b - A x: x_j recomputed where it is read
-        chunked_rows(
-            o, prod,
-            [&](index_t p) {
-              const index_t c = o.ci[p];
-              return __dmul_rn(o.v[p], __dmul_rn(o.dinv[c], o.b[c]));
-            },
-            [&](index_t i, auto sum_of) {
-              o.y[i] = sum_of(o.b[i], true);
-              o.x_out[i] = __dmul_rn(o.dinv[i], o.b[i]);
-            });
+        for (index_t i = threadIdx.x; i < n; i += blockDim.x)
+          o.x_out[i] = __dadd_rn(o.x[i], __dmul_rn(o.dinv[i], row_residual(o, i, o.x)));
         break;
       case scale_op:
         for (index_t i = threadIdx.x; i < n; i += blockDim.x) o.x_out[i] = __dmul_rn(o.dinv[i], o.b[i]);
+        break;
+      case residual_op:
+        for (index_t i = threadIdx.x; i < n; i += blockDim.x) o.y[i] = row_residual(o, i, o.x);
+        break;
+      case zero_residual_op:
+        for (index_t i = threadIdx.x; i < n; i += blockDim.x) {
+          o.y[i] = row_zero_residual(o, i);
+          o.x_out[i] = __dmul_rn(o.dinv[i], o.b[i]);
+        }
         break;
       case zero_op:
         for (index_t i = threadIdx.x; i < n; i += blockDim.x) o.y[i] = 0.0;
@@ -223,25 +189,13 @@ void TailProgram::lu_solve(index_t n, const double* lu, const index_t* piv, cons
   ops_.push_back(o);
 }
 
-TailProgram::TailProgram()
-{
-  // The products' shared memory above the default 48 KB: set once, before any launch (and outside
-  // any graph recording), for the device current at the first program.
-  static const bool sized = [] {
-    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(tail_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(tail_products * sizeof(double))));
-    return true;
-  }();
-  (void)sized;
-}
-
 void TailProgram::launch(stream_t s)
 {
   for (std::size_t first = 0; first < ops_.size(); first += tail_ops_per_launch) {
     TailBatch batch{};
     batch.count = static_cast<int>(std::min<std::size_t>(tail_ops_per_launch, ops_.size() - first));
     std::copy_n(ops_.begin() + static_cast<std::ptrdiff_t>(first), batch.count, batch.op);
-    tail_kernel<<<1, tail_threads, tail_products * sizeof(double), s>>>(batch);
+    tail_kernel<<<1, tail_threads, 0, s>>>(batch);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   }
   ops_.clear();

@@ -2,8 +2,7 @@
 // fill a small part of the device (a few hundred rows, where each operation as its own kernel is
 // mostly launch latency: on the 60x60x20 deck's pressure W-cycle 24 of 35 kernels per application
 // worked on levels of at most 336 rows) are recorded in order and then run by one thread block,
-// with a barrier between operations: each row operation forms its entries' products in one flat
-// pass of the whole block into shared memory, then sums each row from there. Every operation is the CPU reference kernel's arithmetic in
+// with a barrier between operations. Every operation is the CPU reference kernel's arithmetic in
 // the CPU's order (cpu::spmv, jacobi_sweep, residual, smooth_zero_residual and kernels::cpu::lu_solve:
 // one thread per row summing its entries in storage order, products and sums rounded separately,
 // the LU solve with fused multiply-adds as the CPU's std::fma), so the result is the CPU twin's
@@ -35,7 +34,6 @@ struct TailOp {
 // same name on device arrays; an operation reads what the ones before it wrote.
 class TailProgram {
  public:
-  TailProgram();
   void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y);
   // x_in == nullptr: x_out = dinv .* b.
   void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);
