@@ -38,8 +38,6 @@ struct AmgStatistics {
   int plain_fallbacks = 0;                 // levels of the current hierarchy given a plain P because a
                                            // smoothed product was too large for the backend
   bool numeric_graph = false;              // the last numeric re-setup ran as a recorded CUDA graph
-  int fused_level = -1;                    // the first level whose cycle runs as one launch (CUDA,
-                                           // AmgOptions::fused_rows); -1: none
   std::string to_string() const;           // a one-line-per-level table
 };
 
@@ -147,10 +145,6 @@ class AmgPreconditioner final : public Preconditioner {
   Array<double> coarse_lu_;
   Array<index_t> coarse_piv_;
   bool coarse_direct_ = false;
-  // The first level whose cycle runs as one launch (Ops::tail_begin; AmgOptions::fused_rows), or
-  // num_levels() for none; in_tail_ while such a launch is being collected.
-  int tail_level_ = 0;
-  mutable bool in_tail_ = false;
   // Device-side results of the numeric setup: the Jacobi radius bound of every smoothed level
   // (its damping 4 / (3 rho) is computed where it is used) and, read with one copy at the end of
   // every setup, each level's first bad smoother row and the coarse LU's info.

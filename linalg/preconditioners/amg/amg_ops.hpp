@@ -71,18 +71,6 @@ class Ops {
   virtual void residual(const CsrRef& A, const double* b, const double* x, double* r) = 0;
   // jacobi_sweep from zero, then residual (one pass on CUDA; see cpu::smooth_zero_residual).
   virtual void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) = 0;
-  // x[0..n) = 0.
-  virtual void zero(index_t n, double* x) = 0;
-
-  // The small levels' part of a cycle as one launch (CUDA, kernels/amg/amg_tail_cuda.hpp): between
-  // tail_begin and tail_end the cycle operations above (spmv, jacobi_sweep, residual,
-  // smooth_zero_residual, zero, coarse_solve) are collected instead of launched, and tail_end runs
-  // them in order in one thread block. tail_begin returns false where there is no such launch (the
-  // CPU): the operations then run one by one as always. tail_abort forgets a collection after an
-  // exception.
-  virtual bool tail_begin() { return false; }
-  virtual void tail_end() {}
-  virtual void tail_abort() {}
 
   // Work recorded once and replayed as one launch (CUDA graphs), one recording per slot:
   //   cycle    the V-cycle: the first apply after a setup records the cycle's launches

@@ -206,7 +206,6 @@ class CpuOps final : public Ops {
     layout.uniform = layout.max_size = n;
     kernels::cpu::lu_solve(layout, lu.data(), piv.data(), b, x);
   }
-  void zero(index_t n, double* x) override { std::fill(x, x + n, 0.0); }
   void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) override
   {
     cpu::spmv(A, alpha, x, beta, y);

@@ -2,7 +2,6 @@
 // cuSPARSE SpGEMM (reuse API: symbolic once per structure, numeric every setup) for A P0, A P and
 // R (A P), cuSPARSE csr2csc for R = P^T, and our batched LU for the coarsest level.
 #include "kernels/amg/amg_kernels_cuda.hpp"
-#include "kernels/amg/amg_tail_cuda.hpp"
 #include "linalg/preconditioners/amg/amg_ops.hpp"
 
 #include "kernels/batched/batched_lu.hpp"
@@ -394,7 +393,6 @@ class CudaOps final : public Ops {
 
   void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b, double* x) override
   {
-    if (tail_on_) return tail_.lu_solve(n, lu.data(), piv.data(), b, x);
     kernels::BatchLayout layout;
     layout.count = 1;
     layout.uniform = layout.max_size = n;
@@ -435,7 +433,6 @@ class CudaOps final : public Ops {
   void ilu_sweep(const Plan& plan, const CsrRef& A, const double* b, const double* x_in, double* x_out,
                  double* work) override
   {
-    if (tail_on_) throw std::logic_error("amg: the ILU(0) smoother has no small-level form");
     const auto& p = static_cast<const IluPlan&>(plan);
     const BsrView<const double> LU{A.nrows, A.nrows, 1, A.row_ptr, p.col.data(), p.lu.data()};
     const CsrRef lu{A.nrows, A.ncols, A.row_ptr, p.col.data(), p.lu.data(), A.nnz()};
@@ -455,46 +452,19 @@ class CudaOps final : public Ops {
 
   void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) override
   {
-    if (tail_on_) return tail_.spmv(A, alpha, x, beta, y);
     cuda::spmv(s_, A, alpha, x, beta, y);
   }
   void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) override
   {
-    if (tail_on_) return tail_.jacobi_sweep(A, dinv, b, x_in, x_out);
     cuda::jacobi_sweep(s_, A, dinv, b, x_in, x_out);
   }
   void residual(const CsrRef& A, const double* b, const double* x, double* r) override
   {
-    if (tail_on_) return tail_.residual(A, b, x, r);
     cuda::residual(s_, A, b, x, r);
   }
   void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) override
   {
-    if (tail_on_) return tail_.smooth_zero_residual(A, dinv, b, x, r);
     cuda::smooth_zero_residual(s_, A, dinv, b, x, r);
-  }
-  void zero(index_t n, double* x) override
-  {
-    if (tail_on_) return tail_.zero(n, x);
-    if (n > 0) BLOCKRES_CUDA_CHECK(cudaMemsetAsync(x, 0, sizeof(double) * size64_t(n), s_));
-  }
-
-  bool tail_begin() override
-  {
-    if (tail_on_) throw std::logic_error("amg: a small-level launch is already being collected");
-    tail_.clear();
-    tail_on_ = true;
-    return true;
-  }
-  void tail_end() override
-  {
-    tail_on_ = false;
-    tail_.launch(s_);
-  }
-  void tail_abort() override
-  {
-    tail_on_ = false;
-    tail_.clear();
   }
 
  private:
@@ -504,8 +474,6 @@ class CudaOps final : public Ops {
   Array<double> ratio_{e_, 1};  // the radius bound's accumulator
   cusparseHandle_t h_ = nullptr;
   cudaGraphExec_t cycle_graph_ = nullptr, numeric_graph_ = nullptr;
-  cuda::TailProgram tail_;  // the small levels' operations while tail_on_ (tail_begin .. tail_end)
-  bool tail_on_ = false;
   cudaGraphExec_t& slot(Graph g) { return g == Graph::cycle ? cycle_graph_ : numeric_graph_; }
 };
 

@@ -31,7 +31,6 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   a.refresh_interval = p.integer("refresh_interval", defaults.refresh_interval, deck::at_least(1));
   a.keep_interpolation = p.flag("keep_interpolation", defaults.keep_interpolation);
   a.refresh_growth = p.number("refresh_growth", defaults.refresh_growth, between(0, 10));
-  a.fused_rows = p.integer("fused_rows", defaults.fused_rows, between(0, 8192));
   if (a.refresh_growth > 0 && a.refresh_interval != 1)
     p.bad(p.require("refresh_growth"), "refresh_growth",
           "refresh_growth (adaptive reuse) and refresh_interval > 1 (a fixed count) exclude each other");

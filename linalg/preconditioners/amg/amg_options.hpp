@@ -99,17 +99,12 @@ struct AmgOptions {
   // 2 -> 3 is no growth). Needs the time loop's feedback (Preconditioner::note_new_step,
   // note_solve); without it every setup refreshes. 0: off (refresh_interval decides).
   double refresh_growth = 0.0;
-  // CUDA: the cycle on the levels of at most this many rows (and all coarser ones) runs as one
-  // launch of one thread block (kernels/amg/amg_tail_cuda.hpp) instead of a launch per operation,
-  // the same arithmetic as the CPU's; not with the ILU(0) smoother. 0: a launch per operation
-  // everywhere. No effect on the CPU.
-  index_t fused_rows = 1024;
   bool operator==(const AmgOptions&) const = default;
 };
 inline constexpr std::string_view amg_keys[] = {
     "aggregation", "aggregate_size", "interpolation", "smoother",   "trisolve_sweeps",  "theta",
     "pre_sweeps",  "post_sweeps",    "cycle",         "cycles",     "max_levels",       "max_coarse",
-    "refresh_interval", "keep_interpolation", "refresh_growth", "fused_rows"};
+    "refresh_interval", "keep_interpolation", "refresh_growth"};
 AmgOptions read(deck::Section& table, const AmgOptions& defaults);
 std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt);
 

@@ -23,14 +23,12 @@ using amg::Level;
 
 std::string AmgStatistics::to_string() const
 {
-  std::string s = fmt::format("AMG: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}{}{}\n", levels.size(),
+  std::string s = fmt::format("AMG: {} levels, operator complexity {:.3f}, grid complexity {:.3f}{}{}\n", levels.size(),
                               operator_complexity, grid_complexity,
                               coarsest_direct ? "" : " (coarsest level smoothed only)",
                               plain_fallbacks ? fmt::format(", {} level(s) with a plain P (smoothed product too large)",
                                                             plain_fallbacks)
-                                              : std::string(),
-                              fused_level >= 0 ? fmt::format(", the cycle from level {} down in one launch", fused_level)
-                                               : std::string());
+                                              : std::string());
   for (std::size_t l = 0; l < levels.size(); ++l)
     s += fmt::format("  level {:2d}: {:>10d} rows {:>12d} nnz {:6.2f} nnz/row\n", l, levels[l].rows, levels[l].nnz,
                      levels[l].rows ? double(levels[l].nnz) / levels[l].rows : 0.0);
@@ -47,7 +45,6 @@ AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::
   if (opt_.cycles < 1) throw std::invalid_argument("AmgPreconditioner: cycles must be >= 1");
   if (opt_.trisolve_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: trisolve_sweeps must be >= 0");
   if (opt_.max_levels < 1) throw std::invalid_argument("AmgPreconditioner: max_levels must be >= 1");
-  if (opt_.fused_rows < 0) throw std::invalid_argument("AmgPreconditioner: fused_rows must be >= 0");
   if (opt_.refresh_interval < 1) throw std::invalid_argument("AmgPreconditioner: refresh_interval must be >= 1");
   if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
     throw std::invalid_argument(
@@ -411,16 +408,6 @@ void AmgPreconditioner::update_statistics()
     nnz += A.nnz();
     rows += A.nrows;
   }
-  // The small levels' cycle as one launch: from the first level of at most fused_rows rows down
-  // (Jacobi smoothers: the ILU(0) smoother's triangular solves have no such form).
-  tail_level_ = num_levels();
-  if (opt_.smoother != AmgSmoother::ilu0 && opt_.fused_rows > 0)
-    for (int l = 0; l < num_levels(); ++l)
-      if (stats_.levels[static_cast<std::size_t>(l)].rows <= opt_.fused_rows) {
-        tail_level_ = l;
-        break;
-      }
-  stats_.fused_level = exec_->is_cuda() && tail_level_ < num_levels() ? tail_level_ : -1;
   const amg::CsrRef A0 = level_operator(0);
   stats_.operator_complexity = A0.nnz() ? nnz / A0.nnz() : 1.0;
   stats_.grid_complexity = A0.nrows ? rows / A0.nrows : 1.0;
@@ -429,19 +416,6 @@ void AmgPreconditioner::update_statistics()
 
 void AmgPreconditioner::cycle(int l, bool zero_guess) const
 {
-  if (!in_tail_ && l >= tail_level_ && ops_->tail_begin()) {  // this level and the coarser ones in one launch
-    in_tail_ = true;
-    try {
-      cycle(l, zero_guess);
-    } catch (...) {
-      in_tail_ = false;
-      ops_->tail_abort();
-      throw;
-    }
-    in_tail_ = false;
-    ops_->tail_end();
-    return;
-  }
   const Level& L = levels_[static_cast<std::size_t>(l)];
   const amg::CsrRef A = level_operator(l);
   const int nl = num_levels();
@@ -476,7 +450,7 @@ void AmgPreconditioner::cycle(int l, bool zero_guess) const
     ops_->smooth_zero_residual(A, L.dinv.data(), L.b.data(), L.x.data(), L.r.data());
   } else {
     if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, zero_guess);
-    else if (zero_guess) ops_->zero(A.nrows, L.x.data());
+    else if (zero_guess) fill(L.x, 0.0);
     ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
   }
   const Level& C = levels_[static_cast<std::size_t>(l) + 1];
