@@ -1,6 +1,8 @@
 // PhaseTimer: CUDA events or a steady clock (see phase_timer.hpp).
 #include "linalg/phase_timer.hpp"
 
+#include "linalg/stream_graph.hpp"
+
 #if BLOCKRES_HAVE_CUDA
 #include "kernels/cuda_check.hpp"
 #endif
@@ -29,6 +31,10 @@ int PhaseTimer::next_event()
 
 void PhaseTimer::begin(Phase p)
 {
+  if (exec_.is_cuda() && StreamGraph::capturing(exec_)) {
+    skipped_ = true;
+    return;
+  }
   if (exec_.is_cuda()) {
     brackets_.push_back({p, next_event(), -1});
     return;
@@ -38,6 +44,10 @@ void PhaseTimer::begin(Phase p)
 
 void PhaseTimer::end(Phase p)
 {
+  if (skipped_) {
+    skipped_ = false;
+    return;
+  }
   if (exec_.is_cuda()) {
     brackets_.back().stop = next_event();
     return;

@@ -15,6 +15,7 @@ class PhaseTimer {
   enum Phase {
     spmv, precond, orthogonalization,  // Krylov
     cpr_weights, cpr_pressure_setup, cpr_second_setup, cpr_pressure_apply, cpr_second_apply,  // CPR stages
+    cpr_graph_apply,  // CPR: both stages' application replayed as one graph
     num_phases
   };
 
@@ -23,7 +24,9 @@ class PhaseTimer {
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
 
-  // Phases do not nest: begin(p) ... end(p) brackets the work queued for phase p.
+  // Phases do not nest: begin(p) ... end(p) brackets the work queued for phase p. A bracket opened
+  // while the stream is being recorded into a graph (StreamGraph) is not timed: events recorded
+  // there time nothing (the graph's replay is timed by its caller).
   void begin(Phase p);
   void end(Phase p);
   // Waits for the recorded work (CUDA), adds each phase's seconds to `seconds` and starts over.
@@ -42,6 +45,7 @@ class PhaseTimer {
   std::vector<void*> events_;
   std::vector<Bracket> brackets_;
   int used_ = 0;  // events recorded since the last collect()
+  bool skipped_ = false;  // the open bracket is not timed (begun while recording)
   int next_event();
 };
 

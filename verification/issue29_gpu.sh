@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|ab|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|ab|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -143,6 +143,28 @@ for m in "$@"; do
           $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/p --set output.vtk=false \
             "${G[@]}" "${st[@]}" ${PROBE_SETS:-} > $L/probe_${g}_$v.log 2>&1
           echo "== probe $g $v rc $?"; grep -E "^done|^time|preconditioner parts" $L/probe_${g}_$v.log
+        done
+      done ;;
+    graph)  # issue 30 item 1: the CPR application as one CUDA graph (graph = true, the default) or launched kernel by
+            # kernel, the 60x60x20 deck and its 1M variant, alternated GRAPH_REPS times; then issue 29 item 3: one or
+            # two W-cycles per application at 5e-3 on the 60x60x20 deck with the graph
+      Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+         --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+      for k in $(seq 1 ${GRAPH_REPS:-2}); do
+        for g in 60 1m; do
+          for v in true false; do
+            G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+            $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/g --set output.vtk=false \
+              "${G[@]}" --set $P.graph=$v > $L/graph_${g}_${v}_$k.log 2>&1
+            echo "== $g graph=$v run $k rc $?"; grep -E "^done|^time|preconditioner parts" $L/graph_${g}_${v}_$k.log
+          done
+        done
+      done
+      for k in $(seq 1 ${GRAPH_REPS:-2}); do
+        for c in 1 2; do
+          $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/g --set output.vtk=false \
+            --set solver.linear.tolerance=5e-3 --set $P.pressure.cycles=$c > $L/graph_c${c}_$k.log 2>&1
+          echo "== 5e-3 pressure.cycles=$c run $k rc $?"; grep -E "^time|preconditioner appl" $L/graph_c${c}_$k.log
         done
       done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive

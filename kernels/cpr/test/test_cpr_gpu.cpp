@@ -3,11 +3,14 @@
 // cell up to bs 8, a thread block per cell above) with a singular block reported in info at the
 // same cell, pressure-matrix values, restriction, prolongation; then the whole CPR preconditioner
 // on both backends (one application, and GMRES iteration counts), with quasi- and with true-IMPES
-// weights. Label `gpu`.
+// weights; the application replayed as one CUDA graph against the same launches made one by one.
+// Label `gpu`.
 #include "kernels/batched/block_diag.hpp"
 #include "kernels/cpr/cpr.hpp"
 #include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
 #include "linalg/preconditioners/ilu0/ilu0_options.hpp"
+#include "linalg/preconditioners/amg/amg_options.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
 #include "linalg/test/gpu_test_util.hpp"
 #include "linalg/test/random_matrix.hpp"
 
@@ -207,5 +210,53 @@ TEST(CprGpu, TrueImpesAgreesWithCpu)
     Mg.apply(rg, zg);
     EXPECT_LT(test::max_rel_diff(zg.to_host(), zc.to_host()), 1e-9) << "bs " << bs;
     test::expect_gmres_agrees(Ac, Mc, Ag, Mg, hr, 300, "cpr true-impes bs " + std::to_string(bs));
+  }
+}
+
+// CprOptions::graph: the application recorded once per setup and replayed as one CUDA graph gives
+// the bits of the same launches made one by one (graph = false), for the AMG pressure stage (W- and
+// V-cycle, whose own cycle graph steps aside inside the recording) with a block ILU(0)/ISAI or a
+// block-Jacobi second stage; on fresh values of the same pattern (a new setup: a new recording),
+// for inputs and outputs at other addresses each time, and with the output poisoned.
+TEST(CprGpu, GraphReplayIsDirectLaunchesBitForBit)
+{
+  const Ilu0Options ilu_isai{.trisolve = TriangularSolve::isai, .sweeps = 3, .view = IsaiView::block, .factor_view = IluFactorView::block, .factor_sweeps = 1};
+  for (int bs : {1, 2, 3, 8}) {
+    for (int variant = 0; variant < 2; ++variant) {
+      CprOptions o;
+      o.pressure = {"amg", AmgOptions{.cycle = variant == 0 ? AmgCycle::w : AmgCycle::v, .max_coarse = 40}};
+      if (variant == 0) o.second = {"ilu0", ilu_isai};
+      else o.second = {"block_jacobi", BlockJacobiOptions{}};
+      CprOptions direct = o;
+      direct.graph = false;
+      auto tm = test::convection_diffusion(13, 11, 9, bs, 1.5);
+      auto A = test::upload(gpu(), tm);
+      CprPreconditioner Mg(gpu(), o), Md(gpu(), direct);
+      for (int setup = 0; setup < 2; ++setup) {
+        if (setup == 1) {  // new values, same pattern
+          for (auto& v : tm.values) v *= 1.0 + 0.25 * std::sin(double(&v - tm.values.data()));
+          A.values().copy_from_host(tm.values);
+        }
+        const auto sg = Mg.setup(A), sd = Md.setup(A);
+        ASSERT_TRUE(sg.ok) << sg.message;
+        ASSERT_TRUE(sd.ok) << sd.message;
+        for (int k = 0; k < 3; ++k) {
+          const auto hr = test::random_vector(A.scalar_rows());
+          Vector r(gpu(), std::span<const double>(hr));
+          Vector zg = poisoned<double>(r.size(), nan_v), zd = poisoned<double>(r.size(), nan_v);
+          Mg.apply(r, zg);
+          Md.apply(r, zd);
+          const auto hg = zg.to_host(), hd = zd.to_host();
+          for (std::size_t i = 0; i < hg.size(); ++i)
+            ASSERT_TRUE(hg[i] == hd[i]) << "bs " << bs << " variant " << variant << " setup " << setup << " apply " << k
+                                        << " entry " << i << ": " << hg[i] << " vs " << hd[i];
+        }
+      }
+      const auto parts = Mg.profile();
+      ASSERT_FALSE(parts.empty());
+      EXPECT_EQ(parts.back().part, "both stages apply (one CUDA graph)") << "the recording failed: launched directly";
+      EXPECT_GT(parts.back().seconds, 0.0);
+      EXPECT_EQ(Md.profile().back().part, "second stage apply");
+    }
   }
 }

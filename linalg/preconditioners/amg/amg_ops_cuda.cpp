@@ -85,8 +85,17 @@ class CudaOps final : public Ops {
     cusparseDestroy(h_);
   }
 
+  // Inside another recording (a caller's StreamGraph: the whole CPR application) the cycle is
+  // recorded there as plain launches: no graph of its own.
+  bool stream_capturing() const
+  {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    BLOCKRES_CUDA_CHECK(cudaStreamIsCapturing(s_, &st));
+    return st != cudaStreamCaptureStatusNone;
+  }
   bool capture_begin(Graph g) override
   {
+    if (stream_capturing()) return false;
     drop_graph(g);
     BLOCKRES_CUDA_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
     return true;
@@ -121,7 +130,7 @@ class CudaOps final : public Ops {
   }
   bool replay(Graph g) override
   {
-    if (!slot(g)) return false;
+    if (!slot(g) || stream_capturing()) return false;
     BLOCKRES_CUDA_CHECK(cudaGraphLaunch(slot(g), s_));
     return true;
   }

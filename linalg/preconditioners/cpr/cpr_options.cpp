@@ -20,6 +20,7 @@ CprOptions read(deck::Section& p, const CprOptions& defaults)
   const PreconditionerSpec second_defaults[] = {defaults.second,
                                                 {"ilu0", Ilu0Options{.factor_view = IluFactorView::block}}};
   c.second = read_preconditioner(second, second_defaults, PreconditionerRole::cpr_stage);
+  c.graph = p.flag("graph", defaults.graph);
   return c;
 }
 

@@ -31,9 +31,13 @@ struct CprOptions {
   // than its fewer iterations save).
   PreconditionerSpec pressure{"amg", AmgOptions{}};             // stage 1, on the bs = 1 pressure matrix
   PreconditionerSpec second{"block_jacobi", BlockJacobiOptions{}};  // stage 2, on A
+  // CUDA: the whole application (both stages, restriction, prolongation, residual update) recorded
+  // once per setup and replayed as one graph launch (linalg/stream_graph.hpp); false: every kernel
+  // launched on its own, each stage timed separately in the profile. No effect on the CPU.
+  bool graph = true;
   bool operator==(const CprOptions&) const = default;
 };
-inline constexpr std::string_view cpr_keys[] = {"weights", "pressure", "second"};
+inline constexpr std::string_view cpr_keys[] = {"weights", "pressure", "second", "graph"};
 // The stages are the tables `pressure` and `second`, read through the registry; a second stage of
 // type ilu0 factors in the block view unless the table says otherwise.
 CprOptions read(deck::Section& table, const CprOptions& defaults);

@@ -40,11 +40,19 @@ CprPreconditioner::CprPreconditioner(ExecPtr exec, CprOptions opt)
       stage2_(make_stage(opt.second, exec_, "second")),
       timer_(std::make_unique<PhaseTimer>(*exec_))
 {
+  if (opt_.graph && exec_->is_cuda()) graph_ = std::make_unique<StreamGraph>(exec_);
 }
 
 std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
 {
   timer_->collect(seconds_);
+  if (graph_ && !graph_failed_)
+    return {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
+            {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
+            {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]},
+            {"both stages apply (one CUDA graph)",
+             seconds_[PhaseTimer::cpr_graph_apply] + seconds_[PhaseTimer::cpr_pressure_apply] +
+                 seconds_[PhaseTimer::cpr_second_apply]}};
   return {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
           {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
           {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]},
@@ -93,6 +101,10 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   xp_ = Vector(exec_, n);
   x1_ = Vector(exec_, size64_t(n) * bs);
   r2_ = Vector(exec_, size64_t(n) * bs);
+  if (graph_) {
+    rin_ = Vector(exec_, size64_t(n) * bs);
+    zout_ = Vector(exec_, size64_t(n) * bs);
+  }
   pattern_key_ = A.pattern_id();
   nrows_ = n;
   nnzb_ = A.nnzb();
@@ -107,6 +119,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   A_ = &A;
+  if (graph_) graph_->reset();  // the stages' setups may move what the recording points to
   const index_t n = nrows_;
   timer_->collect(seconds_);  // the brackets of the last setup and applies (finished by now)
   if (opt_.weights == CprWeights::true_impes) {
@@ -164,6 +177,24 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
   if (!A_) throw std::logic_error("cpr: apply before setup");
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
     throw std::invalid_argument("cpr apply: vector sizes do not match the setup matrix");
+  if (graph_ && !graph_failed_ && !StreamGraph::capturing(*exec_)) {
+    copy(r, rin_);
+    if (!graph_->ready() && !graph_->record([&] { apply_stages(rin_, zout_); })) {
+      graph_failed_ = true;  // something in a stage cannot be recorded: launch directly from now on
+      apply_stages(r, z);
+      return;
+    }
+    timer_->begin(PhaseTimer::cpr_graph_apply);
+    graph_->replay();
+    timer_->end(PhaseTimer::cpr_graph_apply);
+    copy(zout_, z);
+    return;
+  }
+  apply_stages(r, z);
+}
+
+void CprPreconditioner::apply_stages(const Vector& r, Vector& z) const
+{
   const index_t n = nrows_;
   // Stage 1: x1 = P M_p^{-1} W^T r.
   timer_->begin(PhaseTimer::cpr_pressure_apply);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "linalg/phase_timer.hpp"
+#include "linalg/stream_graph.hpp"
 #include "linalg/preconditioners/cpr/cpr_options.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 
@@ -49,7 +50,8 @@ class CprPreconditioner final : public Preconditioner {
     stage2_->note_solve(iterations, converged);
   }
   // Weights and pressure matrix, pressure-stage setup, second-stage setup, pressure-stage apply
-  // (restriction and prolongation included), second-stage apply (residual update included).
+  // (restriction and prolongation included), second-stage apply (residual update included); with
+  // the application as one graph (CprOptions::graph, CUDA) the two applies are one entry.
   std::vector<ProfileEntry> profile() const override;
 
   // weights = true_impes: the accumulation blocks (Preconditioner::set_accumulation_blocks);
@@ -65,6 +67,7 @@ class CprPreconditioner final : public Preconditioner {
 
  private:
   void symbolic(const BsrMatrix& A);
+  void apply_stages(const Vector& r, Vector& z) const;  // the application's launches (or CPU work)
 
   ExecPtr exec_;
   CprOptions opt_;
@@ -81,6 +84,11 @@ class CprPreconditioner final : public Preconditioner {
   Array<index_t> counter_;
   std::unique_ptr<BsrMatrix> ap_;
   mutable Vector rp_, xp_, x1_, r2_;
+  // CprOptions::graph on CUDA: the application recorded after each setup on fixed vectors rin_ ->
+  // zout_ (the callers' vectors are copied in and out); off for good after a recording failed.
+  std::unique_ptr<StreamGraph> graph_;
+  mutable Vector rin_, zout_;
+  mutable bool graph_failed_ = false;
   // Stage profile: brackets collected at every setup (the earlier work has finished by then).
   std::unique_ptr<PhaseTimer> timer_;
   mutable std::array<double, PhaseTimer::num_phases> seconds_{};
