@@ -6,6 +6,7 @@
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,37 @@ struct SetupStatus {
   std::string hint;     // what to use instead, if known: for the run's final message, not every cut's line
 };
 
+// What a preconditioner's apply() launches depend on besides values: the addresses and sizes of
+// the arrays it reads and writes, and the shapes of its launches (Preconditioner::launch_epoch).
+// Two buffers that swap roles inside an application (a smoother's x and t) go in as a pair.
+class LaunchKey {
+ public:
+  LaunchKey& add(std::uint64_t v)
+  {
+    h_ ^= v + 0x9e3779b97f4a7c15ULL + (h_ << 6) + (h_ >> 2);
+    return *this;
+  }
+  template <class T>
+  LaunchKey& add(const Array<T>& a)
+  {
+    return add(reinterpret_cast<std::uintptr_t>(a.data())).add(static_cast<std::uint64_t>(a.size()));
+  }
+  template <class T>
+  LaunchKey& add_pair(const Array<T>& a, const Array<T>& b)
+  {
+    const auto x = reinterpret_cast<std::uintptr_t>(a.data()), y = reinterpret_cast<std::uintptr_t>(b.data());
+    return add(x < y ? x : y).add(x < y ? y : x).add(static_cast<std::uint64_t>(a.size() + b.size()));
+  }
+  LaunchKey& add(const BsrMatrix& m)
+  {
+    return add(m.row_ptr()).add(m.col_ind()).add(m.values()).add(static_cast<std::uint64_t>(m.block_size()));
+  }
+  std::uint64_t value() const { return h_ | 1; }  // never 0 (0 means "not tracked")
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
 class Preconditioner {
  public:
   virtual ~Preconditioner() = default;
@@ -37,6 +69,11 @@ class Preconditioner {
   virtual std::string name() const = 0;
   // True when apply() is a copy: the solvers then use r itself and skip the copy.
   virtual bool is_identity() const { return false; }
+  // After setup(): a number that stays the same across setups only while apply() queues the same
+  // launches on the same arrays (a setup that rewrote values in place), so that a recording of
+  // apply() (CPR's CUDA graph) stays valid; any reallocation or new shape changes it (a LaunchKey
+  // over everything apply() touches). 0: not tracked, every setup counts as a change.
+  virtual std::uint64_t launch_epoch() const { return 0; }
   // Seconds spent in the parts of setup and apply since construction, for preconditioners made of
   // parts (CPR: weights, each stage's setup and apply); empty for the others. Waits for the work
   // queued so far.

@@ -216,8 +216,9 @@ TEST(CprGpu, TrueImpesAgreesWithCpu)
 // CprOptions::graph: the application recorded once per setup and replayed as one CUDA graph gives
 // the bits of the same launches made one by one (graph = false), for the AMG pressure stage (W- and
 // V-cycle, whose own cycle graph steps aside inside the recording) with a block ILU(0)/ISAI or a
-// block-Jacobi second stage; on fresh values of the same pattern (a new setup: a new recording),
-// for inputs and outputs at other addresses each time, and with the output poisoned.
+// block-Jacobi second stage; on fresh values of the same pattern (a new setup that keeps the
+// recording: every array stays in place) and on another matrix (a new recording), for inputs and
+// outputs at other addresses each time, and with the output poisoned.
 TEST(CprGpu, GraphReplayIsDirectLaunchesBitForBit)
 {
   const Ilu0Options ilu_isai{.trisolve = TriangularSolve::isai, .sweeps = 3, .view = IsaiView::block, .factor_view = IluFactorView::block, .factor_sweeps = 1};
@@ -231,17 +232,20 @@ TEST(CprGpu, GraphReplayIsDirectLaunchesBitForBit)
       direct.graph = false;
       auto tm = test::convection_diffusion(13, 11, 9, bs, 1.5);
       auto A = test::upload(gpu(), tm);
+      const auto tm2 = test::convection_diffusion(9, 11, 13, bs, 0.5);
+      auto A2 = test::upload(gpu(), tm2);
       CprPreconditioner Mg(gpu(), o), Md(gpu(), direct);
-      for (int setup = 0; setup < 2; ++setup) {
-        if (setup == 1) {  // new values, same pattern
+      for (int setup = 0; setup < 3; ++setup) {
+        if (setup == 1) {  // new values, same pattern: the recording is kept
           for (auto& v : tm.values) v *= 1.0 + 0.25 * std::sin(double(&v - tm.values.data()));
           A.values().copy_from_host(tm.values);
         }
-        const auto sg = Mg.setup(A), sd = Md.setup(A);
+        const BsrMatrix& Aset = setup == 2 ? A2 : A;  // another matrix, another pattern: a new recording
+        const auto sg = Mg.setup(Aset), sd = Md.setup(Aset);
         ASSERT_TRUE(sg.ok) << sg.message;
         ASSERT_TRUE(sd.ok) << sd.message;
         for (int k = 0; k < 3; ++k) {
-          const auto hr = test::random_vector(A.scalar_rows());
+          const auto hr = test::random_vector(Aset.scalar_rows());
           Vector r(gpu(), std::span<const double>(hr));
           Vector zg = poisoned<double>(r.size(), nan_v), zd = poisoned<double>(r.size(), nan_v);
           Mg.apply(r, zg);
@@ -251,6 +255,8 @@ TEST(CprGpu, GraphReplayIsDirectLaunchesBitForBit)
             ASSERT_TRUE(hg[i] == hd[i]) << "bs " << bs << " variant " << variant << " setup " << setup << " apply " << k
                                         << " entry " << i << ": " << hg[i] << " vs " << hd[i];
         }
+        EXPECT_EQ(Mg.recordings(), setup < 2 ? 1 : 2) << "bs " << bs << " variant " << variant << " setup " << setup;
+        EXPECT_NE(Mg.launch_epoch(), 0u);
       }
       const auto parts = Mg.profile();
       ASSERT_FALSE(parts.empty());

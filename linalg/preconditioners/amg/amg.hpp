@@ -114,6 +114,7 @@ class AmgPreconditioner final : public Preconditioner {
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
   void note_new_step() override { new_step_ = true; }
+  std::uint64_t launch_epoch() const override;
   void note_solve(int iterations, bool converged) override;
 
   const AmgOptions& options() const { return opt_; }
@@ -153,6 +154,7 @@ class AmgPreconditioner final : public Preconditioner {
   // The recorded numeric re-setup (CUDA graph) and the fine matrix arrays it was recorded for.
   std::array<const void*, 3> numeric_key_{};
   bool numeric_graph_usable_ = true;  // false after a recording failed
+  mutable std::uint64_t cycle_epoch_ = 0;  // launch_epoch() when the cycle graph was recorded
   AmgStatistics stats_;
   int since_refresh_ = 0;  // setup() calls since the last full or numeric setup
   // refresh_growth: a time step began since the last setup (true until the loop says otherwise:

@@ -146,7 +146,6 @@ bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
 SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
 {
   check_matrix(A);
-  ops_->drop_graph(amg::Ops::Graph::cycle);
   if (same_structure(A)) {
     if (opt_.refresh_growth > 0) {
       const bool grew = feedback_ && base_iterations_ >= 0 &&
@@ -276,7 +275,6 @@ SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
 {
   using amg::Ops;
   check_matrix(A);
-  ops_->drop_graph(Ops::Graph::cycle);
   if (!same_structure(A))
     throw std::invalid_argument("AmgPreconditioner::refresh_numeric: the matrix structure differs from the last full setup");
   fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
@@ -414,6 +412,20 @@ void AmgPreconditioner::update_statistics()
   stats_.coarsest_direct = coarse_direct_;
 }
 
+std::uint64_t AmgPreconditioner::launch_epoch() const
+{
+  LaunchKey k;
+  k.add(reinterpret_cast<std::uintptr_t>(fine_.row_ptr)).add(reinterpret_cast<std::uintptr_t>(fine_.col_ind));
+  k.add(reinterpret_cast<std::uintptr_t>(fine_.values)).add(std::uint64_t(fine_.nrows)).add(std::uint64_t(fine_.nz));
+  k.add(std::uint64_t(levels_.size())).add(std::uint64_t(coarse_direct_));
+  for (const amg::Level& L : levels_) {
+    for (const amg::Matrix* M : {&L.A, &L.P, &L.R}) k.add(M->row_ptr).add(M->col_ind).add(M->values);
+    k.add(L.dinv).add(L.b).add(L.r).add_pair(L.x, L.t);
+    k.add(reinterpret_cast<std::uintptr_t>(L.ilu.get()));
+  }
+  return k.add(coarse_lu_).add(coarse_piv_).value();
+}
+
 void AmgPreconditioner::cycle(int l, bool zero_guess) const
 {
   const Level& L = levels_[static_cast<std::size_t>(l)];
@@ -476,8 +488,14 @@ void AmgPreconditioner::apply(const Vector& r, Vector& z) const
   if (r.size() != n || z.size() != n)
     throw std::invalid_argument("AmgPreconditioner::apply: vector size differs from the matrix");
   copy(r, L0.b);
-  // CUDA: the cycle's launches are recorded once per setup and replayed. The x/t swaps of the
-  // smoother happen on the host during the recording only, so L0.x names the replay's result.
+  // CUDA: the cycle's launches are recorded once and replayed while the hierarchy's arrays stay
+  // where they are (numeric re-setups write values in place; a full setup or a new fine matrix
+  // changes launch_epoch). The x/t swaps of the smoother happen on the host during the recording
+  // only, so L0.x names the replay's result.
+  if (const std::uint64_t epoch = launch_epoch(); epoch != cycle_epoch_) {
+    ops_->drop_graph(amg::Ops::Graph::cycle);
+    cycle_epoch_ = epoch;
+  }
   if (!ops_->replay(amg::Ops::Graph::cycle)) {
     if (ops_->capture_begin(amg::Ops::Graph::cycle)) {
       try {

@@ -179,6 +179,15 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
           mode_ == Mode::scalar && bs_ > 1 ? zero_pivot_hint : ""};
 }
 
+std::uint64_t BlockJacobiPreconditioner::launch_epoch() const
+{
+  LaunchKey k;
+  k.add(factors_).add(piv_).add(row_off_).add(mat_off_).add(std::uint64_t(layout_.count));
+  k.add(std::uint64_t(layout_.uniform)).add(std::uint64_t(layout_.max_size)).add(std::uint64_t(fact_));
+  k.add(reinterpret_cast<std::uintptr_t>(layout_.row_off)).add(reinterpret_cast<std::uintptr_t>(layout_.mat_off));
+  return k.value();
+}
+
 void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())

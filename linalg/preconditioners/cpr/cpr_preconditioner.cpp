@@ -119,7 +119,6 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
     symbolic(A);
   A_ = &A;
-  if (graph_) graph_->reset();  // the stages' setups may move what the recording points to
   const index_t n = nrows_;
   timer_->collect(seconds_);  // the brackets of the last setup and applies (finished by now)
   if (opt_.weights == CprWeights::true_impes) {
@@ -172,6 +171,16 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   return {};
 }
 
+std::uint64_t CprPreconditioner::launch_epoch() const
+{
+  if (!A_) return 0;
+  const std::uint64_t e1 = stage1_->launch_epoch(), e2 = stage2_->launch_epoch();
+  if (e1 == 0 || e2 == 0) return 0;
+  LaunchKey k;
+  k.add(*A_).add(*ap_).add(w_).add(rp_).add(xp_).add(x1_).add(r2_).add(rin_).add(zout_);
+  return k.add(std::uint64_t(nrows_)).add(std::uint64_t(bs_)).add(e1).add(e2).value();
+}
+
 void CprPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (!A_) throw std::logic_error("cpr: apply before setup");
@@ -179,10 +188,17 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
     throw std::invalid_argument("cpr apply: vector sizes do not match the setup matrix");
   if (graph_ && !graph_failed_ && !StreamGraph::capturing(*exec_)) {
     copy(r, rin_);
-    if (!graph_->ready() && !graph_->record([&] { apply_stages(rin_, zout_); })) {
-      graph_failed_ = true;  // something in a stage cannot be recorded: launch directly from now on
-      apply_stages(r, z);
-      return;
+    // A recording stays valid while every array it points to stays where it was (setups that
+    // rewrite values in place); launch_epoch() says when that is no longer sure.
+    const std::uint64_t epoch = launch_epoch();
+    if (!graph_->ready() || epoch == 0 || epoch != recorded_epoch_) {
+      if (!graph_->record([&] { apply_stages(rin_, zout_); })) {
+        graph_failed_ = true;  // something in a stage cannot be recorded: launch directly from now on
+        apply_stages(r, z);
+        return;
+      }
+      recorded_epoch_ = epoch;
+      ++recordings_;
     }
     timer_->begin(PhaseTimer::cpr_graph_apply);
     graph_->replay();

@@ -53,6 +53,11 @@ class CprPreconditioner final : public Preconditioner {
   // (restriction and prolongation included), second-stage apply (residual update included); with
   // the application as one graph (CprOptions::graph, CUDA) the two applies are one entry.
   std::vector<ProfileEntry> profile() const override;
+  // Its own arrays, A's and both stages' (0 when a stage does not track its launches).
+  std::uint64_t launch_epoch() const override;
+  // CprOptions::graph: how many times the application was recorded (a setup that keeps every
+  // stage's launch_epoch keeps the recording).
+  int recordings() const { return recordings_; }
 
   // weights = true_impes: the accumulation blocks (Preconditioner::set_accumulation_blocks);
   // set_accumulation_blocks throws std::invalid_argument with the other weights.
@@ -89,6 +94,8 @@ class CprPreconditioner final : public Preconditioner {
   std::unique_ptr<StreamGraph> graph_;
   mutable Vector rin_, zout_;
   mutable bool graph_failed_ = false;
+  mutable std::uint64_t recorded_epoch_ = 0;  // launch_epoch() of the recording
+  mutable int recordings_ = 0;
   // Stage profile: brackets collected at every setup (the earlier work has finished by then).
   std::unique_ptr<PhaseTimer> timer_;
   mutable std::array<double, PhaseTimer::num_phases> seconds_{};

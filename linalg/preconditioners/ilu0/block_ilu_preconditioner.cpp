@@ -117,11 +117,17 @@ SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
       const kernels::cuda::BlockIluSweepDevicePlan dp{&sweep_plan_, pair_ptr_.data(), pair_l_.data(),
                                                       pair_u_.data(), row_of_.data(), diag_next_.data()};
       kg::block_ilu_invert_diagonal(s, d, dp, Av, dinv_.data(), info_.data() + 1, workspace_.data());
-      kg::block_ilu_sweep(s, dp, Av, nullptr, dinv_.data(), lu_.data(), false);
+      // The buffers alternate; the start goes where the last sweep's result then lands in lu_, so
+      // that every setup leaves the factors at the same address (a recording of apply() stays
+      // valid: launch_epoch).
+      double* cur = opt_.factor_sweeps % 2 == 1 ? lu2_.data() : lu_.data();
+      double* next = opt_.factor_sweeps % 2 == 1 ? lu_.data() : lu2_.data();
+      kg::block_ilu_sweep(s, dp, Av, nullptr, dinv_.data(), cur, false);
       for (int k = 0; k < opt_.factor_sweeps; ++k) {
-        kg::block_ilu_sweep(s, dp, Av, lu_.data(), dinv_.data(), lu2_.data(), true);
-        std::swap(lu_, lu2_);
-        kg::block_ilu_invert_diagonal(s, d, dp, view(lu_), dinv_.data(), info_.data(), workspace_.data());
+        kg::block_ilu_sweep(s, dp, Av, cur, dinv_.data(), next, true);
+        std::swap(cur, next);
+        const BsrView<const double> Fv{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), cur};
+        kg::block_ilu_invert_diagonal(s, d, dp, Fv, dinv_.data(), info_.data(), workspace_.data());
       }
       const auto info = info_.to_host();
       bad = info[0], bad_start = info[1];
@@ -193,6 +199,15 @@ void BlockIlu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vect
     if (lower) kc::block_ilu0_lower_solve(sched_, LU, b.data(), x.data());
     else kc::block_ilu0_upper_solve(sched_, LU, dinv_.data(), b.data(), x.data());
   }
+}
+
+std::uint64_t BlockIlu0Preconditioner::launch_epoch() const
+{
+  LaunchKey k;
+  k.add(row_ptr_).add(col_).add(lu_).add(dinv_).add(t_).add(w_).add(diag_).add(lower_rows_).add(upper_rows_);
+  k.add(std::uint64_t(nrows_)).add(std::uint64_t(bs_)).add(std::uint64_t(opt_.sweeps));
+  if (isai_lower_) k.add(isai_lower_->M()).add(isai_upper_->M());
+  return k.value();
 }
 
 void BlockIlu0Preconditioner::apply(const Vector& r, Vector& z) const

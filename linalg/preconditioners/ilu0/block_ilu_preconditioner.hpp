@@ -25,6 +25,7 @@ class BlockIlu0Preconditioner final : public Ilu0Base {
   ~BlockIlu0Preconditioner() override;
   SetupStatus setup(const BsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
+  std::uint64_t launch_epoch() const override;
   std::string name() const override;
 
   size64_t factor_nnz() const override { return lu_.size(); }
