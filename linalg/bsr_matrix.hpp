@@ -73,6 +73,14 @@ class BsrMatrix {
 
   // y = alpha*A*x + beta*y (beta == 0: y is not read).
   void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
+  // The bytes such a product moves at least: values, column indices and row pointers once, x once,
+  // y written (and read when reads_y: beta != 0).
+  double spmv_bytes(bool reads_y) const
+  {
+    const double vec = 8.0 * double(bs_);
+    return double(nnzb_) * (8.0 * double(bs_) * bs_ + 4.0) + 4.0 * (double(nrows_) + 1.0) + vec * double(ncols_) +
+           vec * double(nrows_) * (reads_y ? 2.0 : 1.0);
+  }
 
  private:
   index_t nrows_, ncols_, nnzb_;

@@ -65,7 +65,10 @@ struct KrylovSolver::Context {
     blockres::spmv(A, a, x, b, y);
     if (timer) timer->end(PhaseTimer::spmv);
     ++prof.spmv_count;
+    prof.bytes += A.spmv_bytes(b != 0.0);
   }
+  // `passes` passes over Krylov vectors of A's size (byte counting only).
+  void vectors(double passes) { prof.bytes += passes * 8.0 * double(A.scalar_rows()); }
   // z = M^{-1} r; returns r itself for the identity (z untouched).
   const Vector& precond(const Vector& r, Vector& z)
   {
@@ -74,6 +77,8 @@ struct KrylovSolver::Context {
     M.apply(r, z);
     if (timer) timer->end(PhaseTimer::precond);
     ++prof.precond_count;
+    if (const double b = M.apply_bytes(); b > 0.0) prof.bytes += b;
+    else ++prof.precond_unstated;
     return z;
   }
   void orth_begin() { if (timer) timer->begin(PhaseTimer::orthogonalization); }
@@ -83,6 +88,7 @@ struct KrylovSolver::Context {
   {
     copy(b, r);
     spmv(-1.0, x, 1.0, r);
+    vectors(3.0);  // the copy and the norm
     return norm2(r);
   }
   // Ends the solve on the explicit residual: converged when it meets the target, else `otherwise`.
@@ -160,6 +166,14 @@ SolveStatus KrylovSolver::solve(const BsrMatrix& A, const Preconditioner& M, con
     case KrylovMethod::gmres: st = gmres(c, b, x, false); break;
     case KrylovMethod::fgmres: st = gmres(c, b, x, true); break;
     case KrylovMethod::idr: st = idr(c, b, x); break;
+  }
+  // The vector passes of CG, BiCGSTAB and IDR(s) per iteration, as bytes_per_iteration counts them
+  // without its products with A (counted as they ran); GMRES and FGMRES count theirs in the loop.
+  if (config_.method == KrylovMethod::cg || config_.method == KrylovMethod::bicgstab ||
+      config_.method == KrylovMethod::idr) {
+    const double vec = 8.0 * double(b.size());
+    const double products = config_.method == KrylovMethod::bicgstab ? 2.0 : 1.0;
+    profile_.bytes += st.iterations * (bytes_per_iteration(config_, b.size(), 0.0) - products * 2.0 * vec);
   }
   if (profiling_) {
     exec_->synchronize();
@@ -330,6 +344,7 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
 
   while (beta > c.target && st.iterations < config_.max_iterations) {
     axpby(1.0 / beta, r, 0.0, V.col(0));
+    c.vectors(2.0);
     std::fill(g.begin(), g.end(), 0.0);
     g[0] = beta;
     int j = 0;
@@ -349,6 +364,7 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
       for (int i = 0; i <= j; ++i) h(i, j) = hh[i] + hh[m1 + i];
       const double hn = std::sqrt(hh[2 * m1]);
       ++st.iterations;
+      c.vectors(4.0 * k + 9.0);  // CGS2 2 (2k + 3), the norm 1, the scaling 2
       if (!std::isfinite(hn) || !std::all_of(hh.begin(), hh.begin() + k, [](double e) { return std::isfinite(e); }) ||
           !std::all_of(hh.begin() + m1, hh.begin() + m1 + k, [](double e) { return std::isfinite(e); })) {
         c.orth_end();
@@ -391,11 +407,14 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
       yd.copy_from_host(std::span<const double>(y.data(), static_cast<std::size_t>(m)));
       if (flexible) {
         gemv_n(1.0, *basis_z_, j, yd.data(), 1.0, x, config_.gemv);
+        c.vectors(j + 2.0);
       } else if (identity) {
         gemv_n(1.0, V, j, yd.data(), 1.0, x, config_.gemv);
+        c.vectors(j + 2.0);
       } else {
         gemv_n(1.0, V, j, yd.data(), 0.0, r, config_.gemv);
         axpby(1.0, c.precond(r, z), 1.0, x);
+        c.vectors(j + 1.0 + 3.0);
       }
     }
     c.conclude(b, x, r, SolveReason::max_iterations);

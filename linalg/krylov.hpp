@@ -64,6 +64,13 @@ struct KrylovProfile {
   int solves = 0;
   long long iterations = 0;
   long long spmv_count = 0, precond_count = 0;
+  // The bytes the solves moved at least, counted as they ran (kept whether or not phase timing is
+  // on): every product with A (BsrMatrix::spmv_bytes), every preconditioner application as the
+  // preconditioner states it (Preconditioner::apply_bytes) and the Krylov vector passes (the counts
+  // of bytes_per_iteration, GMRES/FGMRES with each iteration's actual basis size).
+  // precond_unstated: applications whose preconditioner states no bytes (bytes then undercounts).
+  double bytes = 0.0;
+  long long precond_unstated = 0;
   double total_seconds = 0, spmv_seconds = 0, precond_seconds = 0, orthogonalization_seconds = 0;
   double other_seconds() const { return total_seconds - spmv_seconds - precond_seconds - orthogonalization_seconds; }
 };

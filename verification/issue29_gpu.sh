@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|ab|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -166,6 +166,24 @@ for m in "$@"; do
             --set solver.linear.tolerance=5e-3 --set $P.pressure.cycles=$c > $L/graph_c${c}_$k.log 2>&1
           echo "== 5e-3 pressure.cycles=$c run $k rc $?"; grep -E "^time|preconditioner appl" $L/graph_c${c}_$k.log
         done
+      done ;;
+    bytes)  # issue 30: time per linear iteration against the bytes it moves at the copy bandwidth (the run log's
+            # `linear iteration:` line), oil-water at 72k, 1M and 4M cells and the shipped multicomponent decks nc 8..64
+      for g in 72k 1m 4m; do
+        case $g in
+          72k) G=() ;;
+          1m) G=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+                 --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30) ;;
+          4m) G=(--set grid.nx=400 --set grid.ny=400 --set grid.nz=25 --set grid.dx=0.75 --set grid.dy=0.75 --set grid.dz=0.8
+                 --set wells.PROD.i=400 --set wells.PROD.j=400 --set schedule.end_time=5 --set schedule.report_interval=5) ;;
+        esac
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/b --set output.vtk=false "${G[@]}" \
+          > $L/bytes_ow_$g.log 2>&1
+        echo "== oil-water $g rc $?"; grep -E "^done|^time|^linear iteration|^linear:" $L/bytes_ow_$g.log
+      done
+      for d in multicomponent_8 multicomponent_16 multicomponent_32 multicomponent_64; do
+        $X run inputs/$d.toml --backend cuda --output /tmp/runs/b --set output.vtk=false > $L/bytes_$d.log 2>&1
+        echo "== $d rc $?"; grep -E "^done|^time|^linear iteration|^linear:" $L/bytes_$d.log
       done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice

@@ -74,6 +74,10 @@ class Preconditioner {
   // apply() (CPR's CUDA graph) stays valid; any reallocation or new shape changes it (a LaunchKey
   // over everything apply() touches). 0: not tracked, every setup counts as a change.
   virtual std::uint64_t launch_epoch() const { return 0; }
+  // After setup(): the bytes one apply() moves at least (each matrix, factor or level operator read
+  // once per pass over it, each vector once per pass), for the run log's and the bench's fraction
+  // of the copy bandwidth; 0: not stated.
+  virtual double apply_bytes() const { return 0.0; }
   // Seconds spent in the parts of setup and apply since construction, for preconditioners made of
   // parts (CPR: weights, each stage's setup and apply); empty for the others. Waits for the work
   // queued so far.

@@ -505,3 +505,43 @@ TEST(KrylovIdr, MethodNames)
   EXPECT_EQ(to_string(KrylovMethod::gmres), "gmres");
   EXPECT_EQ(to_string(KrylovMethod::idr), "idr");
 }
+
+// The profile's byte count (KrylovProfile::bytes) is the count the code states: for one GMRES(m)
+// cycle that converges in k <= m iterations with M = I, the start residual (SpMV reading y, copy and
+// norm), the first basis vector (2 passes), iteration j's SpMV and 4 (j + 1) + 9 vector passes, the
+// update x += V y (k + 2) and the final residual; block-Jacobi adds its factors and two vectors per
+// application, and BiCGSTAB its 18 passes and two products an iteration.
+TEST(Krylov, ProfileCountsTheBytesItStates)
+{
+  auto e = Executor::create_cpu();
+  auto p = make_problem(e, 7, 2, 1.0);
+  const double vec = 8.0 * double(p.b.size());
+  {
+    IdentityPreconditioner I;
+    KrylovSolver s(e, {KrylovMethod::gmres, 1e-8, 0.0, 200, 200});
+    const auto st = s.solve(p.A, I, p.b, p.x);
+    ASSERT_TRUE(st.converged);
+    const int k = st.iterations;
+    ASSERT_LT(k, 200);  // one cycle
+    double expect = 2.0 * (p.A.spmv_bytes(true) + 3.0 * vec) + 2.0 * vec + (k + 2.0) * vec;
+    for (int j = 0; j < k; ++j) expect += p.A.spmv_bytes(false) + (4.0 * (j + 1) + 9.0) * vec;
+    EXPECT_DOUBLE_EQ(s.profile().bytes, expect);
+    EXPECT_EQ(s.profile().precond_unstated, 0);
+  }
+  {
+    fill(p.x, 0.0);
+    BlockJacobiPreconditioner M(e);
+    ASSERT_TRUE(M.setup(p.A).ok);
+    // The 2 x 2 factors, r and z, and the pivots (4 bytes a scalar row) where the factorisation keeps them.
+    const double plain = 8.0 * 4.0 * double(p.A.nrows()) + 2.0 * vec;
+    EXPECT_TRUE(M.apply_bytes() == plain || M.apply_bytes() == plain + 4.0 * double(p.b.size())) << M.apply_bytes();
+    KrylovSolver s(e, {KrylovMethod::bicgstab, 1e-8, 0.0, 200, 30});
+    const auto st = s.solve(p.A, M, p.b, p.x);
+    ASSERT_TRUE(st.converged);
+    const KrylovProfile& pr = s.profile();
+    EXPECT_EQ(pr.precond_unstated, 0);
+    EXPECT_GE(pr.precond_count, 2 * st.iterations - 1);  // the last iteration may end after its first half
+    EXPECT_GE(pr.bytes, pr.spmv_count * p.A.spmv_bytes(false) + pr.precond_count * M.apply_bytes() +
+                            st.iterations * 18.0 * vec);
+  }
+}

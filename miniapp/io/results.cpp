@@ -433,6 +433,8 @@ void write_statistics(hid_t file, const RunStatistics& st)
     h5::write_attribute(g, "linear_method", st.linear_method);
     h5::write_attribute(g, "preconditioner", st.preconditioner);
     h5::write_attribute(g, "forcing", st.forcing);
+    h5::write_attribute(g, "linear_bytes_per_iteration", st.linear_bytes_per_iteration);
+    h5::write_attribute(g, "copy_bandwidth_gb_per_s", st.copy_gb_per_s);
   }
   // Beside bsrmv_tuning at the root; known only once the run has built its matrices (issue 29).
   h5::write_attribute(file, "bsrmv_configs", st.bsrmv_configs);

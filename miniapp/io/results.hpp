@@ -80,6 +80,10 @@ struct RunStatistics {
   double spmv_seconds = 0, precond_apply_seconds = 0, orthogonalization_seconds = 0, linear_other_seconds = 0;
   std::string linear_method, preconditioner, forcing;
   std::string bsrmv_configs;  // the SpMV configuration per block size the run used (describe_bsrmv_plans)
+  // This run's linear iterations (not a restart's history): the bytes one moved at least on average
+  // (KrylovProfile::bytes; 0 when the preconditioner states none) and the device-to-device copy
+  // bandwidth measured at start-up (CUDA; 0 on the CPU or when not measured), for their ratio.
+  double linear_bytes_per_iteration = 0, copy_gb_per_s = 0;
 };
 
 // What the time loop needs beyond the state to continue from a report row exactly as the run

@@ -6,6 +6,7 @@
 #include "input/error.hpp"
 #include "linalg/allocation.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/phase_timer.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 #include "linalg/preconditioners/registry.hpp"
 #include "miniapp/run/forcing.hpp"
@@ -343,6 +344,35 @@ static void check_initial_pressure(const RunConfig& cfg, const physics::Grid& gr
       datum ? "hydrostatic" : "uniform", datum ? ": check initial.datum_depth against grid.top and the layer thicknesses" : ""));
 }
 
+namespace {
+
+// The device-to-device copy bandwidth (bytes read + written per second, GB/s) of a 256 MiB copy,
+// the mean of 5 after one untimed, timed on the stream: what a linear iteration's bytes are set
+// against in the run log. 0 on the CPU, and when the device has no room for the two buffers.
+double measure_copy_gbs(const ExecPtr& exec)
+{
+  if (!exec->is_cuda()) return 0.0;
+  constexpr size64_t n = size64_t(32) << 20;  // doubles: 256 MiB
+  try {
+    Array<double> a(exec, n), b(exec, n);
+    exec->copy(b.data(), a.data(), n * sizeof(double));
+    PhaseTimer timer(*exec);
+    constexpr int reps = 5;
+    for (int k = 0; k < reps; ++k) {
+      timer.begin(PhaseTimer::spmv);
+      exec->copy(b.data(), a.data(), n * sizeof(double));
+      timer.end(PhaseTimer::spmv);
+    }
+    std::array<double, PhaseTimer::num_phases> sec{};
+    timer.collect(sec);
+    return sec[PhaseTimer::spmv] > 0.0 ? 2.0 * 8.0 * double(n) * reps / sec[PhaseTimer::spmv] / 1e9 : 0.0;
+  } catch (const std::exception&) {
+    return 0.0;  // no room: the fraction is not reported
+  }
+}
+
+}  // namespace
+
 RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& options,
                           const std::function<void(const std::string&)>& log)
 {
@@ -521,6 +551,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   } else {
     write_report(0.0, x_init);
   }
+  const double copy_gbs = measure_copy_gbs(exec);  // for the linear iterations' fraction of it
   const double startup_seconds = seconds_since(t_start) - output_seconds;  // grid, model, initial state, files
 
   // The one line an interrupted run leaves: where to restart from, if anywhere. What was queued is
@@ -646,6 +677,9 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   }
   // Totals over the whole history: a restarted run adds its times to those of the run it continues.
   stats = totals_now();
+  stats.copy_gb_per_s = copy_gbs;
+  stats.linear_bytes_per_iteration =
+      prof.iterations > 0 && prof.precond_unstated == 0 ? prof.bytes / double(prof.iterations) : 0.0;
   std::string parts;  // "weights 0.10 s, pressure stage setup 1.20 s, ..." for preconditioners made of parts
   for (const auto& e : newton.preconditioner_profile())
     parts += fmt::format("{}{} {:.2f} s", parts.empty() ? "" : ", ", e.part, e.seconds);
@@ -703,6 +737,25 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                                              bg.busy_seconds(), bg.wait_seconds())
                                : std::string("written in the loop: output.background_writer = false")));
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
+  // This run's linear iterations against the bytes they moved at least, at the copy bandwidth.
+  if (prof.iterations > 0) {
+    const double per_it = (stats.linear_solve_seconds - base.linear_solve_seconds) / double(prof.iterations);
+    const double bytes = prof.bytes / double(prof.iterations);
+    if (prof.precond_unstated > 0) {
+      log(fmt::format("linear iteration: {:.0f} us on average; its bytes are not counted: {} does not state what "
+                      "an application moves", per_it * 1e6, stats.preconditioner));
+    } else if (copy_gbs <= 0.0) {
+      log(fmt::format("linear iteration: {:.0f} us on average, moving at least {:.1f} MB (products with A, Krylov "
+                      "vectors, preconditioner applications)",
+                      per_it * 1e6, bytes / 1e6));
+    } else {
+      const double ideal = bytes / (copy_gbs * 1e9);
+      log(fmt::format("linear iteration: {:.0f} us on average, moving at least {:.1f} MB (products with A, Krylov "
+                      "vectors, preconditioner applications): {:.1f} us at the copy bandwidth of {:.0f} GB/s measured "
+                      "at start-up, {:.1f}% of it",
+                      per_it * 1e6, bytes / 1e6, ideal * 1e6, copy_gbs, 100.0 * ideal / per_it));
+    }
+  }
   if (!exec->is_cuda())
     if (const std::string load = load_summary(); !load.empty()) log(fmt::format("threads: {}", load));
   return out;

@@ -115,6 +115,8 @@ class AmgPreconditioner final : public Preconditioner {
   std::string name() const override;
   void note_new_step() override { new_step_ = true; }
   std::uint64_t launch_epoch() const override;
+  // The cycles' passes as cycle() makes them (not stated with the ILU(0) smoother: 0).
+  double apply_bytes() const override;
   void note_solve(int iterations, bool converged) override;
 
   const AmgOptions& options() const { return opt_; }
@@ -134,6 +136,7 @@ class AmgPreconditioner final : public Preconditioner {
   SetupStatus read_status();   // waits for the setup, reads every level's status at once
   void update_statistics();
   void cycle(int l, bool zero_guess) const;  // one cycle on level l (from x = 0, or from L.x)
+  double cycle_bytes(int l, bool zero_guess) const;  // the bytes cycle(l, zero_guess) moves
   void cycles() const;                        // the apply's opt_.cycles cycles on level 0
 
   ExecPtr exec_;

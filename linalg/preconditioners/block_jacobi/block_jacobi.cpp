@@ -188,6 +188,12 @@ std::uint64_t BlockJacobiPreconditioner::launch_epoch() const
   return k.value();
 }
 
+// The factors (and pivots) once, r read and z written.
+double BlockJacobiPreconditioner::apply_bytes() const
+{
+  return 8.0 * double(factors_.size()) + 4.0 * double(piv_.size()) + 16.0 * double(nrows_) * bs_;
+}
+
 void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())

@@ -181,6 +181,19 @@ std::uint64_t CprPreconditioner::launch_epoch() const
   return k.add(std::uint64_t(nrows_)).add(std::uint64_t(bs_)).add(e1).add(e2).value();
 }
 
+double CprPreconditioner::apply_bytes() const
+{
+  if (!A_) return 0.0;
+  const double b1 = stage1_->apply_bytes(), b2 = stage2_->apply_bytes();
+  if (b1 == 0.0 || b2 == 0.0) return 0.0;
+  const double n = nrows_, v = 8.0 * n * bs_, p = 8.0 * n;
+  double bytes = 2.0 * v + p;     // restriction: w and r read, r_p written
+  bytes += b1 + v + (p + 2.0 * v);  // pressure stage; x1 = 0; x1 += P x_p
+  bytes += 2.0 * v + A_->spmv_bytes(true) + b2 + (p + 2.0 * v);  // r2 = r - A x1; second stage; z += P x_p
+  if (graph_ && !graph_failed_) bytes += 4.0 * v;  // the copies in and out of the recording
+  return bytes;
+}
+
 void CprPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (!A_) throw std::logic_error("cpr: apply before setup");

@@ -55,6 +55,9 @@ class CprPreconditioner final : public Preconditioner {
   std::vector<ProfileEntry> profile() const override;
   // Its own arrays, A's and both stages' (0 when a stage does not track its launches).
   std::uint64_t launch_epoch() const override;
+  // Restriction, both stages (0 when either does not state its bytes), the prolongations, the
+  // residual update with A (and the copies in and out of a recording).
+  double apply_bytes() const override;
   // CprOptions::graph: how many times the application was recorded (a setup that keeps every
   // stage's launch_epoch keeps the recording).
   int recordings() const { return recordings_; }

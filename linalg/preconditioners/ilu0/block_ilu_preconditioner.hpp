@@ -26,6 +26,7 @@ class BlockIlu0Preconditioner final : public Ilu0Base {
   SetupStatus setup(const BsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
   std::uint64_t launch_epoch() const override;
+  double apply_bytes() const override;
   std::string name() const override;
 
   size64_t factor_nnz() const override { return lu_.size(); }
@@ -51,6 +52,7 @@ class BlockIlu0Preconditioner final : public Ilu0Base {
   Array<double> lu2_;
   std::unique_ptr<IsaiMatrix> isai_lower_, isai_upper_;
   mutable Vector t_, w_;  // w_: the sweeps' residual (isai with sweeps > 0 only)
+  index_t lower_blocks_ = 0;  // blocks strictly below the diagonal (apply_bytes)
 };
 
 }  // namespace blockres

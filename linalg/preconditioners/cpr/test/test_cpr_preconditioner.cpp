@@ -576,3 +576,38 @@ TEST(CprPreconditioner, StrongerAmgPressureStages)
     EXPECT_TRUE(st.converged) << p->name() << " with BiCGSTAB";
   }
 }
+
+// What one application moves (Preconditioner::apply_bytes): CPR's own passes plus both stages' when
+// both state theirs (AMG and block-Jacobi, AMG and block ILU(0)/ISAI); nothing (0, "not stated")
+// when a stage states none (the scalar ILU(0)). The AMG's count grows with its cycles.
+TEST(CprPreconditioner, ApplicationBytes)
+{
+  const auto tm = test::convection_diffusion(9, 8, 7, 3, 1.0);
+  auto A = upload(cpu(), tm);
+  const double n = A.nrows(), v = 8.0 * n * 3;
+  CprOptions o;
+  o.pressure = {"amg", AmgOptions{.max_coarse = 40}};
+  CprPreconditioner M(cpu(), o);
+  ASSERT_TRUE(M.setup(A).ok);
+  const double b1 = M.pressure_stage().apply_bytes(), b2 = M.second_stage().apply_bytes();
+  EXPECT_GT(b1, 4.0 * 12.0 * double(M.pressure_matrix()->nnzb()));  // at least four passes over A_p
+  EXPECT_GT(b2, 0.0);
+  // restriction, x1 = 0, two prolongations, r2 = r - A x1 (copy and product): the CPU records nothing
+  EXPECT_DOUBLE_EQ(M.apply_bytes(), b1 + b2 + 2.0 * v + 8.0 * n + v + 2.0 * (8.0 * n + 2.0 * v) + 2.0 * v +
+                                        A.spmv_bytes(true));
+  o.pressure = {"amg", AmgOptions{.cycles = 2, .max_coarse = 40}};
+  CprPreconditioner M2(cpu(), o);
+  ASSERT_TRUE(M2.setup(A).ok);
+  EXPECT_GT(M2.pressure_stage().apply_bytes(), 1.5 * b1);
+  o.second = {"ilu0", Ilu0Options{.trisolve = TriangularSolve::isai, .sweeps = 2, .view = IsaiView::block,
+                                  .factor_view = IluFactorView::block}};
+  CprPreconditioner M3(cpu(), o);
+  ASSERT_TRUE(M3.setup(A).ok);
+  EXPECT_GT(M3.second_stage().apply_bytes(), 0.0);
+  EXPECT_GT(M3.apply_bytes(), 0.0);
+  o.second = {"ilu0", Ilu0Options{}};  // the scalar ILU(0) states nothing
+  CprPreconditioner M4(cpu(), o);
+  ASSERT_TRUE(M4.setup(A).ok);
+  EXPECT_EQ(M4.second_stage().apply_bytes(), 0.0);
+  EXPECT_EQ(M4.apply_bytes(), 0.0);
+}
