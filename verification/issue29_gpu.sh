@@ -184,7 +184,15 @@ for m in "$@"; do
       for d in multicomponent_8 multicomponent_16 multicomponent_32 multicomponent_64; do
         $X run inputs/$d.toml --backend cuda --output /tmp/runs/b --set output.vtk=false > $L/bytes_$d.log 2>&1
         echo "== $d rc $?"; grep -E "^done|^time|^linear iteration|^linear:" $L/bytes_$d.log
-      done ;;
+      done
+      if [[ -n ${BYTES_MC1M:-} ]]; then  # nc 8 and 16 at 1M cells (100^3, 2 days)
+        for d in multicomponent_8 multicomponent_16; do
+          $X run inputs/$d.toml --backend cuda --output /tmp/runs/b --set output.vtk=false --set grid.nx=100 \
+            --set grid.ny=100 --set grid.nz=100 --set wells.PROD.i=100 --set wells.PROD.j=100 --set schedule.end_time=2 \
+            --set schedule.report_interval=2 --set schedule.dt_max=1 > $L/bytes_${d}_1m.log 2>&1
+          echo "== $d at 1M cells rc $?"; grep -E "^done|^time|^linear iteration|^linear:|parts" $L/bytes_${d}_1m.log
+        done
+      fi ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice
       rm -rf /tmp/absrc && mkdir -p /tmp/absrc/.gpu-carry/provenance && tar xzf .gpu-carry/ab_src.tgz -C /tmp/absrc

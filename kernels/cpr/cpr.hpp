@@ -21,6 +21,11 @@ namespace blockres::kernels {
 //   (the bs = 1 pressure matrix W^T A P on A's block pattern, in A's block order).
 // cpr_restrict: rp[r] = sum_a w[r*bs + a] * x[r*bs + a].
 // cpr_prolong_add: x[r*bs] += xp[r] (the other unknowns are left alone).
+// cpr_pressure_residual: r2 = r - A P xp, P xp the pressure vector in unknown 0 of every cell (0
+//   elsewhere): r2[r*bs + a] = r[r*bs + a] - sum over the blocks k of block row r (in storage order)
+//   of A_k(a, 0) * xp[col_ind[k]]; only column 0 of every block is read (a bs-th of the values,
+//   a sector of 32 bytes at least per block row of a block on the GPU). The CPU's sum is, bit for
+//   bit, the one a full product with x = P xp would give (the other columns add zeros).
 namespace cpu {
 void cpr_quasi_impes_weights(index_t nrows, int bs, const index_t* diag_pos, const double* values, double* w,
                              int* info);
@@ -28,6 +33,8 @@ void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const do
                          double* ap);
 void cpr_restrict(index_t nrows, int bs, const double* w, const double* x, double* rp);
 void cpr_prolong_add(index_t nrows, int bs, const double* xp, double* x);
+void cpr_pressure_residual(index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind, const double* values,
+                           const double* xp, const double* r, double* r2);
 }  // namespace cpu
 namespace cuda {
 void cpr_quasi_impes_weights(stream_t s, index_t nrows, int bs, const index_t* diag_pos, const double* values,
@@ -36,6 +43,8 @@ void cpr_pressure_values(stream_t s, index_t nrows, int bs, const index_t* row_p
                          const double* w, double* ap);
 void cpr_restrict(stream_t s, index_t nrows, int bs, const double* w, const double* x, double* rp);
 void cpr_prolong_add(stream_t s, index_t nrows, int bs, const double* xp, double* x);
+void cpr_pressure_residual(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind,
+                           const double* values, const double* xp, const double* r, double* r2);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

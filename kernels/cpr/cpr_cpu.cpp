@@ -91,4 +91,18 @@ void cpr_prolong_add(index_t nrows, int bs, const double* xp, double* x)
   for (index_t r = 0; r < nrows; ++r) x[size64_t(r) * bs] += xp[r];
 }
 
+void cpr_pressure_residual(index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind, const double* values,
+                           const double* xp, const double* r, double* r2)
+{
+  const size64_t bs2 = size64_t(bs) * bs;
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(row_ptr[nrows]) * bs))
+  for (index_t i = 0; i < nrows; ++i)
+    for (int a = 0; a < bs; ++a) {
+      double sum = 0.0;
+      for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[size64_t(k) * bs2 + size64_t(a) * bs] * xp[col_ind[k]];
+      const size64_t row = size64_t(i) * bs + a;
+      r2[row] = r[row] - sum;
+    }
+}
+
 }  // namespace blockres::kernels::cpu

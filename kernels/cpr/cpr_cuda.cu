@@ -201,6 +201,22 @@ __global__ void prolong_add_kernel(index_t nrows, int bs, const double* __restri
     x[r * bs] += xp[r];
 }
 
+// r2 = r - A P xp: a thread per scalar row (i, a), neighbouring threads the rows of one block row.
+__global__ void pressure_residual_kernel(size64_t rows, int bs, const index_t* __restrict__ row_ptr,
+                                         const index_t* __restrict__ col_ind, const double* __restrict__ values,
+                                         const double* __restrict__ xp, const double* __restrict__ r,
+                                         double* __restrict__ r2)
+{
+  const size64_t bs2 = size64_t(bs) * bs;
+  for (size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; t < rows; t += size64_t(gridDim.x) * blockDim.x) {
+    const index_t i = static_cast<index_t>(t / bs);
+    const int a = static_cast<int>(t - size64_t(i) * bs);
+    double sum = 0.0;
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[size64_t(k) * bs2 + size64_t(a) * bs] * xp[col_ind[k]];
+    r2[t] = r[t] - sum;
+  }
+}
+
 template <int BS>
 void launch_weights_small(stream_t s, index_t nrows, const index_t* diag_pos, const double* values, double* w,
                           int* info)
@@ -254,6 +270,16 @@ void cpr_prolong_add(stream_t s, index_t nrows, int bs, const double* xp, double
 {
   if (nrows <= 0) return;
   prolong_add_kernel<<<cuda_detail::grid_for(nrows), cuda_detail::default_block, 0, s>>>(nrows, bs, xp, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void cpr_pressure_residual(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind,
+                           const double* values, const double* xp, const double* r, double* r2)
+{
+  if (nrows <= 0) return;
+  const size64_t rows = size64_t(nrows) * bs;
+  pressure_residual_kernel<<<cuda_detail::grid_for(rows), cuda_detail::default_block, 0, s>>>(
+      rows, bs, row_ptr, col_ind, values, xp, r, r2);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

@@ -150,6 +150,45 @@ TEST(CprGpu, PressureValuesRestrictProlong)
 namespace {
 
 // ILU(0) on the pressure, block ILU(0) on A: the stages these tests were written for.
+}  // namespace
+
+// r2 = r - A P xp against the CPU twin: each entry a sum of (row length) products, within the
+// rounding bound of that sum, output poisoned, every block size of the list.
+TEST(CprGpu, PressureResidualMatchesCpu)
+{
+  for (int bs : block_sizes) {
+    auto c = random_case(bs);
+    const index_t n = c.m.pattern.nrows;
+    const std::size_t bb = std::size_t(bs) * bs;
+    const auto xp = test::random_vector(n);
+    const auto r = test::random_vector(size64_t(n) * bs);
+    std::vector<double> rc(size64_t(n) * bs, nan_v), sum_abs(size64_t(n) * bs, 0.0);
+    kc::cpr_pressure_residual(n, bs, c.m.pattern.row_ptr.data(), c.m.pattern.col_ind.data(), c.m.values.data(),
+                              xp.data(), r.data(), rc.data());
+    index_t longest = 0;
+    for (index_t i = 0; i < n; ++i) {
+      longest = std::max(longest, c.m.pattern.row_ptr[i + 1] - c.m.pattern.row_ptr[i]);
+      for (int a = 0; a < bs; ++a) {
+        double& s = sum_abs[std::size_t(i) * bs + a];
+        s = std::abs(r[std::size_t(i) * bs + a]);
+        for (index_t k = c.m.pattern.row_ptr[i]; k < c.m.pattern.row_ptr[i + 1]; ++k)
+          s += std::abs(c.m.values[k * bb + a * bs] * xp[c.m.pattern.col_ind[k]]);
+      }
+    }
+    auto rp_d = upload(c.m.pattern.row_ptr);
+    auto ci_d = upload(c.m.pattern.col_ind);
+    auto vals = upload(c.m.values);
+    auto xpd = upload(xp);
+    auto rd = upload(r);
+    auto r2 = poisoned<double>(size64_t(n) * bs, nan_v);
+    kg::cpr_pressure_residual(gpu()->stream(), n, bs, rp_d.data(), ci_d.data(), vals.data(), xpd.data(), rd.data(),
+                              r2.data());
+    EXPECT_LE(test::rounding_units(r2.to_host(), rc, sum_abs, int(longest) + 1), 1.0) << "bs " << bs;
+  }
+}
+
+namespace {
+
 CprOptions ilu0_stages(CprWeights weights = CprWeights::quasi_impes)
 {
   return {weights, {"ilu0", Ilu0Options{}}, {"ilu0", Ilu0Options{.factor_view = IluFactorView::block}}};

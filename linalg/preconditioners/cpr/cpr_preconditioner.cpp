@@ -99,7 +99,6 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   counter_ = Array<index_t>(exec_, 1);
   rp_ = Vector(exec_, n);
   xp_ = Vector(exec_, n);
-  x1_ = Vector(exec_, size64_t(n) * bs);
   r2_ = Vector(exec_, size64_t(n) * bs);
   if (graph_) {
     rin_ = Vector(exec_, size64_t(n) * bs);
@@ -177,7 +176,7 @@ std::uint64_t CprPreconditioner::launch_epoch() const
   const std::uint64_t e1 = stage1_->launch_epoch(), e2 = stage2_->launch_epoch();
   if (e1 == 0 || e2 == 0) return 0;
   LaunchKey k;
-  k.add(*A_).add(*ap_).add(w_).add(rp_).add(xp_).add(x1_).add(r2_).add(rin_).add(zout_);
+  k.add(*A_).add(*ap_).add(w_).add(rp_).add(xp_).add(r2_).add(rin_).add(zout_);
   return k.add(std::uint64_t(nrows_)).add(std::uint64_t(bs_)).add(e1).add(e2).value();
 }
 
@@ -186,10 +185,11 @@ double CprPreconditioner::apply_bytes() const
   if (!A_) return 0.0;
   const double b1 = stage1_->apply_bytes(), b2 = stage2_->apply_bytes();
   if (b1 == 0.0 || b2 == 0.0) return 0.0;
-  const double n = nrows_, v = 8.0 * n * bs_, p = 8.0 * n;
-  double bytes = 2.0 * v + p;     // restriction: w and r read, r_p written
-  bytes += b1 + v + (p + 2.0 * v);  // pressure stage; x1 = 0; x1 += P x_p
-  bytes += 2.0 * v + A_->spmv_bytes(true) + b2 + (p + 2.0 * v);  // r2 = r - A x1; second stage; z += P x_p
+  const double n = nrows_, v = 8.0 * n * bs_, p = 8.0 * n, nnzb = A_->nnzb();
+  double bytes = 2.0 * v + p + b1;  // restriction (w and r read, r_p written), pressure stage
+  // r2 = r - A P x_p: column 0 of every block, the columns and row pointers, x_p, r read, r2 written
+  bytes += nnzb * (8.0 * bs_ + 4.0) + 4.0 * (n + 1.0) + p + 2.0 * v;
+  bytes += b2 + (p + 2.0 * v);  // second stage; z += P x_p
   if (graph_ && !graph_failed_) bytes += 4.0 * v;  // the copies in and out of the recording
   return bytes;
 }
@@ -225,7 +225,7 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
 void CprPreconditioner::apply_stages(const Vector& r, Vector& z) const
 {
   const index_t n = nrows_;
-  // Stage 1: x1 = P M_p^{-1} W^T r.
+  // Stage 1: x_p = M_p^{-1} W^T r (x1 = P x_p: x_p in unknown 0 of every cell).
   timer_->begin(PhaseTimer::cpr_pressure_apply);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
@@ -235,19 +235,20 @@ void CprPreconditioner::apply_stages(const Vector& r, Vector& z) const
     kernels::cpu::cpr_restrict(n, bs_, w_.data(), r.data(), rp_.data());
   }
   stage1_->apply(rp_, xp_);
-  fill(x1_, 0.0);
-  if (exec_->is_cuda()) {
-#if BLOCKRES_HAVE_CUDA
-    kernels::cuda::cpr_prolong_add(exec_->stream(), n, bs_, xp_.data(), x1_.data());
-#endif
-  } else {
-    kernels::cpu::cpr_prolong_add(n, bs_, xp_.data(), x1_.data());
-  }
   timer_->end(PhaseTimer::cpr_pressure_apply);
   timer_->begin(PhaseTimer::cpr_second_apply);
-  // Stage 2 on the remaining residual: z = x1 + M_2^{-1} (r - A x1).
-  copy(r, r2_);
-  A_->apply(-1.0, x1_, 1.0, r2_);
+  // Stage 2 on the remaining residual: z = x1 + M_2^{-1} (r - A x1). A x1 reads column 0 of A's
+  // blocks only (x1 is zero in the other unknowns): a bs-th of a product with A.
+  const auto& A = *A_;
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kernels::cuda::cpr_pressure_residual(exec_->stream(), n, bs_, A.row_ptr().data(), A.col_ind().data(),
+                                         A.values().data(), xp_.data(), r.data(), r2_.data());
+#endif
+  } else {
+    kernels::cpu::cpr_pressure_residual(n, bs_, A.row_ptr().data(), A.col_ind().data(), A.values().data(),
+                                        xp_.data(), r.data(), r2_.data());
+  }
   stage2_->apply(r2_, z);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA

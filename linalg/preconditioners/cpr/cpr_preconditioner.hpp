@@ -21,7 +21,7 @@ namespace blockres {
 //   A_p    the bs = 1 pressure matrix on A's block pattern, A_p(i, j) = w_i^T A_ij e_0, formed on
 //          the executor every setup (pattern once per structure);
 //   apply  x1 = P M_p^{-1} W^T r  (restriction r_p,i = w_i^T r_i, prolongation into unknown 0),
-//          r2 = r - A x1,  z = x1 + M_2^{-1} r2,
+//          r2 = r - A x1 (column 0 of A's blocks only: x1 is zero elsewhere),  z = x1 + M_2^{-1} r2,
 // with M_p any preconditioner on A_p (stage 1) and M_2 any preconditioner on A (stage 2), both
 // made through the registry (linalg/preconditioners/registry.hpp). Exactness: with quasi-IMPES
 // weights w_i^T A_ii S = 0 (S the non-pressure unknowns); when every off-diagonal block A_ij has
@@ -91,7 +91,7 @@ class CprPreconditioner final : public Preconditioner {
   Array<int> info_;
   Array<index_t> counter_;
   std::unique_ptr<BsrMatrix> ap_;
-  mutable Vector rp_, xp_, x1_, r2_;
+  mutable Vector rp_, xp_, r2_;
   // CprOptions::graph on CUDA: the application recorded after each setup on fixed vectors rin_ ->
   // zout_ (the callers' vectors are copied in and out); off for good after a recording failed.
   std::unique_ptr<StreamGraph> graph_;
