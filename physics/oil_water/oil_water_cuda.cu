@@ -5,6 +5,7 @@
 #include "physics/oil_water/oil_water_kernels.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 namespace blockres::physics::cuda {
@@ -20,12 +21,18 @@ __global__ void prepare_wells_kernel(OilWaterParams P, WellsView W, const double
   if (w < W.nwell) prepare_well(P, W, x, w);
 }
 
+__global__ void face_props_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x)
+{
+  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < M.ncell) store_face_props(P, x, i, M.face_props + size64_t(i) * face_props_doubles);
+}
+
 __global__ void assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x,
                                       const double* __restrict__ x0, double dt, double* __restrict__ R,
                                       double* __restrict__ J)
 {
   const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < M.ncell) assemble_cell(P, M, x, x0, dt, R, J, i);
+  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i);
 }
 
 __global__ void assemble_wells_kernel(OilWaterParams P, WellsView W, MeshView M, const double* __restrict__ x,
@@ -100,6 +107,10 @@ void assemble(stream_t s, const OilWaterParams& P, const MeshView& M, const Well
 {
   if (M.ncell == 0) return;
   const int block = 128;
+  if (!M.face_props) throw std::invalid_argument("cuda::assemble: the mesh view has no face property array");
+  // every cell's properties once, then each face from its two cells' (face_flux_stored)
+  face_props_kernel<<<blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
   assemble_cells_kernel<<<blocks_for(M.ncell, block), block, 0, s>>>(P, M, x, x0, dt, R, J);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   if (W.nwell > 0) {

@@ -23,6 +23,9 @@ struct MeshView {
   const index_t* nbr_block = nullptr; // Jacobian block (i, nbr) of each connection
   const index_t* diag_block = nullptr;
   const index_t* row_ptr = nullptr;   // Jacobian pattern rows, to clear each row before writing
+  // CUDA: face_props_doubles per cell, what its faces need of it (store_face_props), written once per
+  // assembly before the cells' rows; unused (nullptr) on the CPU.
+  double* face_props = nullptr;
 };
 
 enum WellKindCode : int { well_injector = 0, well_producer = 1 };
@@ -73,6 +76,47 @@ BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, do
   }
 }
 
+// What a face needs of one of its cells, with the derivatives by the cell's own (p, S_w): the phase
+// densities, the phase pressures and mob * b, each as value, d/dp, d/dS_w (face_props_doubles per
+// cell). Computed once per cell (CUDA), each face then reads its two cells' instead of evaluating
+// their properties again (face_flux_stored): the same dual arithmetic as face_flux, so the same
+// values (derivative slots of the other cell are exact zeros here, signed zeros there).
+inline constexpr int face_props_doubles = 18;
+BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, index_t i, double* out)
+{
+  using D2 = Dual<2>;
+  const CellProps<D2> c = cell_props(P, D2::variable(x[2 * i], 0), D2::variable(x[2 * i + 1], 1));
+  const D2 q[6] = {c.rho[water], c.rho[oil], c.p[water], c.p[oil], c.mob[water] * c.b[water], c.mob[oil] * c.b[oil]};
+  for (int k = 0; k < 6; ++k) {
+    out[3 * k] = q[k].v;
+    out[3 * k + 1] = q[k].d[0];
+    out[3 * k + 2] = q[k].d[1];
+  }
+}
+
+// A stored quantity (value, d/dp, d/dS_w) as a 4-variable dual with its derivatives in slots off, off + 1.
+BLOCKRES_HD Dual<4> stored_dual(const double* q, int off)
+{
+  Dual<4> r;
+  r.v = q[0];
+  r.d[off] = q[1];
+  r.d[off + 1] = q[2];
+  return r;
+}
+
+// face_flux from the stored properties of cells a (slots 0, 1) and b (slots 2, 3).
+BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, double za, const double* B, double zb,
+                                  double trans, Dual<4> F[num_phases])
+{
+  using D4 = Dual<4>;
+  for (int ph = 0; ph < num_phases; ++ph) {
+    const D4 rho_face = 0.5 * (stored_dual(A + 3 * ph, 0) + stored_dual(B + 3 * ph, 2));
+    const D4 dphi = (stored_dual(A + 6 + 3 * ph, 0) - stored_dual(B + 6 + 3 * ph, 2)) - rho_face * (P.gravity * (za - zb));
+    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + 12 + 3 * ph, 0) : stored_dual(B + 12 + 3 * ph, 2);
+    F[ph] = trans * mobb * dphi;
+  }
+}
+
 // Accumulation of a cell in surface volumes, V_p S_a b_a per phase (water, oil), at pressure p and
 // water saturation s (double or Dual): the residual's accumulation term is its change over dt.
 template <class T>
@@ -99,6 +143,9 @@ BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, 
 }
 
 // Writes block row i of the Jacobian (all its blocks, cleared first) and R_i, without wells.
+// Stored: the faces from M.face_props (store_face_props of every cell, CUDA), else each face's cell
+// properties evaluated here (face_flux).
+template <bool Stored = false>
 BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
                                double dt, double* R, double* J, index_t i)
 {
@@ -129,10 +176,15 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
     const index_t j = M.nbr_cell[n];
     const bool first = i < j;
     const index_t a = first ? i : j, b = first ? j : i;
-    const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
-    const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);
     D4 F[num_phases];
-    face_flux(P, pa, sa, M.depth[a], pb, sb, M.depth[b], M.nbr_trans[n], F);
+    if constexpr (Stored) {
+      face_flux_stored(P, M.face_props + size64_t(a) * face_props_doubles, M.depth[a],
+                       M.face_props + size64_t(b) * face_props_doubles, M.depth[b], M.nbr_trans[n], F);
+    } else {
+      const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
+      const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);
+      face_flux(P, pa, sa, M.depth[a], pb, sb, M.depth[b], M.nbr_trans[n], F);
+    }
     const double sgn = first ? 1.0 : -1.0;
     const int own = first ? 0 : 2, other = first ? 2 : 0;
     double* Jo = J + size64_t(M.nbr_block[n]) * 4;
