@@ -5,6 +5,7 @@
 
 #include "linalg/preconditioners/amg/amg.hpp"
 
+#include <functional>
 #include <memory>
 
 namespace blockres::amg {
@@ -72,18 +73,22 @@ class Ops {
   // jacobi_sweep from zero, then residual (one pass on CUDA; see cpu::smooth_zero_residual).
   virtual void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) = 0;
 
-  // Work recorded once and replayed as one launch (CUDA graphs), one recording per slot:
-  //   cycle    the V-cycle: the first apply after a setup records the cycle's launches
-  //            (capture_begin .. capture_end, nothing runs), later applies replay them;
+  // Work recorded once and replayed as one launch (CUDA graphs, linalg/stream_graph.hpp), one
+  // recording per slot:
+  //   cycle    the cycle: recorded by an apply (nothing runs), replayed by the applies after it
+  //            while the hierarchy's arrays stay where they are;
   //   numeric  a numeric re-setup's launches (products, transposes, scalings, coarse LU), replayed
   //            by the next re-setups of the same matrix arrays.
-  // capture_end returns false when the recording failed (a library call that cannot be recorded);
-  // capture_abort ends a recording after an exception. The CPU has no graphs: capture_begin and
-  // replay return false.
+  // record returns false when nothing was recorded: the CPU (no graphs), a stream that is being
+  // recorded already (a caller's recording, e.g. CPR's: the work goes into that one), or a call in
+  // body that cannot be recorded; body's work has not run then. replay returns false when the slot
+  // holds no recording or the stream is being recorded.
   enum class Graph { cycle, numeric };
-  virtual bool capture_begin(Graph) { return false; }
-  virtual bool capture_end(Graph) { return false; }
-  virtual void capture_abort() {}
+  virtual bool record(Graph, const std::function<void()>& body)
+  {
+    (void)body;
+    return false;
+  }
   virtual bool replay(Graph) { return false; }
   virtual void drop_graph(Graph) {}
 };

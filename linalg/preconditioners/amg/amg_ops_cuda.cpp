@@ -8,6 +8,7 @@
 #include "kernels/blas1/blas1.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/ilu_isai/ilu_block.hpp"
+#include "linalg/stream_graph.hpp"
 
 #include <cusparse.h>
 
@@ -78,67 +79,21 @@ class CudaOps final : public Ops {
     BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&h_));
     BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(h_, s_));
   }
-  ~CudaOps() override
-  {
-    drop_graph(Graph::cycle);
-    drop_graph(Graph::numeric);
-    cusparseDestroy(h_);
-  }
+  ~CudaOps() override { cusparseDestroy(h_); }
 
-  // Inside another recording (a caller's StreamGraph: the whole CPR application) the cycle is
+  // Inside another recording (a caller's StreamGraph: the whole CPR application) the work is
   // recorded there as plain launches: no graph of its own.
-  bool stream_capturing() const
+  bool record(Graph g, const std::function<void()>& body) override
   {
-    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    BLOCKRES_CUDA_CHECK(cudaStreamIsCapturing(s_, &st));
-    return st != cudaStreamCaptureStatusNone;
-  }
-  bool capture_begin(Graph g) override
-  {
-    if (stream_capturing()) return false;
-    drop_graph(g);
-    BLOCKRES_CUDA_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
-    return true;
-  }
-  bool capture_end(Graph g) override
-  {
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(s_, &graph);
-    if (end != cudaSuccess) {  // invalidated by a call that cannot be recorded
-      if (graph) cudaGraphDestroy(graph);
-      (void)cudaGetLastError();
-      return false;
-    }
-    cudaGraphExec_t& exec = slot(g);
-    const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (err != cudaSuccess) {
-      exec = nullptr;
-      BLOCKRES_CUDA_CHECK(err);
-    }
-    return true;
-  }
-  void capture_abort() override
-  {
-    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s_, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
-      cudaGraph_t graph = nullptr;
-      cudaStreamEndCapture(s_, &graph);
-      if (graph) cudaGraphDestroy(graph);
-    }
-    (void)cudaGetLastError();
+    return !StreamGraph::capturing(*e_) && slot(g).record(body);
   }
   bool replay(Graph g) override
   {
-    if (!slot(g) || stream_capturing()) return false;
-    BLOCKRES_CUDA_CHECK(cudaGraphLaunch(slot(g), s_));
+    if (!slot(g).ready() || StreamGraph::capturing(*e_)) return false;
+    slot(g).replay();
     return true;
   }
-  void drop_graph(Graph g) override
-  {
-    if (slot(g)) cudaGraphExecDestroy(slot(g));
-    slot(g) = nullptr;
-  }
+  void drop_graph(Graph g) override { slot(g).reset(); }
 
   // Sorted-or-not (key, value) edges -> CSR, the values of equal keys reduced in emission order.
   void build_csr(Array<std::uint64_t>& keys, Array<double>& vals, size64_t m, index_t nrows, index_t ncols, bool max,
@@ -482,8 +437,8 @@ class CudaOps final : public Ops {
   Array<index_t> scalar_;
   Array<double> ratio_{e_, 1};  // the radius bound's accumulator
   cusparseHandle_t h_ = nullptr;
-  cudaGraphExec_t cycle_graph_ = nullptr, numeric_graph_ = nullptr;
-  cudaGraphExec_t& slot(Graph g) { return g == Graph::cycle ? cycle_graph_ : numeric_graph_; }
+  StreamGraph cycle_graph_{e_}, numeric_graph_{e_};
+  StreamGraph& slot(Graph g) { return g == Graph::cycle ? cycle_graph_ : numeric_graph_; }
 };
 
 }  // namespace

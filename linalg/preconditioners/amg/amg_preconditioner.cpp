@@ -289,12 +289,10 @@ SetupStatus AmgPreconditioner::refresh_numeric(const BsrMatrix& A)
     ops_->drop_graph(Ops::Graph::numeric);
     numeric_key_ = {};
     bool recorded = false;
-    if (numeric_graph_usable_ && ops_->capture_begin(Ops::Graph::numeric)) {
+    if (numeric_graph_usable_ && exec_->is_cuda()) {
       try {
-        queue();
-        recorded = ops_->capture_end(Ops::Graph::numeric);
+        recorded = ops_->record(Ops::Graph::numeric, queue);
       } catch (const std::exception&) {  // a library call refused inside the recording
-        ops_->capture_abort();
         recorded = false;
       }
       if (recorded) {
@@ -536,19 +534,8 @@ void AmgPreconditioner::apply(const Vector& r, Vector& z) const
     cycle_epoch_ = epoch;
   }
   if (!ops_->replay(amg::Ops::Graph::cycle)) {
-    if (ops_->capture_begin(amg::Ops::Graph::cycle)) {
-      try {
-        cycles();
-      } catch (...) {
-        ops_->capture_abort();
-        ops_->drop_graph(amg::Ops::Graph::cycle);
-        throw;
-      }
-      if (ops_->capture_end(amg::Ops::Graph::cycle)) ops_->replay(amg::Ops::Graph::cycle);
-      else cycles();  // not recordable here: run the launches directly
-    } else {
-      cycles();
-    }
+    if (ops_->record(amg::Ops::Graph::cycle, [&] { cycles(); })) ops_->replay(amg::Ops::Graph::cycle);
+    else cycles();  // no graph here (the CPU, a caller's recording, a call that cannot be recorded)
   }
   copy(L0.x, z);
 }

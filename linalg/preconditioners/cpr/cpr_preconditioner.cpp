@@ -46,18 +46,18 @@ CprPreconditioner::CprPreconditioner(ExecPtr exec, CprOptions opt)
 std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
 {
   timer_->collect(seconds_);
-  if (graph_ && !graph_failed_)
-    return {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
-            {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
-            {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]},
-            {"both stages apply (one CUDA graph)",
-             seconds_[PhaseTimer::cpr_graph_apply] + seconds_[PhaseTimer::cpr_pressure_apply] +
-                 seconds_[PhaseTimer::cpr_second_apply]}};
-  return {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
-          {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
-          {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]},
-          {"pressure stage apply", seconds_[PhaseTimer::cpr_pressure_apply]},
-          {"second stage apply", seconds_[PhaseTimer::cpr_second_apply]}};
+  std::vector<ProfileEntry> parts = {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
+                                     {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
+                                     {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]}};
+  if (graph_ && !graph_failed_) {
+    parts.push_back({"both stages apply (one CUDA graph)", seconds_[PhaseTimer::cpr_graph_apply] +
+                                                               seconds_[PhaseTimer::cpr_pressure_apply] +
+                                                               seconds_[PhaseTimer::cpr_second_apply]});
+  } else {
+    parts.push_back({"pressure stage apply", seconds_[PhaseTimer::cpr_pressure_apply]});
+    parts.push_back({"second stage apply", seconds_[PhaseTimer::cpr_second_apply]});
+  }
+  return parts;
 }
 
 CprPreconditioner::~CprPreconditioner() = default;
