@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -193,6 +193,18 @@ for m in "$@"; do
           echo "== $d at 1M cells rc $?"; grep -E "^done|^time|^linear iteration|^linear:|parts" $L/bytes_${d}_1m.log
         done
       fi ;;
+    asmprof)  # issue 30 item 2b: ncu of the oil-water assembly kernels at 72k and 1M cells (bench model's assemblies)
+      for g in 72k 1m; do
+        G=(); [[ $g == 1m ]] && G=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5
+          --set grid.dz=0.8 --set wells.PROD.i=200 --set wells.PROD.j=200)
+        $X bench model inputs/quarter_five_spot_60x60x20.toml "${G[@]}" --preconditioners deck --newton 1 --reps 5 \
+          --json $L/asm_$g.json > $L/asm_$g.txt 2>&1; echo "== bench model $g rc $?"; grep -E "assembly" $L/asm_$g.txt | head -3
+        ncu --clock-control none -k regex:"assemble|face_props|prepare_wells" -c 4 --section SpeedOfLight --section Occupancy \
+          --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats \
+          $X bench model inputs/quarter_five_spot_60x60x20.toml "${G[@]}" --preconditioners deck --newton 1 --reps 3 \
+          --warmup 0 --json /tmp/asm_ncu.json > $L/asm_ncu_$g.txt 2>&1; echo "== ncu $g rc $?"
+        grep -E "^  [a-z_]+kernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|Compute \(SM\)" $L/asm_ncu_$g.txt | head -40
+      done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice
       rm -rf /tmp/absrc && mkdir -p /tmp/absrc/.gpu-carry/provenance && tar xzf .gpu-carry/ab_src.tgz -C /tmp/absrc
