@@ -1,10 +1,12 @@
 // CUDA kernels of the oil_water model: one thread per cell (assembly, norms, update) and one
-// thread per well, all calling the shared local functions of oil_water_local.hpp.
+// thread block per well (its completions and coupling blocks over the threads), all calling the
+// shared local functions of oil_water_local.hpp.
 #include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 #include "physics/oil_water/oil_water_kernels.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -15,16 +17,20 @@ namespace {
 using blockres::cuda_detail::block_max;
 using blockres::cuda_detail::block_sum;
 
-__global__ void prepare_wells_kernel(OilWaterParams P, WellsView W, const double* __restrict__ x)
+struct BlockSync {
+  __device__ void operator()() const { __syncthreads(); }
+};
+constexpr int well_block = 128;  // threads per well
+
+__global__ void __launch_bounds__(well_block) prepare_wells_kernel(OilWaterParams P, WellsView W, const double* __restrict__ x)
 {
-  const int w = blockIdx.x * blockDim.x + threadIdx.x;
-  if (w < W.nwell) prepare_well(P, W, x, w);
+  prepare_well(P, W, x, blockIdx.x, threadIdx.x, blockDim.x, BlockSync{});
 }
 
 __global__ void face_props_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x)
 {
   const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < M.ncell) store_face_props(P, x, i, M.face_props + size64_t(i) * face_props_doubles);
+  if (i < M.ncell) store_face_props(P, x, i, M.face_props, size64_t(M.ncell));
 }
 
 __global__ void assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x,
@@ -35,11 +41,11 @@ __global__ void assemble_cells_kernel(OilWaterParams P, MeshView M, const double
   if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i);
 }
 
-__global__ void assemble_wells_kernel(OilWaterParams P, WellsView W, MeshView M, const double* __restrict__ x,
-                                      double* __restrict__ R, double* __restrict__ J)
+__global__ void __launch_bounds__(well_block) assemble_wells_kernel(OilWaterParams P, WellsView W, MeshView M,
+                                                                    const double* __restrict__ x,
+                                                                    double* __restrict__ R, double* __restrict__ J)
 {
-  const int w = blockIdx.x * blockDim.x + threadIdx.x;
-  if (w < W.nwell) assemble_well(P, W, M, x, R, J, w);
+  assemble_well(P, W, M, x, R, J, blockIdx.x, threadIdx.x, blockDim.x, BlockSync{});
 }
 
 constexpr int reduce_block = 256;
@@ -98,7 +104,7 @@ unsigned blocks_for(index_t n, int block) { return static_cast<unsigned>(std::ma
 void prepare_wells(stream_t s, const OilWaterParams& P, const WellsView& W, const double* x)
 {
   if (W.nwell == 0) return;
-  prepare_wells_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, x);
+  prepare_wells_kernel<<<W.nwell, well_block, 0, s>>>(P, W, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
@@ -108,13 +114,15 @@ void assemble(stream_t s, const OilWaterParams& P, const MeshView& M, const Well
   if (M.ncell == 0) return;
   const int block = 128;
   if (!M.face_props) throw std::invalid_argument("cuda::assemble: the mesh view has no face property array");
+  if (reinterpret_cast<std::uintptr_t>(J) % 16 != 0)  // store_block's 16-byte stores
+    throw std::invalid_argument("cuda::assemble: the Jacobian's values are not 16-byte aligned");
   // every cell's properties once, then each face from its two cells' (face_flux_stored)
   face_props_kernel<<<blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   assemble_cells_kernel<<<blocks_for(M.ncell, block), block, 0, s>>>(P, M, x, x0, dt, R, J);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   if (W.nwell > 0) {
-    assemble_wells_kernel<<<blocks_for(W.nwell, 32), 32, 0, s>>>(P, W, M, x, R, J);
+    assemble_wells_kernel<<<W.nwell, well_block, 0, s>>>(P, W, M, x, R, J);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   }
 }

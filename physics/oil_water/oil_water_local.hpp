@@ -80,41 +80,58 @@ BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, do
 // densities, the phase pressures and mob * b, each as value, d/dp, d/dS_w (face_props_doubles per
 // cell). Computed once per cell (CUDA), each face then reads its two cells' instead of evaluating
 // their properties again (face_flux_stored): the same dual arithmetic as face_flux, so the same
-// values (derivative slots of the other cell are exact zeros here, signed zeros there).
+// values (derivative slots of the other cell are exact zeros here, signed zeros there). Stored by
+// quantity (structure of arrays): entry e of cell i at props[e * stride + i], stride >= the cell
+// count, so that consecutive cells (threads) write and read consecutive addresses.
 inline constexpr int face_props_doubles = 18;
-BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, index_t i, double* out)
+BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, index_t i, double* props, size64_t stride)
 {
   using D2 = Dual<2>;
   const CellProps<D2> c = cell_props(P, D2::variable(x[2 * i], 0), D2::variable(x[2 * i + 1], 1));
   const D2 q[6] = {c.rho[water], c.rho[oil], c.p[water], c.p[oil], c.mob[water] * c.b[water], c.mob[oil] * c.b[oil]};
+  double* out = props + i;
   for (int k = 0; k < 6; ++k) {
-    out[3 * k] = q[k].v;
-    out[3 * k + 1] = q[k].d[0];
-    out[3 * k + 2] = q[k].d[1];
+    out[size64_t(3 * k) * stride] = q[k].v;
+    out[size64_t(3 * k + 1) * stride] = q[k].d[0];
+    out[size64_t(3 * k + 2) * stride] = q[k].d[1];
   }
 }
 
-// A stored quantity (value, d/dp, d/dS_w) as a 4-variable dual with its derivatives in slots off, off + 1.
-BLOCKRES_HD Dual<4> stored_dual(const double* q, int off)
+// A stored quantity (value, d/dp, d/dS_w at q[0], q[stride], q[2 * stride]) as a 4-variable dual
+// with its derivatives in slots off, off + 1.
+BLOCKRES_HD Dual<4> stored_dual(const double* q, size64_t stride, int off)
 {
   Dual<4> r;
   r.v = q[0];
-  r.d[off] = q[1];
-  r.d[off + 1] = q[2];
+  r.d[off] = q[stride];
+  r.d[off + 1] = q[2 * stride];
   return r;
 }
 
-// face_flux from the stored properties of cells a (slots 0, 1) and b (slots 2, 3).
+// face_flux from the stored properties of cells a (props + a: slots 0, 1) and b (props + b: slots 2, 3).
 BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, double za, const double* B, double zb,
-                                  double trans, Dual<4> F[num_phases])
+                                  double trans, size64_t stride, Dual<4> F[num_phases])
 {
   using D4 = Dual<4>;
   for (int ph = 0; ph < num_phases; ++ph) {
-    const D4 rho_face = 0.5 * (stored_dual(A + 3 * ph, 0) + stored_dual(B + 3 * ph, 2));
-    const D4 dphi = (stored_dual(A + 6 + 3 * ph, 0) - stored_dual(B + 6 + 3 * ph, 2)) - rho_face * (P.gravity * (za - zb));
-    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + 12 + 3 * ph, 0) : stored_dual(B + 12 + 3 * ph, 2);
+    const size64_t rho = size64_t(3 * ph) * stride, pr = size64_t(6 + 3 * ph) * stride,
+                   mb = size64_t(12 + 3 * ph) * stride;
+    const D4 rho_face = 0.5 * (stored_dual(A + rho, stride, 0) + stored_dual(B + rho, stride, 2));
+    const D4 dphi = (stored_dual(A + pr, stride, 0) - stored_dual(B + pr, stride, 2)) - rho_face * (P.gravity * (za - zb));
+    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + mb, stride, 0) : stored_dual(B + mb, stride, 2);
     F[ph] = trans * mobb * dphi;
   }
+}
+
+// Writes a 2x2 block (row-major) with two 16-byte stores on the device (blocks are 32-byte aligned).
+BLOCKRES_HD void store_block(double* dst, double a, double b, double c, double d)
+{
+#ifdef __CUDA_ARCH__
+  reinterpret_cast<double2*>(dst)[0] = make_double2(a, b);
+  reinterpret_cast<double2*>(dst)[1] = make_double2(c, d);
+#else
+  dst[0] = a, dst[1] = b, dst[2] = c, dst[3] = d;
+#endif
 }
 
 // Accumulation of a cell in surface volumes, V_p S_a b_a per phase (water, oil), at pressure p and
@@ -142,17 +159,22 @@ BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, 
   }
 }
 
-// Writes block row i of the Jacobian (all its blocks, cleared first) and R_i, without wells.
+// Writes block row i of the Jacobian (all its blocks) and R_i, without wells.
 // Stored: the faces from M.face_props (store_face_props of every cell, CUDA), else each face's cell
-// properties evaluated here (face_flux).
+// properties evaluated here (face_flux). Stored, a row that holds only the diagonal and one block per
+// face (no well coupling blocks) is written directly, each block once with 0 + its value (the same
+// bits as clearing it and adding); other rows are cleared first and added to.
 template <bool Stored = false>
 BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
                                double dt, double* R, double* J, index_t i)
 {
   using D2 = Dual<2>;
   using D4 = Dual<4>;
-  for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k)
-    for (int e = 0; e < 4; ++e) J[size64_t(k) * 4 + e] = 0.0;
+  const index_t n0 = M.nbr_ptr[i], n1 = M.nbr_ptr[i + 1];
+  const bool direct = Stored && M.row_ptr[i + 1] - M.row_ptr[i] == 1 + (n1 - n0);
+  if (!direct)
+    for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k)
+      for (int e = 0; e < 4; ++e) J[size64_t(k) * 4 + e] = 0.0;
 
   double r[num_phases];
   double jd[4];
@@ -172,14 +194,14 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   }
   // Fluxes. Each face is evaluated in its canonical orientation (lower cell first) by both
   // cells, so the two contributions cancel exactly in the mass balance.
-  for (index_t n = M.nbr_ptr[i]; n < M.nbr_ptr[i + 1]; ++n) {
+  for (index_t n = n0; n < n1; ++n) {
     const index_t j = M.nbr_cell[n];
     const bool first = i < j;
     const index_t a = first ? i : j, b = first ? j : i;
     D4 F[num_phases];
     if constexpr (Stored) {
-      face_flux_stored(P, M.face_props + size64_t(a) * face_props_doubles, M.depth[a],
-                       M.face_props + size64_t(b) * face_props_doubles, M.depth[b], M.nbr_trans[n], F);
+      face_flux_stored(P, M.face_props + a, M.depth[a], M.face_props + b, M.depth[b], M.nbr_trans[n],
+                       size64_t(M.ncell), F);
     } else {
       const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
       const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);
@@ -190,60 +212,90 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
     double* Jo = J + size64_t(M.nbr_block[n]) * 4;
     for (int ph = 0; ph < num_phases; ++ph) {
       r[ph] += sgn * F[ph].v;
-      for (int v = 0; v < 2; ++v) {
-        jd[2 * ph + v] += sgn * F[ph].d[own + v];
-        Jo[2 * ph + v] += sgn * F[ph].d[other + v];
-      }
+      for (int v = 0; v < 2; ++v) jd[2 * ph + v] += sgn * F[ph].d[own + v];
+    }
+    if (direct) {
+      store_block(Jo, 0.0 + sgn * F[0].d[other], 0.0 + sgn * F[0].d[other + 1], 0.0 + sgn * F[1].d[other],
+                  0.0 + sgn * F[1].d[other + 1]);
+    } else {
+      for (int ph = 0; ph < num_phases; ++ph)
+        for (int v = 0; v < 2; ++v) Jo[2 * ph + v] += sgn * F[ph].d[other + v];
     }
   }
   R[2 * i] = r[water];
   R[2 * i + 1] = r[oil];
   double* Jd = J + size64_t(M.diag_block[i]) * 4;
-  for (int e = 0; e < 4; ++e) Jd[e] += jd[e];
+  if (direct) {
+    store_block(Jd, 0.0 + jd[0], 0.0 + jd[1], 0.0 + jd[2], 0.0 + jd[3]);
+  } else {
+    for (int e = 0; e < 4; ++e) Jd[e] += jd[e];
+  }
 }
+
+// The well functions below split their work over `nl` lanes: lane l takes completions l, l + nl, ...,
+// and sync() separates phases that read what other lanes wrote. The CPU calls them with one lane and
+// a no-op sync, the CUDA kernels with a thread block per well (__syncthreads). Every sum over a
+// well's completions is taken in completion order by each lane that needs it, so the CPU and the
+// device compute the same values whatever the lane count (no two wells complete the same cell, so
+// the lanes of different wells never write the same entry; within a well each cell is completed once).
+struct NoSync {
+  BLOCKRES_HD void operator()() const {}
+};
 
 // Wellbore density for the hydrostatic head, explicit in time (from the state at the start
 // of the step): injectors carry water; producers the mobility-weighted mixture of the
-// completed cells.
-BLOCKRES_HD void prepare_well(const OilWaterParams& P, const WellsView& W, const double* x, int w)
+// completed cells. Scratch slot 0 of each completion holds its term.
+template <class Sync = NoSync>
+BLOCKRES_HD void prepare_well(const OilWaterParams& P, const WellsView& W, const double* x, int w, int lane = 0,
+                              int nl = 1, Sync sync = {})
 {
-  double sum = 0.0;
   const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1];
-  for (index_t c = c0; c < c1; ++c) {
+  double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+  for (index_t c = c0 + lane; c < c1; c += nl) {
     const index_t cell = W.comp_cell[c];
     const CellProps<double> cp = cell_props(P, x[2 * cell], x[2 * cell + 1]);
+    double term;
     if (W.kind[w] == well_injector) {
-      sum += cp.rho[water];
+      term = cp.rho[water];
     } else {
       const double lt = cp.mob[water] + cp.mob[oil];
-      sum += lt > 0.0 ? (cp.mob[water] * cp.rho[water] + cp.mob[oil] * cp.rho[oil]) / lt
+      term = lt > 0.0 ? (cp.mob[water] * cp.rho[water] + cp.mob[oil] * cp.rho[oil]) / lt
                       : 0.5 * (cp.rho[water] + cp.rho[oil]);
     }
+    scr[size64_t(c - c0) * well_scratch_per_completion] = term;
   }
+  sync();
+  if (lane != 0) return;
+  double sum = 0.0;
+  for (index_t c = c0; c < c1; ++c) sum += scr[size64_t(c - c0) * well_scratch_per_completion];
   W.head_density[w] = c1 > c0 ? sum / double(c1 - c0) : 0.0;
+}
+
+// The weighted well rate F(b) = sum_c w . Q_c(b) from the scratch of solve_well_bhp.
+BLOCKRES_HD double well_rate_at(const double* scratch, index_t nc, double b)
+{
+  double f = 0.0;
+  for (index_t c = 0; c < nc; ++c) {
+    const double* s = scratch + size64_t(c) * well_scratch_per_completion;
+    f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
+  }
+  return f;
 }
 
 // BHP that makes the weighted well rate F(bhp) = sum_c w . Q_c(bhp) equal `goal`. F is
 // continuous, piecewise linear and non-decreasing in bhp with a kink at each completion's
 // breakpoint bp_c = p_c - head_c (where the connection turns from producing to injecting),
 // so the root is found exactly from the values at the breakpoints. Scratch per completion:
-// [0] breakpoint, [1] slope below it (producing), [2] slope above it (injecting).
+// [0] breakpoint, [1] slope below it (producing), [2] slope above it (injecting), [3] F at the
+// breakpoint (well_rate_at, filled by the caller: lanes over the completions).
 // Returns false when no BHP reaches the goal (all slopes on that side are zero).
 BLOCKRES_HD bool solve_well_bhp(const double* scratch, index_t nc, double goal, double& bhp)
 {
-  auto F = [&](double b) {
-    double f = 0.0;
-    for (index_t c = 0; c < nc; ++c) {
-      const double* s = scratch + size64_t(c) * well_scratch_per_completion;
-      f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
-    }
-    return f;
-  };
   bool has_lo = false, has_hi = false;
   double lo = 0, flo = 0, hi = 0, fhi = 0;
   for (index_t k = 0; k < nc; ++k) {
     const double bp = scratch[size64_t(k) * well_scratch_per_completion];
-    const double f = F(bp);
+    const double f = scratch[size64_t(k) * well_scratch_per_completion + 3];
     if (f <= goal && (!has_lo || bp > lo)) has_lo = true, lo = bp, flo = f;
     if (f >= goal && (!has_hi || bp < hi)) has_hi = true, hi = bp, fhi = f;
   }
@@ -259,9 +311,11 @@ BLOCKRES_HD bool solve_well_bhp(const double* scratch, index_t nc, double goal, 
 // Adds well w's connection rates to R and their derivatives to J (block rows of its
 // completed cells), and writes the well's BHP and rates to W.out. Under rate control the BHP
 // is an implicit function of every completed cell's state: its derivative couples the cells
-// through the blocks in W.couple_block (exact Newton, no separate well unknown).
+// through the blocks in W.couple_block (exact Newton, no separate well unknown). Lanes: over the
+// completions, then over the completion pairs of the coupling blocks (see NoSync).
+template <class Sync = NoSync>
 BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, const MeshView& M, const double* x,
-                               double* R, double* J, int w)
+                               double* R, double* J, int w, int lane = 0, int nl = 1, Sync sync = {})
 {
   using D3 = Dual<3>;
   const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1], nc = c1 - c0;
@@ -275,7 +329,7 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
   bool reachable = false;
   double needed = 0.0;  // the BHP that meets the rate target, when reachable
   if (control != control_bhp) {
-    for (index_t c = 0; c < nc; ++c) {
+    for (index_t c = lane; c < nc; c += nl) {
       const index_t cell = W.comp_cell[c0 + c];
       const CellProps<double> cp = cell_props(P, x[2 * cell], x[2 * cell + 1]);
       const double wi = W.comp_wi[c0 + c];
@@ -284,6 +338,11 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
       s[1] = wi * (ww * cp.b[water] * cp.mob[water] + wo * cp.b[oil] * cp.mob[oil]);
       s[2] = wi * ww * cp.b[water] * (cp.mob[water] + cp.mob[oil]);
     }
+    sync();
+    for (index_t k = lane; k < nc; k += nl)
+      scr[size64_t(k) * well_scratch_per_completion + 3] =
+          well_rate_at(scr, nc, scr[size64_t(k) * well_scratch_per_completion]);
+    sync();
     const double goal = W.kind[w] == well_injector ? W.target[w] : -W.target[w];
     reachable = solve_well_bhp(scr, nc, goal, needed);
     const bool beyond = W.kind[w] == well_injector ? needed > W.bhp_value[w] : needed < W.bhp_value[w];
@@ -293,10 +352,10 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
       at_bhp = !(reachable && !beyond);
       if (!at_bhp) bhp = needed;
     }
+    sync();  // every lane has read the scratch before it is overwritten
   }
 
-  double dF_dbhp = 0.0, qw = 0.0, qo = 0.0;
-  for (index_t c = 0; c < nc; ++c) {
+  for (index_t c = lane; c < nc; c += nl) {
     const index_t cell = W.comp_cell[c0 + c];
     const D3 p = D3::variable(x[2 * cell], 0), sw = D3::variable(x[2 * cell + 1], 1), b = D3::variable(bhp, 2);
     const CellProps<D3> cp = cell_props(P, p, sw);
@@ -314,32 +373,46 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
     s[0] = Q[water].v, s[1] = Q[oil].v;
     s[2] = Q[water].d[0], s[3] = Q[water].d[1], s[4] = Q[oil].d[0], s[5] = Q[oil].d[1];
     s[6] = Q[water].d[2], s[7] = Q[oil].d[2];
-    dF_dbhp += ww * s[6] + wo * s[7];
-    qw += Q[water].v;
-    qo += Q[oil].v;
   }
-  const bool coupled = !at_bhp && dF_dbhp > 0.0;
+  sync();
+  double dF_dbhp = 0.0;
   for (index_t c = 0; c < nc; ++c) {
+    const double* s = scr + size64_t(c) * well_scratch_per_completion;
+    dF_dbhp += ww * s[6] + wo * s[7];
+  }
+  for (index_t c = lane; c < nc; c += nl) {
     const index_t cell = W.comp_cell[c0 + c];
     const double* s = scr + size64_t(c) * well_scratch_per_completion;
     R[2 * cell] -= s[0];
     R[2 * cell + 1] -= s[1];
     double* Jd = J + size64_t(M.diag_block[cell]) * 4;
     Jd[0] -= s[2], Jd[1] -= s[3], Jd[2] -= s[4], Jd[3] -= s[5];
-    if (!coupled) continue;
-    for (index_t c2 = 0; c2 < nc; ++c2) {
+  }
+  const bool coupled = !at_bhp && dF_dbhp > 0.0;
+  if (coupled) {
+    sync();  // the pair (c, c) is the diagonal block just written
+    for (size64_t t = lane; t < size64_t(nc) * size64_t(nc); t += nl) {
+      const index_t c = index_t(t / size64_t(nc)), c2 = index_t(t % size64_t(nc));
+      const double* s = scr + size64_t(c) * well_scratch_per_completion;
       const double* s2 = scr + size64_t(c2) * well_scratch_per_completion;
       // d bhp / d x_c2 = -(dF/dx_c2) / (dF/dbhp)
       const double db_dp = -(ww * s2[2] + wo * s2[4]) / dF_dbhp;
       const double db_ds = -(ww * s2[3] + wo * s2[5]) / dF_dbhp;
-      double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + size64_t(c) * nc + c2]) * 4;
+      double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + t]) * 4;
       Jc[0] -= s[6] * db_dp, Jc[1] -= s[6] * db_ds;
       Jc[2] -= s[7] * db_dp, Jc[3] -= s[7] * db_ds;
     }
   }
-  double* out = W.out + size64_t(w) * well_out_per_well;
-  out[0] = bhp, out[1] = qw, out[2] = qo, out[3] = at_bhp ? 1.0 : 0.0;
-  out[4] = reachable ? 1.0 : 0.0, out[5] = needed;
+  if (lane == 0) {
+    double qw = 0.0, qo = 0.0;
+    for (index_t c = 0; c < nc; ++c) {
+      const double* s = scr + size64_t(c) * well_scratch_per_completion;
+      qw += s[0], qo += s[1];
+    }
+    double* out = W.out + size64_t(w) * well_out_per_well;
+    out[0] = bhp, out[1] = qw, out[2] = qo, out[3] = at_bhp ? 1.0 : 0.0;
+    out[4] = reachable ? 1.0 : 0.0, out[5] = needed;
+  }
 }
 
 // Terms reduced over cells for the convergence test:

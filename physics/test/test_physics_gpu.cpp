@@ -139,16 +139,17 @@ TEST_P(AssemblyGpu, AccumulationBlocksMatchCpu)
 
 TEST(AssemblyGpu, LargeGridMatchesCpu)
 {
-  // Enough cells to fill many thread blocks, odd dimensions.
+  // Enough cells to fill many thread blocks, odd dimensions; a rate-controlled well with 13
+  // completions: 169 coupling blocks, more than the 128 threads of its thread block.
   auto setup = test::small_setup(false, 5);
-  setup.grid.nx = 37, setup.grid.ny = 29, setup.grid.nz = 11;
-  setup.grid.dx.assign(37, 7.0), setup.grid.dy.assign(29, 9.0), setup.grid.dz.assign(11, 2.0);
-  const std::size_t n = 37 * 29 * 11;
+  setup.grid.nx = 37, setup.grid.ny = 29, setup.grid.nz = 13;
+  setup.grid.dx.assign(37, 7.0), setup.grid.dy.assign(29, 9.0), setup.grid.dz.assign(13, 2.0);
+  const std::size_t n = 37 * 29 * 13;
   setup.rock.porosity.assign(n, 0.2);
-  setup.rock.kx = lognormal_field(37, 29, 11, std::log(200.0), 1.0, 3.0, 99);
+  setup.rock.kx = lognormal_field(37, 29, 13, std::log(200.0), 1.0, 3.0, 99);
   for (auto& k : setup.rock.kx) k *= units::millidarcy;
   setup.rock.ky = setup.rock.kx, setup.rock.kz = setup.rock.kx;
-  setup.wells[1].i = 36, setup.wells[1].j = 28, setup.wells[1].k_bottom = 10;
+  setup.wells[1].i = 36, setup.wells[1].j = 28, setup.wells[1].k_bottom = 12;
   setup.wells[2].i = 36, setup.wells[2].j = 0;
   Pair P(setup);
   P.assemble(10 * units::day);
