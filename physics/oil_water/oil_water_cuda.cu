@@ -33,12 +33,28 @@ __global__ void face_props_kernel(OilWaterParams P, MeshView M, const double* __
   if (i < M.ncell) store_face_props(P, x, i, M.face_props, size64_t(M.ncell));
 }
 
-__global__ void assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x,
-                                      const double* __restrict__ x0, double dt, double* __restrict__ R,
-                                      double* __restrict__ J)
+// A thread block's rows are one contiguous stretch of Jacobian blocks. When it fits the stage (the
+// 7-point rows of its cells; not a stretch with a well's coupling blocks), each thread writes its row
+// into shared memory and the thread block then copies the stretch out with coalesced 16-byte
+// stores; otherwise each thread writes its row straight to J.
+constexpr int cell_block = 128, cell_stage_blocks = 7 * cell_block;  // 28 KiB
+__global__ void __launch_bounds__(cell_block)
+    assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x, const double* __restrict__ x0,
+                          double dt, double* __restrict__ R, double* __restrict__ J)
 {
-  const index_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i);
+  __shared__ __align__(16) double stage[4 * cell_stage_blocks];
+  const index_t i0 = index_t(blockIdx.x) * cell_block, i = i0 + threadIdx.x;
+  const index_t i1 = min(M.ncell, i0 + cell_block);
+  const index_t k0 = M.row_ptr[i0], k1 = M.row_ptr[i1];
+  if (k1 - k0 > cell_stage_blocks) {
+    if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i);
+    return;
+  }
+  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, stage, i, k0);
+  __syncthreads();
+  const double2* src = reinterpret_cast<const double2*>(stage);
+  double2* dst = reinterpret_cast<double2*>(J + size64_t(k0) * 4);
+  for (index_t t = threadIdx.x; t < 2 * (k1 - k0); t += cell_block) dst[t] = src[t];
 }
 
 __global__ void __launch_bounds__(well_block) assemble_wells_kernel(OilWaterParams P, WellsView W, MeshView M,
@@ -112,14 +128,13 @@ void assemble(stream_t s, const OilWaterParams& P, const MeshView& M, const Well
               const double* x0, double dt, double* R, double* J)
 {
   if (M.ncell == 0) return;
-  const int block = 128;
   if (!M.face_props) throw std::invalid_argument("cuda::assemble: the mesh view has no face property array");
-  if (reinterpret_cast<std::uintptr_t>(J) % 16 != 0)  // store_block's 16-byte stores
-    throw std::invalid_argument("cuda::assemble: the Jacobian's values are not 16-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(J) % 16 != 0 || reinterpret_cast<std::uintptr_t>(R) % 16 != 0)  // 16-byte stores
+    throw std::invalid_argument("cuda::assemble: the Jacobian's values or the residual are not 16-byte aligned");
   // every cell's properties once, then each face from its two cells' (face_flux_stored)
   face_props_kernel<<<blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  assemble_cells_kernel<<<blocks_for(M.ncell, block), block, 0, s>>>(P, M, x, x0, dt, R, J);
+  assemble_cells_kernel<<<blocks_for(M.ncell, cell_block), cell_block, 0, s>>>(P, M, x, x0, dt, R, J);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   if (W.nwell > 0) {
     assemble_wells_kernel<<<W.nwell, well_block, 0, s>>>(P, W, M, x, R, J);

@@ -159,14 +159,15 @@ BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, 
   }
 }
 
-// Writes block row i of the Jacobian (all its blocks) and R_i, without wells.
+// Writes block row i of the Jacobian (all its blocks) and R_i, without wells: Jacobian block k at
+// J + 4 (k - jbase) (jbase: the first block of a stage that holds a stretch of rows, CUDA; else 0).
 // Stored: the faces from M.face_props (store_face_props of every cell, CUDA), else each face's cell
 // properties evaluated here (face_flux). Stored, a row that holds only the diagonal and one block per
 // face (no well coupling blocks) is written directly, each block once with 0 + its value (the same
 // bits as clearing it and adding); other rows are cleared first and added to.
 template <bool Stored = false>
 BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
-                               double dt, double* R, double* J, index_t i)
+                               double dt, double* R, double* J, index_t i, index_t jbase = 0)
 {
   using D2 = Dual<2>;
   using D4 = Dual<4>;
@@ -174,7 +175,7 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   const bool direct = Stored && M.row_ptr[i + 1] - M.row_ptr[i] == 1 + (n1 - n0);
   if (!direct)
     for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k)
-      for (int e = 0; e < 4; ++e) J[size64_t(k) * 4 + e] = 0.0;
+      for (int e = 0; e < 4; ++e) J[size64_t(k - jbase) * 4 + e] = 0.0;
 
   double r[num_phases];
   double jd[4];
@@ -209,7 +210,7 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
     }
     const double sgn = first ? 1.0 : -1.0;
     const int own = first ? 0 : 2, other = first ? 2 : 0;
-    double* Jo = J + size64_t(M.nbr_block[n]) * 4;
+    double* Jo = J + size64_t(M.nbr_block[n] - jbase) * 4;
     for (int ph = 0; ph < num_phases; ++ph) {
       r[ph] += sgn * F[ph].v;
       for (int v = 0; v < 2; ++v) jd[2 * ph + v] += sgn * F[ph].d[own + v];
@@ -222,9 +223,13 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
         for (int v = 0; v < 2; ++v) Jo[2 * ph + v] += sgn * F[ph].d[other + v];
     }
   }
+#ifdef __CUDA_ARCH__
+  reinterpret_cast<double2*>(R)[i] = make_double2(r[water], r[oil]);
+#else
   R[2 * i] = r[water];
   R[2 * i + 1] = r[oil];
-  double* Jd = J + size64_t(M.diag_block[i]) * 4;
+#endif
+  double* Jd = J + size64_t(M.diag_block[i] - jbase) * 4;
   if (direct) {
     store_block(Jd, 0.0 + jd[0], 0.0 + jd[1], 0.0 + jd[2], 0.0 + jd[3]);
   } else {
