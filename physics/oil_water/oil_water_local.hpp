@@ -108,17 +108,17 @@ BLOCKRES_HD Dual<4> stored_dual(const double* q, size64_t stride, int off)
   return r;
 }
 
-// face_flux from the stored properties of cells a (props + a: slots 0, 1) and b (props + b: slots 2, 3).
-BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, double za, const double* B, double zb,
-                                  double trans, size64_t stride, Dual<4> F[num_phases])
+// face_flux from the stored properties of cells a (entry e at A[e * sa]: slots 0, 1) and b (B[e * sb]:
+// slots 2, 3).
+BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, size64_t sa, double za, const double* B,
+                                  size64_t sb, double zb, double trans, Dual<4> F[num_phases])
 {
   using D4 = Dual<4>;
   for (int ph = 0; ph < num_phases; ++ph) {
-    const size64_t rho = size64_t(3 * ph) * stride, pr = size64_t(6 + 3 * ph) * stride,
-                   mb = size64_t(12 + 3 * ph) * stride;
-    const D4 rho_face = 0.5 * (stored_dual(A + rho, stride, 0) + stored_dual(B + rho, stride, 2));
-    const D4 dphi = (stored_dual(A + pr, stride, 0) - stored_dual(B + pr, stride, 2)) - rho_face * (P.gravity * (za - zb));
-    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + mb, stride, 0) : stored_dual(B + mb, stride, 2);
+    const int rho = 3 * ph, pr = 6 + 3 * ph, mb = 12 + 3 * ph;
+    const D4 rho_face = 0.5 * (stored_dual(A + rho * sa, sa, 0) + stored_dual(B + rho * sb, sb, 2));
+    const D4 dphi = (stored_dual(A + pr * sa, sa, 0) - stored_dual(B + pr * sb, sb, 2)) - rho_face * (P.gravity * (za - zb));
+    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + mb * sa, sa, 0) : stored_dual(B + mb * sb, sb, 2);
     F[ph] = trans * mobb * dphi;
   }
 }
@@ -195,14 +195,22 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   }
   // Fluxes. Each face is evaluated in its canonical orientation (lower cell first) by both
   // cells, so the two contributions cancel exactly in the mass balance.
+  double own[Stored ? face_props_doubles : 1];
+  if constexpr (Stored)
+    for (int e = 0; e < face_props_doubles; ++e) own[e] = M.face_props[size64_t(e) * size64_t(M.ncell) + i];
   for (index_t n = n0; n < n1; ++n) {
     const index_t j = M.nbr_cell[n];
     const bool first = i < j;
     const index_t a = first ? i : j, b = first ? j : i;
     D4 F[num_phases];
     if constexpr (Stored) {
-      face_flux_stored(P, M.face_props + a, M.depth[a], M.face_props + b, M.depth[b], M.nbr_trans[n],
-                       size64_t(M.ncell), F);
+      // The cell's own properties from registers (own), the neighbour's from the stored array; two
+      // calls with fixed roles, so that `own` stays in registers.
+      const size64_t stride = size64_t(M.ncell);
+      if (first)
+        face_flux_stored(P, own, 1, M.depth[a], M.face_props + b, stride, M.depth[b], M.nbr_trans[n], F);
+      else
+        face_flux_stored(P, M.face_props + a, stride, M.depth[a], own, 1, M.depth[b], M.nbr_trans[n], F);
     } else {
       const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
       const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);
