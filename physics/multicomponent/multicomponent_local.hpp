@@ -18,6 +18,7 @@
 #pragma once
 
 #include "kernels/common.hpp"
+#include "physics/well_rate.hpp"
 
 #include <cmath>
 
@@ -445,12 +446,7 @@ BLOCKRES_HD void prepare_well(const Params& P, const Wells& W, const double* x, 
 // (bracket_merge gives the result of the sequential loop: equal breakpoints have equal F).
 BLOCKRES_HD double well_rate_at(const double* scratch, index_t ncomp, double b)
 {
-  double f = 0.0;
-  for (index_t c = 0; c < ncomp; ++c) {
-    const double* s = scratch + size64_t(c) * well_scratch_per_completion;
-    f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
-  }
-  return f;
+  return piecewise_well_rate(scratch, well_scratch_per_completion, ncomp, b);
 }
 struct BhpBracket {
   bool has_lo = false, has_hi = false;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "physics/oil_water/oil_water_props.hpp"
+#include "physics/well_rate.hpp"
 
 namespace blockres::physics {
 
@@ -287,12 +288,7 @@ BLOCKRES_HD void prepare_well(const OilWaterParams& P, const WellsView& W, const
 // The weighted well rate F(b) = sum_c w . Q_c(b) from the scratch of solve_well_bhp.
 BLOCKRES_HD double well_rate_at(const double* scratch, index_t nc, double b)
 {
-  double f = 0.0;
-  for (index_t c = 0; c < nc; ++c) {
-    const double* s = scratch + size64_t(c) * well_scratch_per_completion;
-    f += (b < s[0] ? s[1] : s[2]) * (b - s[0]);
-  }
-  return f;
+  return piecewise_well_rate(scratch, well_scratch_per_completion, nc, b);
 }
 
 // BHP that makes the weighted well rate F(bhp) = sum_c w . Q_c(bhp) equal `goal`. F is
