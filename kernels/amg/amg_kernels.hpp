@@ -22,16 +22,27 @@ struct Csr {
 };
 
 // View of a CSR matrix in some executor's memory (the finest level is A's own storage, a bs = 1
-// BsrMatrix, without a copy). nnz is stored so that device views need no read of row_ptr.
-struct CsrRef {
+// BsrMatrix, without a copy). nnz is stored so that device views need no read of row_ptr. V: the
+// values' type; CsrRef32 is the fp32 storage of the cycle (AmgStorage::fp32), whose kernels read
+// fp32 values and compute in fp64 with fp64 vectors.
+template <class V>
+struct CsrRefT {
   index_t nrows = 0;
   index_t ncols = 0;
   const index_t* row_ptr = nullptr;
   const index_t* col_ind = nullptr;
-  const double* values = nullptr;
+  const V* values = nullptr;
   index_t nz = -1;  // < 0: read row_ptr[nrows] (host views only)
   index_t nnz() const { return nz >= 0 ? nz : row_ptr ? row_ptr[nrows] : 0; }
 };
+using CsrRef = CsrRefT<double>;
+using CsrRef32 = CsrRefT<float>;
+// The same matrix with other values (its fp32 copy).
+template <class V, class W>
+CsrRefT<V> with_values(const CsrRefT<W>& A, const V* values)
+{
+  return {A.nrows, A.ncols, A.row_ptr, A.col_ind, values, A.nz};
+}
 inline CsrRef ref(const Csr& A)
 {
   return {A.nrows, A.ncols, A.row_ptr.data(), A.col_ind.data(), A.values.data(), A.nnz()};
@@ -171,20 +182,29 @@ double jacobi_radius_bound(const CsrRef& A);
 // usable.
 index_t jacobi_scaling(const CsrRef& A, double omega, bool l1, double* dinv);
 
+// The cycle's operations, each for fp64 values and for fp32 values (read as fp64: every product
+// and sum in fp64, vectors fp64).
 // y = alpha A x + beta y (beta == 0: y is not read).
 void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y);
+void spmv(const CsrRef32& A, double alpha, const double* x, double beta, double* y);
 
 // One Jacobi sweep: x_out = x_in + dinv .* (b - A x_in) (x_in == nullptr: zero, x_out = dinv .* b).
 // x_out must not alias x_in.
 void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);
+void jacobi_sweep(const CsrRef32& A, const double* dinv, const double* b, const double* x_in, double* x_out);
 
 // r = b - A x.
 void residual(const CsrRef& A, const double* b, const double* x, double* r);
+void residual(const CsrRef32& A, const double* b, const double* x, double* r);
 
 // One Jacobi sweep from zero and its residual: x = dinv .* b, then r = b - A x (a V-cycle level's
 // pre-smoothing with one sweep; the CUDA twin forms x_j = dinv_j b_j inside the residual's row sums
 // instead of reading x back, one pass instead of two, same x bits). x and r must not alias b.
 void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
+void smooth_zero_residual(const CsrRef32& A, const double* dinv, const double* b, double* x, double* r);
+
+// out[k] = the fp32 value nearest to in[k] (round to nearest even; beyond the fp32 range +-inf).
+void to_fp32(size64_t n, const double* in, float* out);
 
 // ---- ILU(0) smoother ----
 

@@ -4,6 +4,7 @@
 #include "kernels/parallel_cpu.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <stdexcept>
 
@@ -368,17 +369,21 @@ index_t jacobi_scaling(const CsrRef& A, double omega, bool l1, double* dinv)
   return bad;
 }
 
-void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y)
+namespace {
+
+template <class V>
+void spmv_t(const CsrRefT<V>& A, double alpha, const double* x, double beta, double* y)
 {
 #pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     double s = 0.0;
-    for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s += A.values[p] * x[A.col_ind[p]];
+    for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s += double(A.values[p]) * x[A.col_ind[p]];
     y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
   }
 }
 
-void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out)
+template <class V>
+void jacobi_sweep_t(const CsrRefT<V>& A, const double* dinv, const double* b, const double* x_in, double* x_out)
 {
   if (!x_in) {
 #pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
@@ -388,25 +393,59 @@ void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const do
 #pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     double s = b[i];
-    for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s -= A.values[p] * x_in[A.col_ind[p]];
+    for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s -= double(A.values[p]) * x_in[A.col_ind[p]];
     x_out[i] = x_in[i] + dinv[i] * s;
   }
 }
 
-void residual(const CsrRef& A, const double* b, const double* x, double* r)
+template <class V>
+void residual_t(const CsrRefT<V>& A, const double* b, const double* x, double* r)
 {
 #pragma omp parallel for schedule(static) if (parallel_worth(size64_t(A.nnz()) + A.nrows))
   for (index_t i = 0; i < A.nrows; ++i) {
     double s = b[i];
-    for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s -= A.values[p] * x[A.col_ind[p]];
+    for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) s -= double(A.values[p]) * x[A.col_ind[p]];
     r[i] = s;
   }
 }
+
+}  // namespace
+
+void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) { spmv_t(A, alpha, x, beta, y); }
+void spmv(const CsrRef32& A, double alpha, const double* x, double beta, double* y) { spmv_t(A, alpha, x, beta, y); }
+
+void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out)
+{
+  jacobi_sweep_t(A, dinv, b, x_in, x_out);
+}
+void jacobi_sweep(const CsrRef32& A, const double* dinv, const double* b, const double* x_in, double* x_out)
+{
+  jacobi_sweep_t(A, dinv, b, x_in, x_out);
+}
+
+void residual(const CsrRef& A, const double* b, const double* x, double* r) { residual_t(A, b, x, r); }
+void residual(const CsrRef32& A, const double* b, const double* x, double* r) { residual_t(A, b, x, r); }
 
 void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r)
 {
   jacobi_sweep(A, dinv, b, nullptr, x);  // the two steps of the V-cycle before the fusion: same bits
   residual(A, b, x, r);
+}
+void smooth_zero_residual(const CsrRef32& A, const double* dinv, const double* b, double* x, double* r)
+{
+  jacobi_sweep(A, dinv, b, nullptr, x);
+  residual(A, b, x, r);
+}
+
+void to_fp32(size64_t n, const double* in, float* out)
+{
+  constexpr double big = std::numeric_limits<float>::max();
+  constexpr float inf = std::numeric_limits<float>::infinity();
+#pragma omp parallel for schedule(static) if (parallel_worth(n))
+  for (size64_t k = 0; k < n; ++k) {
+    const double v = in[k];  // saturated explicitly: a conversion out of range is undefined in C++
+    out[k] = v > big ? inf : v < -big ? -inf : static_cast<float>(v);
+  }
 }
 
 void sorted_pattern(const CsrRef& A, std::vector<index_t>& col_sorted, std::vector<index_t>& perm)

@@ -383,9 +383,9 @@ enum RowMode { spmv_mode, jacobi_mode, residual_mode, zero_residual_mode, lower_
 //   zero_residual: x_j = dinv_j b_j in the sum (x is not read), y = b - s and x_out = dinv .* b
 //   lower_sweep:   the sum over j < i only, y = b - s        (cpu::ilu_jacobi_sweep)
 //   upper_sweep:   the sum over j > i only, y = dinv (b - s)
-template <int G, int Mode>
+template <int G, int Mode, class V>
 __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t* __restrict__ rp,
-                                                       const index_t* __restrict__ ci, const double* __restrict__ v,
+                                                       const index_t* __restrict__ ci, const V* __restrict__ v,
                                                        const double* __restrict__ x, double alpha, double beta,
                                                        const double* __restrict__ b, const double* __restrict__ dinv,
                                                        double* __restrict__ y, double* __restrict__ x_out)
@@ -400,15 +400,15 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t*
     if (Mode == zero_residual_mode) {
       for (index_t p = rp[row] + lane; p < end; p += G) {
         const index_t c = ci[p];
-        s += v[p] * (dinv[c] * b[c]);
+        s += double(v[p]) * (dinv[c] * b[c]);
       }
     } else if (Mode == lower_sweep_mode || Mode == upper_sweep_mode) {
       for (index_t p = rp[row] + lane; p < end; p += G) {
         const index_t c = ci[p];
-        if (Mode == lower_sweep_mode ? c < row : c > row) s += v[p] * x[c];
+        if (Mode == lower_sweep_mode ? c < row : c > row) s += double(v[p]) * x[c];
       }
     } else {
-      for (index_t p = rp[row] + lane; p < end; p += G) s += v[p] * x[ci[p]];
+      for (index_t p = rp[row] + lane; p < end; p += G) s += double(v[p]) * x[ci[p]];
     }
   }
 #pragma unroll
@@ -421,6 +421,15 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t*
   else {
     y[row] = b[row] - s;
     x_out[row] = dinv[row] * b[row];
+  }
+}
+
+__global__ void to_fp32_kernel(size64_t n, const double* __restrict__ in, float* __restrict__ out)
+{
+  constexpr double big = 3.4028234663852886e38;  // FLT_MAX
+  for (size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; k < n; k += size64_t(gridDim.x) * blockDim.x) {
+    const double v = in[k];
+    out[k] = v > big ? __int_as_float(0x7f800000) : v < -big ? __int_as_float(0xff800000) : __double2float_rn(v);
   }
 }
 
@@ -441,8 +450,8 @@ size64_t resident_threads()  // device_resident_threads, read once
   return threads;
 }
 
-template <int Mode>
-void csr_rows(stream_t s, const CsrRef& A, const double* x, double alpha, double beta, const double* b,
+template <int Mode, class V>
+void csr_rows(stream_t s, const CsrRefT<V>& A, const double* x, double alpha, double beta, const double* b,
               const double* dinv, double* y, double* x_out = nullptr)
 {
   const index_t n = A.nrows;
@@ -451,8 +460,8 @@ void csr_rows(stream_t s, const CsrRef& A, const double* x, double alpha, double
     constexpr int G = decltype(g)::value;
     const size64_t threads = size64_t(n) * G;
     const unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
-    csr_rows_kernel<G, Mode><<<blocks, 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, x, alpha, beta, b, dinv, y,
-                                                    x_out);
+    csr_rows_kernel<G, Mode, V><<<blocks, 256, 0, s>>>(n, A.row_ptr, A.col_ind, A.values, x, alpha, beta, b, dinv, y,
+                                                       x_out);
   };
   switch (cycle_lane_group(n, A.nnz(), resident_threads())) {
     case 2: launch(std::integral_constant<int, 2>{}); break;
@@ -733,12 +742,11 @@ bool equal2(stream_t s, const index_t* a1, const index_t* b1, size64_t n1, const
   return read(s, scratch) == 0;
 }
 
-void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double beta, double* y)
-{
-  csr_rows<spmv_mode>(s, A, x, alpha, beta, nullptr, nullptr, y);
-}
+namespace {
 
-void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out)
+template <class V>
+void jacobi_sweep_t(stream_t s, const CsrRefT<V>& A, const double* dinv, const double* b, const double* x_in,
+                    double* x_out)
 {
   if (A.nrows == 0) return;
   if (!x_in) {
@@ -749,7 +757,31 @@ void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double*
   csr_rows<jacobi_mode>(s, A, x_in, 0.0, 0.0, b, dinv, x_out);
 }
 
+}  // namespace
+
+void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double beta, double* y)
+{
+  csr_rows<spmv_mode>(s, A, x, alpha, beta, nullptr, nullptr, y);
+}
+void spmv(stream_t s, const CsrRef32& A, double alpha, const double* x, double beta, double* y)
+{
+  csr_rows<spmv_mode>(s, A, x, alpha, beta, nullptr, nullptr, y);
+}
+
+void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out)
+{
+  jacobi_sweep_t(s, A, dinv, b, x_in, x_out);
+}
+void jacobi_sweep(stream_t s, const CsrRef32& A, const double* dinv, const double* b, const double* x_in, double* x_out)
+{
+  jacobi_sweep_t(s, A, dinv, b, x_in, x_out);
+}
+
 void residual(stream_t s, const CsrRef& A, const double* b, const double* x, double* r)
+{
+  csr_rows<residual_mode>(s, A, x, 0.0, 0.0, b, nullptr, r);
+}
+void residual(stream_t s, const CsrRef32& A, const double* b, const double* x, double* r)
 {
   csr_rows<residual_mode>(s, A, x, 0.0, 0.0, b, nullptr, r);
 }
@@ -757,6 +789,17 @@ void residual(stream_t s, const CsrRef& A, const double* b, const double* x, dou
 void smooth_zero_residual(stream_t s, const CsrRef& A, const double* dinv, const double* b, double* x, double* r)
 {
   csr_rows<zero_residual_mode>(s, A, nullptr, 0.0, 0.0, b, dinv, r, x);
+}
+void smooth_zero_residual(stream_t s, const CsrRef32& A, const double* dinv, const double* b, double* x, double* r)
+{
+  csr_rows<zero_residual_mode>(s, A, nullptr, 0.0, 0.0, b, dinv, r, x);
+}
+
+void to_fp32(stream_t s, size64_t n, const double* in, float* out)
+{
+  if (n == 0) return;
+  to_fp32_kernel<<<grid_for(n), 256, 0, s>>>(n, in, out);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 void ilu_jacobi_sweep(stream_t s, const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x,

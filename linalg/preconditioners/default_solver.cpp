@@ -134,7 +134,10 @@ std::string describe_preconditioner(const PreconditionerSpec& p)
     return o.max_block_size > 0 ? fmt::format("block-Jacobi (blocks up to {} rows)", o.max_block_size) : "block-Jacobi";
   }
   if (p.type == "jacobi") return "point Jacobi";
-  if (p.type == "amg") return options_as<AmgOptions>(p).cycle == AmgCycle::w ? "AMG W-cycle" : "AMG";
+  if (p.type == "amg") {
+    const AmgOptions& a = options_as<AmgOptions>(p);
+    return std::string(a.cycle == AmgCycle::w ? "AMG W-cycle" : "AMG") + (a.storage == AmgStorage::fp32 ? " in fp32" : "");
+  }
   if (p.type == "isai") return "ISAI";
   if (p.type == "none") return "none";
   return p.type;  // a registered preconditioner this function has not learnt to describe

@@ -54,6 +54,22 @@ struct Matrix {
   CsrRef ref() const { return {nrows, ncols, row_ptr.data(), col_ind.data(), values.data(), nnz()}; }
 };
 
+// A matrix as the cycle reads it: A with its fp64 values, or (v32 set) with the fp32 copy of its
+// values at v32 instead.
+struct CycleRef {
+  CsrRef A;
+  const float* v32 = nullptr;
+  CycleRef(const CsrRef& a) : A(a) {}  // NOLINT: implicit, an fp64 operator is a cycle operator
+  CycleRef(const CsrRef& a, const float* values32) : A(a), v32(values32) {}
+  // f(the CsrRef or CsrRef32 to compute with)
+  template <class F>
+  void visit(F&& f) const
+  {
+    if (v32) f(with_values(A, v32));
+    else f(A);
+  }
+};
+
 class Ops;  // the backend's operations (amg_ops.hpp)
 
 // A sparse product the backend cannot form (cuSPARSE "insufficient resources"); the setup then
@@ -77,6 +93,7 @@ struct Level {
   bool smoothed = false;     // smoothed-aggregation P on this level (else piecewise constant)
   bool p_ready = false;      // P and R hold values (keep_interpolation: not recomputed)
   Array<double> dinv;        // smoother scaling (Jacobi smoothers)
+  Array<float> A32, P32, R32;  // AmgStorage::fp32: the values of A (not on level 0), P and R in fp32
   std::unique_ptr<Plan> ilu; // ILU(0) smoother: pattern, schedule, factors (Ops::ilu_symbolic)
   mutable Array<double> x, b, r, t;  // cycle work vectors
 };
@@ -138,11 +155,19 @@ class AmgPreconditioner final : public Preconditioner {
   void cycle(int l, bool zero_guess) const;  // one cycle on level l (from x = 0, or from L.x)
   double cycle_bytes(int l, bool zero_guess) const;  // the bytes cycle(l, zero_guess) moves
   void cycles() const;                        // the apply's opt_.cycles cycles on level 0
+  // AmgStorage::fp32: the fp32 copies of the finest operator's values (every setup) and of every
+  // level's operator and transfer operators (full and numeric setups), queued on the backend.
+  void narrow_fine();
+  void narrow_levels();
+  // Level l's operator, and a transfer operator (P or R with its fp32 copy), in the cycle's storage.
+  amg::CycleRef cycle_operator(int l) const;
+  amg::CycleRef cycle_transfer(const amg::Matrix& M, const Array<float>& m32) const;
 
   ExecPtr exec_;
   AmgOptions opt_;
   std::unique_ptr<amg::Ops> ops_;
   amg::CsrRef fine_;  // the last setup's matrix
+  Array<float> fine32_;  // AmgStorage::fp32: its values in fp32
   Array<index_t> key_row_ptr_, key_col_ind_;  // structure of the last full setup
   std::vector<amg::Level> levels_;
   // Coarsest level: dense LU (row-major, one-block batch layout).

@@ -64,14 +64,18 @@ class Ops {
   virtual void ilu_sweep(const Plan& plan, const CsrRef& A, const double* b, const double* x_in, double* x_out,
                          double* work) = 0;
 
-  // Cycle.
+  // Cycle. The operator is a CycleRef: fp64 values, or with fp32 storage (AmgStorage::fp32) the
+  // fp32 copy of its values, read in fp64 arithmetic with fp64 vectors.
   virtual void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b,
                             double* x) = 0;
-  virtual void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) = 0;
-  virtual void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) = 0;
-  virtual void residual(const CsrRef& A, const double* b, const double* x, double* r) = 0;
+  virtual void spmv(const CycleRef& A, double alpha, const double* x, double beta, double* y) = 0;
+  virtual void jacobi_sweep(const CycleRef& A, const double* dinv, const double* b, const double* x_in,
+                            double* x_out) = 0;
+  virtual void residual(const CycleRef& A, const double* b, const double* x, double* r) = 0;
   // jacobi_sweep from zero, then residual (one pass on CUDA; see cpu::smooth_zero_residual).
-  virtual void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) = 0;
+  virtual void smooth_zero_residual(const CycleRef& A, const double* dinv, const double* b, double* x, double* r) = 0;
+  // The fp32 copy of n values (the setups of fp32 storage).
+  virtual void to_fp32(size64_t n, const double* in, float* out) = 0;
 
   // Work recorded once and replayed as one launch (CUDA graphs, linalg/stream_graph.hpp), one
   // recording per slot:

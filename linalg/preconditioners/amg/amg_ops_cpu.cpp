@@ -206,19 +206,23 @@ class CpuOps final : public Ops {
     layout.uniform = layout.max_size = n;
     kernels::cpu::lu_solve(layout, lu.data(), piv.data(), b, x);
   }
-  void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) override
+  void spmv(const CycleRef& M, double alpha, const double* x, double beta, double* y) override
   {
-    cpu::spmv(A, alpha, x, beta, y);
+    M.visit([&](const auto& A) { cpu::spmv(A, alpha, x, beta, y); });
   }
-  void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) override
+  void jacobi_sweep(const CycleRef& M, const double* dinv, const double* b, const double* x_in, double* x_out) override
   {
-    cpu::jacobi_sweep(A, dinv, b, x_in, x_out);
+    M.visit([&](const auto& A) { cpu::jacobi_sweep(A, dinv, b, x_in, x_out); });
   }
-  void residual(const CsrRef& A, const double* b, const double* x, double* r) override { cpu::residual(A, b, x, r); }
-  void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) override
+  void residual(const CycleRef& M, const double* b, const double* x, double* r) override
   {
-    cpu::smooth_zero_residual(A, dinv, b, x, r);
+    M.visit([&](const auto& A) { cpu::residual(A, b, x, r); });
   }
+  void smooth_zero_residual(const CycleRef& M, const double* dinv, const double* b, double* x, double* r) override
+  {
+    M.visit([&](const auto& A) { cpu::smooth_zero_residual(A, dinv, b, x, r); });
+  }
+  void to_fp32(size64_t n, const double* in, float* out) override { cpu::to_fp32(n, in, out); }
 
  private:
   ExecPtr e_;

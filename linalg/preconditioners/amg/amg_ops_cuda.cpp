@@ -414,22 +414,23 @@ class CudaOps final : public Ops {
         });
   }
 
-  void spmv(const CsrRef& A, double alpha, const double* x, double beta, double* y) override
+  void spmv(const CycleRef& M, double alpha, const double* x, double beta, double* y) override
   {
-    cuda::spmv(s_, A, alpha, x, beta, y);
+    M.visit([&](const auto& A) { cuda::spmv(s_, A, alpha, x, beta, y); });
   }
-  void jacobi_sweep(const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out) override
+  void jacobi_sweep(const CycleRef& M, const double* dinv, const double* b, const double* x_in, double* x_out) override
   {
-    cuda::jacobi_sweep(s_, A, dinv, b, x_in, x_out);
+    M.visit([&](const auto& A) { cuda::jacobi_sweep(s_, A, dinv, b, x_in, x_out); });
   }
-  void residual(const CsrRef& A, const double* b, const double* x, double* r) override
+  void residual(const CycleRef& M, const double* b, const double* x, double* r) override
   {
-    cuda::residual(s_, A, b, x, r);
+    M.visit([&](const auto& A) { cuda::residual(s_, A, b, x, r); });
   }
-  void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r) override
+  void smooth_zero_residual(const CycleRef& M, const double* dinv, const double* b, double* x, double* r) override
   {
-    cuda::smooth_zero_residual(s_, A, dinv, b, x, r);
+    M.visit([&](const auto& A) { cuda::smooth_zero_residual(s_, A, dinv, b, x, r); });
   }
+  void to_fp32(size64_t n, const double* in, float* out) override { cuda::to_fp32(s_, n, in, out); }
 
  private:
   ExecPtr e_;

@@ -46,6 +46,8 @@ AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::
   if (opt_.trisolve_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: trisolve_sweeps must be >= 0");
   if (opt_.max_levels < 1) throw std::invalid_argument("AmgPreconditioner: max_levels must be >= 1");
   if (opt_.refresh_interval < 1) throw std::invalid_argument("AmgPreconditioner: refresh_interval must be >= 1");
+  if (opt_.storage == AmgStorage::fp32 && opt_.smoother == AmgSmoother::ilu0)
+    throw std::invalid_argument("AmgPreconditioner: fp32 storage needs a Jacobi smoother (not ilu0)");
   if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
     throw std::invalid_argument(
         fmt::format("AmgPreconditioner: max_coarse must be in 1..{}", kernels::batched_lu_max_size));
@@ -73,8 +75,9 @@ std::string AmgPreconditioner::name() const
     reuse = fmt::format(", kept within a time step up to {:g}% iteration growth", 100 * opt_.refresh_growth);
   else if (opt_.refresh_interval > 1)
     reuse = fmt::format(", refreshed every {} setups", opt_.refresh_interval);
-  return fmt::format("amg({}, {}, {} {}/{}{}{})", to_string(opt_.interpolation), agg, smoother, opt_.pre_sweeps,
-                     opt_.post_sweeps, cyc, reuse);
+  const std::string storage = opt_.storage == AmgStorage::fp32 ? ", fp32 storage" : "";
+  return fmt::format("amg({}, {}, {} {}/{}{}{}{})", to_string(opt_.interpolation), agg, smoother, opt_.pre_sweeps,
+                     opt_.post_sweeps, cyc, reuse, storage);
 }
 
 amg::CsrRef AmgPreconditioner::level_operator(int l) const
@@ -154,6 +157,7 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
       feedback_ = false;
       if (keep) {
         fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+        narrow_fine();
         ++stats_.kept_setups;
         return {};
       }
@@ -164,6 +168,7 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
     }
     if (++since_refresh_ < opt_.refresh_interval) {
       fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
+      narrow_fine();
       ++stats_.kept_setups;
       return {};
     }
@@ -363,6 +368,46 @@ void AmgPreconditioner::queue_finish()
   } else {
     ops_->coarse_factor_into(level_operator(nl - 1), coarse_lu_, coarse_piv_, status_.data() + nl);
   }
+  narrow_levels();
+}
+
+void AmgPreconditioner::narrow_fine()
+{
+  if (opt_.storage != AmgStorage::fp32) return;
+  const size64_t n = size64_t(fine_.nz);
+  if (fine32_.size() != n) fine32_ = Array<float>(exec_, n);  // the first setup (never inside a recording)
+  ops_->to_fp32(n, fine_.values, fine32_.data());
+}
+
+// Allocations happen in a full setup only (a numeric re-setup keeps every size), so a recorded
+// numeric re-setup replays the same copies into the same arrays.
+void AmgPreconditioner::narrow_levels()
+{
+  if (opt_.storage != AmgStorage::fp32) return;
+  narrow_fine();
+  auto narrow = [&](const amg::Matrix& M, Array<float>& m32) {
+    const size64_t n = M.values.size();
+    if (m32.size() != n) m32 = Array<float>(exec_, n);
+    ops_->to_fp32(n, M.values.data(), m32.data());
+  };
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    amg::Level& L = levels_[l];
+    if (l > 0) narrow(L.A, L.A32);
+    if (l + 1 < levels_.size()) narrow(L.P, L.P32), narrow(L.R, L.R32);
+  }
+}
+
+amg::CycleRef AmgPreconditioner::cycle_operator(int l) const
+{
+  const amg::CsrRef A = level_operator(l);
+  if (opt_.storage != AmgStorage::fp32) return A;
+  return {A, l == 0 ? fine32_.data() : levels_[static_cast<std::size_t>(l)].A32.data()};
+}
+
+amg::CycleRef AmgPreconditioner::cycle_transfer(const amg::Matrix& M, const Array<float>& m32) const
+{
+  if (opt_.storage != AmgStorage::fp32) return M.ref();
+  return {M.ref(), m32.data()};
 }
 
 SetupStatus AmgPreconditioner::read_status()
@@ -415,21 +460,23 @@ std::uint64_t AmgPreconditioner::launch_epoch() const
   LaunchKey k;
   k.add(reinterpret_cast<std::uintptr_t>(fine_.row_ptr)).add(reinterpret_cast<std::uintptr_t>(fine_.col_ind));
   k.add(reinterpret_cast<std::uintptr_t>(fine_.values)).add(std::uint64_t(fine_.nrows)).add(std::uint64_t(fine_.nz));
-  k.add(std::uint64_t(levels_.size())).add(std::uint64_t(coarse_direct_));
+  k.add(std::uint64_t(levels_.size())).add(std::uint64_t(coarse_direct_)).add(fine32_);
   for (const amg::Level& L : levels_) {
     for (const amg::Matrix* M : {&L.A, &L.P, &L.R}) k.add(M->row_ptr).add(M->col_ind).add(M->values);
-    k.add(L.dinv).add(L.b).add(L.r).add_pair(L.x, L.t);
+    k.add(L.dinv).add(L.b).add(L.r).add_pair(L.x, L.t).add(L.A32).add(L.P32).add(L.R32);
     k.add(reinterpret_cast<std::uintptr_t>(L.ilu.get()));
   }
   return k.add(coarse_lu_).add(coarse_piv_).value();
 }
 
 // Bytes of the operations of cycle(l, zero_guess), branch for branch: a CSR pass reads values and
-// columns (12 bytes an entry) and row pointers once, each vector it reads or writes once.
+// columns (12 bytes an entry; 8 with fp32 storage) and row pointers once, each vector it reads or
+// writes once.
 double AmgPreconditioner::cycle_bytes(int l, bool zero_guess) const
 {
   const amg::CsrRef A = level_operator(l);
-  const double n = A.nrows, csr = 12.0 * double(A.nnz()) + 4.0 * (n + 1.0);
+  const double entry = opt_.storage == AmgStorage::fp32 ? 8.0 : 12.0;
+  const double n = A.nrows, csr = entry * double(A.nnz()) + 4.0 * (n + 1.0);
   const int nl = num_levels();
   if (l == nl - 1 && coarse_direct_) return 8.0 * n * n + 4.0 * n + 16.0 * n;  // LU, pivots, b and x
   const double sweep = csr + 32.0 * n;       // x_in, b, dinv read, x_out written
@@ -446,11 +493,11 @@ double AmgPreconditioner::cycle_bytes(int l, bool zero_guess) const
                 csr + 24.0 * n;  // (zeroing), residual
   const Level& L = levels_[static_cast<std::size_t>(l)];
   const double nc = level_operator(l + 1).nrows;
-  bytes += 12.0 * double(L.R.nnz()) + 4.0 * (nc + 1.0) + 8.0 * (n + nc);  // restrict
+  bytes += entry * double(L.R.nnz()) + 4.0 * (nc + 1.0) + 8.0 * (n + nc);  // restrict
   bytes += cycle_bytes(l + 1, true);
   const bool coarse_exact = l + 1 == nl - 1 && coarse_direct_;
   if (opt_.cycle == AmgCycle::w && !coarse_exact) bytes += cycle_bytes(l + 1, false);
-  bytes += 12.0 * double(L.P.nnz()) + 4.0 * (n + 1.0) + 8.0 * (nc + 2.0 * n);  // prolongate and add
+  bytes += entry * double(L.P.nnz()) + 4.0 * (n + 1.0) + 8.0 * (nc + 2.0 * n);  // prolongate and add
   return bytes + smooth(opt_.post_sweeps, false);
 }
 
@@ -473,13 +520,15 @@ void AmgPreconditioner::cycle(int l, bool zero_guess) const
     ops_->coarse_solve(A.nrows, coarse_lu_, coarse_piv_, L.b.data(), L.x.data());
     return;
   }
-  // Smoothing; x and t alternate (Jacobi reads the old iterate everywhere).
+  // Smoothing; x and t alternate (Jacobi reads the old iterate everywhere). Ac: the operator in the
+  // cycle's storage (fp64 or fp32 values; the ILU(0) smoother, fp64 only, takes A).
   const bool ilu = opt_.smoother == AmgSmoother::ilu0;
+  const amg::CycleRef Ac = cycle_operator(l);
   // One smoothing step x_out = x_in + M^{-1} (b - A x_in) (x_in == nullptr: zero); L.r is free
   // scratch here (the residual to restrict is formed after the pre-smoothing).
   auto sweep = [&](const double* x_in, double* x_out) {
     if (ilu) ops_->ilu_sweep(*L.ilu, A, L.b.data(), x_in, x_out, L.r.data());
-    else ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), x_in, x_out);
+    else ops_->jacobi_sweep(Ac, L.dinv.data(), L.b.data(), x_in, x_out);
   };
   auto smooth = [&](int sweeps, bool from_zero) {
     for (int s = 0; s < sweeps; ++s) {
@@ -496,19 +545,19 @@ void AmgPreconditioner::cycle(int l, bool zero_guess) const
     return;
   }
   if (zero_guess && opt_.pre_sweeps == 1 && !ilu) {  // the default: the sweep from zero and the residual in one pass
-    ops_->smooth_zero_residual(A, L.dinv.data(), L.b.data(), L.x.data(), L.r.data());
+    ops_->smooth_zero_residual(Ac, L.dinv.data(), L.b.data(), L.x.data(), L.r.data());
   } else {
     if (opt_.pre_sweeps > 0) smooth(opt_.pre_sweeps, zero_guess);
     else if (zero_guess) fill(L.x, 0.0);
-    ops_->residual(A, L.b.data(), L.x.data(), L.r.data());
+    ops_->residual(Ac, L.b.data(), L.x.data(), L.r.data());
   }
   const Level& C = levels_[static_cast<std::size_t>(l) + 1];
-  ops_->spmv(L.R.ref(), 1.0, L.r.data(), 0.0, C.b.data());
+  ops_->spmv(cycle_transfer(L.R, L.R32), 1.0, L.r.data(), 0.0, C.b.data());
   cycle(l + 1, true);
   // W-cycle: the coarse level once more from its first result (pointless when it is solved exactly).
   const bool coarse_exact = l + 1 == nl - 1 && coarse_direct_;
   if (opt_.cycle == AmgCycle::w && !coarse_exact) cycle(l + 1, false);
-  ops_->spmv(L.P.ref(), 1.0, C.x.data(), 1.0, L.x.data());
+  ops_->spmv(cycle_transfer(L.P, L.P32), 1.0, C.x.data(), 1.0, L.x.data());
   smooth(opt_.post_sweeps, false);
 }
 

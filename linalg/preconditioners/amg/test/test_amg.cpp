@@ -6,12 +6,14 @@
 #include "linalg/preconditioners/amg/test/amg_test_matrices.hpp"
 #include "linalg/test/random_matrix.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <map>
 #include <random>
@@ -837,4 +839,125 @@ TEST(Amg, IluSmootherZeroPivotIsReported)
   const auto st = M.setup(A);
   EXPECT_FALSE(st.ok);
   EXPECT_NE(st.message.find("level 0: the ILU(0) smoother's pivot in row 0"), std::string::npos) << st.message;
+}
+
+// fp32 storage (AmgStorage::fp32), the kernels: with fp32 values each cycle operation gives the bits
+// of the fp64 operation on the values rounded to fp32 (the products and sums stay fp64); the copy
+// rounds to nearest and saturates beyond the fp32 range.
+TEST(Amg, Fp32KernelsComputeInFp64OnRoundedValues)
+{
+  const auto m = random_spd(997, 3, 71);
+  amg::Csr A;
+  A.nrows = A.ncols = m.pattern.nrows;
+  A.row_ptr = m.pattern.row_ptr;
+  A.col_ind = m.pattern.col_ind;
+  A.values = m.values;
+  const size64_t nnz = A.values.size(), n = size64_t(A.nrows);
+  std::vector<float> v32(nnz);
+  amg::cpu::to_fp32(nnz, A.values.data(), v32.data());
+  amg::Csr R = A;  // the rounded values in fp64
+  for (size64_t k = 0; k < nnz; ++k) {
+    ASSERT_EQ(v32[k], static_cast<float>(A.values[k])) << k;
+    R.values[k] = double(v32[k]);
+  }
+  const amg::CsrRef32 F = amg::with_values(amg::ref(A), static_cast<const float*>(v32.data()));
+  const amg::CsrRef D = amg::ref(R);
+  const auto x = test::random_vector(n), b = test::random_vector(n), d = test::random_vector(n, 0.1, 0.3);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> y1(n, nan), y2(n, nan), z1(n, nan), z2(n, nan);
+  amg::cpu::spmv(F, 1.5, x.data(), 0.0, y1.data());
+  amg::cpu::spmv(D, 1.5, x.data(), 0.0, y2.data());
+  EXPECT_EQ(y1, y2);
+  amg::cpu::spmv(F, -0.5, b.data(), 2.0, y1.data());
+  amg::cpu::spmv(D, -0.5, b.data(), 2.0, y2.data());
+  EXPECT_EQ(y1, y2);
+  amg::cpu::residual(F, b.data(), x.data(), y1.data());
+  amg::cpu::residual(D, b.data(), x.data(), y2.data());
+  EXPECT_EQ(y1, y2);
+  amg::cpu::jacobi_sweep(F, d.data(), b.data(), x.data(), y1.data());
+  amg::cpu::jacobi_sweep(D, d.data(), b.data(), x.data(), y2.data());
+  EXPECT_EQ(y1, y2);
+  amg::cpu::smooth_zero_residual(F, d.data(), b.data(), z1.data(), y1.data());
+  amg::cpu::smooth_zero_residual(D, d.data(), b.data(), z2.data(), y2.data());
+  EXPECT_EQ(z1, z2);
+  EXPECT_EQ(y1, y2);
+  // The copy of values beyond the fp32 range, at its edge and below its smallest subnormal.
+  const double flt_max = std::numeric_limits<float>::max();
+  const std::vector<double> odd = {1e39, -1e39, flt_max, -flt_max, 1e-46, std::numeric_limits<double>::quiet_NaN()};
+  std::vector<float> o(odd.size());
+  amg::cpu::to_fp32(odd.size(), odd.data(), o.data());
+  EXPECT_EQ(o[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(o[1], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(o[2], std::numeric_limits<float>::max());
+  EXPECT_EQ(o[3], -std::numeric_limits<float>::max());
+  EXPECT_EQ(o[4], 0.0f);
+  EXPECT_TRUE(std::isnan(o[5]));
+}
+
+// fp32 storage, the preconditioner: GMRES iterations within 10% of fp64 storage on heterogeneous,
+// anisotropic problems for the smoothers and cycles it allows; the apply within fp32 rounding of the
+// fp64 one; fewer bytes an apply; kept setups (refresh_interval) use the new finest values in fp32
+// too; the ILU(0) smoother is refused.
+TEST(Amg, Fp32StorageKeepsIterationsWithinTenPercent)
+{
+  const int n = 24;
+  const test::TestMatrix problems[] = {fv_poisson(n, n, n, lognormal(n * n * n, 1.0, 12), 10.0, 10.0, 1.0),
+                                       fv_poisson(n, n, n, lognormal(n * n * n, 2.0, 13)),
+                                       random_spd(5003, 3, 41)};
+  AmgOptions v, w, two;
+  w.cycle = AmgCycle::w, w.smoother = AmgSmoother::l1_jacobi;
+  two.cycles = 2, two.interpolation = AmgInterpolation::plain;
+  int k = 0;
+  for (const auto& m : problems)
+    for (AmgOptions o : {v, w, two}) {
+      const std::string what = fmt::format("problem {}, {} {}-cycle x{}", k++ / 3, to_string(o.smoother),
+                                           to_string(o.cycle), o.cycles);
+      const int i64 = amg_gmres(m, o, (what + ", fp64").c_str());
+      o.storage = AmgStorage::fp32;
+      const int i32 = amg_gmres(m, o, (what + ", fp32").c_str());
+      EXPECT_LE(i32, std::ceil(1.1 * i64)) << what;
+      EXPECT_GE(i32, std::floor(0.9 * i64)) << what;
+    }
+
+  auto e = Executor::create_cpu();
+  const auto& m = problems[0];
+  const size64_t rows = m.pattern.nrows;
+  BsrMatrix A = test::upload(e, m);
+  AmgOptions o64{.max_coarse = 50, .refresh_interval = 2}, o32 = o64;
+  o32.storage = AmgStorage::fp32;
+  AmgPreconditioner M64(e, o64), M32(e, o32);
+  ASSERT_TRUE(M64.setup(A).ok);
+  ASSERT_TRUE(M32.setup(A).ok);
+  EXPECT_NE(M32.name().find("fp32 storage"), std::string::npos) << M32.name();
+  EXPECT_EQ(M64.name().find("fp32"), std::string::npos) << M64.name();
+  EXPECT_LT(M32.apply_bytes(), 0.9 * M64.apply_bytes());
+  EXPECT_GT(M32.apply_bytes(), 0.5 * M64.apply_bytes());
+  Vector r(e, rows), z64(e, rows), z32(e, rows);
+  r.copy_from_host(test::random_vector(rows));
+  auto close = [&](const char* when) {
+    M64.apply(r, z64);
+    M32.apply(r, z32);
+    const auto a = z64.to_host(), b = z32.to_host();
+    double scale = 0.0, diff = 0.0;
+    for (size64_t i = 0; i < rows; ++i) scale = std::max(scale, std::abs(a[i])), diff = std::max(diff, std::abs(a[i] - b[i]));
+    EXPECT_GT(diff, 0.0) << when;  // the fp32 values are used
+    EXPECT_LT(diff, 1e-4 * scale) << when;
+  };
+  close("after the full setup");
+  // A kept setup: the finest operator is the new matrix (in fp32 as well), the coarse levels the old.
+  auto m2 = m;
+  for (auto& x : m2.values) x *= 3.0;
+  A.values().copy_from_host(m2.values);
+  ASSERT_TRUE(M64.setup(A).ok);
+  ASSERT_TRUE(M32.setup(A).ok);
+  EXPECT_EQ(M32.statistics().kept_setups, 1);
+  close("after a kept setup");
+  ASSERT_TRUE(M64.setup(A).ok);  // the refresh
+  ASSERT_TRUE(M32.setup(A).ok);
+  EXPECT_EQ(M32.statistics().numeric_setups, 1);
+  close("after a numeric setup");
+
+  AmgOptions ilu;
+  ilu.smoother = AmgSmoother::ilu0, ilu.storage = AmgStorage::fp32;
+  EXPECT_THROW(AmgPreconditioner(e, ilu), std::invalid_argument);
 }
