@@ -23,7 +23,7 @@ struct Csr {
 
 // View of a CSR matrix in some executor's memory (the finest level is A's own storage, a bs = 1
 // BsrMatrix, without a copy). nnz is stored so that device views need no read of row_ptr. V: the
-// values' type; CsrRef32 is the fp32 storage of the cycle (AmgStorage::fp32), whose kernels read
+// values' type; CsrRef32 is the fp32 storage of the cycle (StoragePrecision::fp32), whose kernels read
 // fp32 values and compute in fp64 with fp64 vectors.
 template <class V>
 struct CsrRefT {
@@ -203,8 +203,6 @@ void residual(const CsrRef32& A, const double* b, const double* x, double* r);
 void smooth_zero_residual(const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
 void smooth_zero_residual(const CsrRef32& A, const double* dinv, const double* b, double* x, double* r);
 
-// out[k] = the fp32 value nearest to in[k] (round to nearest even; beyond the fp32 range +-inf).
-void to_fp32(size64_t n, const double* in, float* out);
 
 // ---- ILU(0) smoother ----
 

@@ -4,7 +4,6 @@
 #include "kernels/parallel_cpu.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <stdexcept>
 
@@ -435,17 +434,6 @@ void smooth_zero_residual(const CsrRef32& A, const double* dinv, const double* b
 {
   jacobi_sweep(A, dinv, b, nullptr, x);
   residual(A, b, x, r);
-}
-
-void to_fp32(size64_t n, const double* in, float* out)
-{
-  constexpr double big = std::numeric_limits<float>::max();
-  constexpr float inf = std::numeric_limits<float>::infinity();
-#pragma omp parallel for schedule(static) if (parallel_worth(n))
-  for (size64_t k = 0; k < n; ++k) {
-    const double v = in[k];  // saturated explicitly: a conversion out of range is undefined in C++
-    out[k] = v > big ? inf : v < -big ? -inf : static_cast<float>(v);
-  }
 }
 
 void sorted_pattern(const CsrRef& A, std::vector<index_t>& col_sorted, std::vector<index_t>& perm)

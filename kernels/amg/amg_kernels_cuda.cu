@@ -424,15 +424,6 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(index_t n, const index_t*
   }
 }
 
-__global__ void to_fp32_kernel(size64_t n, const double* __restrict__ in, float* __restrict__ out)
-{
-  constexpr double big = 3.4028234663852886e38;  // FLT_MAX
-  for (size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; k < n; k += size64_t(gridDim.x) * blockDim.x) {
-    const double v = in[k];
-    out[k] = v > big ? __int_as_float(0x7f800000) : v < -big ? __int_as_float(0xff800000) : __double2float_rn(v);
-  }
-}
-
 __global__ void scale_kernel(index_t n, const double* dinv, const double* b, double* x)
 {
   for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] = dinv[i] * b[i];
@@ -795,12 +786,6 @@ void smooth_zero_residual(stream_t s, const CsrRef32& A, const double* dinv, con
   csr_rows<zero_residual_mode>(s, A, nullptr, 0.0, 0.0, b, dinv, r, x);
 }
 
-void to_fp32(stream_t s, size64_t n, const double* in, float* out)
-{
-  if (n == 0) return;
-  to_fp32_kernel<<<grid_for(n), 256, 0, s>>>(n, in, out);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
-}
 
 void ilu_jacobi_sweep(stream_t s, const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x,
                       double* y)

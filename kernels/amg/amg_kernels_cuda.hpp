@@ -76,12 +76,11 @@ void spmv(stream_t s, const CsrRef& A, double alpha, const double* x, double bet
 void jacobi_sweep(stream_t s, const CsrRef& A, const double* dinv, const double* b, const double* x_in, double* x_out);
 void residual(stream_t s, const CsrRef& A, const double* b, const double* x, double* r);
 void smooth_zero_residual(stream_t s, const CsrRef& A, const double* dinv, const double* b, double* x, double* r);
-// The same with fp32 values (cpu:: twins in amg_kernels.hpp), and the fp32 copy of an array.
+// The same with fp32 values (cpu:: twins in amg_kernels.hpp).
 void spmv(stream_t s, const CsrRef32& A, double alpha, const double* x, double beta, double* y);
 void jacobi_sweep(stream_t s, const CsrRef32& A, const double* dinv, const double* b, const double* x_in, double* x_out);
 void residual(stream_t s, const CsrRef32& A, const double* b, const double* x, double* r);
 void smooth_zero_residual(stream_t s, const CsrRef32& A, const double* dinv, const double* b, double* x, double* r);
-void to_fp32(stream_t s, size64_t n, const double* in, float* out);
 // cpu::ilu_jacobi_sweep (one lane group per row, as the kernels above).
 void ilu_jacobi_sweep(stream_t s, const CsrRef& LU, const double* dinv, bool upper, const double* b, const double* x,
                       double* y);

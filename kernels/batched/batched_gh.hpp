@@ -58,8 +58,10 @@ void gauss_huard_solve(const BatchLayout& L, const double* factors, const index_
                        const double* b, double* x);
 // In place: a holds the blocks on entry, their inverses on return.
 void gauss_jordan_invert(const BatchLayout& L, double* a, int* info);
-// y = blockdiag(inv) x; x and y must not alias. Any block size >= 1.
+// y = blockdiag(inv) x; x and y must not alias. Any block size >= 1. The fp32 form reads inverses
+// stored in fp32 (block-Jacobi's fp32 storage) and computes in fp64.
 void block_diag_gemv(const BatchLayout& L, const double* inv, const double* x, double* y);
+void block_diag_gemv(const BatchLayout& L, const float* inv, const double* x, double* y);
 }  // namespace cpu
 
 namespace cuda {
@@ -70,6 +72,7 @@ void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, 
                        GhStorage storage, const double* b, double* x);
 void gauss_jordan_invert(stream_t s, const BatchLayout& L, double* a, int* info);
 void block_diag_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y);
+void block_diag_gemv(stream_t s, const BatchLayout& L, const float* inv, const double* x, double* y);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -198,20 +198,32 @@ void gauss_jordan_invert(const BatchLayout& L, double* a, int* info)
   for (index_t b = 0; b < L.count; ++b) info[b] = gj_invert_block(L.size(b), a + L.mat(b));
 }
 
-void block_diag_gemv(const BatchLayout& L, const double* inv, const double* x, double* y)
+namespace {
+template <class T>
+void block_diag_gemv_t(const BatchLayout& L, const T* inv, const double* x, double* y)
 {
   check_layout(L, "block_diag_gemv", std::numeric_limits<int>::max());
 #pragma omp parallel for schedule(dynamic, 64) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size))
   for (index_t b = 0; b < L.count; ++b) {
     const int n = L.size(b);
-    const double* m = inv + L.mat(b);
+    const T* m = inv + L.mat(b);
     const size64_t r0 = L.row(b);
     for (int i = 0; i < n; ++i) {
       double s = 0.0;
-      for (int j = 0; j < n; ++j) s += m[size64_t(i) * n + j] * x[r0 + j];
+      for (int j = 0; j < n; ++j) s += double(m[size64_t(i) * n + j]) * x[r0 + j];
       y[r0 + i] = s;
     }
   }
+}
+}  // namespace
+
+void block_diag_gemv(const BatchLayout& L, const double* inv, const double* x, double* y)
+{
+  block_diag_gemv_t(L, inv, x, y);
+}
+void block_diag_gemv(const BatchLayout& L, const float* inv, const double* x, double* y)
+{
+  block_diag_gemv_t(L, inv, x, y);
 }
 
 }  // namespace blockres::kernels::cpu

@@ -62,7 +62,13 @@ void gauss_jordan_invert(stream_t s, const BatchLayout& L, double* a, int* info)
 void block_diag_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
 {
   if (!check_layout(L, "block_diag_gemv")) return;
-  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_gemv<decltype(w)::value>(s, L, inv, x, y); });
+  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_gemv<decltype(w)::value, double>(s, L, inv, x, y); });
+}
+
+void block_diag_gemv(stream_t s, const BatchLayout& L, const float* inv, const double* x, double* y)
+{
+  if (!check_layout(L, "block_diag_gemv")) return;
+  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_gemv<decltype(w)::value, float>(s, L, inv, x, y); });
 }
 
 }  // namespace blockres::kernels::cuda

@@ -42,15 +42,16 @@ void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index
                   const double* b, double* x);
 template <int W>
 void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info);
-template <int W>
-void launch_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y);
+template <int W, class T>
+void launch_gemv(stream_t s, const BatchLayout& L, const T* inv, const double* x, double* y);
 
 #define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
   PREFIX template void launch_factor<W>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);     \
   PREFIX template void launch_solve<W>(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, \
                                        const double*, double*);                                                 \
   PREFIX template void launch_invert<W>(stream_t, const BatchLayout&, double*, int*);                          \
-  PREFIX template void launch_gemv<W>(stream_t, const BatchLayout&, const double*, const double*, double*);
+  PREFIX template void launch_gemv<W, double>(stream_t, const BatchLayout&, const double*, const double*, double*); \
+  PREFIX template void launch_gemv<W, float>(stream_t, const BatchLayout&, const float*, const double*, double*);
 
 // Every width is instantiated in exactly one batched_gh_cuda_*.cu file.
 BLOCKRES_GH_LAUNCHERS(1, extern)
@@ -473,20 +474,20 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>(
 }
 
 // ---- Block-diagonal GEMV: y = blockdiag(inv) x ------------------------------------------------
-template <int W>
+template <int W, class T>
 __global__ void __launch_bounds__(threads_per_block)
-    gemv_kernel(BatchLayout L, const double* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
+    gemv_kernel(BatchLayout L, const T* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
 {
   const int lane = threadIdx.x & 31;
   const int j = lane & (W - 1);
   const GroupBlock<W> g(L);
   const int n = g.n;
-  const double* blk = inv + g.mat;
+  const T* blk = inv + g.mat;
 
   const double xj = j < n ? x[g.row + j] : 0.0;
-  double v[W];  // v[i] = inv(i, j) x(j): lane j's share of every row sum
+  double v[W];  // v[i] = inv(i, j) x(j): lane j's share of every row sum (fp32 inverses read as fp64)
 #pragma unroll
-  for (int i = 0; i < W; ++i) v[i] = (i < n && j < n) ? blk[i * n + j] * xj : 0.0;
+  for (int i = 0; i < W; ++i) v[i] = (i < n && j < n) ? double(blk[i * n + j]) * xj : 0.0;
   // Transposing butterfly: at offset o a lane keeps half of its rows and receives its partner's
   // half of the same rows; after log2(W) stages v[0] is the full sum of row j.
 #pragma unroll
@@ -545,10 +546,10 @@ void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info)
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-template <int W>
-void launch_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
+template <int W, class T>
+void launch_gemv(stream_t s, const BatchLayout& L, const T* inv, const double* x, double* y)
 {
-  detail::gemv_kernel<W><<<detail::grid_for_groups(L.count, W), threads_per_block, 0, s>>>(L, inv, x, y);
+  detail::gemv_kernel<W, T><<<detail::grid_for_groups(L.count, W), threads_per_block, 0, s>>>(L, inv, x, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

@@ -42,6 +42,9 @@ void gemv_t(size64_t n, int k, const double* V, const double* w, double* h);
 void gemv_n(size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
 // sum_i x[i]: the read-only streaming ceiling of the bench reports (every byte of x read once).
 double stream_sum(size64_t n, const double* x);
+// out[k] = the fp32 value nearest to in[k] (round to nearest even); beyond the fp32 range +-inf, NaN
+// stays NaN (the fp32 storage of preconditioners: AMG levels, block-Jacobi inverses).
+void to_fp32(size64_t n, const double* in, float* out);
 }  // namespace cpu
 
 namespace cuda {
@@ -85,6 +88,7 @@ void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const 
 // memory the bench reports divide by (a "read" ceiling beside the copy).
 constexpr int stream_sum_blocks = 8192;
 void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace);
+void to_fp32(stream_t s, size64_t n, const double* in, float* out);  // cpu::to_fp32, the same bits
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -5,6 +5,7 @@
 #include "kernels/ordered_sum_cpu.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace blockres::kernels::cpu {
 
@@ -124,6 +125,18 @@ void gemv_n(size64_t n, int k, double a, const double* V, const double* h, doubl
 double stream_sum(size64_t n, const double* x)
 {
   return ordered_sum<1>(n, omp_threshold(), [&](size64_t i, double* acc) { acc[0] += x[i]; })[0];
+}
+
+
+void to_fp32(size64_t n, const double* in, float* out)
+{
+  constexpr double big = std::numeric_limits<float>::max();
+  constexpr float inf = std::numeric_limits<float>::infinity();
+#pragma omp parallel for schedule(static) if (parallel_worth(n))
+  for (size64_t k = 0; k < n; ++k) {
+    const double v = in[k];  // saturated explicitly: a conversion out of range is undefined in C++
+    out[k] = v > big ? inf : v < -big ? -inf : static_cast<float>(v);
+  }
 }
 
 }  // namespace blockres::kernels::cpu

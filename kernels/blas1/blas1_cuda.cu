@@ -330,6 +330,25 @@ double dot(stream_t s, size64_t n, const double* x, const double* y, double* wor
   return result;
 }
 
+namespace {
+__global__ void to_fp32_kernel(size64_t n, const double* __restrict__ in, float* __restrict__ out)
+{
+  constexpr double big = 3.4028234663852886e38;  // FLT_MAX
+  for (size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; k < n; k += size64_t(gridDim.x) * blockDim.x) {
+    const double v = in[k];
+    out[k] = v > big ? __int_as_float(0x7f800000) : v < -big ? __int_as_float(0xff800000) : __double2float_rn(v);
+  }
+}
+}  // namespace
+
+void to_fp32(stream_t s, size64_t n, const double* in, float* out)
+{
+  if (n == 0) return;
+  to_fp32_kernel<<<cuda_detail::grid_for(n, cuda_detail::default_block), cuda_detail::default_block, 0, s>>>(n, in,
+                                                                                                            out);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
 void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace)
 {
   static const int blocks = [] {  // one full wave on the current device

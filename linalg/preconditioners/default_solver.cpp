@@ -130,13 +130,16 @@ std::string describe_preconditioner(const PreconditionerSpec& p)
   }
   if (p.type == "block_jacobi") {
     const BlockJacobiOptions& o = options_as<BlockJacobiOptions>(p);
-    if (o.max_block_size == 1) return "point Jacobi";
-    return o.max_block_size > 0 ? fmt::format("block-Jacobi (blocks up to {} rows)", o.max_block_size) : "block-Jacobi";
+    const std::string fp32 = o.storage == StoragePrecision::fp32 ? " in fp32" : "";
+    if (o.max_block_size == 1) return "point Jacobi" + fp32;
+    return (o.max_block_size > 0 ? fmt::format("block-Jacobi (blocks up to {} rows)", o.max_block_size)
+                                 : std::string("block-Jacobi")) +
+           fp32;
   }
   if (p.type == "jacobi") return "point Jacobi";
   if (p.type == "amg") {
     const AmgOptions& a = options_as<AmgOptions>(p);
-    return std::string(a.cycle == AmgCycle::w ? "AMG W-cycle" : "AMG") + (a.storage == AmgStorage::fp32 ? " in fp32" : "");
+    return std::string(a.cycle == AmgCycle::w ? "AMG W-cycle" : "AMG") + (a.storage == StoragePrecision::fp32 ? " in fp32" : "");
   }
   if (p.type == "isai") return "ISAI";
   if (p.type == "none") return "none";

@@ -341,3 +341,20 @@ TEST(BlockDiagGemvCpu, AnyBlockSize)
   for (int i = 0; i < 40; ++i) EXPECT_EQ(y[i], 3.0 * i);
   EXPECT_EQ(y[40], -80.0);
 }
+
+// fp32 inverses (block-Jacobi's fp32 storage): the GEMV reads them as fp64, so it gives the bits of
+// the fp64 GEMV on the rounded values, on a variable batch of every size 1..40.
+TEST(BlockDiagGemvCpu, Fp32InversesAreReadAsFp64)
+{
+  Batch B = variable_batch(1, 40, 2, 17);
+  fill_batch(B, Kind::random);
+  std::vector<float> v32(B.values.size());
+  for (std::size_t k = 0; k < v32.size(); ++k) v32[k] = static_cast<float>(B.values[k]);
+  Batch R = B;
+  for (std::size_t k = 0; k < v32.size(); ++k) R.values[k] = double(v32[k]);
+  const auto x = rhs_for(B);
+  std::vector<double> y32(x.size(), nan_v), y64(x.size(), nan_v);
+  kc::block_diag_gemv(B.layout(), v32.data(), x.data(), y32.data());
+  kc::block_diag_gemv(R.layout(), R.values.data(), x.data(), y64.data());
+  EXPECT_EQ(y32, y64);
+}

@@ -163,6 +163,18 @@ TEST(BatchedGhGpu, MatchesCpuOnWellConditionedBlocks)
     Array<double> y = upload(gpu, std::vector<double>(b.size(), nan_v));
     kg::block_diag_gemv(gpu->stream(), inv.layout, inv.values.data(), db.data(), y.data());
     ASSERT_LE(gemv_error_ratio(G, G.values, b, y.to_host(), x), 1.0) << label << " gemv";
+
+    // fp32 inverses (block-Jacobi's fp32 storage) against the CPU's GEMV on the same fp32 values.
+    std::vector<float> g32(G.values.size());
+    for (std::size_t k = 0; k < g32.size(); ++k) g32[k] = static_cast<float>(G.values[k]);
+    Batch R = G;  // the rounded inverses in fp64, for the error bound
+    for (std::size_t k = 0; k < g32.size(); ++k) R.values[k] = double(g32[k]);
+    std::vector<double> x32(b.size(), nan_v);
+    kc::block_diag_gemv(G.layout(), g32.data(), b.data(), x32.data());
+    Array<float> d32 = upload(gpu, g32);
+    y = upload(gpu, std::vector<double>(b.size(), nan_v));
+    kg::block_diag_gemv(gpu->stream(), inv.layout, d32.data(), db.data(), y.data());
+    ASSERT_LE(gemv_error_ratio(R, R.values, b, y.to_host(), x32), 1.0) << label << " fp32 gemv";
   }
 }
 

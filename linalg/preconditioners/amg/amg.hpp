@@ -93,7 +93,7 @@ struct Level {
   bool smoothed = false;     // smoothed-aggregation P on this level (else piecewise constant)
   bool p_ready = false;      // P and R hold values (keep_interpolation: not recomputed)
   Array<double> dinv;        // smoother scaling (Jacobi smoothers)
-  Array<float> A32, P32, R32;  // AmgStorage::fp32: the values of A (not on level 0), P and R in fp32
+  Array<float> A32, P32, R32;  // StoragePrecision::fp32: the values of A (not on level 0), P and R in fp32
   std::unique_ptr<Plan> ilu; // ILU(0) smoother: pattern, schedule, factors (Ops::ilu_symbolic)
   mutable Array<double> x, b, r, t;  // cycle work vectors
 };
@@ -155,7 +155,7 @@ class AmgPreconditioner final : public Preconditioner {
   void cycle(int l, bool zero_guess) const;  // one cycle on level l (from x = 0, or from L.x)
   double cycle_bytes(int l, bool zero_guess) const;  // the bytes cycle(l, zero_guess) moves
   void cycles() const;                        // the apply's opt_.cycles cycles on level 0
-  // AmgStorage::fp32: the fp32 copies of the finest operator's values (every setup) and of every
+  // StoragePrecision::fp32: the fp32 copies of the finest operator's values (every setup) and of every
   // level's operator and transfer operators (full and numeric setups), queued on the backend.
   void narrow_fine();
   void narrow_levels();
@@ -167,7 +167,7 @@ class AmgPreconditioner final : public Preconditioner {
   AmgOptions opt_;
   std::unique_ptr<amg::Ops> ops_;
   amg::CsrRef fine_;  // the last setup's matrix
-  Array<float> fine32_;  // AmgStorage::fp32: its values in fp32
+  Array<float> fine32_;  // StoragePrecision::fp32: its values in fp32
   Array<index_t> key_row_ptr_, key_col_ind_;  // structure of the last full setup
   std::vector<amg::Level> levels_;
   // Coarsest level: dense LU (row-major, one-block batch layout).

@@ -64,7 +64,7 @@ class Ops {
   virtual void ilu_sweep(const Plan& plan, const CsrRef& A, const double* b, const double* x_in, double* x_out,
                          double* work) = 0;
 
-  // Cycle. The operator is a CycleRef: fp64 values, or with fp32 storage (AmgStorage::fp32) the
+  // Cycle. The operator is a CycleRef: fp64 values, or with fp32 storage (StoragePrecision::fp32) the
   // fp32 copy of its values, read in fp64 arithmetic with fp64 vectors.
   virtual void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b,
                             double* x) = 0;

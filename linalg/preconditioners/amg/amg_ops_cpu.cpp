@@ -222,7 +222,7 @@ class CpuOps final : public Ops {
   {
     M.visit([&](const auto& A) { cpu::smooth_zero_residual(A, dinv, b, x, r); });
   }
-  void to_fp32(size64_t n, const double* in, float* out) override { cpu::to_fp32(n, in, out); }
+  void to_fp32(size64_t n, const double* in, float* out) override { kernels::cpu::to_fp32(n, in, out); }
 
  private:
   ExecPtr e_;

@@ -430,7 +430,7 @@ class CudaOps final : public Ops {
   {
     M.visit([&](const auto& A) { cuda::smooth_zero_residual(s_, A, dinv, b, x, r); });
   }
-  void to_fp32(size64_t n, const double* in, float* out) override { cuda::to_fp32(s_, n, in, out); }
+  void to_fp32(size64_t n, const double* in, float* out) override { kernels::cuda::to_fp32(s_, n, in, out); }
 
  private:
   ExecPtr e_;

@@ -19,8 +19,8 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   }
   a.interpolation = p.choice("interpolation", defaults.interpolation, amg_interpolation_names);
   a.smoother = p.choice("smoother", defaults.smoother, amg_smoother_names);
-  a.storage = p.choice("storage", defaults.storage, amg_storage_names);
-  if (a.storage == AmgStorage::fp32 && a.smoother == AmgSmoother::ilu0) {  // blame the key the user wrote
+  a.storage = p.choice("storage", defaults.storage, storage_precision_names);
+  if (a.storage == StoragePrecision::fp32 && a.smoother == AmgSmoother::ilu0) {  // blame the key the user wrote
     if (p.given("storage"))
       p.bad(p.require("storage"), "storage", "fp32 needs a Jacobi smoother (smoother = \"jacobi\" or \"l1_jacobi\")");
     p.bad(p.require("smoother"), "smoother", "ilu0 needs storage = \"fp64\"");

@@ -5,6 +5,7 @@
 #include "input/names.hpp"
 #include "kernels/common.hpp"
 #include "linalg/executor.hpp"
+#include "linalg/preconditioners/storage_precision.hpp"
 
 #include <memory>
 #include <string_view>
@@ -47,14 +48,6 @@ enum class AmgCycle { v, w };
 inline constexpr auto amg_cycle_names = name_table<AmgCycle>({{AmgCycle::v, "v"}, {AmgCycle::w, "w"}});
 constexpr std::string_view to_string(AmgCycle c) { return amg_cycle_names.name(c); }
 
-// Storage of the cycle's matrices (every level's operator, the finest included, and the transfer
-// operators): fp64, or fp32 copies made by every setup (the setup itself, the smoother scalings, the
-// coarsest level's LU and every vector stay fp64; the cycle's kernels read the fp32 values and
-// compute in fp64). fp32 moves 8 instead of 12 bytes per matrix entry; Jacobi smoothers only.
-enum class AmgStorage { fp64, fp32 };
-inline constexpr auto amg_storage_names =
-    name_table<AmgStorage>({{AmgStorage::fp64, "fp64"}, {AmgStorage::fp32, "fp32"}});
-constexpr std::string_view to_string(AmgStorage s) { return amg_storage_names.name(s); }
 struct AmgOptions {
   // Strength of connection on level l: i ~ j when |a_ij| >= theta_l * sqrt(|a_ii a_jj|) (either
   // direction), theta_l = theta * 2^-l (Vanek, Mandel, Brezina: Galerkin operators get denser,
@@ -107,7 +100,11 @@ struct AmgOptions {
   // 2 -> 3 is no growth). Needs the time loop's feedback (Preconditioner::note_new_step,
   // note_solve); without it every setup refreshes. 0: off (refresh_interval decides).
   double refresh_growth = 0.0;
-  AmgStorage storage = AmgStorage::fp64;
+  // The cycle's matrices (every level's operator, the finest included, and the transfer operators):
+  // fp64, or fp32 copies made by every setup (the smoother scalings, the coarsest level's LU and every
+  // vector stay fp64; the cycle's kernels read the fp32 values and compute in fp64): 8 instead of 12
+  // bytes per matrix entry. Jacobi smoothers only.
+  StoragePrecision storage = StoragePrecision::fp64;
   bool operator==(const AmgOptions&) const = default;
 };
 inline constexpr std::string_view amg_keys[] = {

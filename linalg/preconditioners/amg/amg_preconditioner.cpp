@@ -46,7 +46,7 @@ AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::
   if (opt_.trisolve_sweeps < 0) throw std::invalid_argument("AmgPreconditioner: trisolve_sweeps must be >= 0");
   if (opt_.max_levels < 1) throw std::invalid_argument("AmgPreconditioner: max_levels must be >= 1");
   if (opt_.refresh_interval < 1) throw std::invalid_argument("AmgPreconditioner: refresh_interval must be >= 1");
-  if (opt_.storage == AmgStorage::fp32 && opt_.smoother == AmgSmoother::ilu0)
+  if (opt_.storage == StoragePrecision::fp32 && opt_.smoother == AmgSmoother::ilu0)
     throw std::invalid_argument("AmgPreconditioner: fp32 storage needs a Jacobi smoother (not ilu0)");
   if (opt_.max_coarse < 1 || opt_.max_coarse > kernels::batched_lu_max_size)
     throw std::invalid_argument(
@@ -75,7 +75,7 @@ std::string AmgPreconditioner::name() const
     reuse = fmt::format(", kept within a time step up to {:g}% iteration growth", 100 * opt_.refresh_growth);
   else if (opt_.refresh_interval > 1)
     reuse = fmt::format(", refreshed every {} setups", opt_.refresh_interval);
-  const std::string storage = opt_.storage == AmgStorage::fp32 ? ", fp32 storage" : "";
+  const std::string storage = opt_.storage == StoragePrecision::fp32 ? ", fp32 storage" : "";
   return fmt::format("amg({}, {}, {} {}/{}{}{}{})", to_string(opt_.interpolation), agg, smoother, opt_.pre_sweeps,
                      opt_.post_sweeps, cyc, reuse, storage);
 }
@@ -373,7 +373,7 @@ void AmgPreconditioner::queue_finish()
 
 void AmgPreconditioner::narrow_fine()
 {
-  if (opt_.storage != AmgStorage::fp32) return;
+  if (opt_.storage != StoragePrecision::fp32) return;
   const size64_t n = size64_t(fine_.nz);
   if (fine32_.size() != n) fine32_ = Array<float>(exec_, n);  // the first setup (never inside a recording)
   ops_->to_fp32(n, fine_.values, fine32_.data());
@@ -383,7 +383,7 @@ void AmgPreconditioner::narrow_fine()
 // numeric re-setup replays the same copies into the same arrays.
 void AmgPreconditioner::narrow_levels()
 {
-  if (opt_.storage != AmgStorage::fp32) return;
+  if (opt_.storage != StoragePrecision::fp32) return;
   narrow_fine();
   auto narrow = [&](const amg::Matrix& M, Array<float>& m32) {
     const size64_t n = M.values.size();
@@ -400,13 +400,13 @@ void AmgPreconditioner::narrow_levels()
 amg::CycleRef AmgPreconditioner::cycle_operator(int l) const
 {
   const amg::CsrRef A = level_operator(l);
-  if (opt_.storage != AmgStorage::fp32) return A;
+  if (opt_.storage != StoragePrecision::fp32) return A;
   return {A, l == 0 ? fine32_.data() : levels_[static_cast<std::size_t>(l)].A32.data()};
 }
 
 amg::CycleRef AmgPreconditioner::cycle_transfer(const amg::Matrix& M, const Array<float>& m32) const
 {
-  if (opt_.storage != AmgStorage::fp32) return M.ref();
+  if (opt_.storage != StoragePrecision::fp32) return M.ref();
   return {M.ref(), m32.data()};
 }
 
@@ -475,7 +475,7 @@ std::uint64_t AmgPreconditioner::launch_epoch() const
 double AmgPreconditioner::cycle_bytes(int l, bool zero_guess) const
 {
   const amg::CsrRef A = level_operator(l);
-  const double entry = opt_.storage == AmgStorage::fp32 ? 8.0 : 12.0;
+  const double entry = opt_.storage == StoragePrecision::fp32 ? 8.0 : 12.0;
   const double n = A.nrows, csr = entry * double(A.nnz()) + 4.0 * (n + 1.0);
   const int nl = num_levels();
   if (l == nl - 1 && coarse_direct_) return 8.0 * n * n + 4.0 * n + 16.0 * n;  // LU, pivots, b and x

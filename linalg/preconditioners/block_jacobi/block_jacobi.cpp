@@ -4,6 +4,7 @@
 #include "kernels/batched/batched_gh.hpp"
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/batched/block_diag.hpp"
+#include "kernels/blas1/blas1.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -24,14 +25,19 @@ BlockJacobiPreconditioner::BlockJacobiPreconditioner(ExecPtr exec, BlockJacobiOp
     throw std::invalid_argument(fmt::format("block-Jacobi: max_block_size {} is not in 0..{} for {}",
                                             opt_.max_block_size, max_block_rows(opt_.factorization),
                                             to_string(opt_.factorization)));
+  if (opt_.storage == StoragePrecision::fp32 && opt_.factorization != BlockFactorization::gauss_jordan &&
+      opt_.factorization != BlockFactorization::automatic)
+    throw std::invalid_argument(fmt::format("block-Jacobi: fp32 storage needs explicit inverses (gauss_jordan), not {}",
+                                            to_string(opt_.factorization)));
 }
 
 std::string BlockJacobiPreconditioner::name() const
 {
-  return fmt::format("block_jacobi({}, {})", to_string(fact_),
+  return fmt::format("block_jacobi({}, {}{})", to_string(fact_),
                      mode_ == Mode::scalar    ? std::string("scalar")
                      : mode_ == Mode::natural ? std::string("natural blocks")
-                                              : fmt::format("blocks up to {}", opt_.max_block_size));
+                                              : fmt::format("blocks up to {}", opt_.max_block_size),
+                     opt_.storage == StoragePrecision::fp32 ? ", fp32 storage" : "");
 }
 
 std::vector<index_t> BlockJacobiPreconditioner::block_offsets() const
@@ -54,6 +60,11 @@ void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
   if (opt_.max_block_size != 1 && bs > max_block_rows(opt_.factorization))
     throw std::invalid_argument(fmt::format("block-Jacobi: block size {} is larger than {} allows ({}); use lu", bs,
                                             to_string(opt_.factorization), max_block_rows(opt_.factorization)));
+  if (opt_.storage == StoragePrecision::fp32 && fact_ != BlockFactorization::gauss_jordan)
+    throw std::invalid_argument(fmt::format(
+        "block-Jacobi: storage = \"fp32\" keeps Gauss-Jordan inverses, which take blocks of at most {} rows; this "
+        "matrix's Jacobi blocks have up to {} rows (use storage = \"fp64\")",
+        kernels::batched_gh_max_size, largest));
   const size64_t bb = size64_t(bs) * bs;
   mode_ = opt_.max_block_size == 1 ? Mode::scalar : opt_.max_block_size <= bs ? Mode::natural : Mode::agglomerated;
   std::vector<index_t> src, row_off;
@@ -99,6 +110,7 @@ void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
     layout_ = {index_t(row_off.size() - 1), row_off_.data(), mat_off_.data(), 0, largest};
     factors_ = Array<double>(exec_, mat_off.back());
   }
+  factors32_ = opt_.storage == StoragePrecision::fp32 ? Array<float>(exec_, factors_.size()) : Array<float>();
   src_ = Array<index_t>(exec_, std::span<const index_t>(src));
   dst_off_ = Array<size64_t>(exec_, std::span<const size64_t>(dst_off));
   ld_ = Array<int>(exec_, std::span<const int>(ld));
@@ -145,6 +157,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       case BlockFactorization::lu: kernels::cuda::lu_factor(s, layout_, factors_.data(), piv_.data(), info_.data()); break;
     }
     failed = kernels::cuda::count_nonzero(s, layout_.count, info_.data(), counter_.data());
+    if (!factors32_.empty()) kernels::cuda::to_fp32(s, factors_.size(), factors_.data(), factors32_.data());
 #endif
   } else {
     if (mode_ == Mode::scalar) {
@@ -164,6 +177,7 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       case BlockFactorization::lu: kernels::cpu::lu_factor(layout_, factors_.data(), piv_.data(), info_.data()); break;
     }
     failed = kernels::cpu::count_nonzero(layout_.count, info_.data());
+    if (!factors32_.empty()) kernels::cpu::to_fp32(factors_.size(), factors_.data(), factors32_.data());
   }
   if (failed == 0) return {};
   const auto info = info_.to_host();
@@ -182,15 +196,16 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
 std::uint64_t BlockJacobiPreconditioner::launch_epoch() const
 {
   LaunchKey k;
-  k.add(factors_).add(piv_).add(row_off_).add(mat_off_).add(std::uint64_t(layout_.count));
+  k.add(factors_).add(factors32_).add(piv_).add(row_off_).add(mat_off_).add(std::uint64_t(layout_.count));
   k.add(std::uint64_t(layout_.uniform)).add(std::uint64_t(layout_.max_size)).add(std::uint64_t(fact_));
   k.add(reinterpret_cast<std::uintptr_t>(layout_.row_off)).add(reinterpret_cast<std::uintptr_t>(layout_.mat_off));
   return k.value();
 }
 
-// The factors (and pivots) once, r read and z written.
+// The factors (and pivots) once, r read and z written; fp32 inverses (no pivots) 4 bytes an entry.
 double BlockJacobiPreconditioner::apply_bytes() const
 {
+  if (!factors32_.empty()) return 4.0 * double(factors32_.size()) + 16.0 * double(nrows_) * bs_;
   return 8.0 * double(factors_.size()) + 4.0 * double(piv_.size()) + 16.0 * double(nrows_) * bs_;
 }
 
@@ -207,7 +222,8 @@ void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
     const auto s = exec_->stream();
     switch (fact_) {
       case BlockFactorization::gauss_jordan:
-        kernels::cuda::block_diag_gemv(s, layout_, factors_.data(), r.data(), z.data());
+        if (!factors32_.empty()) kernels::cuda::block_diag_gemv(s, layout_, factors32_.data(), r.data(), z.data());
+        else kernels::cuda::block_diag_gemv(s, layout_, factors_.data(), r.data(), z.data());
         break;
       case BlockFactorization::gauss_huard:
       case BlockFactorization::gauss_huard_t:
@@ -219,7 +235,10 @@ void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
 #endif
   } else {
     switch (fact_) {
-      case BlockFactorization::gauss_jordan: kernels::cpu::block_diag_gemv(layout_, factors_.data(), r.data(), z.data()); break;
+      case BlockFactorization::gauss_jordan:
+        if (!factors32_.empty()) kernels::cpu::block_diag_gemv(layout_, factors32_.data(), r.data(), z.data());
+        else kernels::cpu::block_diag_gemv(layout_, factors_.data(), r.data(), z.data());
+        break;
       case BlockFactorization::gauss_huard:
       case BlockFactorization::gauss_huard_t:
         kernels::cpu::gauss_huard_solve(layout_, factors_.data(), piv_.data(), storage, r.data(), z.data());

@@ -48,6 +48,7 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   Array<size64_t> dst_off_;   // ... to the offset of its (0, 0) entry in factors_
   Array<int> ld_;             // ... with that Jacobi block's leading dimension
   Array<double> factors_;
+  Array<float> factors32_;  // StoragePrecision::fp32: the inverses in fp32 (what apply reads)
   Array<index_t> piv_;
   Array<int> info_;
   Array<index_t> counter_;

@@ -12,6 +12,15 @@ BlockJacobiOptions read(deck::Section& p, const BlockJacobiOptions& defaults)
   o.factorization = p.choice("factorization", defaults.factorization, block_factorization_names);
   o.max_block_size =
       p.integer("max_block_size", defaults.max_block_size, deck::between(0, max_block_rows(o.factorization)));
+  o.storage = p.choice("storage", defaults.storage, storage_precision_names);
+  const bool inverses = o.factorization == BlockFactorization::gauss_jordan ||
+                        o.factorization == BlockFactorization::automatic;
+  if (o.storage == StoragePrecision::fp32 && !inverses) {  // blame the key the user wrote
+    if (p.given("storage"))
+      p.bad(p.require("storage"), "storage",
+            "fp32 stores explicit inverses: it needs factorization = \"gauss_jordan\" or \"automatic\"");
+    p.bad(p.require("factorization"), "factorization", "storage = \"fp32\" needs \"gauss_jordan\" or \"automatic\"");
+  }
   return o;
 }
 

@@ -4,6 +4,7 @@
 
 #include "input/names.hpp"
 #include "linalg/executor.hpp"
+#include "linalg/preconditioners/storage_precision.hpp"
 
 #include <memory>
 #include <span>
@@ -42,9 +43,13 @@ struct BlockJacobiOptions {
   // agglomerated while the block stays within this size and each added row is coupled to the
   // block (has an entry in one of its columns).
   int max_block_size = 0;
+  // The explicit inverses in fp64 or fp32 (linalg/preconditioners/storage_precision.hpp): fp32 halves
+  // the bytes of each application's inverses (computed in fp64, then rounded); Gauss–Jordan only
+  // (factorization "gauss_jordan", or "automatic" with blocks of at most 32 rows).
+  StoragePrecision storage = StoragePrecision::fp64;
   bool operator==(const BlockJacobiOptions&) const = default;
 };
-inline constexpr std::string_view block_jacobi_keys[] = {"factorization", "max_block_size"};
+inline constexpr std::string_view block_jacobi_keys[] = {"factorization", "max_block_size", "storage"};
 BlockJacobiOptions read(deck::Section& table, const BlockJacobiOptions& defaults);
 std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const BlockJacobiOptions& opt);
 

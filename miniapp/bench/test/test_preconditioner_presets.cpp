@@ -151,7 +151,7 @@ TEST(PreconditionerPresets, TheResolvedTextReadsBackToTheSameSpec)
   }
   EXPECT_EQ(preconditioner_preset("none").toml, R"(type = "none")");
   EXPECT_EQ(preconditioner_preset("block_jacobi").toml,
-            R"(type = "block_jacobi", factorization = "automatic", max_block_size = 0)");
+            R"(type = "block_jacobi", factorization = "automatic", max_block_size = 0, storage = "fp64")");
   EXPECT_EQ(preconditioner_preset("ilu0_isai").toml,
             R"(type = "ilu0", factor_view = "scalar", isai_power = 1, isai_view = "block", sweeps = 0, trisolve = "isai")");
   EXPECT_EQ(preconditioner_preset("bilu0").toml, R"(type = "ilu0", factor_sweeps = 0, factor_view = "block", trisolve = "exact")");

@@ -2,6 +2,7 @@
 // bounded independently of the grid, heterogeneous/anisotropic Poisson, the Galerkin operators and
 // aggregates against dense computations, numeric re-setup against a fresh setup, tiny matrices.
 #include "linalg/preconditioners/amg/amg.hpp"
+#include "kernels/blas1/blas1.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioners/amg/test/amg_test_matrices.hpp"
 #include "linalg/test/random_matrix.hpp"
@@ -841,7 +842,7 @@ TEST(Amg, IluSmootherZeroPivotIsReported)
   EXPECT_NE(st.message.find("level 0: the ILU(0) smoother's pivot in row 0"), std::string::npos) << st.message;
 }
 
-// fp32 storage (AmgStorage::fp32), the kernels: with fp32 values each cycle operation gives the bits
+// fp32 storage (StoragePrecision::fp32), the kernels: with fp32 values each cycle operation gives the bits
 // of the fp64 operation on the values rounded to fp32 (the products and sums stay fp64); the copy
 // rounds to nearest and saturates beyond the fp32 range.
 TEST(Amg, Fp32KernelsComputeInFp64OnRoundedValues)
@@ -854,7 +855,7 @@ TEST(Amg, Fp32KernelsComputeInFp64OnRoundedValues)
   A.values = m.values;
   const size64_t nnz = A.values.size(), n = size64_t(A.nrows);
   std::vector<float> v32(nnz);
-  amg::cpu::to_fp32(nnz, A.values.data(), v32.data());
+  kernels::cpu::to_fp32(nnz, A.values.data(), v32.data());
   amg::Csr R = A;  // the rounded values in fp64
   for (size64_t k = 0; k < nnz; ++k) {
     ASSERT_EQ(v32[k], static_cast<float>(A.values[k])) << k;
@@ -885,7 +886,7 @@ TEST(Amg, Fp32KernelsComputeInFp64OnRoundedValues)
   const double flt_max = std::numeric_limits<float>::max();
   const std::vector<double> odd = {1e39, -1e39, flt_max, -flt_max, 1e-46, std::numeric_limits<double>::quiet_NaN()};
   std::vector<float> o(odd.size());
-  amg::cpu::to_fp32(odd.size(), odd.data(), o.data());
+  kernels::cpu::to_fp32(odd.size(), odd.data(), o.data());
   EXPECT_EQ(o[0], std::numeric_limits<float>::infinity());
   EXPECT_EQ(o[1], -std::numeric_limits<float>::infinity());
   EXPECT_EQ(o[2], std::numeric_limits<float>::max());
@@ -913,7 +914,7 @@ TEST(Amg, Fp32StorageKeepsIterationsWithinTenPercent)
       const std::string what = fmt::format("problem {}, {} {}-cycle x{}", k++ / 3, to_string(o.smoother),
                                            to_string(o.cycle), o.cycles);
       const int i64 = amg_gmres(m, o, (what + ", fp64").c_str());
-      o.storage = AmgStorage::fp32;
+      o.storage = StoragePrecision::fp32;
       const int i32 = amg_gmres(m, o, (what + ", fp32").c_str());
       EXPECT_LE(i32, std::ceil(1.1 * i64)) << what;
       EXPECT_GE(i32, std::floor(0.9 * i64)) << what;
@@ -924,7 +925,7 @@ TEST(Amg, Fp32StorageKeepsIterationsWithinTenPercent)
   const size64_t rows = m.pattern.nrows;
   BsrMatrix A = test::upload(e, m);
   AmgOptions o64{.max_coarse = 50, .refresh_interval = 2}, o32 = o64;
-  o32.storage = AmgStorage::fp32;
+  o32.storage = StoragePrecision::fp32;
   AmgPreconditioner M64(e, o64), M32(e, o32);
   ASSERT_TRUE(M64.setup(A).ok);
   ASSERT_TRUE(M32.setup(A).ok);
@@ -958,6 +959,6 @@ TEST(Amg, Fp32StorageKeepsIterationsWithinTenPercent)
   close("after a numeric setup");
 
   AmgOptions ilu;
-  ilu.smoother = AmgSmoother::ilu0, ilu.storage = AmgStorage::fp32;
+  ilu.smoother = AmgSmoother::ilu0, ilu.storage = StoragePrecision::fp32;
   EXPECT_THROW(AmgPreconditioner(e, ilu), std::invalid_argument);
 }

@@ -480,7 +480,7 @@ TEST(AmgGpu, CycleKernelsEveryLaneGroup)
       amg::cuda::ilu_jacobi_sweep(backends().gpu->stream(), Mg.ref(), dg.data(), upper, bg.data(), nullptr, yg.data());
       check((sweep + " from zero").c_str(), yc, yg, 0.0);
     }
-    // fp32 storage (AmgStorage::fp32): the fp32 copies bit for bit (a few values beyond the fp32
+    // fp32 storage (StoragePrecision::fp32): the fp32 copies bit for bit (a few values beyond the fp32
     // range saturate to +-inf on both), then the four cycle operations on them.
     {
       const size64_t nnz = A.values.size();
@@ -531,7 +531,7 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
     int trisolve_sweeps = 0;
     AmgCycle cycle = AmgCycle::v;
     int cycles = 1;
-    AmgStorage storage = AmgStorage::fp64;
+    StoragePrecision storage = StoragePrecision::fp64;
   } cases[] = {{AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi},
                {AmgAggregation::mis2, 0, AmgInterpolation::plain, AmgSmoother::l1_jacobi},
                {AmgAggregation::matching, 8, AmgInterpolation::smoothed, AmgSmoother::l1_jacobi},
@@ -541,9 +541,9 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
                {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::ilu0, 2, AmgCycle::w},
                {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi, 0, AmgCycle::w, 2},
                {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi, 0, AmgCycle::v, 1,
-                AmgStorage::fp32},
+                StoragePrecision::fp32},
                {AmgAggregation::matching, 4, AmgInterpolation::plain, AmgSmoother::l1_jacobi, 0, AmgCycle::w, 2,
-                AmgStorage::fp32}};
+                StoragePrecision::fp32}};
   for (const auto& c : cases) {
     AmgOptions opt;
     opt.aggregation = c.agg;
@@ -561,7 +561,7 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
     // fp32 storage: the two backends' fp64 hierarchies agree to 1e-12, so a value can round to
     // neighbouring fp32 numbers on the two (one fp32 ulp, 6e-8 relative): the cycles then agree to
     // that rounding, not to fp64's.
-    const double cycle_tol = c.storage == AmgStorage::fp32 ? 1e-5 : 1e-9;
+    const double cycle_tol = c.storage == StoragePrecision::fp32 ? 1e-5 : 1e-9;
     {
       const auto b = build_both(test::random_spd(9001, 3, 41), opt);
       expect_hierarchies_agree(*b.cpu, *b.gpu, 1e-12);
