@@ -142,7 +142,7 @@ void KrylovSolver::ensure_bases(size64_t n, int m, bool flexible)
     basis_v_.reset();
     basis_z_.reset();
     basis_v_ = std::make_unique<MultiVector>(exec_, n, m + 1);
-    gs_scratch_ = Array<double>(exec_, 2 * size64_t(m + 1) + 1);
+    gs_scratch_ = Array<double>(exec_, 2 * size64_t(m + 2) + 1);  // cgs2: 2 (m + 1) + 1; dcgs2: 2 (m + 2)
   }
   if (flexible && (!basis_z_ || basis_z_->cols() != m)) basis_z_ = std::make_unique<MultiVector>(exec_, n, m);
 }
@@ -163,8 +163,13 @@ SolveStatus KrylovSolver::solve(const BsrMatrix& A, const Preconditioner& M, con
   switch (config_.method) {
     case KrylovMethod::cg: st = cg(c, b, x); break;
     case KrylovMethod::bicgstab: st = bicgstab(c, b, x); break;
-    case KrylovMethod::gmres: st = gmres(c, b, x, false); break;
-    case KrylovMethod::fgmres: st = gmres(c, b, x, true); break;
+    case KrylovMethod::gmres:
+    case KrylovMethod::fgmres: {
+      const bool flexible = config_.method == KrylovMethod::fgmres;
+      st = config_.orthogonalization == Orthogonalization::dcgs2 ? gmres_dcgs2(c, b, x, flexible)
+                                                                 : gmres(c, b, x, flexible);
+      break;
+    }
     case KrylovMethod::idr: st = idr(c, b, x); break;
   }
   // The vector passes of CG, BiCGSTAB and IDR(s) per iteration, as bytes_per_iteration counts them
@@ -315,6 +320,35 @@ SolveStatus KrylovSolver::bicgstab(Context& c, const Vector& b, Vector& x)
   return c.fail(SolveReason::max_iterations);
 }
 
+// After a GMRES cycle's update of x: the explicit residual into beta; true when the solve ends here
+// (a non-finite residual, or a breakdown that did not converge; c.st says why).
+bool KrylovSolver::gmres_cycle_end(Context& c, const Vector& b, Vector& x, bool breakdown, double& beta)
+{
+  c.conclude(b, x, work_[0], SolveReason::max_iterations);
+  beta = c.st.residual;
+  if (!std::isfinite(beta)) return true;
+  if (breakdown && !c.st.converged) return c.fail(SolveReason::breakdown), true;
+  return false;
+}
+
+// The end of a GMRES cycle of j steps, y (j coefficients, executor memory): x += Z y (FGMRES),
+// x += V y (no preconditioner) or x += M^{-1} (V y) (GMRES; work_ as scratch).
+void KrylovSolver::gmres_update(Context& c, int j, const double* y, bool flexible, GemvKernel gk, Vector& x)
+{
+  Vector &r = work_[0], &z = work_[1];
+  if (flexible) {
+    gemv_n(1.0, *basis_z_, j, y, 1.0, x, gk);
+    c.vectors(j + 2.0);
+  } else if (c.M.is_identity()) {
+    gemv_n(1.0, *basis_v_, j, y, 1.0, x, gk);
+    c.vectors(j + 2.0);
+  } else {
+    gemv_n(1.0, *basis_v_, j, y, 0.0, r, gk);
+    axpby(1.0, c.precond(r, z), 1.0, x);
+    c.vectors(j + 1.0 + 3.0);
+  }
+}
+
 // GMRES(m) and flexible GMRES(m) (Saad), right preconditioned, with classical Gram–Schmidt
 // applied twice (CGS2) as GEMVs on the contiguous basis V (cuBLAS on the device):
 //   h1 = V^T w; w -= V h1; h2 = V^T w; w -= V h2; ||w||   (one host synchronisation)
@@ -405,22 +439,195 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
     }
     if (j > 0) {
       yd.copy_from_host(std::span<const double>(y.data(), static_cast<std::size_t>(m)));
-      if (flexible) {
-        gemv_n(1.0, *basis_z_, j, yd.data(), 1.0, x, config_.gemv);
-        c.vectors(j + 2.0);
-      } else if (identity) {
-        gemv_n(1.0, V, j, yd.data(), 1.0, x, config_.gemv);
-        c.vectors(j + 2.0);
-      } else {
-        gemv_n(1.0, V, j, yd.data(), 0.0, r, config_.gemv);
-        axpby(1.0, c.precond(r, z), 1.0, x);
-        c.vectors(j + 1.0 + 3.0);
-      }
+      gmres_update(c, j, yd.data(), flexible, config_.gemv, x);
     }
-    c.conclude(b, x, r, SolveReason::max_iterations);
-    beta = st.residual;
-    if (!std::isfinite(beta)) return st;
-    if (breakdown && !st.converged) return c.fail(SolveReason::breakdown);
+    if (gmres_cycle_end(c, b, x, breakdown, beta)) return st;
+  }
+  st.converged = beta <= c.target;
+  st.reason = st.converged ? SolveReason::converged : SolveReason::max_iterations;
+  return st;
+}
+
+// GMRES(m) and FGMRES(m) with DCGS2 (Orthogonalization::dcgs2). Iteration j (v_0 .. v_{j-1} final,
+// v_j orthogonalised once and normalised by Pythagoras, w = A M^{-1} v_j in column j + 1):
+//   G = V(:, 0:j+2)^T [v_j, w]                       one product, one host synchronisation
+//   s = V_{j-1}^T v_j, rho = sqrt(v_j.v_j - s.s)     v_j's delayed second pass ...
+//   [v_j, w] -= V_{j-1} [s, c], v_j /= rho           ... and w's first, in one two-column update
+//   H(:, j-1) corrected: H(i, j-1) += H(j, j-1) s_i, H(j, j-1) *= rho (A z_{j-1} in the final basis)
+//   h_j = (v_j.w - s.c) / rho, w -= h_j v_j, ||w||^2 = w.w - c.c - h_j^2 (an explicit norm when
+//   that cancels below 1e-8 of w.w), w /= ||w||.
+// The residual estimate comes from the Givens QR of H(:, 0:j+1) with column j provisional (its
+// correction is O(eps) relative); a cycle that ends (estimate met, m steps, iteration limit) first
+// finishes v_{j+1}'s second pass coefficients (one more product and synchronisation), corrects
+// column j and decides again. FGMRES keeps z_j = M^{-1} of v_j as it was before its second pass: the
+// Arnoldi relation A Z = V H holds for the corrected H whatever z_j is, so Z needs no update.
+SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bool flexible)
+{
+  const int m = config_.restart;
+  const bool identity = c.M.is_identity();
+  flexible = flexible && !identity;
+  ensure_workspace(b.size(), 2);
+  ensure_bases(b.size(), m, flexible);
+  Vector &r = work_[0], &z = work_[1];
+  MultiVector& V = *basis_v_;
+  const size64_t m1 = m + 1;
+  double* gd = gs_scratch_.data();  // the products (up to (m + 2) x 2), in the executor's memory
+
+  SolveStatus& st = c.st;
+  if (!c.start(b, x, r, config_)) return st;
+  double beta = st.residual;
+
+  std::vector<double> H(static_cast<std::size_t>(m1 * m)), g(m1), y(m), G(2 * (m1 + 1)), coef(2 * std::size_t(m));
+  auto h = [&](int i, int j) -> double& { return H[static_cast<std::size_t>(j * m1 + i)]; };
+  Array<double> cd(exec_, 2 * size64_t(m));  // [s, c] for the two-column update, then y
+  // The first k entries of src to the device (through coef: the whole array, one copy).
+  auto upload = [&](const double* src, std::size_t k) {
+    if (src != coef.data()) std::copy(src, src + k, coef.begin());
+    cd.copy_from_host(std::span<const double>(coef));
+  };
+  // Givens QR of H(:, 0:k) from scratch (k <= m columns, at most m^2 / 2 rotations' work on the
+  // host): R in Rq, the rotated right-hand side in g; returns |g[k]|, the residual estimate.
+  std::vector<double> Rq(H.size()), cs(m), sn(m);
+  auto rq = [&](int i, int j) -> double& { return Rq[static_cast<std::size_t>(j * m1 + i)]; };
+  bool singular = false;
+  auto qr = [&](int k) {
+    singular = false;
+    std::fill(g.begin(), g.end(), 0.0);
+    g[0] = beta;
+    for (int j = 0; j < k; ++j) {
+      for (int i = 0; i <= j + 1; ++i) rq(i, j) = h(i, j);
+      for (int i = 0; i < j; ++i) {
+        const double t = cs[i] * rq(i, j) + sn[i] * rq(i + 1, j);
+        rq(i + 1, j) = -sn[i] * rq(i, j) + cs[i] * rq(i + 1, j);
+        rq(i, j) = t;
+      }
+      const double d = std::hypot(rq(j, j), rq(j + 1, j));
+      if (d == 0.0) {
+        singular = true;
+        cs[j] = 1.0, sn[j] = 0.0;
+        continue;
+      }
+      cs[j] = rq(j, j) / d;
+      sn[j] = rq(j + 1, j) / d;
+      rq(j, j) = d;
+      rq(j + 1, j) = 0.0;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = cs[j] * g[j];
+    }
+    return std::abs(g[k]);
+  };
+  auto finite = [](const double* a, std::size_t n) { return std::all_of(a, a + n, [](double e) { return std::isfinite(e); }); };
+
+  while (beta > c.target && st.iterations < config_.max_iterations) {
+    axpby(1.0 / beta, r, 0.0, V.col(0));
+    c.vectors(2.0);
+    int j = 0;        // the columns of H made so far
+    bool breakdown = false;
+    for (; j < m && st.iterations < config_.max_iterations; ++j) {
+      Vector& w = V.col(j + 1);
+      c.spmv(1.0, flexible ? c.precond(V.col(j), basis_z_->col(j)) : c.precond(V.col(j), z), 0.0, w);
+      c.orth_begin();
+      ++st.iterations;
+      // G(:, 0) = V(:, 0:j+2)^T v_j, G(:, 1) = V(:, 0:j+2)^T w (leading dimension j + 2)
+      const int k2 = j + 2;
+      gemm_t(V, k2, j, 2, gd);
+      exec_->copy_to_host(G.data(), gd, sizeof(double) * 2 * std::size_t(k2));
+      c.vectors(double(k2) + 2.0);
+      if (!finite(G.data(), 2 * std::size_t(k2))) {
+        c.orth_end();
+        return c.fail(SolveReason::not_finite);
+      }
+      const double* gs = G.data();        // s = gs[0..j), alpha = gs[j]
+      const double* gc = G.data() + k2;   // c = gc[0..j), d = gc[j], w.w = gc[j + 1]
+      double rho = 1.0, hj = gc[j];
+      if (j > 0) {
+        double ss = 0.0, sc = 0.0;
+        for (int i = 0; i < j; ++i) ss += gs[i] * gs[i], sc += gs[i] * gc[i];
+        const double rho2 = gs[j] - ss;
+        if (!(rho2 > 0.5 * gs[j])) {  // v_j nearly inside the basis: orthogonality lost
+          c.orth_end();
+          breakdown = true;
+          break;
+        }
+        rho = std::sqrt(rho2);
+        for (int i = 0; i < j; ++i) h(i, j - 1) += h(j, j - 1) * gs[i];
+        h(j, j - 1) *= rho;
+        for (int i = 0; i < j; ++i) coef[i] = gs[i], coef[j + i] = gc[i];
+        upload(coef.data(), 2 * std::size_t(j));
+        gemm_n(-1.0, V, j, cd.data(), 1.0, j, 2);  // [v_j, w] -= V_{j-1} [s, c]
+        axpby(1.0 / rho, V.col(j), 0.0, V.col(j));
+        c.vectors(double(j) + 4.0 + 2.0);
+        hj = (gc[j] - sc) / rho;
+      }
+      axpby(-hj, V.col(j), 1.0, w);
+      c.vectors(3.0);
+      double cc = hj * hj;
+      for (int i = 0; i < j; ++i) h(i, j) = gc[i], cc += gc[i] * gc[i];
+      h(j, j) = hj;
+      double beta2 = gc[j + 1] - cc;
+      if (!(beta2 > 1e-8 * gc[j + 1])) {  // cancellation: the norm explicitly
+        beta2 = dot(w, w);
+        c.vectors(1.0);
+      }
+      const double hn = std::sqrt(std::max(beta2, 0.0));
+      if (!std::isfinite(hn)) {
+        c.orth_end();
+        return c.fail(SolveReason::not_finite);
+      }
+      h(j + 1, j) = hn;
+      if (hn == 0.0) {  // happy breakdown: w lies in the basis, column j is final
+        qr(j + 1);
+        c.orth_end();
+        ++j;
+        break;
+      }
+      axpby(1.0 / hn, w, 0.0, w);
+      c.vectors(2.0);
+      const bool last = j + 1 == m || st.iterations >= config_.max_iterations;
+      if (qr(j + 1) <= c.target || last) {
+        // Finish v_{j+1}'s second pass coefficients, correct column j, decide again.
+        gemv_t(V, k2, w, gd, GemvKernel::cublas);
+        exec_->copy_to_host(G.data(), gd, sizeof(double) * std::size_t(k2));
+        c.vectors(double(k2) + 1.0);
+        double ss = 0.0;
+        for (int i = 0; i <= j; ++i) ss += G[i] * G[i];
+        const double rho2 = G[j + 1] - ss;
+        if (finite(G.data(), std::size_t(k2)) && rho2 > 0.5 * G[j + 1]) {
+          const double rh = std::sqrt(rho2);
+          for (int i = 0; i <= j; ++i) h(i, j) += h(j + 1, j) * G[i];
+          h(j + 1, j) *= rh;
+          if (qr(j + 1) <= c.target || last) {
+            c.orth_end();
+            ++j;
+            break;
+          }
+          // Not met after all: complete v_{j+1}'s second pass now (the next iteration's
+          // correction of column j is then of rounding size).
+          upload(G.data(), std::size_t(j) + 1);
+          gemv_n(-1.0, V, j + 1, cd.data(), 1.0, w, GemvKernel::cublas);
+          axpby(1.0 / rh, w, 0.0, w);
+          c.vectors(double(j) + 1.0 + 2.0 + 2.0);
+        } else {
+          qr(j + 1);  // no usable correction: keep the provisional column
+          c.orth_end();
+          ++j;
+          break;
+        }
+      }
+      c.orth_end();
+    }
+    // x += Z y (FGMRES) or x += M^{-1} (V y) (GMRES), R y = g on the first j columns.
+    if (singular && j > 0) return c.fail(SolveReason::breakdown);
+    for (int i = j - 1; i >= 0; --i) {
+      double sum = g[i];
+      for (int k = i + 1; k < j; ++k) sum -= rq(i, k) * y[k];
+      y[i] = sum / rq(i, i);
+    }
+    if (j > 0) {
+      upload(y.data(), static_cast<std::size_t>(j));
+      gmres_update(c, j, cd.data(), flexible, GemvKernel::cublas, x);
+    }
+    if (gmres_cycle_end(c, b, x, breakdown, beta)) return st;
   }
   st.converged = beta <= c.target;
   st.reason = st.converged ? SolveReason::converged : SolveReason::max_iterations;
@@ -589,8 +796,12 @@ double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix
     case KrylovMethod::bicgstab: return 2.0 * spmv + 18.0 * vec;
     case KrylovMethod::gmres:
     case KrylovMethod::fgmres: {
-      // Iteration j (k = j + 1): SpMV + CGS2 2 (2k + 3) + norm 1 + scaling 2; mean k = (m + 1) / 2.
       const double m = std::max(1, config.restart);
+      // dcgs2, iteration j: the product (j + 4), for j > 0 the two-column update and v_j's scaling
+      // (j + 6), w's update (3) and scaling (2): 9 at j = 0, 2 j + 15 after; once a cycle the end's
+      // product (m + 2). Per iteration over a full cycle: (m^2 + 15 m - 4) / m.
+      if (config.orthogonalization == Orthogonalization::dcgs2) return spmv + (m + 15.0 - 4.0 / m) * vec;
+      // cgs2, iteration j (k = j + 1): SpMV + CGS2 2 (2k + 3) + norm 1 + scaling 2; mean k = (m + 1) / 2.
       return spmv + (2.0 * (m + 1.0) + 9.0) * vec;
     }
     case KrylovMethod::idr: {

@@ -24,6 +24,20 @@ constexpr std::string_view to_string(KrylovMethod m) { return krylov_method_name
 
 constexpr int max_idr_s = 16;
 
+// GMRES/FGMRES orthogonalisation of each new Krylov vector w against the basis V (j + 1 columns):
+//   cgs2   classical Gram–Schmidt twice, h1 = V^T w; w -= V h1; h2 = V^T w; w -= V h2; ||w||: four
+//          passes over V and one host synchronisation per iteration;
+//   dcgs2  CGS2 with the second pass delayed by one iteration and fused with the next vector's first
+//          (Bielich, Langou, Thomas, Swirydowicz, Yamazaki, Boman, "Low-synch Gram-Schmidt with
+//          delayed reorthogonalization for Krylov solvers", Parallel Computing 2022): one product
+//          [V, w]^T [v_j, w] reorthogonalises v_j and projects w, one two-column update applies both,
+//          norms by Pythagoras: two passes over V and one synchronisation per iteration (one more
+//          to finish a cycle). The Hessenberg column of v_j is corrected when v_j is.
+enum class Orthogonalization { cgs2, dcgs2 };
+inline constexpr auto orthogonalization_names =
+    name_table<Orthogonalization>({{Orthogonalization::cgs2, "cgs2"}, {Orthogonalization::dcgs2, "dcgs2"}});
+constexpr std::string_view to_string(Orthogonalization o) { return orthogonalization_names.name(o); }
+
 // What the relative tolerance is relative to.
 enum class ToleranceReference { initial_residual, rhs };
 inline constexpr auto tolerance_reference_names = name_table<ToleranceReference>(
@@ -47,8 +61,9 @@ struct KrylovConfig {
   int idr_s = 4;              // IDR(s): dimension of the shadow space, 1..max_idr_s
   // ref = b - A x0 (initial_residual) or b (rhs). With x0 = 0 the two are the same.
   ToleranceReference reference = ToleranceReference::initial_residual;
-  // GMRES/FGMRES Gram–Schmidt on the device: cuBLAS GEMV or the own tall-skinny kernels.
+  // GMRES/FGMRES Gram–Schmidt on the device: cuBLAS GEMV or the own tall-skinny kernels (cgs2).
   GemvKernel gemv = GemvKernel::cublas;
+  Orthogonalization orthogonalization = Orthogonalization::cgs2;  // GMRES, FGMRES
 };
 
 // Where the time of the solves went, accumulated over solve() calls while profiling is on
@@ -124,6 +139,9 @@ class KrylovSolver {
   SolveStatus cg(Context& c, const Vector& b, Vector& x);
   SolveStatus bicgstab(Context& c, const Vector& b, Vector& x);
   SolveStatus gmres(Context& c, const Vector& b, Vector& x, bool flexible);
+  SolveStatus gmres_dcgs2(Context& c, const Vector& b, Vector& x, bool flexible);
+  void gmres_update(Context& c, int j, const double* y, bool flexible, GemvKernel gk, Vector& x);
+  bool gmres_cycle_end(Context& c, const Vector& b, Vector& x, bool breakdown, double& beta);
   SolveStatus idr(Context& c, const Vector& b, Vector& x);
   void ensure_workspace(size64_t n, int nvec);
   void ensure_bases(size64_t n, int m, bool flexible);

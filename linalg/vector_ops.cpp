@@ -185,6 +185,31 @@ void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Ve
                     kernels::cuda::gemv_n(y.exec().blas_handle(), V.rows(), k, a, V.data(), h, b, y.data()));
 }
 
+void gemm_t(const MultiVector& V, int k, int col, int m, double* out)
+{
+  if (k < 0 || m < 0 || col < 0 || k > V.cols() || col + m > V.cols())
+    throw std::invalid_argument("gemm_t: column range out of the basis");
+  if (k == 0 || m == 0) return;
+  const double* X = V.data() + size64_t(col) * V.rows();
+  BLOCKRES_DISPATCH(V.exec(), kernels::cpu::gemm_t(V.rows(), k, V.data(), m, X, out),
+                    kernels::cuda::gemm_t(V.exec().blas_handle(), V.rows(), k, V.data(), m, X, out));
+}
+
+void gemm_n(double a, MultiVector& V, int k, const double* C, double b, int col, int m)
+{
+  if (k < 0 || m < 0 || col < k || col + m > V.cols())
+    throw std::invalid_argument("gemm_n: column range out of the basis or overlapping the columns read");
+  if (m == 0) return;
+  double* Y = V.data() + size64_t(col) * V.rows();
+  const double* Vr = V.data();
+  if (k == 0) {
+    for (int c = 0; c < m; ++c) axpby(b, V.col(col + c), 0.0, V.col(col + c));
+    return;
+  }
+  BLOCKRES_DISPATCH(V.exec(), kernels::cpu::gemm_n(V.rows(), k, m, a, Vr, C, b, Y),
+                    kernels::cuda::gemm_n(V.exec().blas_handle(), V.rows(), k, m, a, Vr, C, b, Y));
+}
+
 void dot_to(const Vector& x, const Vector& y, double* result)
 {
   check_same(x, y, "dot_to");

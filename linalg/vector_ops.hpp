@@ -38,6 +38,7 @@ class MultiVector {
   Vector& col(int j) { return cols_[static_cast<std::size_t>(j)]; }
   const Vector& col(int j) const { return cols_[static_cast<std::size_t>(j)]; }
   const double* data() const { return data_.data(); }
+  double* data() { return data_.data(); }
   const Executor& exec() const { return data_.exec(); }
 
  private:
@@ -54,6 +55,12 @@ void gemv_t(const MultiVector& V, int k, const Vector& w, double* h, GemvKernel 
 // y = a V(:, 0:k) h + b y with h in the executor's memory; b == 0: y is not read.
 void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Vector& y,
             GemvKernel kernel = GemvKernel::cublas);
+// Two-column forms for GMRES's delayed reorthogonalisation (KrylovConfig::orthogonalization =
+// dcgs2), V read once for all m columns: out (k x m, leading dimension k, executor memory) =
+// V(:, 0:k)^T V(:, col:col + m); and V(:, col:col + m) = a V(:, 0:k) C + b V(:, col:col + m) with C
+// k x m in executor memory (col >= k: the columns written are not read as V(:, 0:k)).
+void gemm_t(const MultiVector& V, int k, int col, int m, double* out);
+void gemm_n(double a, MultiVector& V, int k, const double* C, double b, int col, int m);
 // result[0] = x . y into the executor's memory, without synchronising (CUDA).
 void dot_to(const Vector& x, const Vector& y, double* result);
 

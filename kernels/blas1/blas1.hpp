@@ -40,6 +40,12 @@ void bicgstab_update(size64_t n, double alpha, const double* ph, double omega, c
                      const double* t, const double* rh, double* x, double* r, double* out);
 void gemv_t(size64_t n, int k, const double* V, const double* w, double* h);
 void gemv_n(size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
+// The two-column forms of GMRES's delayed reorthogonalisation (Krylov dcgs2), V and X column-major
+// with n rows: out (k x m, leading dimension k) = V(:, 0:k)^T X(:, 0:m), and
+// Y(:, 0:m) = a V(:, 0:k) C + b Y(:, 0:m) with C k x m (leading dimension k). Y must not overlap
+// V(:, 0:k).
+void gemm_t(size64_t n, int k, const double* V, int m, const double* X, double* out);
+void gemm_n(size64_t n, int k, int m, double a, const double* V, const double* C, double b, double* Y);
 // sum_i x[i]: the read-only streaming ceiling of the bench reports (every byte of x read once).
 double stream_sum(size64_t n, const double* x);
 // out[k] = the fp32 value nearest to in[k] (round to nearest even); beyond the fp32 range +-inf, NaN
@@ -76,6 +82,10 @@ void bicgstab_update(stream_t s, size64_t n, double alpha, const double* ph, dou
 // cuBLAS GEMV (cublasDgemv_64) on the handle's stream; asynchronous. k >= 1.
 void gemv_t(blas_handle_t h, size64_t n, int k, const double* V, const double* w, double* out);
 void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const double* hv, double b, double* y);
+// cpu::gemm_t and cpu::gemm_n with cuBLAS (C and out in device memory); V is read once for all m
+// columns.
+void gemm_t(blas_handle_t h, size64_t n, int k, const double* V, int m, const double* X, double* out);
+void gemm_n(blas_handle_t h, size64_t n, int k, int m, double a, const double* V, const double* C, double b, double* Y);
 // Own one-pass kernels for the same products with 1 <= k <= 32 columns (measured against cuBLAS by
 // `blockres bench solver`); gemv_t_own needs dots_workspace_doubles(k) doubles of workspace and
 // does not synchronise.

@@ -122,6 +122,16 @@ void gemv_n(size64_t n, int k, double a, const double* V, const double* h, doubl
   }
 }
 
+void gemm_t(size64_t n, int k, const double* V, int m, const double* X, double* out)
+{
+  for (int c = 0; c < m; ++c) gemv_t(n, k, V, X + size64_t(c) * n, out + size64_t(c) * k);
+}
+
+void gemm_n(size64_t n, int k, int m, double a, const double* V, const double* C, double b, double* Y)
+{
+  for (int c = 0; c < m; ++c) gemv_n(n, k, a, V, C + size64_t(c) * k, b, Y + size64_t(c) * n);
+}
+
 double stream_sum(size64_t n, const double* x)
 {
   return ordered_sum<1>(n, omp_threshold(), [&](size64_t i, double* acc) { acc[0] += x[i]; })[0];

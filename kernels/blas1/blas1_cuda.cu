@@ -441,6 +441,18 @@ void gemv_n(blas_handle_t h, size64_t n, int k, double a, const double* V, const
   check_cublas(cublasDgemv_64(h, CUBLAS_OP_N, n, k, &a, V, n, hv, 1, &b, y, 1), "cublasDgemv (V h)");
 }
 
+void gemm_t(blas_handle_t h, size64_t n, int k, const double* V, int m, const double* X, double* out)
+{
+  const double one = 1.0, zero = 0.0;
+  check_cublas(cublasDgemm_64(h, CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, &one, V, n, X, n, &zero, out, k),
+               "cublasDgemm (V^T X)");
+}
+
+void gemm_n(blas_handle_t h, size64_t n, int k, int m, double a, const double* V, const double* C, double b, double* Y)
+{
+  check_cublas(cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &a, V, n, C, k, &b, Y, n), "cublasDgemm (V C)");
+}
+
 void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace)
 {
   if (k < 1 || k > gemv_max_cols) throw std::invalid_argument("gemv_t_own: k must be in 1..32");

@@ -575,6 +575,19 @@ TEST(Krylov, ProfileCountsTheBytesItStates)
     EXPECT_DOUBLE_EQ(s.profile().bytes, expect);
     EXPECT_EQ(s.profile().precond_unstated, 0);
   }
+  {  // the same with dcgs2: 9 passes at j = 0, 2 j + 15 after, the cycle's end k + 2
+    fill(p.x, 0.0);
+    IdentityPreconditioner I;
+    KrylovConfig c{KrylovMethod::gmres, 1e-8, 0.0, 200, 200};
+    c.orthogonalization = Orthogonalization::dcgs2;
+    KrylovSolver s(e, c);
+    const auto st = s.solve(p.A, I, p.b, p.x);
+    ASSERT_TRUE(st.converged);
+    const int k = st.iterations;
+    double expect = 2.0 * (p.A.spmv_bytes(true) + 3.0 * vec) + 2.0 * vec + (k + 2.0) * vec + (k + 2.0) * vec;
+    for (int j = 0; j < k; ++j) expect += p.A.spmv_bytes(false) + (j == 0 ? 9.0 : 2.0 * j + 15.0) * vec;
+    EXPECT_DOUBLE_EQ(s.profile().bytes, expect);
+  }
   {
     fill(p.x, 0.0);
     BlockJacobiPreconditioner M(e);

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
+#include <string>
 #include <vector>
 
 using namespace blockres;
@@ -145,48 +147,78 @@ test::TestMatrix matrix_for(KrylovMethod m, int nx, int ny, int nz, int bs)
   return m == KrylovMethod::cg ? test::spd_laplacian(nx, ny, nz, bs) : test::convection_diffusion(nx, ny, nz, bs, 2.0);
 }
 
+// One solve of the same system (random b, x0 = 0) on the CPU and on the device with configuration
+// cfg, unpreconditioned or with block-Jacobi; checks that both converged, the device within 2
+// iterations of the CPU, to the requested true residual and the CPU's solution. Returns the device
+// solver (its profile).
+std::unique_ptr<KrylovSolver> expect_same_solve(const test::TestMatrix& m, const KrylovConfig& cfg, bool jacobi,
+                                                const std::string& what)
+{
+  auto& B = backends();
+  BsrMatrix Ac = test::upload(B.cpu, m), Ag = test::upload(B.gpu, m);
+  const auto hb = test::random_vector(Ac.scalar_rows());
+  Vector bc(B.cpu, std::span<const double>(hb)), bg(B.gpu, std::span<const double>(hb));
+  Vector xc(B.cpu, Ac.scalar_rows()), xg(B.gpu, Ac.scalar_rows());
+  fill(xc, 0.0);
+  fill(xg, 0.0);
+  BlockJacobiPreconditioner Jc(B.cpu), Jg(B.gpu);
+  IdentityPreconditioner I;
+  EXPECT_TRUE(Jc.setup(Ac).ok);
+  EXPECT_TRUE(Jg.setup(Ag).ok);
+  KrylovSolver sc(B.cpu, cfg);
+  auto sg = std::make_unique<KrylovSolver>(B.gpu, cfg);
+  sg->set_profiling(true);
+  const auto stc = sc.solve(Ac, jacobi ? static_cast<const Preconditioner&>(Jc) : I, bc, xc);
+  const auto stg = sg->solve(Ag, jacobi ? static_cast<const Preconditioner&>(Jg) : I, bg, xg);
+  std::printf("%s: cpu %d, cuda %d iterations\n", what.c_str(), stc.iterations, stg.iterations);
+  EXPECT_TRUE(stc.converged) << what << ": " << to_string(stc.reason);
+  EXPECT_TRUE(stg.converged) << what << ": " << to_string(stg.reason);
+  EXPECT_LE(std::abs(stc.iterations - stg.iterations), 2) << what;
+  EXPECT_LE(cpu_residual(Ac, hb, xg.to_host()), 1e-10 * stc.initial_residual * (1 + 1e-6)) << what;
+  EXPECT_LE(test::max_rel_diff(xg.to_host(), xc.to_host()), 1e-6) << what;
+  return sg;
+}
+
 }  // namespace
 
 // Every method, unpreconditioned and with block-Jacobi: converges on the device within 2
 // iterations of the CPU run, to the requested true residual, with the CPU's solution.
 TEST(KrylovSuiteGpu, EveryMethodWithinTwoIterationsOfCpu)
 {
-  auto& B = backends();
   for (KrylovMethod method : every_method)
     for (bool jacobi : {false, true})
       for (int bs : {1, 3, 4}) {
-        const auto m = matrix_for(method, 13, 14, 11, bs);
-        BsrMatrix Ac = test::upload(B.cpu, m), Ag = test::upload(B.gpu, m);
-        const auto hb = test::random_vector(Ac.scalar_rows());
-        Vector bc(B.cpu, std::span<const double>(hb)), bg(B.gpu, std::span<const double>(hb));
-        Vector xc(B.cpu, Ac.scalar_rows()), xg(B.gpu, Ac.scalar_rows());
-        fill(xc, 0.0);
-        fill(xg, 0.0);
-        BlockJacobiPreconditioner Jc(B.cpu), Jg(B.gpu);
-        IdentityPreconditioner I;
-        ASSERT_TRUE(Jc.setup(Ac).ok);
-        ASSERT_TRUE(Jg.setup(Ag).ok);
         KrylovConfig cfg;
         cfg.method = method;
         cfg.rel_tol = 1e-10;
         cfg.max_iterations = 2000;
-        KrylovSolver sc(B.cpu, cfg), sg(B.gpu, cfg);
-        sg.set_profiling(true);
-        const auto stc = sc.solve(Ac, jacobi ? static_cast<const Preconditioner&>(Jc) : I, bc, xc);
-        const auto stg = sg.solve(Ag, jacobi ? static_cast<const Preconditioner&>(Jg) : I, bg, xg);
         const std::string what =
             std::string(to_string(method)) + (jacobi ? " + block-Jacobi" : " + none") + " bs " + std::to_string(bs);
-        std::printf("%s: cpu %d, cuda %d iterations\n", what.c_str(), stc.iterations, stg.iterations);
-        ASSERT_TRUE(stc.converged) << what << ": " << to_string(stc.reason);
-        ASSERT_TRUE(stg.converged) << what << ": " << to_string(stg.reason);
-        EXPECT_LE(std::abs(stc.iterations - stg.iterations), 2) << what;
-        EXPECT_LE(cpu_residual(Ac, hb, xg.to_host()), 1e-10 * stc.initial_residual * (1 + 1e-6)) << what;
-        EXPECT_LE(test::max_rel_diff(xg.to_host(), xc.to_host()), 1e-6) << what;
+        const auto sg = expect_same_solve(matrix_for(method, 13, 14, 11, bs), cfg, jacobi, what);
         // The device phases were timed with events: SpMV time is positive and the phases fit in the total.
-        const KrylovProfile& pr = sg.profile();
+        const KrylovProfile& pr = sg->profile();
         EXPECT_GT(pr.spmv_seconds, 0.0) << what;
         EXPECT_GE(pr.other_seconds(), 0.0) << what;
         EXPECT_EQ(pr.precond_count > 0, jacobi) << what;
+      }
+}
+
+// GMRES/FGMRES with the delayed reorthogonalisation (dcgs2: cuBLAS two-column products) on the
+// device against the CPU, restarts 5 and 30, with block-Jacobi.
+TEST(KrylovSuiteGpu, DelayedReorthogonalisationWithinTwoIterationsOfCpu)
+{
+  for (KrylovMethod method : {KrylovMethod::gmres, KrylovMethod::fgmres})
+    for (int restart : {5, 30})
+      for (int bs : {1, 3}) {
+        KrylovConfig cfg;
+        cfg.method = method;
+        cfg.rel_tol = 1e-10;
+        cfg.max_iterations = 2000;
+        cfg.restart = restart;
+        cfg.orthogonalization = Orthogonalization::dcgs2;
+        expect_same_solve(matrix_for(method, 13, 14, 11, bs), cfg, true,
+                          std::string(to_string(method)) + " dcgs2 restart " + std::to_string(restart) + " bs " +
+                              std::to_string(bs));
       }
 }
 

@@ -9,6 +9,7 @@
 #include "linalg/preconditioners/registry.hpp"
 #include "linalg/test/random_matrix.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -321,10 +322,93 @@ TEST(KrylovSuite, BytesPerIterationFollowTheOperationCounts)
   EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), spmv + 71 * vec);
   c.method = KrylovMethod::fgmres;
   EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), spmv + 71 * vec);
+  // dcgs2: (9 + sum over j = 1..29 of (2 j + 15) + the cycle's end 32) / 30 = 1346 / 30
+  c.orthogonalization = Orthogonalization::dcgs2;
+  EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), spmv + 1346.0 / 30.0 * vec);
+  c.orthogonalization = Orthogonalization::cgs2;
   c.method = KrylovMethod::idr;
   c.idr_s = 1;
   // s = 1: inner step k = 0 moves 2*3 + 2 + 7 = 15 vectors, the omega step 2 + 6 + 2 = 10; two SpMVs.
   EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), (2 * spmv + 25 * vec) / 2);
+}
+
+// GMRES/FGMRES with the delayed reorthogonalisation (Orthogonalization::dcgs2) against CGS2 on the
+// same right-hand sides: converged to the true residual, iteration counts within 10% (+1), for
+// restarts from 1 to 30 (short cycles exercise the end-of-cycle pass), with and without block-Jacobi,
+// bs 1..3, a varying preconditioner (FGMRES); the failure reasons and the exact iteration limit.
+TEST(KrylovSuite, DelayedReorthogonalisationMatchesCgs2)
+{
+  auto e = Executor::create_cpu();
+  for (KrylovMethod method : {KrylovMethod::gmres, KrylovMethod::fgmres})
+    for (int bs : {1, 2, 3})
+      for (bool bj : {false, true})
+        for (int restart : {1, 5, 30}) {
+          const auto m = test::convection_diffusion(13, 14, 12, bs, 2.0);
+          const auto b = test::random_vector(m.pattern.nrows * size64_t(bs));
+          int its[2] = {0, 0};
+          for (auto o : {Orthogonalization::cgs2, Orthogonalization::dcgs2}) {
+            auto p = make(e, m);
+            p.b.copy_from_host(b);
+            auto M = make_preconditioner(e, preconditioner_spec(bj ? "block_jacobi" : "none"));
+            ASSERT_TRUE(M->setup(p.A).ok);
+            KrylovConfig c = config(method, 1e-10, 3000);
+            c.restart = restart;
+            c.orthogonalization = o;
+            KrylovSolver s(e, c);
+            const auto st = s.solve(p.A, *M, p.b, p.x);
+            const std::string what = fmt::format("{} {} bs {} {} restart {}", to_string(method), to_string(o), bs,
+                                                 M->name(), restart);
+            ASSERT_TRUE(st.converged) << what << ": " << to_string(st.reason);
+            EXPECT_LE(residual_norm(p), 1e-10 * st.initial_residual * 1.0000001) << what;
+            EXPECT_NEAR(st.residual, residual_norm(p), 1e-12 * st.initial_residual) << what;
+            its[o == Orthogonalization::dcgs2] = st.iterations;
+          }
+          std::printf("%s bs %d %s restart %d: %d iterations (cgs2), %d (dcgs2)\n",
+                      std::string(to_string(method)).c_str(), bs, bj ? "block-Jacobi" : "none", restart, its[0], its[1]);
+          EXPECT_LE(its[1], std::ceil(1.1 * its[0]) + 1) << bs << " " << restart;
+          EXPECT_GE(its[1], std::floor(0.9 * its[0]) - 1) << bs << " " << restart;
+        }
+  {  // a preconditioner that changes between applications
+    auto p = make(e, test::convection_diffusion(11, 9, 10, 3, 1.5));
+    VaryingPreconditioner M(e);
+    ASSERT_TRUE(M.setup(p.A).ok);
+    KrylovConfig c = config(KrylovMethod::fgmres, 1e-10, 400);
+    c.orthogonalization = Orthogonalization::dcgs2;
+    KrylovSolver s(e, c);
+    const auto st = s.solve(p.A, M, p.b, p.x);
+    EXPECT_TRUE(st.converged) << to_string(st.reason);
+    EXPECT_LE(residual_norm(p), 1e-10 * st.initial_residual * 1.0000001);
+  }
+  for (KrylovMethod method : {KrylovMethod::gmres, KrylovMethod::fgmres}) {
+    KrylovConfig c = config(method, 1e-14, 7);
+    c.orthogonalization = Orthogonalization::dcgs2;
+    IdentityPreconditioner I;
+    {  // the iteration limit, exactly
+      auto p = make(e, test::convection_diffusion(11, 10, 9, 1, 0.5));
+      KrylovSolver s(e, c);
+      const auto st = s.solve(p.A, I, p.b, p.x);
+      EXPECT_EQ(st.reason, SolveReason::max_iterations);
+      EXPECT_EQ(st.iterations, 7);
+      EXPECT_LT(st.residual, st.initial_residual);
+      EXPECT_NEAR(st.residual, residual_norm(p), 1e-12 * st.initial_residual);
+    }
+    {  // NaN in the matrix
+      auto p = make(e, test::spd_laplacian(5, 4, 3, 2));
+      auto v = p.A.values().to_host();
+      v[v.size() / 2] = nan_v;
+      p.A.values().copy_from_host(v);
+      KrylovSolver s(e, c);
+      EXPECT_EQ(s.solve(p.A, I, p.b, p.x).reason, SolveReason::not_finite);
+    }
+    {  // the zero matrix
+      auto p = make(e, test::convection_diffusion(4, 3, 5, 1, 1.0));
+      fill(p.A.values(), 0.0);
+      KrylovSolver s(e, c);
+      const auto st = s.solve(p.A, I, p.b, p.x);
+      EXPECT_EQ(st.reason, SolveReason::breakdown);
+      EXPECT_LE(st.iterations, 1);
+    }
+  }
 }
 
 TEST(KrylovSuite, MethodNames)

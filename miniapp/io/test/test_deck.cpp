@@ -958,6 +958,16 @@ TEST_F(DeckTest, KrylovMethods)
   EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "restart = 20"))).linear.krylov.restart, 20);
   expect_edit_error("dt_initial = 0.5", lin + "method = \"fgmres\"\nidr_s = 2", k + "idr_s", "idr_s");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"gmres\"\nrestart = 0", k + "restart", "restart");
+  // orthogonalization: gmres and fgmres only, cgs2 by default, dcgs2 on request, nothing else.
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"bicgstab\"\northogonalization = \"dcgs2\"",
+                    k + "orthogonalization", "orthogonalization");
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"gmres\"\northogonalization = \"mgs\"",
+                    k + "orthogonalization", "orthogonalization");
+  EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"fgmres\""))).linear.krylov.orthogonalization,
+            Orthogonalization::cgs2);
+  EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "orthogonalization = \"dcgs2\"")))
+                .linear.krylov.orthogonalization,
+            Orthogonalization::dcgs2);
   expect_edit_error("dt_initial = 0.5", lin + "method = \"minres\"", k + "method", "method");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"CG\"", k + "method", "method");
   expect_edit_error("dt_initial = 0.5", lin + "tolerance_reference = \"b\"", k + "tolerance_reference",
