@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -204,6 +204,36 @@ for m in "$@"; do
           $X bench model inputs/quarter_five_spot_60x60x20.toml "${G[@]}" --preconditioners deck --newton 1 --reps 3 \
           --warmup 0 --json /tmp/asm_ncu.json > $L/asm_ncu_$g.txt 2>&1; echo "== ncu $g rc $?"
         grep -E "^  [a-z_]+kernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|Compute \(SM\)" $L/asm_ncu_$g.txt | head -40
+      done ;;
+    mixed)  # issue 30: fp32 storage (AMG levels, block-Jacobi inverses) and dcgs2 against the defaults, two runs
+            # each: the 60x60x20 deck, its 1M-cell variant, multicomponent_16 and _32 as shipped (linear iterations,
+            # bytes and time per linear iteration, run total)
+      for g in 72k 1m mc16 mc32; do
+        d=quarter_five_spot_60x60x20; G=()
+        case $g in
+          1m) G=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+                 --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30) ;;
+          mc16) d=multicomponent_16 ;;
+          mc32) d=multicomponent_32 ;;
+        esac
+        for v in def amg32 bj32 dcgs2 all; do
+          case $v in
+            def) V=() ;;
+            amg32) V=(--set $P.pressure.storage=fp32) ;;
+            bj32) V=(--set $P.second.storage=fp32) ;;
+            dcgs2) V=(--set solver.linear.orthogonalization=dcgs2) ;;
+            all) V=(--set $P.pressure.storage=fp32 --set solver.linear.orthogonalization=dcgs2) ;;
+          esac
+          # the default's second stage: block ILU(0)/ISAI on the 72k deck (no fp32 form yet), block-Jacobi on the others
+          [[ $v == bj32 && $g == 72k ]] && continue
+          [[ $v == all && $g != 72k ]] && V+=(--set $P.second.storage=fp32)
+          for k in 1 2; do
+            $X run inputs/$d.toml --backend cuda --output /tmp/runs/mx --set output.vtk=false "${G[@]}" "${V[@]}" \
+              > $L/mixed_${g}_${v}_$k.log 2>&1
+            echo "== $g $v #$k rc $? $(grep -E '^done' $L/mixed_${g}_${v}_$k.log | cut -c1-90)"
+            grep -E "^time:|^linear iteration" $L/mixed_${g}_${v}_$k.log | cut -c1-190
+          done
+        done
       done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice
