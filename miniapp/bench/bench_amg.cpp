@@ -46,7 +46,10 @@ namespace blockres {
 namespace amgbench {
 
 // ---- byte models (bench_amg.hpp) ----------------------------------------------------------------------
-double csr_bytes(size64_t rows, size64_t nnz) { return 12.0 * double(nnz) + 4.0 * (double(rows) + 1.0); }
+double csr_bytes(size64_t rows, size64_t nnz, double value_bytes)
+{
+  return (value_bytes + 4.0) * double(nnz) + 4.0 * (double(rows) + 1.0);
+}
 
 double vcycle_bytes(const std::vector<LevelSizes>& levels, const AmgOptions& opt, bool coarsest_direct)
 {
@@ -57,6 +60,7 @@ double vcycle_bytes(const std::vector<LevelSizes>& levels, const AmgOptions& opt
   // 1 / u_ii, x), or by k Jacobi sweeps per factor, 2k CSR(A_l) + (56 k + 24) n; from a guess the
   // residual before (CSR(A_l) + 24 n) and x += correction after (24 n).
   const int k = opt.trisolve_sweeps;
+  const double vb = opt.storage == StoragePrecision::fp32 ? 4.0 : 8.0;  // the cycle's matrix values
   auto step = [&](double MA, double n, bool from_zero) {
     if (opt.smoother != AmgSmoother::ilu0) return from_zero ? 24.0 * n : MA + 32.0 * n;
     const double solve = k == 0 ? MA + 40.0 * n : 2.0 * k * MA + (56.0 * k + 24.0) * n;
@@ -69,11 +73,11 @@ double vcycle_bytes(const std::vector<LevelSizes>& levels, const AmgOptions& opt
   };
   for (std::size_t l = 0; l + 1 < levels.size(); ++l) {
     const double n = levels[l].rows, nc = levels[l + 1].rows;
-    const double MA = csr_bytes(levels[l].rows, levels[l].nnz);
+    const double MA = csr_bytes(levels[l].rows, levels[l].nnz, vb);
     total += opt.pre_sweeps > 0 ? sweeps(MA, n, opt.pre_sweeps, true) : 8.0 * n;  // x = 0
     total += MA + 24.0 * n;                                                    // r = b - A x
-    total += csr_bytes(levels[l + 1].rows, levels[l].transfer_nnz) + 8.0 * n + 8.0 * nc;  // b_c = R r
-    total += csr_bytes(levels[l].rows, levels[l].transfer_nnz) + 8.0 * nc + 16.0 * n;     // x += P x_c
+    total += csr_bytes(levels[l + 1].rows, levels[l].transfer_nnz, vb) + 8.0 * n + 8.0 * nc;  // b_c = R r
+    total += csr_bytes(levels[l].rows, levels[l].transfer_nnz, vb) + 8.0 * nc + 16.0 * n;     // x += P x_c
     total += sweeps(MA, n, opt.post_sweeps, false);
   }
   const LevelSizes& c = levels.back();
@@ -81,7 +85,7 @@ double vcycle_bytes(const std::vector<LevelSizes>& levels, const AmgOptions& opt
   if (coarsest_direct)
     total += 8.0 * n * n + 4.0 * n + 16.0 * n;
   else
-    total += sweeps(csr_bytes(c.rows, c.nnz), n, std::max(2, opt.pre_sweeps + opt.post_sweeps), true);
+    total += sweeps(csr_bytes(c.rows, c.nnz, vb), n, std::max(2, opt.pre_sweeps + opt.post_sweeps), true);
   return total;
 }
 

@@ -112,8 +112,9 @@ struct AmgBenchReport {
 };
 
 // ---- byte models (what the fractions of the copy bandwidth divide by) ---------------------------------
-// Bytes of a CSR matrix: 8 per value + 4 per column index + 4 per row pointer.
-double csr_bytes(size64_t rows, size64_t nnz);
+// Bytes of a CSR matrix: 8 per value (value_bytes: 4 for fp32 storage) + 4 per column index + 4 per row
+// pointer.
+double csr_bytes(size64_t rows, size64_t nnz, double value_bytes = 8.0);
 // One V-cycle (AmgPreconditioner::apply), levels finest first: per level l above the coarsest, the
 // smoother sweeps (the first pre-sweep from a zero guess reads b and D^-1 and writes x; every other sweep
 // reads A_l, x, b, D^-1 and writes x), the residual r = b - A_l x (A_l, x, b read, r written), the
@@ -121,6 +122,7 @@ double csr_bytes(size64_t rows, size64_t nnz);
 // x written); on the coarsest level the dense LU solve (8 n^2 factor bytes + 4 n pivots, b read, x written)
 // or, when it is too large for that, max(2, pre + post) sweeps. Every array is counted once per pass
 // (perfect cache reuse of x within an SpMV); the copies of r and z at the entry and exit are not counted.
+// With fp32 storage (AmgOptions::storage) the cycle's matrices (A_l, P_l, R_l) read 4 bytes per value.
 double vcycle_bytes(const std::vector<LevelSizes>& levels, const AmgOptions& opt, bool coarsest_direct);
 // Setups, lower bounds: the finest matrix read once (csr_bytes) and what the setup produces written once:
 // full setup: every coarse operator, P_l and R_l as CSR (indices and values); numeric re-setup: their values

@@ -77,6 +77,8 @@ Subcommand register_bench_amg(CLI::App& bench, CommandContext& context)
       ->capture_default_str();
   add_name_option(*section, "--interpolation", o->amg.interpolation, amg_interpolation_names, "AMG prolongation");
   add_name_option(*section, "--smoother", o->amg.smoother, amg_smoother_names, "AMG smoother");
+  add_name_option(*section, "--storage", o->amg.storage, storage_precision_names,
+                  "AMG cycle matrices: fp64, or fp32 copies read in fp64 arithmetic (Jacobi smoothers)");
   section
       ->add_option("--trisolve-sweeps", o->amg.trisolve_sweeps,
                    "ilu0 smoother: 0 exact (level-scheduled) triangular solves, k Jacobi sweeps per factor")

@@ -225,6 +225,11 @@ TEST(AmgBenchByteModels, MatchHandCounts)
   // One Jacobi sweep per factor: the solve 2*276 + 80*8 = 1192.
   o.trisolve_sweeps = 1;
   EXPECT_EQ(vcycle_bytes(levels, o, true), 1656.0 + 72.0 + (1192.0 - 192.0) + (468.0 + 1192.0 + 192.0 - 532.0));
+  // fp32 storage (Jacobi): every pass over A_0 (residual, post-sweep), R and P reads 4 bytes less per value:
+  // 20 + 20 + 8 + 8 values, 224 bytes fewer; the dense coarsest LU stays fp64.
+  o.smoother = AmgSmoother::jacobi, o.trisolve_sweeps = 0, o.storage = StoragePrecision::fp32;
+  EXPECT_EQ(csr_bytes(8, 20, 4.0), 196.0);
+  EXPECT_EQ(vcycle_bytes(levels, o, true), 1656.0 + 72.0 - 224.0);
 }
 
 TEST(AmgBenchMatrices, DeckPressureMatrix)
@@ -337,6 +342,28 @@ TEST(AmgBench, SmallCpuRunReportsEveryMatrixVerified)
   EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& s) { return s.find("summary") == 0; }));
   EXPECT_EQ(run_amg_bench(o, quiet), 0);
   std::filesystem::remove(o.json_path);
+}
+
+// --storage fp32: the same matrices verified, the same CG iterations as fp64 (+-1), the V-cycle's byte
+// model smaller, the AMG's name says so.
+TEST(AmgBench, Fp32StorageRunVerifiedWithTheSameIterations)
+{
+  AmgBenchOptions o = small_options("fp32");
+  const AmgBenchReport r64 = run_amg_bench_report(o, quiet);
+  std::filesystem::remove(o.json_path);
+  o.amg.storage = StoragePrecision::fp32;
+  const AmgBenchReport r32 = run_amg_bench_report(o, quiet);
+  std::filesystem::remove(o.json_path);
+  ASSERT_EQ(r32.matrices.size(), r64.matrices.size());
+  EXPECT_TRUE(r32.all_verified());
+  for (std::size_t k = 0; k < r32.matrices.size(); ++k) {
+    const auto &a = r64.matrices[k], &b = r32.matrices[k];
+    SCOPED_TRACE(b.name);
+    EXPECT_TRUE(b.solve.converged);
+    EXPECT_LE(std::abs(b.solve.iterations - a.solve.iterations), 1);
+    EXPECT_LT(b.vcycle_bytes, a.vcycle_bytes);
+    EXPECT_NE(b.amg_name.find("fp32 storage"), std::string::npos) << b.amg_name;
+  }
 }
 
 TEST(AmgBench, DeckPressureMatrixRun)
