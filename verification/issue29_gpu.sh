@@ -234,6 +234,11 @@ for m in "$@"; do
             grep -E "^time:|^linear iteration" $L/mixed_${g}_${v}_$k.log | cut -c1-190
           done
         done
+      done
+      for st in fp64 fp32; do  # the AMG alone: V-cycle time and fraction of the copy bandwidth, fp64 and fp32 storage
+        $X bench amg --backend cuda --sizes 100,200 --matrices poisson,lognormal1 --no-hypre --storage $st \
+          --json $L/bench_amg_$st.json > $L/bench_amg_$st.txt 2>&1
+        echo "== bench amg --storage $st rc $?"; grep -E "V-cycle|AMG-cg" $L/bench_amg_$st.txt | head -8
       done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice
