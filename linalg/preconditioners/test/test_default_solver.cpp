@@ -187,7 +187,9 @@ TEST(DefaultSolver, DescribesEverySolverChoice)
     SCOPED_TRACE(e.name);
     const std::string s = describe_preconditioner(preconditioner_spec(e.name));
     EXPECT_FALSE(s.empty());
-    if (e.name != "none") EXPECT_NE(s, e.name);
+    if (e.name != "none") {
+      EXPECT_NE(s, e.name);
+    }
   }
 }
 

@@ -256,7 +256,9 @@ TEST(BlockIlu0Preconditioner, IsaiSweepsApproachTheExactSolves)
       ASSERT_TRUE(M.setup(A).ok);
       const double err = test::max_rel_diff(test::apply_both(A, M, A, exact, r).z, ref);
       std::printf("bs %d, %d sweeps: max relative difference to the exact solves %.2e\n", bs, k, err);
-      if (k == 0) EXPECT_GT(err, 1e-3);  // the test would not see the sweeps otherwise
+      if (k == 0) {
+        EXPECT_GT(err, 1e-3);  // the test would not see the sweeps otherwise
+      }
       EXPECT_LT(err, previous) << k << " sweeps";
       previous = err;
     }
