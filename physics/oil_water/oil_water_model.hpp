@@ -42,6 +42,8 @@ class OilWaterModel final : public Model {
   const std::vector<WellInfo>& wells() const override { return wells_; }
   const std::vector<WellSpec>& well_specs() const { return well_specs_; }
   const OilWaterParams& host_params() const { return host_params_; }
+  // The connectivity the kernels read (executor memory; tests run the shared cell functions on it).
+  const MeshView& mesh_view() const { return mesh_; }
 
   // Initial state (interleaved p_o, S_w per active cell) computed on the host.
   std::vector<double> initial_state() const override { return initial_state(initial_); }
