@@ -320,6 +320,43 @@ SolveStatus KrylovSolver::bicgstab(Context& c, const Vector& b, Vector& x)
   return c.fail(SolveReason::max_iterations);
 }
 
+namespace {
+
+// Column j of a Hessenberg matrix (col[0..j+1]) reduced by the Givens rotations 0..j-1 already made,
+// then rotation j made from it and applied to the right-hand side g: col[j] becomes the diagonal entry
+// of R, col[j+1] zero. False, with nothing but the old rotations applied, when the column's last two
+// entries are both zero (no rotation exists).
+bool givens_column(double* col, int j, std::vector<double>& cs, std::vector<double>& sn, std::vector<double>& g)
+{
+  for (int i = 0; i < j; ++i) {
+    const double t = cs[i] * col[i] + sn[i] * col[i + 1];
+    col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
+    col[i] = t;
+  }
+  const double d = std::hypot(col[j], col[j + 1]);
+  if (d == 0.0) return false;
+  cs[j] = col[j] / d;
+  sn[j] = col[j + 1] / d;
+  col[j] = d;
+  col[j + 1] = 0.0;
+  g[j + 1] = -sn[j] * g[j];
+  g[j] = cs[j] * g[j];
+  return true;
+}
+
+// y = R^{-1} g on the first j columns of the upper triangle R (column-major, leading dimension ld).
+void back_substitute(const std::vector<double>& R, std::size_t ld, const std::vector<double>& g, int j,
+                     std::vector<double>& y)
+{
+  for (int i = j - 1; i >= 0; --i) {
+    double s = g[i];
+    for (int k = i + 1; k < j; ++k) s -= R[std::size_t(k) * ld + i] * y[k];
+    y[i] = s / R[std::size_t(i) * ld + i];
+  }
+}
+
+}  // namespace
+
 // After a GMRES cycle's update of x: the explicit residual into beta; true when the solve ends here
 // (a non-finite residual, or a breakdown that did not converge; c.st says why).
 bool KrylovSolver::gmres_cycle_end(Context& c, const Vector& b, Vector& x, bool breakdown, double& beta)
@@ -406,23 +443,11 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
       }
       h(j + 1, j) = hn;
       // Apply previous Givens rotations to the new column, then make a new one.
-      for (int i = 0; i < j; ++i) {
-        const double t = cs[i] * h(i, j) + sn[i] * h(i + 1, j);
-        h(i + 1, j) = -sn[i] * h(i, j) + cs[i] * h(i + 1, j);
-        h(i, j) = t;
-      }
-      const double d = std::hypot(h(j, j), h(j + 1, j));
-      if (d == 0.0) {
+      if (!givens_column(&h(0, j), j, cs, sn, g)) {
         c.orth_end();
         breakdown = true;
         break;
       }
-      cs[j] = h(j, j) / d;
-      sn[j] = h(j + 1, j) / d;
-      h(j, j) = d;
-      h(j + 1, j) = 0.0;
-      g[j + 1] = -sn[j] * g[j];
-      g[j] = cs[j] * g[j];
       if (hn == 0.0 || std::abs(g[j + 1]) <= c.target) {
         c.orth_end();
         ++j;
@@ -432,11 +457,7 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
       c.orth_end();
     }
     // x += M^{-1} (V y) (GMRES) or x += Z y (FGMRES) with H y = g (upper triangular after the rotations).
-    for (int i = j - 1; i >= 0; --i) {
-      double s = g[i];
-      for (int k = i + 1; k < j; ++k) s -= h(i, k) * y[k];
-      y[i] = s / h(i, i);
-    }
+    back_substitute(H, std::size_t(m1), g, j, y);
     if (j > 0) {
       yd.copy_from_host(std::span<const double>(y.data(), static_cast<std::size_t>(m)));
       gmres_update(c, j, yd.data(), flexible, config_.gemv, x);
@@ -496,23 +517,7 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
     g[0] = beta;
     for (int j = 0; j < k; ++j) {
       for (int i = 0; i <= j + 1; ++i) rq(i, j) = h(i, j);
-      for (int i = 0; i < j; ++i) {
-        const double t = cs[i] * rq(i, j) + sn[i] * rq(i + 1, j);
-        rq(i + 1, j) = -sn[i] * rq(i, j) + cs[i] * rq(i + 1, j);
-        rq(i, j) = t;
-      }
-      const double d = std::hypot(rq(j, j), rq(j + 1, j));
-      if (d == 0.0) {
-        singular = true;
-        cs[j] = 1.0, sn[j] = 0.0;
-        continue;
-      }
-      cs[j] = rq(j, j) / d;
-      sn[j] = rq(j + 1, j) / d;
-      rq(j, j) = d;
-      rq(j + 1, j) = 0.0;
-      g[j + 1] = -sn[j] * g[j];
-      g[j] = cs[j] * g[j];
+      if (!givens_column(&rq(0, j), j, cs, sn, g)) singular = true, cs[j] = 1.0, sn[j] = 0.0;
     }
     return std::abs(g[k]);
   };
@@ -618,11 +623,7 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
     }
     // x += Z y (FGMRES) or x += M^{-1} (V y) (GMRES), R y = g on the first j columns.
     if (singular && j > 0) return c.fail(SolveReason::breakdown);
-    for (int i = j - 1; i >= 0; --i) {
-      double sum = g[i];
-      for (int k = i + 1; k < j; ++k) sum -= rq(i, k) * y[k];
-      y[i] = sum / rq(i, i);
-    }
+    back_substitute(Rq, std::size_t(m1), g, j, y);
     if (j > 0) {
       upload(y.data(), static_cast<std::size_t>(j));
       gmres_update(c, j, cd.data(), flexible, GemvKernel::cublas, x);
