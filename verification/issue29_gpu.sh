@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -239,6 +239,33 @@ for m in "$@"; do
         $X bench amg --backend cuda --sizes 100,200 --matrices poisson,lognormal1 --no-hypre --storage $st \
           --json $L/bench_amg_$st.json > $L/bench_amg_$st.txt 2>&1
         echo "== bench amg --storage $st rc $?"; grep -E "V-cycle|AMG-cg" $L/bench_amg_$st.txt | head -8
+      done ;;
+    sweep)  # issue 30: preconditioner knobs against the default on the 60x60x20 deck (72k) and its 1M variant, two runs
+            # each: ISAI sweeps 2 and 1, a 512-row coarse level, AMG hierarchy reuse (refresh_growth 0.3), and at 1M
+            # the reuse with fp32 storage and DCGS2
+      for g in 72k 1m; do
+        G=(); [[ $g == 1m ]] && G=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5
+          --set grid.dz=0.8 --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30
+          --set schedule.report_interval=30)
+        vs="def s2 s1 mc512 rg03 rg03all"; [[ $g == 1m ]] && vs="def rg03 rg03all mc512"
+        for v in $vs; do
+          case $v in
+            def) V=() ;;
+            s2) V=(--set $P.second.sweeps=2) ;;
+            s1) V=(--set $P.second.sweeps=1) ;;
+            mc512) V=(--set $P.pressure.max_coarse=512) ;;
+            rg03) V=(--set $P.pressure.refresh_growth=0.3) ;;
+            rg03all) V=(--set $P.pressure.refresh_growth=0.3 --set $P.pressure.storage=fp32
+                        --set solver.linear.orthogonalization=dcgs2) ;;
+          esac
+          [[ $v == rg03all && $g == 1m ]] && V+=(--set $P.second.storage=fp32)
+          for k in 1 2; do
+            $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/sw --set output.vtk=false \
+              "${G[@]}" "${V[@]}" > $L/sweep_${g}_${v}_$k.log 2>&1
+            echo "== sweep $g $v #$k rc $? $(grep -E '^done' $L/sweep_${g}_${v}_$k.log | cut -c1-90)"
+            grep -E "^time:|^linear iteration" $L/sweep_${g}_${v}_$k.log | cut -c1-190
+          done
+        done
       done ;;
     ab)  # A/B in one session: `bench bsrmv` (rule, AB_BS block sizes) on the tree in .gpu-carry/ab_src.tgz (git archive
          # of AB_REF) and on this one, alternated twice
