@@ -31,6 +31,9 @@ struct LinearSystemTraits {
 // beyond either.
 inline constexpr int default_ilu_max_block_size = 8;
 inline constexpr long long default_ilu_max_unknowns = 160000;
+// The default CPR's AMG keeps its hierarchy within a time step until a solve needs this much more
+// (AmgOptions::refresh_growth); its matrices are stored in fp32 (AmgOptions::storage).
+inline constexpr double default_amg_refresh_growth = 0.3;
 
 struct DefaultLinearSolver {
   // method, restart (or idr_s), max_iterations and rel_tol (the fixed forcing term); the other

@@ -20,6 +20,9 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   a.interpolation = p.choice("interpolation", defaults.interpolation, amg_interpolation_names);
   a.smoother = p.choice("smoother", defaults.smoother, amg_smoother_names);
   a.storage = p.choice("storage", defaults.storage, storage_precision_names);
+  // fp32 taken from the defaults (the default solver's AMG) applies to the Jacobi smoothers only: a deck that
+  // picks the ILU(0) smoother and says nothing about storage gets fp64.
+  if (!p.given("storage") && a.smoother == AmgSmoother::ilu0) a.storage = StoragePrecision::fp64;
   if (a.storage == StoragePrecision::fp32 && a.smoother == AmgSmoother::ilu0) {  // blame the key the user wrote
     if (p.given("storage"))
       p.bad(p.require("storage"), "storage", "fp32 needs a Jacobi smoother (smoother = \"jacobi\" or \"l1_jacobi\")");
@@ -37,6 +40,8 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   a.refresh_interval = p.integer("refresh_interval", defaults.refresh_interval, deck::at_least(1));
   a.keep_interpolation = p.flag("keep_interpolation", defaults.keep_interpolation);
   a.refresh_growth = p.number("refresh_growth", defaults.refresh_growth, between(0, 10));
+  // Likewise the default solver's adaptive reuse gives way to a refresh_interval the deck sets.
+  if (!p.given("refresh_growth") && a.refresh_interval != 1) a.refresh_growth = 0.0;
   if (a.refresh_growth > 0 && a.refresh_interval != 1)
     p.bad(p.require("refresh_growth"), "refresh_growth",
           "refresh_growth (adaptive reuse) and refresh_interval > 1 (a fixed count) exclude each other");

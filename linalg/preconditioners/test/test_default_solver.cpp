@@ -36,6 +36,17 @@ Ilu0Options default_second_stage()
   return o;
 }
 
+// The default CPR's AMG: CPR's own pressure stage with fp32 matrices and adaptive hierarchy reuse
+// (issue 30), the W-cycle where the second stage is block ILU(0)/ISAI.
+PreconditionerSpec default_amg(AmgCycle cycle)
+{
+  AmgOptions a = options_as<AmgOptions>(CprOptions{}.pressure);
+  a.cycle = cycle;
+  a.storage = StoragePrecision::fp32;
+  a.refresh_growth = 0.3;
+  return {"amg", a};
+}
+
 TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
 {
   for (const int bs : {1, 2, 3, 8, 9, 16, 32, 64}) {
@@ -52,20 +63,18 @@ TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
     // The second stage by block size: block ILU(0)/ISAI with sweeps and the W-cycle up to 8,
     // block-Jacobi and CPR's own pressure stage (AMG V-cycle) from 9.
     if (bs <= 8) {
-      AmgOptions w = options_as<AmgOptions>(CprOptions{}.pressure);
-      w.cycle = AmgCycle::w;
-      EXPECT_EQ(c.pressure, (PreconditionerSpec{"amg", w}));
+      EXPECT_EQ(c.pressure, default_amg(AmgCycle::w));
       EXPECT_EQ(c.second, (PreconditionerSpec{"ilu0", default_second_stage()}));
-      EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG W-cycle; second stage: block ILU(0)/ISAI "
+      EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG W-cycle in fp32; second stage: block ILU(0)/ISAI "
                                "(1 factor sweep, 3 ISAI sweeps))");
       EXPECT_NE(d.reason.find("block ILU(0)/ISAI second stage with ISAI sweeps and an AMG W-cycle at block size <= 8 "
                               "and <= 160000 unknowns, for"),
                 std::string::npos)
           << d.reason;
     } else {
-      EXPECT_EQ(c.pressure, CprOptions{}.pressure);
+      EXPECT_EQ(c.pressure, default_amg(AmgCycle::v));
       EXPECT_EQ(c.second, (PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}}));
-      EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG; second stage: block-Jacobi)");
+      EXPECT_EQ(d.description, "FGMRES(30) + CPR(true_impes; pressure: AMG in fp32; second stage: block-Jacobi)");
       EXPECT_NE(d.reason.find("block-Jacobi second stage above block size 8"), std::string::npos) << d.reason;
     }
     EXPECT_NE(d.reason.find("CPR for the pressure unknown"), std::string::npos) << d.reason;
@@ -90,8 +99,8 @@ TEST(DefaultSolver, LargeSystemsGetBlockJacobi)
         default_linear_solver({.block_size = bs, .pressure_unknown = true, .compressible = true, .cells = over});
     const CprOptions& c = options_as<CprOptions>(large.preconditioner);
     EXPECT_EQ(c.second, (PreconditionerSpec{"block_jacobi", BlockJacobiOptions{}}));
-    EXPECT_EQ(c.pressure, CprOptions{}.pressure);  // V-cycle
-    EXPECT_EQ(large.description, "FGMRES(30) + CPR(true_impes; pressure: AMG; second stage: block-Jacobi)");
+    EXPECT_EQ(c.pressure, default_amg(AmgCycle::v));
+    EXPECT_EQ(large.description, "FGMRES(30) + CPR(true_impes; pressure: AMG in fp32; second stage: block-Jacobi)");
     EXPECT_NE(large.reason.find(fmt::format("block-Jacobi second stage above 160000 unknowns ({} here)", over * bs)),
               std::string::npos)
         << large.reason;

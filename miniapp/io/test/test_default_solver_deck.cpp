@@ -2,6 +2,7 @@
 // deck, partly overridden key by key, named in the run log; and decks without solver keys converging
 // on both models (issue 29 item 2).
 #include "input/test/deck_test_util.hpp"
+#include "linalg/preconditioners/amg/amg_options.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
 #include "linalg/preconditioners/cpr/cpr_options.hpp"
 #include "linalg/preconditioners/default_solver.hpp"
@@ -186,7 +187,7 @@ TEST_F(DefaultSolverDeck, NoSolverKeysGiveTheModelsDefaultInTheResolvedDeck)
   EXPECT_EQ(m.at_path("solver.linear.preconditioner.second.type").value<std::string>(), "block_jacobi");
   EXPECT_EQ(m.at_path("solver.linear.preconditioner.second.factorization").value<std::string>(), "automatic");
   EXPECT_EQ(solver_line(mc),
-            "linear solver: FGMRES(30) + CPR(true_impes; pressure: AMG; second stage: block-Jacobi), the default for "
+            "linear solver: FGMRES(30) + CPR(true_impes; pressure: AMG in fp32; second stage: block-Jacobi), the default for "
             "model multicomponent at block size 16: CPR for the pressure unknown; block-Jacobi second stage above "
             "block size 8, where block ILU(0)/ISAI's setup costs more than its fewer iterations save "
             "(inputs/README.md, 'Default linear solver')");
@@ -239,9 +240,9 @@ TEST_F(DefaultSolverDeck, KeysTheDeckGivesWinTheRestIsTheDefault)
   EXPECT_TRUE(bicg.linear.preconditioner == d.preconditioner);
   EXPECT_FALSE(toml::parse(bicg.resolved_toml).at_path("solver.linear.restart"));
   EXPECT_EQ(solver_line(bicg),
-            "linear solver: BiCGSTAB + CPR(true_impes; pressure: AMG W-cycle; second stage: block ILU(0)/ISAI (1 "
+            "linear solver: BiCGSTAB + CPR(true_impes; pressure: AMG W-cycle in fp32; second stage: block ILU(0)/ISAI (1 "
             "factor sweep, 3 ISAI sweeps)), as the deck sets it (the default for model oil_water at block size 2 is "
-            "FGMRES(30) + CPR(true_impes; pressure: AMG W-cycle; second stage: block ILU(0)/ISAI (1 factor sweep, 3 "
+            "FGMRES(30) + CPR(true_impes; pressure: AMG W-cycle in fp32; second stage: block ILU(0)/ISAI (1 factor sweep, 3 "
             "ISAI sweeps)): inputs/README.md, 'Default linear solver')");
 
   // Only the restart: it applies to the default method.
@@ -261,7 +262,7 @@ TEST_F(DefaultSolverDeck, KeysTheDeckGivesWinTheRestIsTheDefault)
   const CprOptions& q = options_as<CprOptions>(quasi.linear.preconditioner);
   EXPECT_EQ(q.weights, CprWeights::quasi_impes);
   EXPECT_EQ(q.second, (PreconditionerSpec{"ilu0", block_ilu0_isai()}));
-  EXPECT_NE(solver_line(quasi).find("CPR(quasi_impes; pressure: AMG W-cycle; second stage: block ILU(0)/ISAI (1 factor "
+  EXPECT_NE(solver_line(quasi).find("CPR(quasi_impes; pressure: AMG W-cycle in fp32; second stage: block ILU(0)/ISAI (1 factor "
                                     "sweep, 3 ISAI sweeps)), as the deck sets it"),
             std::string::npos)
       << solver_line(quasi);
@@ -277,6 +278,39 @@ TEST_F(DefaultSolverDeck, KeysTheDeckGivesWinTheRestIsTheDefault)
   const std::string msg =
       test_deck::input_error_of(deck, [&] { load_deck(deck, {"solver.linear.method=bicgstab", "solver.linear.restart=20"}); });
   EXPECT_NE(msg.find("solver.linear.restart: only applies to method = \"gmres\" or \"fgmres\""), std::string::npos) << msg;
+}
+
+// The default's AMG (fp32 storage, adaptive reuse) gives way to the AMG keys a deck sets that exclude
+// them: the ILU(0) smoother gets fp64 storage, a refresh_interval no adaptive reuse; asked for
+// explicitly, the combination is still an error naming the key.
+TEST_F(DefaultSolverDeck, DefaultAmgStorageAndReuseGiveWayToTheDecksSmootherAndInterval)
+{
+  const std::string deck = bare("quarter_five_spot.toml");
+  const auto amg = [](const RunConfig& c) { return options_as<AmgOptions>(options_as<CprOptions>(c.linear.preconditioner).pressure); };
+  const AmgOptions def = amg(load_deck(deck, {}));
+  EXPECT_EQ(def.storage, StoragePrecision::fp32);
+  EXPECT_EQ(def.refresh_growth, default_amg_refresh_growth);
+  EXPECT_EQ(def.smoother, AmgSmoother::jacobi);
+
+  const AmgOptions ilu = amg(load_deck(deck, {"solver.linear.preconditioner.pressure.smoother=ilu0"}));
+  EXPECT_EQ(ilu.smoother, AmgSmoother::ilu0);
+  EXPECT_EQ(ilu.storage, StoragePrecision::fp64);
+  EXPECT_EQ(ilu.refresh_growth, default_amg_refresh_growth);
+
+  const AmgOptions every3 = amg(load_deck(deck, {"solver.linear.preconditioner.pressure.refresh_interval=3"}));
+  EXPECT_EQ(every3.refresh_interval, 3);
+  EXPECT_EQ(every3.refresh_growth, 0.0);
+  EXPECT_EQ(every3.storage, StoragePrecision::fp32);
+
+  const std::string msg = test_deck::input_error_of(deck, [&] {
+    load_deck(deck, {"solver.linear.preconditioner.pressure.smoother=ilu0", "solver.linear.preconditioner.pressure.storage=fp32"});
+  });
+  EXPECT_NE(msg.find("solver.linear.preconditioner.pressure.storage"), std::string::npos) << msg;
+  const std::string msg2 = test_deck::input_error_of(deck, [&] {
+    load_deck(deck, {"solver.linear.preconditioner.pressure.refresh_interval=3",
+                     "solver.linear.preconditioner.pressure.refresh_growth=0.3"});
+  });
+  EXPECT_NE(msg2.find("solver.linear.preconditioner.pressure.refresh_growth"), std::string::npos) << msg2;
 }
 
 struct RunOutcomeLog {
