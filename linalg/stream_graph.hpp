@@ -7,6 +7,7 @@
 
 #include "linalg/executor.hpp"
 
+#include <cstddef>
 #include <functional>
 
 namespace blockres {
@@ -32,10 +33,15 @@ class StreamGraph {
   // Whether `exec`'s stream is recording now: work that has its own recording (or that must not be
   // recorded, e.g. timing events) checks this.
   static bool capturing(const Executor& exec);
+  // The held recording's size: its nodes (kernels, copies, memsets) and the longest chain of nodes
+  // that depend on each other (each a launch latency on the replay's critical path). 0 without one.
+  std::size_t nodes() const { return nodes_; }
+  std::size_t depth() const { return depth_; }
 
  private:
   ExecPtr exec_;
   void* exec_graph_ = nullptr;  // cudaGraphExec_t
+  std::size_t nodes_ = 0, depth_ = 0;
 };
 
 }  // namespace blockres

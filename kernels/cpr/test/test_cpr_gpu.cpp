@@ -299,7 +299,8 @@ TEST(CprGpu, GraphReplayIsDirectLaunchesBitForBit)
       }
       const auto parts = Mg.profile();
       ASSERT_FALSE(parts.empty());
-      EXPECT_EQ(parts.back().part, "both stages apply (one CUDA graph)") << "the recording failed: launched directly";
+      EXPECT_EQ(parts.back().part.rfind("both stages apply (one CUDA graph of ", 0), 0u)
+          << parts.back().part << ": the recording failed (launched directly) or its shape is unknown";
       EXPECT_GT(parts.back().seconds, 0.0);
       EXPECT_EQ(Md.profile().back().part, "second stage apply");
     }

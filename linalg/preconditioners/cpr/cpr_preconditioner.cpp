@@ -50,7 +50,10 @@ std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
                                      {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
                                      {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]}};
   if (graph_ && !graph_failed_) {
-    parts.push_back({"both stages apply (one CUDA graph)", seconds_[PhaseTimer::cpr_graph_apply] +
+    // The recording's size: its longest chain of dependent nodes is what a replay waits on at small sizes.
+    const std::string shape =
+        graph_->nodes() ? fmt::format(" of {} nodes, {} in the longest chain", graph_->nodes(), graph_->depth()) : "";
+    parts.push_back({"both stages apply (one CUDA graph" + shape + ")", seconds_[PhaseTimer::cpr_graph_apply] +
                                                                seconds_[PhaseTimer::cpr_pressure_apply] +
                                                                seconds_[PhaseTimer::cpr_second_apply]});
   } else {
@@ -157,16 +160,17 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
     const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();
     return {false, fmt::format("cpr ({} weights): {} singular {} block(s), the first at block row {} (pivot {})",
                                weights_label(opt_.weights), failed, true_impes ? "accumulation" : "diagonal", first,
-                               info[first])};
+                               info[first]),
+            ""};
   }
   timer_->begin(PhaseTimer::cpr_pressure_setup);
   auto st1 = stage1_->setup(*ap_);
   timer_->end(PhaseTimer::cpr_pressure_setup);
-  if (!st1.ok) return {false, "cpr pressure stage: " + st1.message};
+  if (!st1.ok) return {false, "cpr pressure stage: " + st1.message, st1.hint};
   timer_->begin(PhaseTimer::cpr_second_setup);
   auto st2 = stage2_->setup(A);
   timer_->end(PhaseTimer::cpr_second_setup);
-  if (!st2.ok) return {false, "cpr second stage: " + st2.message};
+  if (!st2.ok) return {false, "cpr second stage: " + st2.message, st2.hint};
   return {};
 }
 
