@@ -78,48 +78,79 @@ BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, do
 }
 
 // What a face needs of one of its cells, with the derivatives by the cell's own (p, S_w): the phase
-// densities, the phase pressures and mob * b, each as value, d/dp, d/dS_w (face_props_doubles per
-// cell). Computed once per cell (CUDA), each face then reads its two cells' instead of evaluating
-// their properties again (face_flux_stored): the same dual arithmetic as face_flux, so the same
-// values (derivative slots of the other cell are exact zeros here, signed zeros there). Stored by
-// quantity (structure of arrays): entry e of cell i at props[e * stride + i], stride >= the cell
-// count, so that consecutive cells (threads) write and read consecutive addresses.
-inline constexpr int face_props_doubles = 18;
+// densities, the phase pressures and mob * b, each as value, d/dp, d/dS_w. Computed once per cell
+// (CUDA), each face then reads its two cells' instead of evaluating their properties again
+// (face_flux_stored): the same dual arithmetic as face_flux, so the same values (derivative slots of
+// the other cell are exact zeros here, signed zeros there). Stored by quantity (structure of arrays):
+// entry e of cell i at props[e * stride + i], stride >= the cell count, so that consecutive cells
+// (threads) write and read consecutive addresses.
+//
+// Of those 18 numbers, 5 are exact constants and not stored (face_props_doubles = 13, 104 bytes a
+// cell); face_flux_stored puts them back, so its duals hold the same bits as if they were stored:
+//   - p_o is the variable p itself: d/dp exactly 1, d/dS_w exactly +0 (Dual::variable); its value
+//     x[2i] is stored all the same (a neighbour's from x would pull its whole 16-byte (p, S_w) pair);
+//   - p_w = p_o - P_cow(S_w): d/dp = 1 - (+-0) = 1 exactly (P_cow's p-slot is a table slope times the
+//     +0 p-slot of S_w, or Corey's constant 0);
+//   - d rho / dS_w of both phases: rho depends on p only, its S_w-slot is +-0 (the +0 S_w-slot of p
+//     through products with finite numbers). Not the same bits (+0 for a -0), but it only enters the
+//     face density 0.5 (rho_a + rho_b), added to the other cell's +0 in that slot: +0 either way.
+// (Exact for finite states. If c (p - p_ref) overflowed, the stored S_w-slot of rho would be NaN,
+// the constant 0: the residual is not finite then either way, but the entries may differ.)
+inline constexpr int face_rho = 0;       // phase ph at face_rho + 2 ph: rho, d rho / dp
+inline constexpr int face_mob_b = 4;     // phase ph at face_mob_b + 3 ph: mob * b, d/dp, d/dS_w
+inline constexpr int face_p_oil = 10;    // p_o
+inline constexpr int face_p_water = 11;  // p_w, d p_w / dS_w
+inline constexpr int face_props_doubles = 13;
 BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, index_t i, double* props, size64_t stride)
 {
   using D2 = Dual<2>;
   const CellProps<D2> c = cell_props(P, D2::variable(x[2 * i], 0), D2::variable(x[2 * i + 1], 1));
-  const D2 q[6] = {c.rho[water], c.rho[oil], c.p[water], c.p[oil], c.mob[water] * c.b[water], c.mob[oil] * c.b[oil]};
   double* out = props + i;
-  for (int k = 0; k < 6; ++k) {
-    out[size64_t(3 * k) * stride] = q[k].v;
-    out[size64_t(3 * k + 1) * stride] = q[k].d[0];
-    out[size64_t(3 * k + 2) * stride] = q[k].d[1];
+  for (int ph = 0; ph < num_phases; ++ph) {
+    const D2 mb = c.mob[ph] * c.b[ph];
+    out[size64_t(face_rho + 2 * ph) * stride] = c.rho[ph].v;
+    out[size64_t(face_rho + 2 * ph + 1) * stride] = c.rho[ph].d[0];
+    out[size64_t(face_mob_b + 3 * ph) * stride] = mb.v;
+    out[size64_t(face_mob_b + 3 * ph + 1) * stride] = mb.d[0];
+    out[size64_t(face_mob_b + 3 * ph + 2) * stride] = mb.d[1];
   }
+  out[size64_t(face_p_oil) * stride] = c.p[oil].v;
+  out[size64_t(face_p_water) * stride] = c.p[water].v;
+  out[size64_t(face_p_water + 1) * stride] = c.p[water].d[1];
 }
 
-// A stored quantity (value, d/dp, d/dS_w at q[0], q[stride], q[2 * stride]) as a 4-variable dual
-// with its derivatives in slots off, off + 1.
-BLOCKRES_HD Dual<4> stored_dual(const double* q, size64_t stride, int off)
+// A 4-variable dual: value v, derivatives dp, ds in slots off, off + 1, the others +0.
+BLOCKRES_HD Dual<4> dual_at(double v, double dp, double ds, int off)
 {
   Dual<4> r;
-  r.v = q[0];
-  r.d[off] = q[stride];
-  r.d[off + 1] = q[2 * stride];
+  r.v = v;
+  r.d[off] = dp;
+  r.d[off + 1] = ds;
   return r;
 }
 
 // face_flux from the stored properties of cells a (entry e at A[e * sa]: slots 0, 1) and b (B[e * sb]:
-// slots 2, 3).
+// slots 2, 3), the exact constants put back (store_face_props).
 BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, size64_t sa, double za, const double* B,
                                   size64_t sb, double zb, double trans, Dual<4> F[num_phases])
 {
   using D4 = Dual<4>;
   for (int ph = 0; ph < num_phases; ++ph) {
-    const int rho = 3 * ph, pr = 6 + 3 * ph, mb = 12 + 3 * ph;
-    const D4 rho_face = 0.5 * (stored_dual(A + rho * sa, sa, 0) + stored_dual(B + rho * sb, sb, 2));
-    const D4 dphi = (stored_dual(A + pr * sa, sa, 0) - stored_dual(B + pr * sb, sb, 2)) - rho_face * (P.gravity * (za - zb));
-    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + mb * sa, sa, 0) : stored_dual(B + mb * sb, sb, 2);
+    const double* rA = A + face_rho * sa + 2 * ph * sa;
+    const double* rB = B + face_rho * sb + 2 * ph * sb;
+    const D4 rho_face = 0.5 * (dual_at(rA[0], rA[sa], 0.0, 0) + dual_at(rB[0], rB[sb], 0.0, 2));
+    D4 pa, pb;
+    if (ph == oil) {
+      pa = dual_at(A[face_p_oil * sa], 1.0, 0.0, 0);
+      pb = dual_at(B[face_p_oil * sb], 1.0, 0.0, 2);
+    } else {
+      pa = dual_at(A[face_p_water * sa], 1.0, A[(face_p_water + 1) * sa], 0);
+      pb = dual_at(B[face_p_water * sb], 1.0, B[(face_p_water + 1) * sb], 2);
+    }
+    const D4 dphi = (pa - pb) - rho_face * (P.gravity * (za - zb));
+    const double* mA = A + face_mob_b * sa + 3 * ph * sa;
+    const double* mB = B + face_mob_b * sb + 3 * ph * sb;
+    const D4 mobb = value_of(dphi) >= 0.0 ? dual_at(mA[0], mA[sa], mA[2 * sa], 0) : dual_at(mB[0], mB[sb], mB[2 * sb], 2);
     F[ph] = trans * mobb * dphi;
   }
 }
