@@ -24,7 +24,7 @@ struct MeshView {
   const index_t* nbr_block = nullptr; // Jacobian block (i, nbr) of each connection
   const index_t* diag_block = nullptr;
   const index_t* row_ptr = nullptr;   // Jacobian pattern rows, to clear each row before writing
-  // CUDA: face_props_doubles per cell, what its faces need of it (store_face_props), written once per
+  // CUDA: face_props_stored per cell, what its faces need of it (store_face_props), written once per
   // assembly before the cells' rows; unused (nullptr) on the CPU.
   double* face_props = nullptr;
 };
@@ -96,11 +96,19 @@ BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, do
 //     face density 0.5 (rho_a + rho_b), added to the other cell's +0 in that slot: +0 either way.
 // (Exact for finite states. If c (p - p_ref) overflowed, the stored S_w-slot of rho would be NaN,
 // the constant 0: the residual is not finite then either way, but the entries may differ.)
+// Without capillary pressure (Corey curves: P_cow is the constant 0) p_w is p_o bit for bit (p - (+0)
+// = p, slot 1: +0 - (+0) = +0): its two entries are not stored either (face_props_stored = 11).
 inline constexpr int face_rho = 0;       // phase ph at face_rho + 2 ph: rho, d rho / dp
 inline constexpr int face_mob_b = 4;     // phase ph at face_mob_b + 3 ph: mob * b, d/dp, d/dS_w
 inline constexpr int face_p_oil = 10;    // p_o
-inline constexpr int face_p_water = 11;  // p_w, d p_w / dS_w
-inline constexpr int face_props_doubles = 13;
+inline constexpr int face_p_water = 11;  // p_w, d p_w / dS_w (only with capillary pressure)
+inline constexpr int face_props_doubles = 13;  // at most
+BLOCKRES_HD bool has_capillary_pressure(const OilWaterParams& P) { return P.relperm.kind == relperm_table; }
+// The entries stored per cell for these parameters (face_props_doubles with capillary pressure).
+BLOCKRES_HD int face_props_stored(const OilWaterParams& P)
+{
+  return has_capillary_pressure(P) ? face_props_doubles : face_p_water;
+}
 BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, index_t i, double* props, size64_t stride)
 {
   using D2 = Dual<2>;
@@ -115,8 +123,10 @@ BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, inde
     out[size64_t(face_mob_b + 3 * ph + 2) * stride] = mb.d[1];
   }
   out[size64_t(face_p_oil) * stride] = c.p[oil].v;
-  out[size64_t(face_p_water) * stride] = c.p[water].v;
-  out[size64_t(face_p_water + 1) * stride] = c.p[water].d[1];
+  if (has_capillary_pressure(P)) {
+    out[size64_t(face_p_water) * stride] = c.p[water].v;
+    out[size64_t(face_p_water + 1) * stride] = c.p[water].d[1];
+  }
 }
 
 // A 4-variable dual: value v, derivatives dp, ds in slots off, off + 1, the others +0.
@@ -140,7 +150,7 @@ BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, size
     const double* rB = B + face_rho * sb + 2 * ph * sb;
     const D4 rho_face = 0.5 * (dual_at(rA[0], rA[sa], 0.0, 0) + dual_at(rB[0], rB[sb], 0.0, 2));
     D4 pa, pb;
-    if (ph == oil) {
+    if (ph == oil || !has_capillary_pressure(P)) {
       pa = dual_at(A[face_p_oil * sa], 1.0, 0.0, 0);
       pb = dual_at(B[face_p_oil * sb], 1.0, 0.0, 2);
     } else {
@@ -227,9 +237,10 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   }
   // Fluxes. Each face is evaluated in its canonical orientation (lower cell first) by both
   // cells, so the two contributions cancel exactly in the mass balance.
-  double own[Stored ? face_props_doubles : 1];
+  double own[Stored ? face_props_doubles : 1];  // the entries past face_props_stored(P) are not read
   if constexpr (Stored)
-    for (int e = 0; e < face_props_doubles; ++e) own[e] = M.face_props[size64_t(e) * size64_t(M.ncell) + i];
+    for (int e = 0; e < face_props_doubles; ++e)
+      own[e] = e < face_props_stored(P) ? M.face_props[size64_t(e) * size64_t(M.ncell) + i] : 0.0;
   for (index_t n = n0; n < n1; ++n) {
     const index_t j = M.nbr_cell[n];
     const bool first = i < j;
