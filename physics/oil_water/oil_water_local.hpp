@@ -260,18 +260,24 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
       face_flux(P, pa, sa, M.depth[a], pb, sb, M.depth[b], M.nbr_trans[n], F);
     }
     const double sgn = first ? 1.0 : -1.0;
-    const int own = first ? 0 : 2, other = first ? 2 : 0;
+    // F's derivatives by this cell's (p, S_w) and by the neighbour's, (phase, variable) row-major:
+    // slots 0, 1 are cell a's, 2, 3 cell b's. Selected rather than indexed by a run-time offset,
+    // which kept F in local memory (80 bytes a thread) on the device.
+    double d_self[4], d_nbr[4];
+    for (int ph = 0; ph < num_phases; ++ph)
+      for (int v = 0; v < 2; ++v) {
+        d_self[2 * ph + v] = first ? F[ph].d[v] : F[ph].d[2 + v];
+        d_nbr[2 * ph + v] = first ? F[ph].d[2 + v] : F[ph].d[v];
+      }
     double* Jo = J + size64_t(M.nbr_block[n] - jbase) * 4;
     for (int ph = 0; ph < num_phases; ++ph) {
       r[ph] += sgn * F[ph].v;
-      for (int v = 0; v < 2; ++v) jd[2 * ph + v] += sgn * F[ph].d[own + v];
+      for (int v = 0; v < 2; ++v) jd[2 * ph + v] += sgn * d_self[2 * ph + v];
     }
     if (direct) {
-      store_block(Jo, 0.0 + sgn * F[0].d[other], 0.0 + sgn * F[0].d[other + 1], 0.0 + sgn * F[1].d[other],
-                  0.0 + sgn * F[1].d[other + 1]);
+      store_block(Jo, 0.0 + sgn * d_nbr[0], 0.0 + sgn * d_nbr[1], 0.0 + sgn * d_nbr[2], 0.0 + sgn * d_nbr[3]);
     } else {
-      for (int ph = 0; ph < num_phases; ++ph)
-        for (int v = 0; v < 2; ++v) Jo[2 * ph + v] += sgn * F[ph].d[other + v];
+      for (int e = 0; e < 4; ++e) Jo[e] += sgn * d_nbr[e];
     }
   }
 #ifdef __CUDA_ARCH__
