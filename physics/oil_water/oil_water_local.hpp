@@ -24,7 +24,7 @@ struct MeshView {
   const index_t* nbr_block = nullptr; // Jacobian block (i, nbr) of each connection
   const index_t* diag_block = nullptr;
   const index_t* row_ptr = nullptr;   // Jacobian pattern rows, to clear each row before writing
-  // CUDA: face_props_doubles per cell, what its faces need of it (store_face_props), written once per
+  // CUDA: face_props_stored per cell, what its faces need of it (store_face_props), written once per
   // assembly before the cells' rows; unused (nullptr) on the CPU.
   double* face_props = nullptr;
 };
@@ -78,48 +78,89 @@ BLOCKRES_HD void face_flux(const OilWaterParams& P, const T& pa, const T& sa, do
 }
 
 // What a face needs of one of its cells, with the derivatives by the cell's own (p, S_w): the phase
-// densities, the phase pressures and mob * b, each as value, d/dp, d/dS_w (face_props_doubles per
-// cell). Computed once per cell (CUDA), each face then reads its two cells' instead of evaluating
-// their properties again (face_flux_stored): the same dual arithmetic as face_flux, so the same
-// values (derivative slots of the other cell are exact zeros here, signed zeros there). Stored by
-// quantity (structure of arrays): entry e of cell i at props[e * stride + i], stride >= the cell
-// count, so that consecutive cells (threads) write and read consecutive addresses.
-inline constexpr int face_props_doubles = 18;
+// densities, the phase pressures and mob * b, each as value, d/dp, d/dS_w. Computed once per cell
+// (CUDA), each face then reads its two cells' instead of evaluating their properties again
+// (face_flux_stored): the same dual arithmetic as face_flux, so the same values (derivative slots of
+// the other cell are exact zeros here, signed zeros there). Stored by quantity (structure of arrays):
+// entry e of cell i at props[e * stride + i], stride >= the cell count, so that consecutive cells
+// (threads) write and read consecutive addresses.
+//
+// Of those 18 numbers, 5 are exact constants and not stored (face_props_doubles = 13, 104 bytes a
+// cell); face_flux_stored puts them back, so its duals hold the same bits as if they were stored:
+//   - p_o is the variable p itself: d/dp exactly 1, d/dS_w exactly +0 (Dual::variable); its value
+//     x[2i] is stored all the same (a neighbour's from x would pull its whole 16-byte (p, S_w) pair);
+//   - p_w = p_o - P_cow(S_w): d/dp = 1 - (+-0) = 1 exactly (P_cow's p-slot is a table slope times the
+//     +0 p-slot of S_w, or Corey's constant 0);
+//   - d rho / dS_w of both phases: rho depends on p only, its S_w-slot is +-0 (the +0 S_w-slot of p
+//     through products with finite numbers). Not the same bits (+0 for a -0), but it only enters the
+//     face density 0.5 (rho_a + rho_b), added to the other cell's +0 in that slot: +0 either way.
+// (Exact for finite states. If c (p - p_ref) overflowed, the stored S_w-slot of rho would be NaN,
+// the constant 0: the residual is not finite then either way, but the entries may differ.)
+// Without capillary pressure (Corey curves: P_cow is the constant 0) p_w is p_o bit for bit (p - (+0)
+// = p, slot 1: +0 - (+0) = +0): its two entries are not stored either (face_props_stored = 11).
+inline constexpr int face_rho = 0;       // phase ph at face_rho + 2 ph: rho, d rho / dp
+inline constexpr int face_mob_b = 4;     // phase ph at face_mob_b + 3 ph: mob * b, d/dp, d/dS_w
+inline constexpr int face_p_oil = 10;    // p_o
+inline constexpr int face_p_water = 11;  // p_w, d p_w / dS_w (only with capillary pressure)
+inline constexpr int face_props_doubles = 13;  // at most
+BLOCKRES_HD bool has_capillary_pressure(const OilWaterParams& P) { return P.relperm.kind == relperm_table; }
+// The entries stored per cell for these parameters (face_props_doubles with capillary pressure).
+BLOCKRES_HD int face_props_stored(const OilWaterParams& P)
+{
+  return has_capillary_pressure(P) ? face_props_doubles : face_p_water;
+}
 BLOCKRES_HD void store_face_props(const OilWaterParams& P, const double* x, index_t i, double* props, size64_t stride)
 {
   using D2 = Dual<2>;
   const CellProps<D2> c = cell_props(P, D2::variable(x[2 * i], 0), D2::variable(x[2 * i + 1], 1));
-  const D2 q[6] = {c.rho[water], c.rho[oil], c.p[water], c.p[oil], c.mob[water] * c.b[water], c.mob[oil] * c.b[oil]};
   double* out = props + i;
-  for (int k = 0; k < 6; ++k) {
-    out[size64_t(3 * k) * stride] = q[k].v;
-    out[size64_t(3 * k + 1) * stride] = q[k].d[0];
-    out[size64_t(3 * k + 2) * stride] = q[k].d[1];
+  for (int ph = 0; ph < num_phases; ++ph) {
+    const D2 mb = c.mob[ph] * c.b[ph];
+    out[size64_t(face_rho + 2 * ph) * stride] = c.rho[ph].v;
+    out[size64_t(face_rho + 2 * ph + 1) * stride] = c.rho[ph].d[0];
+    out[size64_t(face_mob_b + 3 * ph) * stride] = mb.v;
+    out[size64_t(face_mob_b + 3 * ph + 1) * stride] = mb.d[0];
+    out[size64_t(face_mob_b + 3 * ph + 2) * stride] = mb.d[1];
+  }
+  out[size64_t(face_p_oil) * stride] = c.p[oil].v;
+  if (has_capillary_pressure(P)) {
+    out[size64_t(face_p_water) * stride] = c.p[water].v;
+    out[size64_t(face_p_water + 1) * stride] = c.p[water].d[1];
   }
 }
 
-// A stored quantity (value, d/dp, d/dS_w at q[0], q[stride], q[2 * stride]) as a 4-variable dual
-// with its derivatives in slots off, off + 1.
-BLOCKRES_HD Dual<4> stored_dual(const double* q, size64_t stride, int off)
+// A 4-variable dual: value v, derivatives dp, ds in slots off, off + 1, the others +0.
+BLOCKRES_HD Dual<4> dual_at(double v, double dp, double ds, int off)
 {
   Dual<4> r;
-  r.v = q[0];
-  r.d[off] = q[stride];
-  r.d[off + 1] = q[2 * stride];
+  r.v = v;
+  r.d[off] = dp;
+  r.d[off + 1] = ds;
   return r;
 }
 
 // face_flux from the stored properties of cells a (entry e at A[e * sa]: slots 0, 1) and b (B[e * sb]:
-// slots 2, 3).
+// slots 2, 3), the exact constants put back (store_face_props).
 BLOCKRES_HD void face_flux_stored(const OilWaterParams& P, const double* A, size64_t sa, double za, const double* B,
                                   size64_t sb, double zb, double trans, Dual<4> F[num_phases])
 {
   using D4 = Dual<4>;
   for (int ph = 0; ph < num_phases; ++ph) {
-    const int rho = 3 * ph, pr = 6 + 3 * ph, mb = 12 + 3 * ph;
-    const D4 rho_face = 0.5 * (stored_dual(A + rho * sa, sa, 0) + stored_dual(B + rho * sb, sb, 2));
-    const D4 dphi = (stored_dual(A + pr * sa, sa, 0) - stored_dual(B + pr * sb, sb, 2)) - rho_face * (P.gravity * (za - zb));
-    const D4 mobb = value_of(dphi) >= 0.0 ? stored_dual(A + mb * sa, sa, 0) : stored_dual(B + mb * sb, sb, 2);
+    const double* rA = A + face_rho * sa + 2 * ph * sa;
+    const double* rB = B + face_rho * sb + 2 * ph * sb;
+    const D4 rho_face = 0.5 * (dual_at(rA[0], rA[sa], 0.0, 0) + dual_at(rB[0], rB[sb], 0.0, 2));
+    D4 pa, pb;
+    if (ph == oil || !has_capillary_pressure(P)) {
+      pa = dual_at(A[face_p_oil * sa], 1.0, 0.0, 0);
+      pb = dual_at(B[face_p_oil * sb], 1.0, 0.0, 2);
+    } else {
+      pa = dual_at(A[face_p_water * sa], 1.0, A[(face_p_water + 1) * sa], 0);
+      pb = dual_at(B[face_p_water * sb], 1.0, B[(face_p_water + 1) * sb], 2);
+    }
+    const D4 dphi = (pa - pb) - rho_face * (P.gravity * (za - zb));
+    const double* mA = A + face_mob_b * sa + 3 * ph * sa;
+    const double* mB = B + face_mob_b * sb + 3 * ph * sb;
+    const D4 mobb = value_of(dphi) >= 0.0 ? dual_at(mA[0], mA[sa], mA[2 * sa], 0) : dual_at(mB[0], mB[sb], mB[2 * sb], 2);
     F[ph] = trans * mobb * dphi;
   }
 }
@@ -160,15 +201,34 @@ BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, 
   }
 }
 
+// A copy of the stored face properties of cells [lo, hi), entry e of cell c at local[e * stride + c - lo]
+// (CUDA: a thread block's cells and one more on each side, in shared memory). Empty by default.
+struct FacePropsWindow {
+  const double* local = nullptr;
+  index_t lo = 0, hi = 0;
+  size64_t stride = 0;
+};
+
+// Where cell c's stored face properties are read (entry e at [e * stride]): from the window when it
+// holds c, else from M.face_props. The same values either way.
+BLOCKRES_HD const double* stored_props(const MeshView& M, const FacePropsWindow& W, index_t c, size64_t& stride)
+{
+  const bool local = c >= W.lo && c < W.hi;
+  stride = local ? W.stride : size64_t(M.ncell);
+  return local ? W.local + (c - W.lo) : M.face_props + c;
+}
+
 // Writes block row i of the Jacobian (all its blocks) and R_i, without wells: Jacobian block k at
 // J + 4 (k - jbase) (jbase: the first block of a stage that holds a stretch of rows, CUDA; else 0).
-// Stored: the faces from M.face_props (store_face_props of every cell, CUDA), else each face's cell
-// properties evaluated here (face_flux). Stored, a row that holds only the diagonal and one block per
-// face (no well coupling blocks) is written directly, each block once with 0 + its value (the same
-// bits as clearing it and adding); other rows are cleared first and added to.
+// Stored: the faces from M.face_props (store_face_props of every cell, CUDA), or from W's copy for the
+// cells W holds, else each face's cell properties evaluated here (face_flux). Stored, a row that
+// holds only the diagonal and one block per face (no well coupling blocks) is written directly, each
+// block once with 0 + its value (the same bits as clearing it and adding); other rows are cleared
+// first and added to.
 template <bool Stored = false>
 BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
-                               double dt, double* R, double* J, index_t i, index_t jbase = 0)
+                               double dt, double* R, double* J, index_t i, index_t jbase = 0,
+                               const FacePropsWindow& W = {})
 {
   using D2 = Dual<2>;
   using D4 = Dual<4>;
@@ -196,40 +256,50 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   }
   // Fluxes. Each face is evaluated in its canonical orientation (lower cell first) by both
   // cells, so the two contributions cancel exactly in the mass balance.
-  double own[Stored ? face_props_doubles : 1];
-  if constexpr (Stored)
-    for (int e = 0; e < face_props_doubles; ++e) own[e] = M.face_props[size64_t(e) * size64_t(M.ncell) + i];
+  double own[Stored ? face_props_doubles : 1];  // the entries past face_props_stored(P) are not read
+  if constexpr (Stored) {
+    size64_t st;
+    const double* q = stored_props(M, W, i, st);
+    for (int e = 0; e < face_props_doubles; ++e) own[e] = e < face_props_stored(P) ? q[size64_t(e) * st] : 0.0;
+  }
   for (index_t n = n0; n < n1; ++n) {
     const index_t j = M.nbr_cell[n];
     const bool first = i < j;
     const index_t a = first ? i : j, b = first ? j : i;
     D4 F[num_phases];
     if constexpr (Stored) {
-      // The cell's own properties from registers (own), the neighbour's from the stored array; two
-      // calls with fixed roles, so that `own` stays in registers.
-      const size64_t stride = size64_t(M.ncell);
+      // The cell's own properties from registers (own), the neighbour's from the window or the stored
+      // array; two calls with fixed roles, so that `own` stays in registers.
+      size64_t st;
+      const double* q = stored_props(M, W, j, st);
       if (first)
-        face_flux_stored(P, own, 1, M.depth[a], M.face_props + b, stride, M.depth[b], M.nbr_trans[n], F);
+        face_flux_stored(P, own, 1, M.depth[a], q, st, M.depth[b], M.nbr_trans[n], F);
       else
-        face_flux_stored(P, M.face_props + a, stride, M.depth[a], own, 1, M.depth[b], M.nbr_trans[n], F);
+        face_flux_stored(P, q, st, M.depth[a], own, 1, M.depth[b], M.nbr_trans[n], F);
     } else {
       const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
       const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);
       face_flux(P, pa, sa, M.depth[a], pb, sb, M.depth[b], M.nbr_trans[n], F);
     }
     const double sgn = first ? 1.0 : -1.0;
-    const int own = first ? 0 : 2, other = first ? 2 : 0;
+    // F's derivatives by this cell's (p, S_w) and by the neighbour's, (phase, variable) row-major:
+    // slots 0, 1 are cell a's, 2, 3 cell b's. Selected rather than indexed by a run-time offset,
+    // which kept F in local memory (80 bytes a thread) on the device.
+    double d_self[4], d_nbr[4];
+    for (int ph = 0; ph < num_phases; ++ph)
+      for (int v = 0; v < 2; ++v) {
+        d_self[2 * ph + v] = first ? F[ph].d[v] : F[ph].d[2 + v];
+        d_nbr[2 * ph + v] = first ? F[ph].d[2 + v] : F[ph].d[v];
+      }
     double* Jo = J + size64_t(M.nbr_block[n] - jbase) * 4;
     for (int ph = 0; ph < num_phases; ++ph) {
       r[ph] += sgn * F[ph].v;
-      for (int v = 0; v < 2; ++v) jd[2 * ph + v] += sgn * F[ph].d[own + v];
+      for (int v = 0; v < 2; ++v) jd[2 * ph + v] += sgn * d_self[2 * ph + v];
     }
     if (direct) {
-      store_block(Jo, 0.0 + sgn * F[0].d[other], 0.0 + sgn * F[0].d[other + 1], 0.0 + sgn * F[1].d[other],
-                  0.0 + sgn * F[1].d[other + 1]);
+      store_block(Jo, 0.0 + sgn * d_nbr[0], 0.0 + sgn * d_nbr[1], 0.0 + sgn * d_nbr[2], 0.0 + sgn * d_nbr[3]);
     } else {
-      for (int ph = 0; ph < num_phases; ++ph)
-        for (int v = 0; v < 2; ++v) Jo[2 * ph + v] += sgn * F[ph].d[other + v];
+      for (int e = 0; e < 4; ++e) Jo[e] += sgn * d_nbr[e];
     }
   }
 #ifdef __CUDA_ARCH__

@@ -111,8 +111,8 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
                    nbr_block_.data(),
                    diag_block_.data(),
                    row_ptr_.data()};
-  if (exec_->is_cuda()) {  // each cell's face properties once per assembly (144 bytes a cell)
-    face_props_ = Array<double>(exec_, size64_t(n) * face_props_doubles);
+  if (exec_->is_cuda()) {  // each cell's face properties once per assembly (88 or 104 bytes a cell)
+    face_props_ = Array<double>(exec_, size64_t(n) * face_props_stored(host_params_));
     mesh_.face_props = face_props_.data();
   }
 

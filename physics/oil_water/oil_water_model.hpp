@@ -84,7 +84,7 @@ class OilWaterModel final : public Model {
 
   // Executor-resident static data
   Array<double> relperm_table_, pv_ref_, depth_, nbr_trans_;
-  Array<double> face_props_;  // CUDA: face_props_doubles per cell (MeshView::face_props)
+  Array<double> face_props_;  // CUDA: face_props_stored per cell (MeshView::face_props)
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, row_ptr_;
   WellArrays well_arrays_;
   Array<double> well_weight_;  // 2 per well: which phase rates the target counts
