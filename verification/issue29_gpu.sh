@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -280,6 +280,30 @@ for m in "$@"; do
           $x bench bsrmv --tuning-cache none --bs ${AB_BS:-1,2,3} --stencils 7,27 --size-gb 1 --reps 10 --warmup 2 \
             > $L/ab_${t}_$k.txt 2>&1; echo "== ab $t $k rc $?"
           grep -E "^stencil" $L/ab_${t}_$k.txt | awk '{printf "%s %s %s | ", $1, $2, $8}'; echo
+        done
+      done ;;
+    abasm)  # A/B of the oil-water assembly in one session: `bench model` (72k, 1M) on every tree in
+            # .gpu-carry/ab_src*.tgz (git archives; names in .gpu-carry/ab_names, one a line) and on this one, alternated
+      refs=(); i=0
+      for t in .gpu-carry/ab_src*.tgz; do
+        i=$((i + 1)); d=/tmp/absrc$i; rm -rf $d && mkdir -p $d/.gpu-carry/provenance && tar xzf $t -C $d
+        cp -r .gpu-carry/include $d/.gpu-carry/ && sed -n "${i}p" .gpu-carry/ab_names > $d/.gpu-carry/provenance/commit
+        : > $d/.gpu-carry/provenance/tree.diff
+        (cd $d && B=/tmp/ab-build$i TARGETS=blockres OUT=$L/ab$i verification/h200_amg.sh none > $L/ab${i}_setup.log 2>&1)
+        echo "== A/B reference $i ($(cat $d/.gpu-carry/provenance/commit)) build: $(tail -1 $L/ab${i}_setup.log)"
+        refs+=(/tmp/ab-build$i/miniapp/blockres)
+      done
+      for k in 1 2; do
+        for g in 72k 1m; do
+          G=(); [[ $g == 1m ]] && G=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5
+            --set grid.dz=0.8 --set wells.PROD.i=200 --set wells.PROD.j=200)
+          j=0
+          for x in "${refs[@]}" $X; do
+            j=$((j + 1))
+            $x bench model inputs/quarter_five_spot_60x60x20.toml "${G[@]}" --preconditioners deck --newton 1 --reps 10 \
+              > $L/abasm_${g}_${j}_$k.txt 2>&1
+            echo "== abasm $g tree $j round $k rc $? | $(grep -E "^assembly:" $L/abasm_${g}_${j}_$k.txt | head -1)"
+          done
         done
       done ;;
     jac64)  # bench bsrmv on the nc 64 deck's own Jacobian: a baseline that cannot hold it is skipped, ours still runs

@@ -182,7 +182,7 @@ TEST(Assembly, StoredFacePropertiesPathMatchesThePerFaceEvaluation)
     EXPECT_GT(direct, 0);
     EXPECT_GT(other, 0);
     for (size64_t k = 0; k < nv; ++k) ASSERT_TRUE(Js[k] == Jr[k]) << "Jacobian entry " << k << ": " << Js[k] << " vs " << Jr[k];
-    for (size64_t k = 0; k < Rr.size(); ++k) ASSERT_TRUE(Rs[k] == Rr[k]) << "residual entry " << k;
+    for (size64_t k = 0; k < size64_t(Rr.size()); ++k) ASSERT_TRUE(Rs[k] == Rr[k]) << "residual entry " << k;
   }
 }
 
