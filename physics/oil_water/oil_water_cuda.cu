@@ -37,35 +37,20 @@ __global__ void face_props_kernel(OilWaterParams P, MeshView M, const double* __
 // 7-point rows of its cells; not a stretch with a well's coupling blocks), each thread writes its row
 // into shared memory and the thread block then copies the stretch out with coalesced 16-byte
 // stores; otherwise each thread writes its row straight to J.
-// The stored face properties of the block's cells and of one more cell on each side (the neighbours
-// in the fastest direction, i -+ 1, and any other within that range) are copied into shared memory
-// once (window) and read from there, each cell's own too; the others' from the stored array.
-// Shared memory per block: stage 28 KiB + window 13 * 130 * 8 = 13,520 bytes, 41.2 KiB in all (5
-// blocks of 94 registers an SM fit: 206 KiB of the 228).
 constexpr int cell_block = 128, cell_stage_blocks = 7 * cell_block;  // 28 KiB
-constexpr int cell_window = cell_block + 2;
 __global__ void __launch_bounds__(cell_block)
     assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x, const double* __restrict__ x0,
                           double dt, double* __restrict__ R, double* __restrict__ J)
 {
   __shared__ __align__(16) double stage[4 * cell_stage_blocks];
-  __shared__ double window[face_props_doubles * cell_window];
   const index_t i0 = index_t(blockIdx.x) * cell_block, i = i0 + threadIdx.x;
   const index_t i1 = min(M.ncell, i0 + cell_block);
-  const FacePropsWindow W{window, i0 - 1, i0 + cell_block + 1, cell_window};
-  const int ne = face_props_stored(P);
-  for (int e = 0; e < ne; ++e)
-    for (int t = threadIdx.x; t < cell_window; t += cell_block) {
-      const index_t c = W.lo + t;
-      if (c >= 0 && c < M.ncell) window[e * cell_window + t] = M.face_props[size64_t(e) * size64_t(M.ncell) + c];
-    }
-  __syncthreads();
   const index_t k0 = M.row_ptr[i0], k1 = M.row_ptr[i1];
   if (k1 - k0 > cell_stage_blocks) {
-    if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i, 0, W);
+    if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i);
     return;
   }
-  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, stage, i, k0, W);
+  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, stage, i, k0);
   __syncthreads();
   const double2* src = reinterpret_cast<const double2*>(stage);
   double2* dst = reinterpret_cast<double2*>(J + size64_t(k0) * 4);

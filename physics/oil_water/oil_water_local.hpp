@@ -201,34 +201,15 @@ BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, 
   }
 }
 
-// A copy of the stored face properties of cells [lo, hi), entry e of cell c at local[e * stride + c - lo]
-// (CUDA: a thread block's cells and one more on each side, in shared memory). Empty by default.
-struct FacePropsWindow {
-  const double* local = nullptr;
-  index_t lo = 0, hi = 0;
-  size64_t stride = 0;
-};
-
-// Where cell c's stored face properties are read (entry e at [e * stride]): from the window when it
-// holds c, else from M.face_props. The same values either way.
-BLOCKRES_HD const double* stored_props(const MeshView& M, const FacePropsWindow& W, index_t c, size64_t& stride)
-{
-  const bool local = c >= W.lo && c < W.hi;
-  stride = local ? W.stride : size64_t(M.ncell);
-  return local ? W.local + (c - W.lo) : M.face_props + c;
-}
-
 // Writes block row i of the Jacobian (all its blocks) and R_i, without wells: Jacobian block k at
 // J + 4 (k - jbase) (jbase: the first block of a stage that holds a stretch of rows, CUDA; else 0).
-// Stored: the faces from M.face_props (store_face_props of every cell, CUDA), or from W's copy for the
-// cells W holds, else each face's cell properties evaluated here (face_flux). Stored, a row that
-// holds only the diagonal and one block per face (no well coupling blocks) is written directly, each
-// block once with 0 + its value (the same bits as clearing it and adding); other rows are cleared
-// first and added to.
+// Stored: the faces from M.face_props (store_face_props of every cell, CUDA), else each face's cell
+// properties evaluated here (face_flux). Stored, a row that holds only the diagonal and one block per
+// face (no well coupling blocks) is written directly, each block once with 0 + its value (the same
+// bits as clearing it and adding); other rows are cleared first and added to.
 template <bool Stored = false>
 BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const double* x, const double* x0,
-                               double dt, double* R, double* J, index_t i, index_t jbase = 0,
-                               const FacePropsWindow& W = {})
+                               double dt, double* R, double* J, index_t i, index_t jbase = 0)
 {
   using D2 = Dual<2>;
   using D4 = Dual<4>;
@@ -257,25 +238,22 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   // Fluxes. Each face is evaluated in its canonical orientation (lower cell first) by both
   // cells, so the two contributions cancel exactly in the mass balance.
   double own[Stored ? face_props_doubles : 1];  // the entries past face_props_stored(P) are not read
-  if constexpr (Stored) {
-    size64_t st;
-    const double* q = stored_props(M, W, i, st);
-    for (int e = 0; e < face_props_doubles; ++e) own[e] = e < face_props_stored(P) ? q[size64_t(e) * st] : 0.0;
-  }
+  if constexpr (Stored)
+    for (int e = 0; e < face_props_doubles; ++e)
+      own[e] = e < face_props_stored(P) ? M.face_props[size64_t(e) * size64_t(M.ncell) + i] : 0.0;
   for (index_t n = n0; n < n1; ++n) {
     const index_t j = M.nbr_cell[n];
     const bool first = i < j;
     const index_t a = first ? i : j, b = first ? j : i;
     D4 F[num_phases];
     if constexpr (Stored) {
-      // The cell's own properties from registers (own), the neighbour's from the window or the stored
-      // array; two calls with fixed roles, so that `own` stays in registers.
-      size64_t st;
-      const double* q = stored_props(M, W, j, st);
+      // The cell's own properties from registers (own), the neighbour's from the stored array; two
+      // calls with fixed roles, so that `own` stays in registers.
+      const size64_t stride = size64_t(M.ncell);
       if (first)
-        face_flux_stored(P, own, 1, M.depth[a], q, st, M.depth[b], M.nbr_trans[n], F);
+        face_flux_stored(P, own, 1, M.depth[a], M.face_props + b, stride, M.depth[b], M.nbr_trans[n], F);
       else
-        face_flux_stored(P, q, st, M.depth[a], own, 1, M.depth[b], M.nbr_trans[n], F);
+        face_flux_stored(P, M.face_props + a, stride, M.depth[a], own, 1, M.depth[b], M.nbr_trans[n], F);
     } else {
       const D4 pa = D4::variable(x[2 * a], 0), sa = D4::variable(x[2 * a + 1], 1);
       const D4 pb = D4::variable(x[2 * b], 2), sb = D4::variable(x[2 * b + 1], 3);

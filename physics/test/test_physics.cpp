@@ -186,53 +186,6 @@ TEST(Assembly, StoredFacePropertiesPathMatchesThePerFaceEvaluation)
   }
 }
 
-// The CUDA cell kernel's window (FacePropsWindow: a thread block's cells and one more on each side,
-// their stored face properties copied into shared memory, each cell's own and its neighbours' in
-// that range read from there) emulated on the host for several block sizes, a padded stride and
-// everything outside the copied range poisoned: the same residual and Jacobian as the CPU's, exactly.
-TEST(Assembly, StoredFacePropertiesFromABlockWindowMatchThePerFaceEvaluation)
-{
-  for (bool table : {false, true}) {
-    Harness h(test::small_setup(table, 23));
-    const index_t n = h.model.num_cells();
-    const auto x = test::random_state(n), x0 = test::random_state(n);
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    MeshView M = h.model.mesh_view();
-    std::vector<double> props(size64_t(n) * face_props_doubles, nan);
-    M.face_props = props.data();
-    const OilWaterParams& P = h.model.host_params();
-    for (index_t i = 0; i < n; ++i) store_face_props(P, x.data(), i, props.data(), size64_t(n));
-    const size64_t nv = h.J.values().size();
-    const double dt = 2.0 * units::day;
-    std::vector<double> Jr(nv, nan), Rr(2 * size64_t(n), nan);
-    for (index_t i = 0; i < n; ++i) assemble_cell<false>(P, M, x.data(), x0.data(), dt, Rr.data(), Jr.data(), i);
-    for (index_t block : {1, 4, 16, n}) {
-      std::vector<double> Js(nv, nan), Rs(Rr.size(), nan);
-      for (index_t i0 = 0; i0 < n; i0 += block) {
-        // Only the window's cells stay in the array (the rest poisoned), so that each read is checked
-        // to come from where it should.
-        const size64_t stride = size64_t(block) + 5;
-        std::vector<double> local(face_props_doubles * stride, nan), global(props.size(), nan);
-        const FacePropsWindow W{local.data(), i0 - 1, i0 + block + 1, stride};
-        for (index_t c = std::max<index_t>(W.lo, 0); c < std::min(W.hi, n); ++c)
-          for (int e = 0; e < face_props_stored(P); ++e)
-            local[size64_t(e) * stride + size64_t(c - W.lo)] = props[size64_t(e) * size64_t(n) + size64_t(c)];
-        for (std::size_t k = 0; k < props.size(); ++k) {
-          const index_t c = index_t(k % std::size_t(n));
-          if (c < W.lo || c >= W.hi) global[k] = props[k];
-        }
-        MeshView Mw = M;
-        Mw.face_props = global.data();
-        for (index_t i = i0; i < std::min(n, i0 + block); ++i)
-          assemble_cell<true>(P, Mw, x.data(), x0.data(), dt, Rs.data(), Js.data(), i, 0, W);
-      }
-      for (size64_t k = 0; k < nv; ++k)
-        ASSERT_TRUE(Js[k] == Jr[k]) << "block " << block << ", Jacobian entry " << k << ": " << Js[k] << " vs " << Jr[k];
-      for (std::size_t k = 0; k < Rr.size(); ++k) ASSERT_TRUE(Rs[k] == Rr[k]) << "block " << block << ", residual entry " << k;
-    }
-  }
-}
-
 class JacobianVsFiniteDifferences : public ::testing::TestWithParam<bool> {};
 
 TEST_P(JacobianVsFiniteDifferences, AllColumns)
