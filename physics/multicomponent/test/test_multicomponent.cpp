@@ -127,7 +127,15 @@ TEST_P(McJacobian, MatchesCentralFiniteDifferences)
     for (std::size_t r = 0; r < N; ++r) colscale = std::max(colscale, std::abs(A[r * N + col]));
     for (std::size_t r = 0; r < N; ++r) {
       const double fd = (ep.R[r] - em.R[r]) / (2 * h), an = A[r * N + col];
-      const double err = std::abs(fd - an) / (std::abs(an) + colscale);
+      double err = std::abs(fd - an) / (std::abs(an) + colscale);
+      // A kink inside [x - h, x + h] (a face's upwind direction flips, about 1 column in 40 of the
+      // random states at nc 17) puts the central difference across two branches; the analytic
+      // derivative is that of x's own branch, which one of the one-sided differences (truncation
+      // h |R''| / 2, still far below the bound here) stays on. Same bound, either side.
+      if (err > 1e-6) {
+        const double fwd = (ep.R[r] - base.R[r]) / h, bwd = (base.R[r] - em.R[r]) / h;
+        err = std::min({err, std::abs(fwd - an) / (std::abs(an) + colscale), std::abs(bwd - an) / (std::abs(an) + colscale)});
+      }
       worst = std::max(worst, err);
       ASSERT_LE(err, 1e-6) << "nc " << nc << " row " << r << " (cell " << r / nc << ", eq " << r % nc << ") col " << col
                            << " (cell " << col / nc << ", unknown " << v << "): fd " << fd << " analytic " << an;
