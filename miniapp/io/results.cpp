@@ -121,7 +121,7 @@ void describe_quantity(hid_t obj, const physics::Quantity& q)
 
 ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunConfig& cfg, const Provenance& prov,
                              const physics::Grid& grid, const physics::Model& model,
-                             const std::vector<double>& initial_in_place)
+                             const std::vector<double>& initial_in_place, StaticFields static_fields)
     : final_(final_path), temp_(final_path.string() + ".tmp"), grid_(grid), model_(model)
 {
   // The model's lists, checked before anything is created.
@@ -191,30 +191,9 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
     dataset_with_units(g, "dx", gs.dx, "m");
     dataset_with_units(g, "dy", gs.dy, "m");
     dataset_with_units(g, "dz", gs.dz, "m");
-    std::vector<double> depth(static_cast<std::size_t>(grid.num_cells()));
-    std::vector<std::int32_t> active(depth.size());
-    for (index_t c = 0; c < grid.num_cells(); ++c) {
-      depth[c] = grid.layer_depth(static_cast<int>(c / (gs.nx * gs.ny)));
-      active[c] = grid.active_index(c) >= 0;
-    }
-    dataset_with_units(g, "depth", depth, "m");
-    h5::write_dataset(g, "active", active);
   }
-  {
-    h5::Id g = h5::create_group(f, "static");
-    auto mD = [](const std::vector<double>& k) {
-      std::vector<double> v(k);
-      for (auto& e : v) e /= units::millidarcy;
-      return v;
-    };
-    dataset_with_units(g, "porosity", cfg.rock.porosity, "1");
-    dataset_with_units(g, "permx", mD(cfg.rock.kx), "mD");
-    dataset_with_units(g, "permy", mD(cfg.rock.ky), "mD");
-    dataset_with_units(g, "permz", mD(cfg.rock.kz), "mD");
-    std::vector<double> pv(static_cast<std::size_t>(grid.num_cells()), 0.0);
-    for (index_t a = 0; a < grid.num_active(); ++a) pv[grid.global_of_active(a)] = grid.pore_volume_ref()[a];
-    dataset_with_units(g, "pore_volume", pv, "m3");
-  }
+  static_cfg_ = &cfg;
+  if (static_fields == StaticFields::now) write_static();
   const auto n = static_cast<hsize_t>(grid.num_cells());
   reports_ = h5::create_group(f, "reports");
   rep_time_ = h5::Series(reports_, "time", h5::Shape::column, 1);
@@ -318,6 +297,47 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
     rs_totals_.emplace_back(restart_, restart_totals[k], h5::Shape::column, 1, k < restart_counters ? i64 : f64);
     set_units(rs_totals_.back().id(), k < restart_counters ? "1" : "s");
   }
+}
+
+void ResultsWriter::write_static()
+{
+  if (!static_cfg_) throw std::logic_error("result file: the static fields were written already");
+  const RunConfig& cfg = *static_cfg_;
+  const physics::Grid& grid = grid_;
+  const hid_t f = file_->id();
+  {
+    const auto& gs = grid.spec();
+    h5::Id g(H5Gopen2(f, "grid", H5P_DEFAULT));
+    std::vector<double> depth(static_cast<std::size_t>(grid.num_cells()));
+    std::vector<std::int32_t> active(depth.size());
+    for (index_t c = 0; c < grid.num_cells(); ++c) {
+      depth[c] = grid.layer_depth(static_cast<int>(c / (gs.nx * gs.ny)));
+      active[c] = grid.active_index(c) >= 0;
+    }
+    dataset_with_units(g, "depth", depth, "m");
+    h5::write_dataset(g, "active", active);
+  }
+  {
+    h5::Id g = h5::create_group(f, "static");
+    auto mD = [](const std::vector<double>& k) {
+      std::vector<double> v(k);
+      for (auto& e : v) e /= units::millidarcy;
+      return v;
+    };
+    dataset_with_units(g, "porosity", cfg.rock.porosity, "1");
+    dataset_with_units(g, "permx", mD(cfg.rock.kx), "mD");
+    dataset_with_units(g, "permy", mD(cfg.rock.ky), "mD");
+    dataset_with_units(g, "permz", mD(cfg.rock.kz), "mD");
+    std::vector<double> pv(static_cast<std::size_t>(grid.num_cells()), 0.0);
+    for (index_t a = 0; a < grid.num_active(); ++a) pv[grid.global_of_active(a)] = grid.pore_volume_ref()[a];
+    dataset_with_units(g, "pore_volume", pv, "m3");
+  }
+  static_cfg_ = nullptr;
+}
+
+void ResultsWriter::require_static(const char* what) const
+{
+  if (static_cfg_) throw std::logic_error(fmt::format("result file: {} before write_static()", what));
 }
 
 ResultsWriter::~ResultsWriter()
@@ -575,6 +595,7 @@ void ResultsWriter::copy_history(const std::filesystem::path& source, std::size_
 
 void ResultsWriter::write_checkpoint(const std::filesystem::path& path, const RunStatistics& stats)
 {
+  require_static("a checkpoint");
   if (committed_) throw std::logic_error("ResultsWriter::write_checkpoint after commit");
   file_->flush();  // the temporary file on disk is now a consistent image of everything written
   const std::filesystem::path tmp = path.string() + ".tmp";
@@ -601,6 +622,7 @@ void ResultsWriter::write_checkpoint(const std::filesystem::path& path, const Ru
 
 void ResultsWriter::commit(const RunStatistics& st)
 {
+  require_static("commit");
   write_statistics(file_->id(), st);
   // Close every dataset and group before the file, then make the result visible at once.
   rep_time_ = {};

@@ -120,11 +120,20 @@ std::optional<SetupReplay> read_setup_replay(hid_t file, std::int64_t version, c
 // until commit(); a writer destroyed without commit removes its temporary file.
 // `grid` and `model` must outlive the writer. Throws std::invalid_argument when the model's names
 // cannot be dataset names (empty, with '/' or '.', or taken by a fixed dataset of their group).
+// The grid's depth and active flags and the /static rock fields (compressed: the bulk of a large
+// grid's file creation) are written by the constructor (now) or by write_static() (later: e.g. as
+// the first job of a background writer, so that the time loop starts without waiting for them;
+// `cfg` must then outlive the writer, and write_static() come before any checkpoint or commit).
+enum class StaticFields { now, later };
+
 class ResultsWriter {
  public:
   ResultsWriter(const std::filesystem::path& final_path, const RunConfig& cfg, const Provenance& prov,
                 const physics::Grid& grid, const physics::Model& model,
-                const std::vector<double>& initial_in_place /* SI, model.in_place_quantities() order */);
+                const std::vector<double>& initial_in_place /* SI, model.in_place_quantities() order */,
+                StaticFields static_fields = StaticFields::now);
+  // The deferred static fields (StaticFields::later), once.
+  void write_static();
   ~ResultsWriter();
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -155,7 +164,10 @@ class ResultsWriter {
   // One row of /restart/time, dt_next (days) and their exact seconds; time and dt_next in s.
   void append_restart_times(double time, double dt_next);
 
+  void require_static(const char* what) const;
+
   std::filesystem::path final_, temp_;
+  const RunConfig* static_cfg_ = nullptr;  // set while the static fields wait for write_static()
   const physics::Grid& grid_;
   const physics::Model& model_;
   std::vector<std::size_t> report_fields_;  // positions in model.cell_fields() of those with in_results

@@ -232,6 +232,43 @@ void set_layout_version(const std::filesystem::path& p, std::int64_t v)
 // version 3 file is a version 2 file plus lists, so relabelled it reads as one; read_results reads a
 // version 4 file's int64 series and 2-D one-column series as it reads version 3's float64 and 1-D
 // ones, so the relabelled version 4 file reads as one of version 3.)
+// StaticFields::later (the run's background writer): the constructor leaves /grid/depth, /grid/active
+// and /static out, write_static() adds them, the same values as a writer that wrote them at once; a
+// checkpoint or commit before write_static() is a logic error, and so is a second write_static().
+TEST(Results, DeferredStaticFieldsMatchTheImmediateOnes)
+{
+  Fixture f;
+  const index_t n = f.model.num_cells();
+  const auto x0 = test::random_state(n);
+  const auto now = tmpdir() / "static_now.h5", later = tmpdir() / "static_later.h5";
+  std::filesystem::remove(now), std::filesystem::remove(later);
+  {
+    ResultsWriter w(now, f.cfg, {"cpu", "d", "c", 1, "t", "none"}, f.grid, f.model, {1.5, 2.5});
+    EXPECT_THROW(w.write_static(), std::logic_error);  // written by the constructor already
+    w.write_report(0.0, x0);
+    w.commit(RunStatistics{});
+  }
+  {
+    ResultsWriter w(later, f.cfg, {"cpu", "d", "c", 1, "t", "none"}, f.grid, f.model, {1.5, 2.5}, StaticFields::later);
+    w.write_report(0.0, x0);
+    EXPECT_THROW(w.commit(RunStatistics{}), std::logic_error);
+    EXPECT_THROW(w.write_checkpoint(tmpdir() / "static_later.checkpoint.h5", RunStatistics{}), std::logic_error);
+    w.write_static();
+    EXPECT_THROW(w.write_static(), std::logic_error);
+    w.commit(RunStatistics{});
+  }
+  const h5::File a = h5::File::open_read(now), b = h5::File::open_read(later);
+  for (const char* name : {"grid/depth", "static/porosity", "static/permx", "static/permy", "static/permz",
+                           "static/pore_volume"}) {
+    SCOPED_TRACE(name);
+    const auto va = h5::read_doubles(a.id(), name).values, vb = h5::read_doubles(b.id(), name).values;
+    ASSERT_EQ(va.size(), std::size_t(f.grid.num_cells()));
+    EXPECT_EQ(va, vb);
+  }
+  const Results r = read_results(later);  // a complete result file
+  EXPECT_EQ(r.layout_version, results_layout_version);
+}
+
 TEST(Results, LayoutVersions)
 {
   Fixture f;
