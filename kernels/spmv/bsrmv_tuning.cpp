@@ -8,7 +8,7 @@ namespace blockres::kernels::cuda {
 
 using K = BsrmvKernel;
 
-BsrmvConfig bsrmv_rule(int bs)
+BsrmvConfig bsrmv_rule(int bs, [[maybe_unused]] double dram_gbps_per_sm)
 {
   // From `blockres tune --size-gb 1` on an H200 (2026-11-26, after the staged kernel's 16-byte copies
   // at every bs and its conflict-free shared-memory layout, with the clean L2 scrub; every compiled
