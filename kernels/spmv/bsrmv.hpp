@@ -80,8 +80,10 @@ namespace cuda {
 std::vector<BsrmvConfig> bsrmv_configs(int bs);
 // The built-in rule (bsrmv_tuning.cpp): the configuration of bs when the executor's tuning
 // (linalg/kernel_tuning.hpp, read from a tuning cache that `blockres tune` measured) has none, on a
-// device with `dram_gbps_per_sm` (dram_gbps_per_sm above; 0: unknown; not used yet). Always one of
-// bsrmv_configs(bs), for bs in 1..64.
+// device with `dram_gbps_per_sm` (dram_gbps_per_sm above; 0: unknown). Above
+// bsrmv_rule_high_bandwidth_gbps_per_sm a few block sizes take other configurations (an H200 against
+// an H100); 0 takes the choices below it. Always one of bsrmv_configs(bs), for bs in 1..64.
+inline constexpr double bsrmv_rule_high_bandwidth_gbps_per_sm = 30.0;
 BsrmvConfig bsrmv_rule(int bs, double dram_gbps_per_sm);
 
 // Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled.

@@ -106,7 +106,9 @@ TEST(BsrmvGpu, TheExecutorKnowsItsDramBandwidthPerSm)
 {
   auto gpu = Executor::create_cuda(0);
   const double key = gpu->dram_gbps_per_sm();
-  std::printf("%s: %.1f GB/s of DRAM per SM\n", gpu->device_name().c_str(), key);
+  std::printf("%s: %.1f GB/s of DRAM per SM (the BSRMV rule takes its choices %s %.0f)\n", gpu->device_name().c_str(),
+              key, key > kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm ? "above" : "at or below",
+              kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm);
   EXPECT_GT(key, 1.0);
   EXPECT_LT(key, 1000.0);
 }

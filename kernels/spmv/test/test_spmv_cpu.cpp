@@ -144,11 +144,13 @@ TEST(BsrmvRuleKey, DramBandwidthPerSmFromTheDeviceAttributes)
 #if BLOCKRES_HAVE_CUDA
 // The search space and the built-in rule are host code (the compiled variants' registry): checked
 // here without a device. The rule is what every block size runs without a tuning cache, so it must
-// name a configuration that exists whatever its device key (an H100's 25.4 GB/s per SM, an H200's
-// 36.4, an unknown 0), and the space must offer more than it to tune.
+// name a configuration that exists on either side of its bandwidth threshold (an H100's 25.4 GB/s
+// per SM, an H200's 36.4, an unknown 0, and the threshold itself), and the space must offer more
+// than it to tune.
 TEST(BsrmvSpace, TheRuleNamesACompiledConfigurationOfEveryBlockSize)
 {
-  for (const double key : {0.0, 25.4, 30.0, 36.4, 1000.0}) {
+  const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
+  for (const double key : {0.0, 25.4, threshold, 36.4, 1000.0}) {
     for (int bs = 1; bs <= 64; ++bs) {
       const auto configs = kernels::cuda::bsrmv_configs(bs);
       ASSERT_FALSE(configs.empty()) << "bs " << bs;
@@ -163,4 +165,25 @@ TEST(BsrmvSpace, TheRuleNamesACompiledConfigurationOfEveryBlockSize)
   EXPECT_TRUE(kernels::cuda::bsrmv_configs(65).empty());
 }
 
+// The key splits the rule where the comment above bsrmv_rule says, and nowhere else: an unknown
+// bandwidth (0) and the threshold itself take the choices below it.
+TEST(BsrmvSpace, TheRuleDiffersAcrossItsThresholdOnlyAtTheDocumentedBlockSizes)
+{
+  const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
+  EXPECT_GT(threshold, kernels::dram_gbps_per_sm(2619000, 5120, 132));  // an H100 SXM: below
+  EXPECT_LT(threshold, kernels::dram_gbps_per_sm(3125000, 6144, 132));  // an H200: above
+  std::vector<int> differ;
+  for (int bs = 1; bs <= 64; ++bs) {
+    const auto low = kernels::cuda::bsrmv_rule(bs, 25.4), high = kernels::cuda::bsrmv_rule(bs, 36.4);
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 0.0), low) << "bs " << bs << ": unknown bandwidth";
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, threshold), low) << "bs " << bs << ": at the threshold";
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 1000.0), high) << "bs " << bs;
+    if (!(low == high)) differ.push_back(bs);
+  }
+  EXPECT_EQ(differ, (std::vector<int>{17, 18, 26}));
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(17, 25.4)), "medium(groups=4, arrays=2, unroll=2)");
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(17, 36.4)), "medium(groups=4, arrays=1, unroll=2, clamped)");
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(18, 36.4)), "staged(groups=2, arrays=4, unroll=1)");
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(26, 36.4)), "staged(groups=8, arrays=1, unroll=1)");
+}
 #endif
