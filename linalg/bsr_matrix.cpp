@@ -68,8 +68,9 @@ void BsrMatrix::set_spmv_options(const SpmvOptions& o)
   if (o.config) {
     config_ = *o.config;
   } else {
-    config_ = values_.exec().tuning().bsrmv(bs_).value_or(kernels::cuda::bsrmv_rule(bs_));
-    values_.exec().record_bsrmv_plan(bs_, config_);
+    const Executor& e = values_.exec();
+    config_ = e.tuning().bsrmv(bs_).value_or(kernels::cuda::bsrmv_rule(bs_, e.dram_gbps_per_sm()));
+    e.record_bsrmv_plan(bs_, config_);
   }
   const double mean = mean_row_blocks();
   balanced_ = o.balance == SpmvBalance::on ||

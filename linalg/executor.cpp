@@ -187,6 +187,19 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   e->device_name_ = prop.name;
+  // cudaDeviceProp has no memory clock since CUDA 13: the attributes. A device that does not report
+  // one gets 0, the rule's choices for an unknown bandwidth.
+  auto attribute = [device](cudaDeviceAttr a) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, a, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return v;
+  };
+  e->dram_gbps_per_sm_ = kernels::dram_gbps_per_sm(attribute(cudaDevAttrMemoryClockRate),
+                                                   attribute(cudaDevAttrGlobalMemoryBusWidth),
+                                                   attribute(cudaDevAttrMultiProcessorCount));
   cudaStream_t s = nullptr;
   BLOCKRES_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   e->stream_ = s;

@@ -57,6 +57,10 @@ class Executor {
 
   // The kernel configurations this executor's matrices plan with (CPU: empty, unused).
   const KernelTuning& tuning() const { return tuning_; }
+  // The device's theoretical DRAM bandwidth per SM in GB/s (kernels::dram_gbps_per_sm of its memory
+  // clock, bus width and SM count): the key of the built-in BSRMV rule. 0 on the CPU, or when the
+  // device does not report them.
+  double dram_gbps_per_sm() const { return dram_gbps_per_sm_; }
   // What BsrMatrix planned from the tuning (not from an explicit SpmvOptions::config), block size ->
   // configuration, so a run can record which configurations it used (describe_bsrmv_plans).
   void record_bsrmv_plan(int bs, const kernels::BsrmvConfig& config) const;
@@ -82,6 +86,7 @@ class Executor {
   stream_t stream_ = nullptr;
   blas_handle_t blas_ = nullptr;
   double* workspace_ = nullptr;
+  double dram_gbps_per_sm_ = 0;
   KernelTuning tuning_;
   // A record of what was done on the executor, not its state: kept behind the const interface.
   mutable std::mutex plans_mutex_;

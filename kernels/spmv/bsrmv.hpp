@@ -64,13 +64,27 @@ struct BsrmvConfig {
 };
 std::string describe(const BsrmvConfig& c);
 
+// The device property the built-in rule keys on: the theoretical DRAM bandwidth per SM in GB/s,
+// 2 (double data rate) x memory clock x bus width / 8 / SM count, from cudaDevAttrMemoryClockRate
+// (kHz), cudaDevAttrGlobalMemoryBusWidth (bits) and cudaDevAttrMultiProcessorCount (the executor
+// queries them: Executor::dram_gbps_per_sm). 0 (unknown) when any of them is not positive.
+// H100 SXM (2619 MHz, 5120 bits, 132 SMs): 25.4; H200 (4.8 TB/s nominal on 6144 bits, 132 SMs): 36.4.
+inline double dram_gbps_per_sm(int memory_clock_khz, int bus_width_bits, int sm_count)
+{
+  if (memory_clock_khz <= 0 || bus_width_bits <= 0 || sm_count <= 0) return 0.0;
+  return 2.0 * double(memory_clock_khz) * 1e3 * (double(bus_width_bits) / 8.0) / double(sm_count) / 1e9;
+}
+
 namespace cuda {
 // Every configuration compiled for block size bs (the tuning search space).
 std::vector<BsrmvConfig> bsrmv_configs(int bs);
 // The built-in rule (bsrmv_tuning.cpp): the configuration of bs when the executor's tuning
-// (linalg/kernel_tuning.hpp, read from a tuning cache that `blockres tune` measured) has none.
-// Always one of bsrmv_configs(bs), for bs in 1..64.
-BsrmvConfig bsrmv_rule(int bs);
+// (linalg/kernel_tuning.hpp, read from a tuning cache that `blockres tune` measured) has none, on a
+// device with `dram_gbps_per_sm` (dram_gbps_per_sm above; 0: unknown). Above
+// bsrmv_rule_high_bandwidth_gbps_per_sm a few block sizes take other configurations (an H200 against
+// an H100); 0 takes the choices below it. Always one of bsrmv_configs(bs), for bs in 1..64.
+inline constexpr double bsrmv_rule_high_bandwidth_gbps_per_sm = 30.0;
+BsrmvConfig bsrmv_rule(int bs, double dram_gbps_per_sm);
 
 // Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled.
 void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,

@@ -8,28 +8,59 @@ namespace blockres::kernels::cuda {
 
 using K = BsrmvKernel;
 
-BsrmvConfig bsrmv_rule(int bs)
+BsrmvConfig bsrmv_rule(int bs, double dram_gbps_per_sm)
 {
-  // From `blockres tune --size-gb 1` on an H200 (2026-11-26, after the staged kernel's 16-byte copies
-  // at every bs and its conflict-free shared-memory layout, with the clean L2 scrub; every compiled
-  // configuration of bs 1-64 on the 3D 7- and 27-point stencils): per block size the configuration
-  // whose slower stencil reaches the largest fraction of the read-only stream; at bs 5, 20 and 24 the
-  // H100's choice (bsrmv_rule_h100_2026-11-26), within 2 points of the best on the H200 and 3-26
-  // points better on the H100 (27-point stencil). Checked with `bench bsrmv --tuning-cache none` on
-  // an H200 and an H100 (verification/results/bsrmv_rule_*_s30_2026-11-26*: 92 and 123 of 128 rows
-  // at 85% of the read stream; bsrmv_s30_2026-11-26.txt). A rule per block size, not per GPU: a device
-  // that differs is measured by `blockres tune`. At bs 3, 17 and 18 the two cards prefer different
-  // kernels (thread arrays on the H200, staged on the H100) and no configuration reaches 85% on both
-  // (tune1_h100_s30 and tune1_h200_s29, every configuration at 1 GB): at bs 3 and 18 the rule takes the
-  // staged configuration that brings the H100 over 85% (87.3% and 91.3% by the slower stencil, from
-  // 75.9% and 79.6%) where the H200 stays under it either way (72.0% and 77.6%, from 75.5% and 82.0%);
-  // at bs 17 the thread arrays keep the H200 at 88.9% (the H100 at 75.9%). Those two changes are
-  // from the tune runs; the rule bench has not been re-run with them.
-  // Small blocks: staged rows (values through shared memory); 4..17: thread arrays reading
+  // Provenance. Every configuration of bs 1-64 on the 3D 7- and 27-point stencils at 1 GB was timed
+  // by `blockres tune --size-gb 1` on an H200 (verification/results/tune1_h200_s29_2026-11-26.json,
+  // at cddb144) and on an H100 (tune1_h100_s30_2026-11-26.json, at d84adab). Below the bandwidth
+  // threshold the rule is, at every block size but 3, 5, 17, 18, 20 and 24, the configuration whose
+  // slower stencil reaches the largest fraction of the read-only stream in the H200 tune; at those six
+  // it takes a configuration that serves the H100 (see below). These choices were checked untuned
+  // (`bench bsrmv --tuning-cache none` at cc0c12b, which ran today's above-threshold choice at bs 17
+  // on both cards): 126 of 128 (bs, stencil) rows at 85% of the read stream on an H100
+  // (bsrmv_rule_h100_s31_2026-11-27.{txt,json}), 91 on an H200 (bsrmv_rule_h200_s32_2026-11-27.*).
+  // Since the H200 tune only the staged kernel's bs 1 chunk changed (f182500); the configurations it
+  // timed at bs 2-64 are today's code.
+  //
+  // The key. The H100 and the H200 have the same 132 SMs and compute capability; the H200 has
+  // 1.43x the DRAM bandwidth: 36.4 against 25.4 GB/s per SM (nominal 4.8 and 3.35 TB/s). Where
+  // no configuration reaches 85% on both cards (bs 17), and where the H200's tune has one that brings
+  // a row to 85% but the H100's rule bench measured another (bs 18, 26), the rule keys on that
+  // bandwidth per SM, with the threshold between the two cards (30 GB/s; their geometric mean is
+  // 30.4). No per-GPU table: a device near the threshold (an H100 NVL at about 29.5, a GH200 with
+  // HBM3 at about 30.3) is a guess either way, and `blockres tune` measures any device.
+  //   bs 17: below, medium 4 groups x 2 arrays, unroll 2 (the H100 tune: 93.1% / 92.0% of the
+  //     read stream on the 7- / 27-point stencil; the H200 tune: 77.0% / 82.4%); above, medium
+  //     4 x 1, unroll 2, clamped (the H200 rule bench: 88.8% / 88.5%; the H100's: 79.4% / 75.1%).
+  //     The H100 branch is predicted from its tune; not yet re-measured with the rule bench.
+  //   bs 18: above, staged 2 groups x 4 arrays (the H200 tune: 86.5% / 77.1%, against 77.7% /
+  //     78.2% in its rule bench with staged 2 x 2); below, staged 2 x 2 (the H100 rule bench: 93.0%
+  //     / 90.1%; 2 x 4 would also pass there, 94.8% / 89.3% in its tune, but 2 x 2 is the measured one).
+  //   bs 26: above, staged 8 groups x 1 array (the H200 tune: 78.3% / 89.6%, against 83.6% / 81.0% in
+  //     its rule bench with staged 2 x 2); below, staged 2 x 2 (the H100 rule bench: 93.4% / 90.9%;
+  //     its tune has 8 x 1 at 94.7% / 97.3%, so the branches could merge after an H100 bench).
+  // The choices above the threshold are predicted from the H200 tune (one run; on the rule's own
+  // configurations its fractions were within -1.8..+3.6 points of the rule bench, median +0.2) and
+  // must be re-measured with `blockres bench bsrmv --tuning-cache none` on an H200; bs 18's margin
+  // (86.5%) is thin. Predicted: 128 of 128 rows on the H100, 93 on the H200. Of the 35 H200 rows
+  // still under 85%, 19 have no compiled configuration at 85% on that stencil in the H200 tune (the
+  // kernels' limit: bs 3, 19, 21, 27 and 33-35 on both stencils, 1, 2, 23 and 38 on the 27-point one,
+  // 25 on the 7-point one);
+  // at the other 16 (bs 2, 5, 18, 22, 26, 29, 42, 43, 45-47, 49, 50, 53-55) one configuration reaches
+  // 85% on the stencil that misses but loses the other stencil more, and a rule keyed on the block
+  // size alone serves both stencils with one configuration (at bs 22 and 50 the rule's own
+  // configuration read 85.8% and 85.4% on the missing stencil in the tune).
+  //
+  // Kernels: small blocks: staged rows (values through shared memory); 4..17: thread arrays reading
   // their row slices directly (16-byte loads where even); 18..56 (but 31, 32, 46..48): staged with 4
-  // (or 2) groups per row and as many block rows per thread block as fit 256 threads; 31: lane groups;
-  // 32, 46..48 and 53..64 (but 56): lane groups with each block's rows split over 4 (2 at bs 64)
-  // thread blocks.
+  // (or 2, or 8) groups per row and as many block rows per thread block as fit 256 threads; 31: lane
+  // groups; 32, 46..48 and 53..64 (but 56): lane groups with each block's rows split over 4 (2 at
+  // bs 64) thread blocks. At bs 3 the cards also disagree (thread arrays on the H200, staged on the
+  // H100), but no configuration reaches 85% on the H200 there: both take staged, 87.3% on the H100.
+  // At bs 5, 20 and 24 the H100's choice is within 2 points of the H200's best (by the slower stencil)
+  // and 11-25 points better on the H100's 27-point stencil (the two tunes); the H200 gains no row
+  // at 85% with its own best there, so both sides take the H100's.
+  const bool high_bandwidth = dram_gbps_per_sm > bsrmv_rule_high_bandwidth_gbps_per_sm;
   auto staged = [](int groups, int arrays, int unroll) { return BsrmvConfig{K::staged, 1, unroll, 1, 1, groups, arrays}; };
   auto medium = [](int groups, int arrays, int unroll, bool clamped) {
     return BsrmvConfig{K::medium, 1, unroll, 1, 1, groups, arrays, clamped};
@@ -52,12 +83,12 @@ BsrmvConfig bsrmv_rule(int bs)
     case 14: return medium(4, 2, 4, true);
     case 15: return medium(4, 1, 2, false);
     case 16: return medium(4, 1, 1, true);
-    case 17: return medium(4, 1, 2, true);
-    case 18: return staged(2, 2, 1);
+    case 17: return high_bandwidth ? medium(4, 1, 2, true) : medium(4, 2, 2, false);
+    case 18: return high_bandwidth ? staged(2, 4, 1) : staged(2, 2, 1);
     case 21:
     case 22:
     case 25: return staged(4, 2, 2);
-    case 26: return staged(2, 2, 1);
+    case 26: return high_bandwidth ? staged(8, 1, 1) : staged(2, 2, 1);
     case 29: return staged(4, 1, 1);
     case 30: return staged(2, 1, 1);
     case 31: return {K::wide, 4, 2, 1, 1, 1, 1};

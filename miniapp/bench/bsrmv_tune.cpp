@@ -140,7 +140,7 @@ BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ce
                       o.budget_s, started ? "during" : "before", bs, fmt::join(r.not_measured, ",")));
       break;
     }
-    const auto rule = kernels::cuda::bsrmv_rule(bs);
+    const auto rule = kernels::cuda::bsrmv_rule(bs, e->dram_gbps_per_sm());
     const auto choice = choose_bsrmv_config(bs, measured, rule);
     if (!choice) {
       // Not one configuration verified: nothing to choose, the rule stays (and the run fails on `wrong`).

@@ -462,11 +462,21 @@ TuningLoad load_tuning_cache(const std::string& option, const TuningKey& key, co
   return out;
 }
 
+std::string with_rule_key(std::string message, double dram_gbps_per_sm)
+{
+  constexpr std::string_view rule = ": built-in rule";
+  const auto at = message.rfind(rule);
+  if (at == std::string::npos || !(dram_gbps_per_sm > 0)) return message;
+  message.insert(at + rule.size(), fmt::format(", DRAM {:.1f} GB/s per SM", dram_gbps_per_sm));
+  return message;
+}
+
 void write_tuning_json(Json& j, const Executor& e)
 {
   const char* cpu = "none (CPU backend: the reference SpMV)";
   j["tuning_source"] = e.is_cuda() ? e.tuning().source : cpu;
   j["bsrmv_configs"] = e.is_cuda() ? describe_bsrmv_plans(e.bsrmv_plans(), e.tuning()) : cpu;
+  j["bsrmv_rule_dram_gb_per_s_per_sm"] = e.dram_gbps_per_sm() > 0 ? Json(e.dram_gbps_per_sm()) : Json(nullptr);
 }
 
 }  // namespace blockres

@@ -149,10 +149,16 @@ struct TuningLoad {
 // and says why in `message`.
 TuningLoad load_tuning_cache(const std::string& option, const TuningKey& key, const BsrmvSpace& space);
 
+// A TuningLoad's message with the built-in rule's device key (Executor::dram_gbps_per_sm) after its
+// last ": built-in rule": "...: built-in rule, DRAM 36.4 GB/s per SM; ..."; unchanged when the line
+// does not name the rule or the key is unknown (0).
+std::string with_rule_key(std::string message, double dram_gbps_per_sm);
+
 // What a bench report that runs BSRMV records of it, at the time it is written: "tuning_source" (the
-// executor's KernelTuning::source) and "bsrmv_configs" (describe_bsrmv_plans of every plan made from the
-// tuning so far: per block size the configuration and whether the cache or the rule gave it); on the CPU
-// backend both say that the reference SpMV has none.
+// executor's KernelTuning::source), "bsrmv_configs" (describe_bsrmv_plans of every plan made from the
+// tuning so far: per block size the configuration and whether the cache or the rule gave it) and
+// "bsrmv_rule_dram_gb_per_s_per_sm" (the rule's key, Executor::dram_gbps_per_sm; null when unknown);
+// on the CPU backend the first two say that the reference SpMV has none, the key is null.
 void write_tuning_json(Json& j, const Executor& e);
 
 }  // namespace blockres

@@ -26,7 +26,7 @@ ExecPtr create_tuned_cuda(int device, const std::string& tuning_cache,
   TuningLoad load = load_tuning_cache(tuning_cache, make_tuning_key(Executor::cuda_device_identity(device), space), space);
   auto e = Executor::create_cuda(device, std::move(load.tuning));
   if (log_backend) log_backend(e);
-  log(load.message);
+  log(with_rule_key(load.message, e->dram_gbps_per_sm()));
   if (verbose)
     for (const auto& line : load.details) log(line);
   return e;

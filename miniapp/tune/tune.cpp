@@ -80,7 +80,8 @@ int run_tune(const TuneOptions& o, const std::function<void(const std::string&)>
     const TuningLoad back = load_tuning_cache(path, key, compiled_bsrmv_space());
     if (back.status != TuningCacheStatus::loaded)
       throw std::runtime_error(fmt::format("tune: the cache just written does not read back: {}", back.message));
-    log(fmt::format("tuning cache written to {}; a run on this GPU logs: {}", path, back.message));
+    log(fmt::format("tuning cache written to {}; a run on this GPU logs: {}", path,
+                    with_rule_key(back.message, e->dram_gbps_per_sm())));
   }
   if (!o.json_path.empty()) {
     Json j;

@@ -76,7 +76,7 @@ TEST(BsrmvGpu, EveryBlockSizeEveryConfigurationBalancedOrNot)
     ASSERT_FALSE(configs.empty()) << "bs " << bs;
 #if BLOCKRES_HAVE_CUDA
     // The built-in rule (the plan without a tuning cache) must name a compiled configuration.
-    const auto fallback = kernels::cuda::bsrmv_rule(bs);
+    const auto fallback = kernels::cuda::bsrmv_rule(bs, gpu->dram_gbps_per_sm());
     EXPECT_NE(std::find(configs.begin(), configs.end(), fallback), configs.end())
         << "bs " << bs << " rule gives " << kernels::describe(fallback);
 #endif
@@ -97,6 +97,20 @@ TEST(BsrmvGpu, EveryBlockSizeEveryConfigurationBalancedOrNot)
     check(cpu, gpu, bs, square, {}, "bs " + std::to_string(bs) + " default");
   }
   std::printf("%d matrix/configuration pairs checked\n", checked);
+}
+
+// The built-in rule's key, from the device's memory clock, bus width and SM count (CUDA 13: the
+// attributes, not cudaDeviceProp): positive and plausible on a real device (an H100 SXM: about 25.4
+// GB/s per SM, an H200: about 36.4).
+TEST(BsrmvGpu, TheExecutorKnowsItsDramBandwidthPerSm)
+{
+  auto gpu = Executor::create_cuda(0);
+  const double key = gpu->dram_gbps_per_sm();
+  std::printf("%s: %.1f GB/s of DRAM per SM (the BSRMV rule takes its choices %s %.0f)\n", gpu->device_name().c_str(),
+              key, key > kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm ? "above" : "at or below",
+              kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm);
+  EXPECT_GT(key, 1.0);
+  EXPECT_LT(key, 1000.0);
 }
 
 TEST(BsrmvGpu, AutomaticBalancingFollowsTheRowLengths)

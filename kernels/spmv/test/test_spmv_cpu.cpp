@@ -123,20 +123,67 @@ TEST(BsrToCsr, RefusesAnExpansionOver2To31EntriesBeforeTouchingAnyArray)
   }
 }
 
+// The rule's device key from the three device attributes (kHz, bits, SMs) at the nominal figures:
+// H100 SXM 2619 MHz x 5120 bits (3.35 TB/s) over 132 SMs; H200 4.8 TB/s on 6144 bits (3125 MHz) over
+// 132 SMs; A100 SXM 80 GB 1593 MHz x 5120 bits (2.04 TB/s) over 108 SMs.
+TEST(BsrmvRuleKey, DramBandwidthPerSmFromTheDeviceAttributes)
+{
+  EXPECT_NEAR(kernels::dram_gbps_per_sm(2619000, 5120, 132), 2 * 2.619e9 * 640 / 132 / 1e9, 1e-9);
+  EXPECT_NEAR(kernels::dram_gbps_per_sm(2619000, 5120, 132), 25.40, 0.01);
+  EXPECT_NEAR(kernels::dram_gbps_per_sm(3125000, 6144, 132), 36.36, 0.01);
+  EXPECT_NEAR(kernels::dram_gbps_per_sm(1593000, 5120, 108), 18.88, 0.01);
+  // Not reported (0) or nonsense: unknown, 0.
+  EXPECT_EQ(kernels::dram_gbps_per_sm(0, 5120, 132), 0.0);
+  EXPECT_EQ(kernels::dram_gbps_per_sm(2619000, 0, 132), 0.0);
+  EXPECT_EQ(kernels::dram_gbps_per_sm(2619000, 5120, 0), 0.0);
+  EXPECT_EQ(kernels::dram_gbps_per_sm(-1, 5120, 132), 0.0);
+  // No int overflow on the product: a 12 GHz x 16384-bit device over one SM.
+  EXPECT_NEAR(kernels::dram_gbps_per_sm(12000000, 16384, 1), 2 * 12e9 * 2048 / 1e9, 1e-6);
+}
+
 #if BLOCKRES_HAVE_CUDA
 // The search space and the built-in rule are host code (the compiled variants' registry): checked
 // here without a device. The rule is what every block size runs without a tuning cache, so it must
-// name a configuration that exists, and the space must offer more than it to tune.
+// name a configuration that exists on either side of its bandwidth threshold (an H100's 25.4 GB/s
+// per SM, an H200's 36.4, an unknown 0, and the threshold itself), and the space must offer more
+// than it to tune.
 TEST(BsrmvSpace, TheRuleNamesACompiledConfigurationOfEveryBlockSize)
 {
-  for (int bs = 1; bs <= 64; ++bs) {
-    const auto configs = kernels::cuda::bsrmv_configs(bs);
-    ASSERT_FALSE(configs.empty()) << "bs " << bs;
-    const auto rule = kernels::cuda::bsrmv_rule(bs);
-    EXPECT_NE(std::find(configs.begin(), configs.end(), rule), configs.end())
-        << "bs " << bs << ": the rule gives " << kernels::describe(rule) << ", which is not compiled";
+  const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
+  for (const double key : {0.0, 25.4, threshold, 36.4, 1000.0}) {
+    for (int bs = 1; bs <= 64; ++bs) {
+      const auto configs = kernels::cuda::bsrmv_configs(bs);
+      ASSERT_FALSE(configs.empty()) << "bs " << bs;
+      const auto rule = kernels::cuda::bsrmv_rule(bs, key);
+      EXPECT_NE(std::find(configs.begin(), configs.end(), rule), configs.end())
+          << "bs " << bs << " at " << key << " GB/s per SM: the rule gives " << kernels::describe(rule)
+          << ", which is not compiled";
+      EXPECT_GT(configs.size(), 1u) << "bs " << bs;
+    }
   }
   EXPECT_TRUE(kernels::cuda::bsrmv_configs(0).empty());
   EXPECT_TRUE(kernels::cuda::bsrmv_configs(65).empty());
+}
+
+// The key splits the rule where the comment above bsrmv_rule says, and nowhere else: an unknown
+// bandwidth (0) and the threshold itself take the choices below it.
+TEST(BsrmvSpace, TheRuleDiffersAcrossItsThresholdOnlyAtTheDocumentedBlockSizes)
+{
+  const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
+  EXPECT_GT(threshold, kernels::dram_gbps_per_sm(2619000, 5120, 132));  // an H100 SXM: below
+  EXPECT_LT(threshold, kernels::dram_gbps_per_sm(3125000, 6144, 132));  // an H200: above
+  std::vector<int> differ;
+  for (int bs = 1; bs <= 64; ++bs) {
+    const auto low = kernels::cuda::bsrmv_rule(bs, 25.4), high = kernels::cuda::bsrmv_rule(bs, 36.4);
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 0.0), low) << "bs " << bs << ": unknown bandwidth";
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, threshold), low) << "bs " << bs << ": at the threshold";
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 1000.0), high) << "bs " << bs;
+    if (!(low == high)) differ.push_back(bs);
+  }
+  EXPECT_EQ(differ, (std::vector<int>{17, 18, 26}));
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(17, 25.4)), "medium(groups=4, arrays=2, unroll=2)");
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(17, 36.4)), "medium(groups=4, arrays=1, unroll=2, clamped)");
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(18, 36.4)), "staged(groups=2, arrays=4, unroll=1)");
+  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(26, 36.4)), "staged(groups=8, arrays=1, unroll=1)");
 }
 #endif

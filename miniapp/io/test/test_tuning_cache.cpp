@@ -512,4 +512,27 @@ TEST(TuningRecordOfARun, PlansAreDescribedWithTheirOrigin)
   write_tuning_json(j, *cpu);
   EXPECT_EQ(j["tuning_source"], "none (CPU backend: the reference SpMV)");
   EXPECT_EQ(j["bsrmv_configs"], "none (CPU backend: the reference SpMV)");
+  EXPECT_EQ(cpu->dram_gbps_per_sm(), 0.0);
+  EXPECT_TRUE(j["bsrmv_rule_dram_gb_per_s_per_sm"].is_null());
+}
+
+// The log line of a load that leaves block sizes to the rule carries the rule's device key; a line
+// without the rule, or an unknown key, is left as it is.
+TEST(TuningRecordOfARun, TheRulesLineCarriesItsBandwidthKey)
+{
+  EXPECT_EQ(with_rule_key("BSRMV: --tuning-cache none: built-in rule", 36.36),
+            "BSRMV: --tuning-cache none: built-in rule, DRAM 36.4 GB/s per SM");
+  EXPECT_EQ(with_rule_key("BSRMV: no tuning cache for X (/c/t.json): built-in rule; `blockres tune` measures one", 25.4),
+            "BSRMV: no tuning cache for X (/c/t.json): built-in rule, DRAM 25.4 GB/s per SM; `blockres tune` measures one");
+  const std::string loaded = "BSRMV: tuning cache /c/t.json (measured 2026-11-27T00:00:00Z): 64 block size(s) measured";
+  EXPECT_EQ(with_rule_key(loaded, 25.4), loaded);
+  EXPECT_EQ(with_rule_key("BSRMV: --tuning-cache none: built-in rule", 0.0), "BSRMV: --tuning-cache none: built-in rule");
+  // Every line load_tuning_cache gives for the rule names it so that the key finds its place.
+  const TuningKey k = make_tuning_key(fake_device(), fake_space());
+  const TuningLoad none = load_tuning_cache("none", k, fake_space());
+  EXPECT_NE(with_rule_key(none.message, 30.5), none.message);
+  const TuningLoad missing = load_tuning_cache("/nonexistent/blockres/tuning.json", k, fake_space());
+  EXPECT_EQ(missing.status, TuningCacheStatus::missing);
+  EXPECT_NE(with_rule_key(missing.message, 30.5).find("built-in rule, DRAM 30.5 GB/s per SM; "), std::string::npos)
+      << missing.message;
 }

@@ -90,11 +90,12 @@ TEST(TuneGpu, TwoBlockSizesWrittenReadBackAndUsed)
   EXPECT_GT(rec.read_gbs, 0);
   EXPECT_TRUE(rec.not_measured.empty());
 
-  // The cache as it is, and one whose bs 2 choice is a configuration the rule does not give (so "uses the
-  // cached configuration" cannot pass by the rule's coincidence).
+  // The cache as it is, and one whose bs 2 choice is a configuration the rule does not give on either side
+  // of its bandwidth threshold (so "uses the cached configuration" cannot pass by the rule's coincidence).
   const auto configs = kernels::cuda::bsrmv_configs(2);
-  const auto other = *std::find_if(configs.begin(), configs.end(),
-                                   [](const kernels::BsrmvConfig& c) { return !(c == kernels::cuda::bsrmv_rule(2)); });
+  const auto other = *std::find_if(configs.begin(), configs.end(), [](const kernels::BsrmvConfig& c) {
+    return !(c == kernels::cuda::bsrmv_rule(2, 0.0)) && !(c == kernels::cuda::bsrmv_rule(2, 1000.0));
+  });
   TuningRecord edited = rec;
   edited.bsrmv[0].best.config = other;
   const std::string edited_path = (dir / "edited.json").string();
@@ -108,15 +109,16 @@ TEST(TuneGpu, TwoBlockSizesWrittenReadBackAndUsed)
     const BsrPattern p = tridiagonal(101);
     EXPECT_EQ(BsrMatrix(e, 2, p).spmv_config(), expected2) << kernels::describe(BsrMatrix(e, 2, p).spmv_config());
     EXPECT_EQ(BsrMatrix(e, 32, p).spmv_config(), *load.tuning.bsrmv(32));
-    EXPECT_EQ(BsrMatrix(e, 4, p).spmv_config(), kernels::cuda::bsrmv_rule(4)) << "not tuned: the rule";
+    const double key = e->dram_gbps_per_sm();
+    EXPECT_EQ(BsrMatrix(e, 4, p).spmv_config(), kernels::cuda::bsrmv_rule(4, key)) << "not tuned: the rule";
     SpmvOptions explicit_config;
-    explicit_config.config = kernels::cuda::bsrmv_rule(2);
-    EXPECT_EQ(BsrMatrix(e, 2, p, explicit_config).spmv_config(), kernels::cuda::bsrmv_rule(2)) << "explicit wins";
+    explicit_config.config = kernels::cuda::bsrmv_rule(2, key);
+    EXPECT_EQ(BsrMatrix(e, 2, p, explicit_config).spmv_config(), kernels::cuda::bsrmv_rule(2, key)) << "explicit wins";
     const auto plans = e->bsrmv_plans();
     EXPECT_EQ(plans.at(2), expected2);
     const std::string text = describe_bsrmv_plans(plans, e->tuning());
     EXPECT_NE(text.find("bs 2: " + kernels::describe(expected2) + " [measured]"), std::string::npos) << text;
-    EXPECT_NE(text.find("bs 4: " + kernels::describe(kernels::cuda::bsrmv_rule(4)) + " [built-in rule]"),
+    EXPECT_NE(text.find("bs 4: " + kernels::describe(kernels::cuda::bsrmv_rule(4, key)) + " [built-in rule]"),
               std::string::npos)
         << text;
   }
