@@ -84,6 +84,13 @@ bool block_ilu0_invert(int bs, double* w, double* work);
 // sum_c LU_p(a, c) x_{col p, c} (c increasing), then w = b - (x + sum) or b - sum. w may alias b
 // but not x.
 void block_triangle_residual(Triangle tri, BsrView<const double> LU, const double* b, const double* x, double* w);
+// Mixed precision (issue 30: ILU/ISAI factors stored in fp32): the same residual with float values,
+// each converted to double before its product (fp64 arithmetic, fp64 vectors).
+void block_triangle_residual(Triangle tri, BsrView<const float> LU, const double* b, const double* x, double* w);
+// y = M x + beta y for a BSR matrix with float values (the fp32 copy of an ISAI factor), in fp64
+// arithmetic: scalar row (i, a) sums its blocks in increasing position, columns c increasing, as
+// block_triangle_residual does; beta = 0 does not read y (which may hold anything). y must not alias x.
+void bsr_gemv_fp32(BsrView<const float> M, const double* x, double beta, double* y);
 }  // namespace cpu
 
 namespace cuda {
@@ -113,6 +120,11 @@ void block_ilu_invert_diagonal(stream_t s, const IluDeviceSchedule& sched, const
 // cpu::block_triangle_residual on device memory (a thread per scalar row, the CPU's order).
 void block_triangle_residual(stream_t s, Triangle tri, BsrView<const double> LU, const double* b, const double* x,
                              double* w);
+// The fp32-valued twins of cpu::block_triangle_residual and cpu::bsr_gemv_fp32 (a thread per scalar
+// row, the CPU's order).
+void block_triangle_residual(stream_t s, Triangle tri, BsrView<const float> LU, const double* b, const double* x,
+                             double* w);
+void bsr_gemv_fp32(stream_t s, BsrView<const float> M, const double* x, double beta, double* y);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -225,25 +225,63 @@ int block_ilu_invert_diagonal(const IluSchedule& s, BsrView<const double> LU, do
   return info;
 }
 
-void block_triangle_residual(Triangle tri, BsrView<const double> LU, const double* b, const double* x, double* w)
+namespace {
+
+// Row (i, a) of a block row product over the blocks of row i that `take(j)` admits, in increasing
+// position, columns increasing; values of type T (double or float) converted to double.
+template <class T, class Take>
+double block_row_sum(BsrView<const T> M, index_t i, int a, const double* x, Take take)
+{
+  const int bs = M.bs;
+  const size64_t bs2 = size64_t(bs) * bs;
+  double sum = 0.0;
+  for (index_t p = M.row_ptr[i]; p < M.row_ptr[i + 1]; ++p) {
+    const index_t j = M.col_ind[p];
+    if (!take(j)) continue;
+    const T* v = M.values + size64_t(p) * bs2 + size64_t(a) * bs;
+    const double* xj = x + size64_t(j) * bs;
+    for (int c = 0; c < bs; ++c) sum += double(v[c]) * xj[c];
+  }
+  return sum;
+}
+
+template <class T>
+void triangle_residual(Triangle tri, BsrView<const T> LU, const double* b, const double* x, double* w)
 {
   if (LU.nrows != LU.ncols || LU.bs < 1) throw std::invalid_argument("block_triangle_residual: LU is not square");
   const bool lower = tri == Triangle::unit_lower;
   const int bs = LU.bs;
-  const size64_t bs2 = size64_t(bs) * bs;
-#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(LU.row_ptr[LU.nrows]) * bs2))
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(LU.row_ptr[LU.nrows]) * bs * bs))
   for (index_t i = 0; i < LU.nrows; ++i)
     for (int a = 0; a < bs; ++a) {
-      double sum = 0.0;
-      for (index_t p = LU.row_ptr[i]; p < LU.row_ptr[i + 1]; ++p) {
-        const index_t j = LU.col_ind[p];
-        if (lower ? j >= i : j < i) continue;
-        const double* v = LU.values + size64_t(p) * bs2 + size64_t(a) * bs;
-        const double* xj = x + size64_t(j) * bs;
-        for (int c = 0; c < bs; ++c) sum += v[c] * xj[c];
-      }
+      const double sum = block_row_sum(LU, i, a, x, [&](index_t j) { return lower ? j < i : j >= i; });
       const size64_t t = size64_t(i) * bs + a;
       w[t] = b[t] - (lower ? x[t] + sum : sum);
+    }
+}
+
+}  // namespace
+
+void block_triangle_residual(Triangle tri, BsrView<const double> LU, const double* b, const double* x, double* w)
+{
+  triangle_residual(tri, LU, b, x, w);
+}
+
+void block_triangle_residual(Triangle tri, BsrView<const float> LU, const double* b, const double* x, double* w)
+{
+  triangle_residual(tri, LU, b, x, w);
+}
+
+void bsr_gemv_fp32(BsrView<const float> M, const double* x, double beta, double* y)
+{
+  if (M.bs < 1) throw std::invalid_argument("bsr_gemv_fp32: block size below 1");
+  const int bs = M.bs;
+#pragma omp parallel for schedule(static) if (parallel_worth(size64_t(M.nnzb()) * bs * bs))
+  for (index_t i = 0; i < M.nrows; ++i)
+    for (int a = 0; a < bs; ++a) {
+      const double sum = block_row_sum(M, i, a, x, [](index_t) { return true; });
+      const size64_t t = size64_t(i) * bs + a;
+      y[t] = beta == 0.0 ? sum : sum + beta * y[t];
     }
 }
 

@@ -448,11 +448,12 @@ std::size_t solve_smem(int bs) { return static_cast<std::size_t>(warp_groups * (
 // w = b - T x (cpu::block_triangle_residual): a thread per scalar row (i, a), the row's blocks in
 // the triangle in increasing position, row a of each block times x_j. Neighbouring threads read
 // neighbouring rows of the same block, so a warp reads whole blocks for bs <= 32.
-template <Triangle TRI>
+// TRI = upper with ALL: every block of the row (bsr_gemv_fp32's product, y = sum + beta y).
+template <Triangle TRI, bool ALL, class T>
 __global__ void __launch_bounds__(256)
     triangle_residual_kernel(size64_t rows, int bs, const index_t* __restrict__ row_ptr,
-                             const index_t* __restrict__ col, const double* __restrict__ val,
-                             const double* b, const double* __restrict__ x, double* w)
+                             const index_t* __restrict__ col, const T* __restrict__ val,
+                             const double* b, const double* __restrict__ x, double* w, double beta = 0.0)
 {
   const size64_t bs2 = size64_t(bs) * bs;
   for (size64_t t = size64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < rows; t += size64_t(gridDim.x) * blockDim.x) {
@@ -461,13 +462,31 @@ __global__ void __launch_bounds__(256)
     double sum = 0.0;
     for (index_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
       const index_t j = col[p];
-      if (TRI == Triangle::unit_lower ? j >= i : j < i) continue;
-      const double* v = val + size64_t(p) * bs2 + size64_t(a) * bs;
+      if (!ALL && (TRI == Triangle::unit_lower ? j >= i : j < i)) continue;
+      const T* v = val + size64_t(p) * bs2 + size64_t(a) * bs;
       const double* xj = x + size64_t(j) * bs;
-      for (int c = 0; c < bs; ++c) sum += v[c] * xj[c];
+      for (int c = 0; c < bs; ++c) sum = fma(double(v[c]), xj[c], sum);
     }
-    w[t] = b[t] - (TRI == Triangle::unit_lower ? x[t] + sum : sum);
+    if (ALL) w[t] = beta == 0.0 ? sum : fma(beta, w[t], sum);
+    else w[t] = b[t] - (TRI == Triangle::unit_lower ? x[t] + sum : sum);
   }
+}
+
+template <class T>
+void launch_triangle_residual(stream_t s, Triangle tri, BsrView<const T> LU, const double* b, const double* x, double* w)
+{
+  if (LU.nrows != LU.ncols || LU.bs < 1)
+    throw std::invalid_argument("cuda::block_triangle_residual: LU is not square");
+  const size64_t rows = size64_t(LU.nrows) * LU.bs;
+  if (rows == 0) return;
+  const auto grid = static_cast<unsigned>(std::clamp<size64_t>((rows + 255) / 256, 1, max_grid));
+  if (tri == Triangle::unit_lower)
+    triangle_residual_kernel<Triangle::unit_lower, false, T>
+        <<<grid, 256, 0, s>>>(rows, LU.bs, LU.row_ptr, LU.col_ind, LU.values, b, x, w);
+  else
+    triangle_residual_kernel<Triangle::upper, false, T>
+        <<<grid, 256, 0, s>>>(rows, LU.bs, LU.row_ptr, LU.col_ind, LU.values, b, x, w);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -590,16 +609,23 @@ void block_ilu_invert_diagonal(stream_t s, const IluDeviceSchedule& sched, const
 void block_triangle_residual(stream_t s, Triangle tri, BsrView<const double> LU, const double* b, const double* x,
                              double* w)
 {
-  if (LU.nrows != LU.ncols || LU.bs < 1)
-    throw std::invalid_argument("cuda::block_triangle_residual: LU is not square");
-  const size64_t rows = size64_t(LU.nrows) * LU.bs;
+  launch_triangle_residual(s, tri, LU, b, x, w);
+}
+
+void block_triangle_residual(stream_t s, Triangle tri, BsrView<const float> LU, const double* b, const double* x,
+                             double* w)
+{
+  launch_triangle_residual(s, tri, LU, b, x, w);
+}
+
+void bsr_gemv_fp32(stream_t s, BsrView<const float> M, const double* x, double beta, double* y)
+{
+  if (M.bs < 1) throw std::invalid_argument("cuda::bsr_gemv_fp32: block size below 1");
+  const size64_t rows = size64_t(M.nrows) * M.bs;
   if (rows == 0) return;
   const auto grid = static_cast<unsigned>(std::clamp<size64_t>((rows + 255) / 256, 1, max_grid));
-  if (tri == Triangle::unit_lower)
-    triangle_residual_kernel<Triangle::unit_lower>
-        <<<grid, 256, 0, s>>>(rows, LU.bs, LU.row_ptr, LU.col_ind, LU.values, b, x, w);
-  else
-    triangle_residual_kernel<Triangle::upper><<<grid, 256, 0, s>>>(rows, LU.bs, LU.row_ptr, LU.col_ind, LU.values, b, x, w);
+  triangle_residual_kernel<Triangle::upper, true, float>
+      <<<grid, 256, 0, s>>>(rows, M.bs, M.row_ptr, M.col_ind, M.values, nullptr, x, y, beta);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

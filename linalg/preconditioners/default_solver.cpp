@@ -131,6 +131,7 @@ std::string describe_preconditioner(const PreconditionerSpec& p)
     if (o.trisolve == TriangularSolve::isai && o.sweeps > 0)
       extra.push_back(fmt::format("{} ISAI sweep{}", o.sweeps, o.sweeps == 1 ? "" : "s"));
     if (!extra.empty()) s += fmt::format(" ({})", fmt::join(extra, ", "));
+    if (o.storage == StoragePrecision::fp32) s += " in fp32";
     return s;
   }
   if (p.type == "block_jacobi") {

@@ -1,6 +1,6 @@
 // The storage precision of a preconditioner's matrices (issue 30, mixed precision), one enum and one
 // deck spelling (`storage = "fp64" | "fp32"`) for every preconditioner that offers it: the AMG's
-// levels and transfer operators, block-Jacobi's explicit inverses. fp32 keeps fp32 copies of the
+// levels and transfer operators, block-Jacobi's explicit inverses, block ILU(0)'s factors and their ISAI. fp32 keeps fp32 copies of the
 // matrices the application reads; the application computes in fp64 with fp64 vectors, and the setup
 // (factorisations, Galerkin products, checks) stays fp64.
 #pragma once

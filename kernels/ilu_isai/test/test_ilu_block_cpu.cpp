@@ -377,3 +377,41 @@ TEST(BlockIlu0Cpu, TriangleResidualIsBMinusTheFactorTimesX)
     }
   }
 }
+
+// Mixed precision (issue 30): the fp32-valued residual and product. With the values rounded to float
+// and converted back exactly, the fp32 residual is the fp64 one on the rounded values bit for bit (the
+// same order of operations); the product y = M x + beta y against the test's own loop; beta = 0 never
+// reads y (poisoned with NaN), y may be added to (beta = 1).
+TEST(BlockIlu0Cpu, Fp32ValuesGiveTheFp64ResultOfTheRoundedValues)
+{
+  for (int bs : {1, 2, 3, 5, 8, 13, 33}) {
+    SCOPED_TRACE("bs " + std::to_string(bs));
+    const index_t n = bs <= 8 ? 97 : 13;
+    HostBsr F = dominant(random_pattern(n, bs, 4, 6));
+    std::vector<float> v32(F.val.size());
+    for (std::size_t k = 0; k < v32.size(); ++k) v32[k] = float(F.val[k]), F.val[k] = double(v32[k]);
+    const BsrView<const float> F32{F.n, F.n, F.bs, F.row_ptr.data(), F.col.data(), v32.data()};
+    const auto x = random_vector(F.scalar_rows()), b = random_vector(F.scalar_rows());
+    for (const auto tri : {kernels::Triangle::unit_lower, kernels::Triangle::upper}) {
+      std::vector<double> w64(b.size(), std::nan("")), w32(b.size(), std::nan(""));
+      kc::block_triangle_residual(tri, F.cview(), b.data(), x.data(), w64.data());
+      kc::block_triangle_residual(tri, F32, b.data(), x.data(), w32.data());
+      EXPECT_EQ(w32, w64) << (tri == kernels::Triangle::unit_lower ? "L" : "U");
+    }
+    std::vector<double> want(b.size());
+    for (index_t i = 0; i < F.n; ++i)
+      for (int a = 0; a < bs; ++a) {
+        double sum = 0.0;
+        for (index_t p = F.row_ptr[i]; p < F.row_ptr[i + 1]; ++p)
+          for (int c = 0; c < bs; ++c) sum += F.block(p)[a * bs + c] * x[size64_t(F.col[p]) * bs + c];
+        want[size64_t(i) * bs + a] = sum;
+      }
+    std::vector<double> y(b.size(), std::nan(""));
+    kc::bsr_gemv_fp32(F32, x.data(), 0.0, y.data());
+    EXPECT_LE(rel(y, want), 1e-14);
+    std::vector<double> y1 = b;
+    kc::bsr_gemv_fp32(F32, x.data(), 1.0, y1.data());
+    for (std::size_t k = 0; k < want.size(); ++k) want[k] += b[k];
+    EXPECT_LE(rel(y1, want), 1e-14);
+  }
+}

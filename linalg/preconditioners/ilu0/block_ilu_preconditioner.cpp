@@ -2,6 +2,8 @@
 // block_ilu_preconditioner.hpp).
 #include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
 
+#include "kernels/blas1/blas1.hpp"
+
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -28,6 +30,8 @@ BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) 
       throw std::invalid_argument(
           fmt::format("block ILU(0): sweeps {} is not in 0..{}", opt_.sweeps, max_isai_sweeps));
   }
+  if (opt_.storage == StoragePrecision::fp32 && opt_.trisolve != TriangularSolve::isai)
+    throw std::invalid_argument("block ILU(0): storage = fp32 needs trisolve = isai (the exact solves read fp64 factors)");
 }
 
 BlockIlu0Preconditioner::~BlockIlu0Preconditioner() = default;
@@ -36,8 +40,10 @@ std::string BlockIlu0Preconditioner::name() const
 {
   const std::string f = opt_.factor_sweeps > 0 ? fmt::format("block, {} factor sweeps", opt_.factor_sweeps) : "block";
   if (opt_.trisolve == TriangularSolve::exact) return fmt::format("ilu0({}, exact triangular solves)", f);
-  if (opt_.sweeps > 0) return fmt::format("ilu0({}, isai({}, block view), {} sweeps)", f, opt_.isai_power, opt_.sweeps);
-  return fmt::format("ilu0({}, isai({}, block view))", f, opt_.isai_power);
+  const std::string fp32 = opt_.storage == StoragePrecision::fp32 ? ", fp32 storage" : "";
+  if (opt_.sweeps > 0)
+    return fmt::format("ilu0({}, isai({}, block view), {} sweeps{})", f, opt_.isai_power, opt_.sweeps, fp32);
+  return fmt::format("ilu0({}, isai({}, block view){})", f, opt_.isai_power, fp32);
 }
 
 BsrView<const double> BlockIlu0Preconditioner::factors() const
@@ -95,6 +101,12 @@ void BlockIlu0Preconditioner::symbolic(const BsrMatrix& A)
                                                opt_.isai_power);
     isai_upper_ = std::make_unique<IsaiMatrix>(exec_, kernels::IsaiKind::block_upper, A.nrows(), bs, brow, bcol,
                                                opt_.isai_power);
+  }
+  lu32_ = Array<float>(), m32_lower_ = Array<float>(), m32_upper_ = Array<float>();
+  if (opt_.storage == StoragePrecision::fp32 && isai_lower_) {
+    lu32_ = Array<float>(exec_, lu_.size());
+    m32_lower_ = Array<float>(exec_, isai_lower_->M().values().size());
+    m32_upper_ = Array<float>(exec_, isai_upper_->M().values().size());
   }
   t_ = Vector(exec_, A.scalar_rows());
   w_ = opt_.trisolve == TriangularSolve::isai && opt_.sweeps > 0 ? Vector(exec_, A.scalar_rows()) : Vector();
@@ -169,6 +181,19 @@ SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
                                                    kernels::BlockStorage::bsr};
     isai_lower_->generate(F, false);
     isai_upper_->generate(F, false);
+    if (!lu32_.empty()) {  // fp32 storage: the copies apply() reads (saturating: an overflow shows as inf)
+      const std::pair<const Array<double>*, Array<float>*> copies[] = {
+          {&lu_, &lu32_}, {&isai_lower_->M().values(), &m32_lower_}, {&isai_upper_->M().values(), &m32_upper_}};
+      for (const auto& [from, to] : copies) {
+        if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+          kernels::cuda::to_fp32(exec_->stream(), from->size(), from->data(), to->data());
+#endif
+        } else {
+          kernels::cpu::to_fp32(from->size(), from->data(), to->data());
+        }
+      }
+    }
   }
   return {};
 }
@@ -177,6 +202,29 @@ void BlockIlu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vect
 {
   const bool lower = tri == kernels::Triangle::unit_lower;
   const BsrView<const double> LU = factors();
+  if (isai_lower_ && !lu32_.empty()) {  // fp32 storage
+    const BsrMatrix& M = *isai_matrix(tri);
+    const BsrView<const float> M32{M.nrows(), M.ncols(), bs_, M.row_ptr().data(), M.col_ind().data(),
+                                   (lower ? m32_lower_ : m32_upper_).data()};
+    const BsrView<const float> LU32{nrows_, nrows_, bs_, row_ptr_.data(), col_.data(), lu32_.data()};
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      const auto s = exec_->stream();
+      kg::bsr_gemv_fp32(s, M32, b.data(), 0.0, x.data());
+      for (int k = 0; k < opt_.sweeps; ++k) {
+        kg::block_triangle_residual(s, tri, LU32, b.data(), x.data(), w_.data());
+        kg::bsr_gemv_fp32(s, M32, w_.data(), 1.0, x.data());
+      }
+#endif
+    } else {
+      kc::bsr_gemv_fp32(M32, b.data(), 0.0, x.data());
+      for (int k = 0; k < opt_.sweeps; ++k) {
+        kc::block_triangle_residual(tri, LU32, b.data(), x.data(), w_.data());
+        kc::bsr_gemv_fp32(M32, w_.data(), 1.0, x.data());
+      }
+    }
+    return;
+  }
   if (isai_lower_) {
     const BsrMatrix& M = *isai_matrix(tri);
     M.apply(1.0, b, 0.0, x);
@@ -210,6 +258,7 @@ std::uint64_t BlockIlu0Preconditioner::launch_epoch() const
   k.add(row_ptr_).add(col_).add(lu_).add(dinv_).add(t_).add(w_).add(diag_).add(lower_rows_).add(upper_rows_);
   k.add(std::uint64_t(nrows_)).add(std::uint64_t(bs_)).add(std::uint64_t(opt_.sweeps));
   if (isai_lower_) k.add(isai_lower_->M()).add(isai_upper_->M());
+  k.add(lu32_).add(m32_lower_).add(m32_upper_);
   return k.value();
 }
 
@@ -223,6 +272,11 @@ double BlockIlu0Preconditioner::apply_bytes() const
   const double lower = double(lower_blocks_), upper = double(nnzb_) - lower;
   auto triangle = [&](kernels::Triangle tri, double blocks) {
     if (const BsrMatrix* M = isai_matrix(tri)) {
+      if (!lu32_.empty()) {  // fp32 values (4 bytes), every column index, x (and y when it is added to)
+        const double m = double(M->nnzb()) * (bs2 / 2.0 + 4.0) + rows;
+        const double residual = 4.0 * double(nnzb_) + rows + blocks * bs2 / 2.0 + 3.0 * vec;
+        return m + 2.0 * vec + opt_.sweeps * (residual + m + 3.0 * vec);
+      }
       const double residual = 4.0 * double(nnzb_) + rows + blocks * bs2 + 3.0 * vec;
       return M->spmv_bytes(false) + opt_.sweeps * (residual + M->spmv_bytes(true));
     }

@@ -50,6 +50,8 @@ class BlockIlu0Preconditioner final : public Ilu0Base {
   Array<size64_t> pair_ptr_;
   Array<index_t> pair_l_, pair_u_, row_of_, diag_next_;
   Array<double> lu2_;
+  // storage = fp32: the factors' and the ISAI matrices' values as fp32 copies (setup), read by apply.
+  Array<float> lu32_, m32_lower_, m32_upper_;
   std::unique_ptr<IsaiMatrix> isai_lower_, isai_upper_;
   mutable Vector t_, w_;  // w_: the sweeps' residual (isai with sweeps > 0 only)
   index_t lower_blocks_ = 0;  // blocks strictly below the diagonal (apply_bytes)

@@ -16,6 +16,10 @@ Ilu0Options read(deck::Section& p, const Ilu0Options& defaults)
   const bool block = o.factor_view == IluFactorView::block;
   if (!block) p.reject({"factor_sweeps"}, "factor_view = \"block\"");
   if (block) o.factor_sweeps = p.integer("factor_sweeps", defaults.factor_sweeps, between(0, max_factor_sweeps));
+  if (!block || o.trisolve != TriangularSolve::isai) {
+    p.reject({"storage"}, "factor_view = \"block\" and trisolve = \"isai\" (fp32 copies of the block factors and their ISAI)");
+    o.storage = StoragePrecision::fp64;  // also where the defaults had fp32
+  }
   if (o.trisolve != TriangularSolve::isai) {
     p.reject({"isai_power", "isai_view", "sweeps"}, "trisolve = \"isai\"");
     return o;
@@ -25,6 +29,7 @@ Ilu0Options read(deck::Section& p, const Ilu0Options& defaults)
   o.sweeps = p.integer("sweeps", defaults.sweeps, between(0, max_isai_sweeps));
   if (block && o.view != IsaiView::block)
     p.bad(p.require("isai_view"), "isai_view", "must be \"block\" with factor_view = \"block\"");
+  if (block) o.storage = p.choice("storage", defaults.storage, storage_precision_names);
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include "input/names.hpp"
 #include "linalg/executor.hpp"
 #include "linalg/preconditioners/isai/isai_options.hpp"
+#include "linalg/preconditioners/storage_precision.hpp"
 
 #include <memory>
 #include <string_view>
@@ -50,11 +51,15 @@ struct Ilu0Options {
   // block ILU(0) with k Jacobi sweeps (kernels/ilu_isai/ilu_block.hpp), one launch per sweep instead
   // of one per level, factors that approximate the exact ones.
   int factor_sweeps = 0;
+  // factor_view = block with trisolve = isai only (issue 30, mixed precision): fp32 copies of the
+  // factors (read by the sweeps' residuals) and of both ISAI matrices, made at every setup from the
+  // fp64 ones and applied in fp64 arithmetic to fp64 vectors (4 instead of 8 bytes per value).
+  StoragePrecision storage = StoragePrecision::fp64;
   bool operator==(const Ilu0Options&) const = default;
 };
 // In the order the deck reader checks that they apply.
-inline constexpr std::string_view ilu0_keys[] = {"trisolve",      "sweeps",     "factor_view",
-                                                 "factor_sweeps", "isai_power", "isai_view"};
+inline constexpr std::string_view ilu0_keys[] = {"trisolve",   "sweeps",    "factor_view", "factor_sweeps",
+                                                 "isai_power", "isai_view", "storage"};
 // With factor_view = block, an ISAI triangular solve defaults to (and must have) the block view.
 Ilu0Options read(deck::Section& table, const Ilu0Options& defaults);
 // The scalar-view or the block-view ILU(0), by opt.factor_view.

@@ -46,8 +46,10 @@ TEST(BlockIlu0PreconditionerGpu, MatchesTheCpuBackend)
     iterative.factor_sweeps = 2;
     auto swept = iterative;  // the ISAI sweeps on the factors
     swept.sweeps = 3;
+    auto swept32 = swept;  // mixed precision: fp32 copies of the factors and the ISAI
+    swept32.storage = StoragePrecision::fp32;
     for (const auto& opt : {block_ilu0_options(), block_ilu0_options(TriangularSolve::isai, 1), block_ilu0_options(TriangularSolve::isai, 2),
-                            iterative, swept}) {
+                            iterative, swept, swept32}) {
       BlockIlu0Preconditioner Mc(be.cpu, opt), Mg(be.gpu, opt);
       ASSERT_TRUE(Mc.setup(Ac).ok);
       const auto st = Mg.setup(Ag);
@@ -60,7 +62,8 @@ TEST(BlockIlu0PreconditionerGpu, MatchesTheCpuBackend)
       EXPECT_LE(test::max_rel_diff(vg, vc), 1e-11) << what;
       EXPECT_LE(test::max_rel_diff(Mg.diagonal_inverses().to_host(), Mc.diagonal_inverses().to_host()), 1e-11) << what;
       const auto z = test::apply_both(Ag, Mg, Ac, Mc, test::random_vector(Ac.scalar_rows()));
-      EXPECT_LE(test::max_rel_diff(z.z, z.ref), 1e-10) << what;
+      // fp32 copies of fp64 factors that agree to 1e-11 may round to neighbouring floats: fp32 rounding.
+      EXPECT_LE(test::max_rel_diff(z.z, z.ref), opt.storage == StoragePrecision::fp32 ? 1e-5 : 1e-10) << what;
     }
   }
 }
