@@ -5,6 +5,7 @@
 #include "kernels/cpr/cpr.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -46,7 +47,8 @@ CprPreconditioner::CprPreconditioner(ExecPtr exec, CprOptions opt)
 std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
 {
   timer_->collect(seconds_);
-  std::vector<ProfileEntry> parts = {{"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
+  std::vector<ProfileEntry> parts = {{"pressure pattern (once per structure)", symbolic_seconds_},
+                                     {"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
                                      {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
                                      {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]}};
   if (graph_ && !graph_failed_) {
@@ -118,8 +120,11 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   if (A.diag_pos().empty())
     throw std::invalid_argument("cpr needs a square matrix with every diagonal block in the pattern");
   if (&A.exec() != exec_.get()) throw std::invalid_argument("cpr: the matrix lives on another executor");
-  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size())
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size()) {
+    const auto t0 = std::chrono::steady_clock::now();
     symbolic(A);
+    symbolic_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   A_ = &A;
   const index_t n = nrows_;
   timer_->collect(seconds_);  // the brackets of the last setup and applies (finished by now)

@@ -102,6 +102,7 @@ class CprPreconditioner final : public Preconditioner {
   // Stage profile: brackets collected at every setup (the earlier work has finished by then).
   std::unique_ptr<PhaseTimer> timer_;
   mutable std::array<double, PhaseTimer::num_phases> seconds_{};
+  double symbolic_seconds_ = 0.0;  // host wall time of symbolic(): once per matrix structure
 };
 
 }  // namespace blockres
