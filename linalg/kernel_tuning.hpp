@@ -36,8 +36,10 @@ struct KernelTuning {
 
 // The BSRMV plans an executor made from its tuning (block size -> configuration), one line:
 // "bs 1: medium(groups=1, arrays=32, unroll=4, clamped) [built-in rule]; bs 3: ... [measured]",
-// or "none" when it made none.
-inline std::string describe_bsrmv_plans(const std::map<int, kernels::BsrmvConfig>& plans, const KernelTuning& t)
+// a block size once per configuration it planned (the rule keys on the row length too), or "none"
+// when it made none.
+inline std::string describe_bsrmv_plans(const std::multimap<int, kernels::BsrmvConfig>& plans,
+                                        const KernelTuning& t)
 {
   std::string s;
   for (const auto& [bs, c] : plans)

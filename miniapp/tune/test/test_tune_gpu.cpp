@@ -121,7 +121,8 @@ TEST(TuneGpu, TwoBlockSizesWrittenReadBackAndUsed)
     EXPECT_EQ(BsrMatrix(e, 2, p, explicit_config).spmv_config(), kernels::cuda::bsrmv_rule(2, key, row_blocks))
         << "explicit wins";
     const auto plans = e->bsrmv_plans();
-    EXPECT_EQ(plans.at(2), expected2);
+    ASSERT_EQ(plans.count(2), 1u);
+    EXPECT_EQ(plans.find(2)->second, expected2);
     const std::string text = describe_bsrmv_plans(plans, e->tuning());
     EXPECT_NE(text.find("bs 2: " + kernels::describe(expected2) + " [measured]"), std::string::npos) << text;
     const auto rule4 = kernels::cuda::bsrmv_rule(4, key, row_blocks);
