@@ -63,16 +63,17 @@ void BsrMatrix::set_spmv_options(const SpmvOptions& o)
 #if BLOCKRES_HAVE_CUDA
   if (bs_ > 64) throw std::invalid_argument(fmt::format("BSR SpMV supports block sizes 1..64, not {}", bs_));
   // An explicit configuration first (benchmarks, tests), else what the executor's tuning cache
-  // measured for this block size, else the built-in rule; the latter two are recorded on the
-  // executor, so a run can say which configurations it used.
+  // measured for this block size, else the built-in rule (keyed on the device's DRAM bandwidth per SM
+  // and this matrix's mean blocks per block row; a cache entry is per block size only); the latter
+  // two are recorded on the executor, so a run can say which configurations it used.
+  const double mean = mean_row_blocks();
   if (o.config) {
     config_ = *o.config;
   } else {
     const Executor& e = values_.exec();
-    config_ = e.tuning().bsrmv(bs_).value_or(kernels::cuda::bsrmv_rule(bs_, e.dram_gbps_per_sm()));
+    config_ = e.tuning().bsrmv(bs_).value_or(kernels::cuda::bsrmv_rule(bs_, e.dram_gbps_per_sm(), mean));
     e.record_bsrmv_plan(bs_, config_);
   }
-  const double mean = mean_row_blocks();
   balanced_ = o.balance == SpmvBalance::on ||
               (o.balance == SpmvBalance::automatic && max_row_ > 64 && double(max_row_) > 8.0 * mean);
   seg_row_ptr_ = {}, seg_ptr_ = {}, partial_ = {}, nseg_ = 0;

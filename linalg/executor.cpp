@@ -161,10 +161,12 @@ CudaDeviceIdentity Executor::cuda_device_identity([[maybe_unused]] int device)
 void Executor::record_bsrmv_plan(int bs, const kernels::BsrmvConfig& config) const
 {
   const std::lock_guard lock(plans_mutex_);
-  bsrmv_plans_[bs] = config;
+  const auto [first, last] = bsrmv_plans_.equal_range(bs);
+  if (std::none_of(first, last, [&](const auto& plan) { return plan.second == config; }))
+    bsrmv_plans_.emplace(bs, config);  // after the block size's earlier ones: the order they were planned
 }
 
-std::map<int, kernels::BsrmvConfig> Executor::bsrmv_plans() const
+std::multimap<int, kernels::BsrmvConfig> Executor::bsrmv_plans() const
 {
   const std::lock_guard lock(plans_mutex_);
   return bsrmv_plans_;

@@ -62,9 +62,11 @@ class Executor {
   // device does not report them.
   double dram_gbps_per_sm() const { return dram_gbps_per_sm_; }
   // What BsrMatrix planned from the tuning (not from an explicit SpmvOptions::config), block size ->
-  // configuration, so a run can record which configurations it used (describe_bsrmv_plans).
+  // configuration, so a run can record which configurations it used (describe_bsrmv_plans). A block
+  // size is listed once per distinct configuration: the built-in rule can plan matrices of one block
+  // size differently by their row lengths (a bench's 7- and 27-point stencils on an H200).
   void record_bsrmv_plan(int bs, const kernels::BsrmvConfig& config) const;
-  std::map<int, kernels::BsrmvConfig> bsrmv_plans() const;
+  std::multimap<int, kernels::BsrmvConfig> bsrmv_plans() const;
 
   void* allocate(std::size_t bytes) const;
   void deallocate(void* ptr) const noexcept;
@@ -90,7 +92,7 @@ class Executor {
   KernelTuning tuning_;
   // A record of what was done on the executor, not its state: kept behind the const interface.
   mutable std::mutex plans_mutex_;
-  mutable std::map<int, kernels::BsrmvConfig> bsrmv_plans_;
+  mutable std::multimap<int, kernels::BsrmvConfig> bsrmv_plans_;
 };
 
 using ExecPtr = std::shared_ptr<const Executor>;

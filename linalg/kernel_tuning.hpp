@@ -13,7 +13,8 @@ namespace blockres {
 // Plain data, so that it is built and tested without a device: the tuning cache's reader
 // (miniapp/io/tuning_cache.hpp) fills it, the executor holds it (Executor::tuning()), and BsrMatrix
 // plans its SpMV from it (linalg/bsr_matrix.cpp: an explicit SpmvOptions::config first, then
-// bsrmv(bs), then kernels::cuda::bsrmv_rule(bs, Executor::dram_gbps_per_sm())).
+// bsrmv(bs), then kernels::cuda::bsrmv_rule(bs, Executor::dram_gbps_per_sm(), the matrix's mean blocks
+// per block row)). A measured configuration is per block size only; the row length keys only the rule.
 struct KernelTuning {
   static constexpr const char* rule_source = "built-in rule";
 
@@ -35,8 +36,10 @@ struct KernelTuning {
 
 // The BSRMV plans an executor made from its tuning (block size -> configuration), one line:
 // "bs 1: medium(groups=1, arrays=32, unroll=4, clamped) [built-in rule]; bs 3: ... [measured]",
-// or "none" when it made none.
-inline std::string describe_bsrmv_plans(const std::map<int, kernels::BsrmvConfig>& plans, const KernelTuning& t)
+// a block size once per configuration it planned (the rule keys on the row length too), or "none"
+// when it made none.
+inline std::string describe_bsrmv_plans(const std::multimap<int, kernels::BsrmvConfig>& plans,
+                                        const KernelTuning& t)
 {
   std::string s;
   for (const auto& [bs, c] : plans)

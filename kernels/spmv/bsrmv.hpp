@@ -80,11 +80,17 @@ namespace cuda {
 std::vector<BsrmvConfig> bsrmv_configs(int bs);
 // The built-in rule (bsrmv_tuning.cpp): the configuration of bs when the executor's tuning
 // (linalg/kernel_tuning.hpp, read from a tuning cache that `blockres tune` measured) has none, on a
-// device with `dram_gbps_per_sm` (dram_gbps_per_sm above; 0: unknown). Above
-// bsrmv_rule_high_bandwidth_gbps_per_sm a few block sizes take other configurations (an H200 against
-// an H100); 0 takes the choices below it. Always one of bsrmv_configs(bs), for bs in 1..64.
+// device with `dram_gbps_per_sm` (dram_gbps_per_sm above; 0: unknown), for a matrix with
+// `mean_row_blocks` blocks per block row on average (nonzero blocks / block rows, BsrMatrix::
+// mean_row_blocks; 0: unknown). Above bsrmv_rule_high_bandwidth_gbps_per_sm a few block sizes take
+// other configurations (an H200 against an H100); 0 takes the choices below it. Above it, a few block
+// sizes also split on the row length: rows of more than bsrmv_rule_long_row_blocks blocks (the 3D
+// 27-point stencil) against shorter ones (the 7-point stencil, and the reservoir Jacobians); an unknown
+// length (0) and the threshold itself take the short-row choices. Below the bandwidth threshold the
+// row length is not used. Always one of bsrmv_configs(bs), for bs in 1..64.
 inline constexpr double bsrmv_rule_high_bandwidth_gbps_per_sm = 30.0;
-BsrmvConfig bsrmv_rule(int bs, double dram_gbps_per_sm);
+inline constexpr double bsrmv_rule_long_row_blocks = 16.0;
+BsrmvConfig bsrmv_rule(int bs, double dram_gbps_per_sm, double mean_row_blocks);
 
 // Throws std::invalid_argument for bs outside 1..64 or a configuration not compiled.
 void bsrmv(stream_t s, const BsrView<const double>& A, double alpha, const double* x, double beta, double* y,

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -114,10 +115,12 @@ BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ce
     std::vector<BsrmvMeasurement> measured(configs.size());
     const bool started = Clock::now() < o.deadline;
     bool complete = started;
+    double row_blocks7 = 0, row_blocks27 = 0;  // mean blocks per block row: the rule's second key
     for (const int points : {7, 27}) {
       if (!complete) break;
       const TestMatrix m{fmt::format("stencil{}", points), bs,
                          stencil_pattern(stencil_side(bs, points, o.size_gb), points), {}};
+      (points == 7 ? row_blocks7 : row_blocks27) = double(m.pattern.nnzb()) / double(m.pattern.nrows);
       const double bytes = bsrmv_bytes(m.pattern, bs);
       std::vector<std::pair<Timing, double>> times;
       complete = time_every_config(e, m, o, scrub, times);
@@ -140,7 +143,18 @@ BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ce
                       o.budget_s, started ? "during" : "before", bs, fmt::join(r.not_measured, ",")));
       break;
     }
-    const auto rule = kernels::cuda::bsrmv_rule(bs, e->dram_gbps_per_sm());
+    // The rule's column is the 7-point stencil's rule (short rows, as the reservoir Jacobians have);
+    // where the long rows of the 27-point stencil take another configuration, the log says so.
+    const auto rule = kernels::cuda::bsrmv_rule(bs, e->dram_gbps_per_sm(), row_blocks7);
+    const auto rule27 = kernels::cuda::bsrmv_rule(bs, e->dram_gbps_per_sm(), row_blocks27);
+    std::string long_rows;
+    if (!(rule27 == rule)) {
+      const auto it = std::find_if(measured.begin(), measured.end(),
+                                   [&](const BsrmvMeasurement& x) { return x.config == rule27; });
+      long_rows = fmt::format(" (27-point: {} {})", kernels::describe(rule27),
+                              it == measured.end() ? std::string("not measured")
+                                                   : percent(it->stencil27_read_fraction));
+    }
     const auto choice = choose_bsrmv_config(bs, measured, rule);
     if (!choice) {
       // Not one configuration verified: nothing to choose, the rule stays (and the run fails on `wrong`).
@@ -151,7 +165,7 @@ BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ce
     r.bsrmv.push_back(*choice);
     out.measured.push_back(measured);
     const auto& c = *choice;
-    log(fmt::format("  bs {:2}: {:<42} {:8.4f} + {:8.4f} ms ({} / {} of read); runner-up {}; rule {} {}; {} configs, "
+    log(fmt::format("  bs {:2}: {:<42} {:8.4f} + {:8.4f} ms ({} / {} of read); runner-up {}; rule {} {}{}; {} configs, "
                     "{:.1f} s",
                     bs, kernels::describe(c.best.config), c.best.stencil7_ms, c.best.stencil27_ms,
                     percent(c.best.stencil7_read_fraction), percent(c.best.stencil27_read_fraction),
@@ -161,7 +175,7 @@ BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ce
                     kernels::describe(rule),
                     c.rule ? fmt::format("{:.2f}x the time", c.rule->sum_ms() / c.best.sum_ms())
                            : std::string("NOT VERIFIED"),
-                    c.configs_timed, std::chrono::duration<double>(Clock::now() - tb).count()));
+                    long_rows, c.configs_timed, std::chrono::duration<double>(Clock::now() - tb).count()));
   }
   r.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;

@@ -74,7 +74,9 @@ struct TunedConfig {
 };
 
 // A block size's outcome: the fastest configuration by the sum of the two stencils' times (among those
-// whose results verified), the runner-up, and the built-in rule's configuration measured in the same run.
+// whose results verified), the runner-up, and the built-in rule's configuration measured in the same run
+// (the rule for the 7-point stencil's matrix: where the rule's row-length key gives the 27-point
+// stencil's long rows another configuration, `blockres tune` logs it; the cache holds one per bs).
 struct TunedBlockSize {
   int bs = 0;
   TunedConfig best;

@@ -75,10 +75,13 @@ TEST(BsrmvGpu, EveryBlockSizeEveryConfigurationBalancedOrNot)
 #endif
     ASSERT_FALSE(configs.empty()) << "bs " << bs;
 #if BLOCKRES_HAVE_CUDA
-    // The built-in rule (the plan without a tuning cache) must name a compiled configuration.
-    const auto fallback = kernels::cuda::bsrmv_rule(bs, gpu->dram_gbps_per_sm());
-    EXPECT_NE(std::find(configs.begin(), configs.end(), fallback), configs.end())
-        << "bs " << bs << " rule gives " << kernels::describe(fallback);
+    // The built-in rule (the plan without a tuning cache) must name a compiled configuration, for
+    // short rows (these test matrices, the 7-point stencil) and long ones (the 27-point stencil).
+    for (const double row_blocks : {3.0, 27.0}) {
+      const auto fallback = kernels::cuda::bsrmv_rule(bs, gpu->dram_gbps_per_sm(), row_blocks);
+      EXPECT_NE(std::find(configs.begin(), configs.end(), fallback), configs.end())
+          << "bs " << bs << " rule gives " << kernels::describe(fallback) << " at " << row_blocks << " blocks a row";
+    }
 #endif
     for (const auto& cfg : configs) {
       for (auto bal : {SpmvBalance::off, SpmvBalance::on}) {

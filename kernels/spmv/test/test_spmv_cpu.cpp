@@ -145,45 +145,110 @@ TEST(BsrmvRuleKey, DramBandwidthPerSmFromTheDeviceAttributes)
 // The search space and the built-in rule are host code (the compiled variants' registry): checked
 // here without a device. The rule is what every block size runs without a tuning cache, so it must
 // name a configuration that exists on either side of its bandwidth threshold (an H100's 25.4 GB/s
-// per SM, an H200's 36.4, an unknown 0, and the threshold itself), and the space must offer more
-// than it to tune.
+// per SM, an H200's 36.4, an unknown 0, and the threshold itself) and of its row-length threshold
+// (the 7-point stencil's 6.9 blocks a row, the 27-point one's 26.6, an unknown 0, the threshold
+// itself), and the space must offer more than it to tune.
 TEST(BsrmvSpace, TheRuleNamesACompiledConfigurationOfEveryBlockSize)
 {
   const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
+  const double long_rows = kernels::cuda::bsrmv_rule_long_row_blocks;
   for (const double key : {0.0, 25.4, threshold, 36.4, 1000.0}) {
-    for (int bs = 1; bs <= 64; ++bs) {
-      const auto configs = kernels::cuda::bsrmv_configs(bs);
-      ASSERT_FALSE(configs.empty()) << "bs " << bs;
-      const auto rule = kernels::cuda::bsrmv_rule(bs, key);
-      EXPECT_NE(std::find(configs.begin(), configs.end(), rule), configs.end())
-          << "bs " << bs << " at " << key << " GB/s per SM: the rule gives " << kernels::describe(rule)
-          << ", which is not compiled";
-      EXPECT_GT(configs.size(), 1u) << "bs " << bs;
+    for (const double row_blocks : {0.0, 1.0, 6.9, long_rows, 26.6, 1000.0}) {
+      for (int bs = 1; bs <= 64; ++bs) {
+        const auto configs = kernels::cuda::bsrmv_configs(bs);
+        ASSERT_FALSE(configs.empty()) << "bs " << bs;
+        const auto rule = kernels::cuda::bsrmv_rule(bs, key, row_blocks);
+        EXPECT_NE(std::find(configs.begin(), configs.end(), rule), configs.end())
+            << "bs " << bs << " at " << key << " GB/s per SM and " << row_blocks << " blocks a row: the rule gives "
+            << kernels::describe(rule) << ", which is not compiled";
+        EXPECT_GT(configs.size(), 1u) << "bs " << bs;
+      }
     }
   }
   EXPECT_TRUE(kernels::cuda::bsrmv_configs(0).empty());
   EXPECT_TRUE(kernels::cuda::bsrmv_configs(65).empty());
 }
 
-// The key splits the rule where the comment above bsrmv_rule says, and nowhere else: an unknown
-// bandwidth (0) and the threshold itself take the choices below it.
+// The bandwidth key splits the rule where the comment above bsrmv_rule says, and nowhere else: an
+// unknown bandwidth (0) and the threshold itself take the choices below it, at any row length. Short
+// rows (the 7-point stencil) differ at bs 17, 18 and 26 and at the row-length choices 22, 46, 47, 54
+// and 55; long rows (the 27-point stencil) at 17, 18, 26 and 45.
 TEST(BsrmvSpace, TheRuleDiffersAcrossItsThresholdOnlyAtTheDocumentedBlockSizes)
 {
   const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
   EXPECT_GT(threshold, kernels::dram_gbps_per_sm(2619000, 5120, 132));  // an H100 SXM: below
   EXPECT_LT(threshold, kernels::dram_gbps_per_sm(3125000, 6144, 132));  // an H200: above
+  for (const auto& [row_blocks, expected] : {std::pair{6.9, std::vector<int>{17, 18, 22, 26, 46, 47, 54, 55}},
+                                             std::pair{26.6, std::vector<int>{17, 18, 26, 45}}}) {
+    std::vector<int> differ;
+    for (int bs = 1; bs <= 64; ++bs) {
+      const auto low = kernels::cuda::bsrmv_rule(bs, 25.4, row_blocks);
+      const auto high = kernels::cuda::bsrmv_rule(bs, 36.4, row_blocks);
+      EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 0.0, row_blocks), low) << "bs " << bs << ": unknown bandwidth";
+      EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, threshold, row_blocks), low) << "bs " << bs << ": at the threshold";
+      EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 1000.0, row_blocks), high) << "bs " << bs;
+      if (!(low == high)) differ.push_back(bs);
+    }
+    EXPECT_EQ(differ, expected) << row_blocks << " blocks a row";
+  }
+  auto rule = [](int bs, double key, double row_blocks) {
+    return kernels::describe(kernels::cuda::bsrmv_rule(bs, key, row_blocks));
+  };
+  for (const double row_blocks : {6.9, 26.6}) {
+    EXPECT_EQ(rule(17, 25.4, row_blocks), "medium(groups=4, arrays=2, unroll=2)");
+    EXPECT_EQ(rule(17, 36.4, row_blocks), "medium(groups=4, arrays=1, unroll=2, clamped)");
+    EXPECT_EQ(rule(18, 36.4, row_blocks), "staged(groups=2, arrays=4, unroll=1)");
+    EXPECT_EQ(rule(26, 36.4, row_blocks), "staged(groups=8, arrays=1, unroll=1)");
+  }
+}
+
+// The row-length key (mean blocks per block row) is used only above the bandwidth threshold: below it
+// (an H100, an unknown bandwidth) the rule does not depend on the row length at all. Above it the
+// short rows (7-point stencil; an unknown length, 0, and the threshold itself) and the long rows
+// (27-point) differ at bs 22, 45, 46, 47, 54 and 55 only, and at each of them one of the two keeps the
+// configuration the block size had before the key (the one below the bandwidth threshold): the
+// stencil that already passed keeps its configuration.
+TEST(BsrmvSpace, TheRowLengthSplitsTheRuleOnlyAboveTheBandwidthThreshold)
+{
+  const double threshold = kernels::cuda::bsrmv_rule_high_bandwidth_gbps_per_sm;
+  const double long_rows = kernels::cuda::bsrmv_rule_long_row_blocks;
+  EXPECT_GT(long_rows, 7.0);   // a 3D 7-point stencil: at most 7 blocks a row
+  EXPECT_LT(long_rows, 21.0);  // a 3D 27-point stencil at 1 GB: 22 to 26.6 on average
+  for (const double key : {0.0, 18.9, 25.4, threshold}) {
+    for (int bs = 1; bs <= 64; ++bs) {
+      const auto ref = kernels::cuda::bsrmv_rule(bs, key, 6.9);
+      for (const double row_blocks : {0.0, 1.0, long_rows, 16.5, 26.6, 1000.0})
+        EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, key, row_blocks), ref)
+            << "bs " << bs << " at " << key << " GB/s per SM: " << row_blocks << " blocks a row";
+    }
+  }
   std::vector<int> differ;
   for (int bs = 1; bs <= 64; ++bs) {
-    const auto low = kernels::cuda::bsrmv_rule(bs, 25.4), high = kernels::cuda::bsrmv_rule(bs, 36.4);
-    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 0.0), low) << "bs " << bs << ": unknown bandwidth";
-    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, threshold), low) << "bs " << bs << ": at the threshold";
-    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 1000.0), high) << "bs " << bs;
-    if (!(low == high)) differ.push_back(bs);
+    const auto shorter = kernels::cuda::bsrmv_rule(bs, 36.4, 6.9), longer = kernels::cuda::bsrmv_rule(bs, 36.4, 26.6);
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 36.4, 0.0), shorter) << "bs " << bs << ": unknown row length";
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 36.4, long_rows), shorter) << "bs " << bs << ": at the threshold";
+    EXPECT_EQ(kernels::cuda::bsrmv_rule(bs, 1000.0, 1000.0), longer) << "bs " << bs;
+    if (shorter == longer) continue;
+    differ.push_back(bs);
+    const auto before = kernels::cuda::bsrmv_rule(bs, 25.4, 6.9);
+    EXPECT_TRUE((shorter == before) != (longer == before))
+        << "bs " << bs << ": one side keeps " << kernels::describe(before);
   }
-  EXPECT_EQ(differ, (std::vector<int>{17, 18, 26}));
-  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(17, 25.4)), "medium(groups=4, arrays=2, unroll=2)");
-  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(17, 36.4)), "medium(groups=4, arrays=1, unroll=2, clamped)");
-  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(18, 36.4)), "staged(groups=2, arrays=4, unroll=1)");
-  EXPECT_EQ(kernels::describe(kernels::cuda::bsrmv_rule(26, 36.4)), "staged(groups=8, arrays=1, unroll=1)");
+  EXPECT_EQ(differ, (std::vector<int>{22, 45, 46, 47, 54, 55}));
+  auto rule = [](int bs, double row_blocks) {
+    return kernels::describe(kernels::cuda::bsrmv_rule(bs, 36.4, row_blocks));
+  };
+  EXPECT_EQ(rule(22, 6.9), "staged(groups=2, arrays=4, unroll=1)");
+  EXPECT_EQ(rule(22, 26.6), "staged(groups=4, arrays=2, unroll=2)");
+  EXPECT_EQ(rule(45, 6.9), "staged(groups=4, arrays=1, unroll=1)");
+  EXPECT_EQ(rule(45, 26.6), "large(warps=4, unroll=2, row_split=4)");
+  for (const int bs : {46, 47}) {
+    EXPECT_EQ(rule(bs, 6.9), "staged(groups=4, arrays=1, unroll=1)") << "bs " << bs;
+    EXPECT_EQ(rule(bs, 26.6), "large(warps=4, unroll=2, row_split=4)") << "bs " << bs;
+  }
+  for (const int bs : {54, 55}) {
+    EXPECT_EQ(rule(bs, 6.9), "staged(groups=4, arrays=1, unroll=1)") << "bs " << bs;
+    EXPECT_EQ(rule(bs, 26.6), "large(warps=8, unroll=2, row_split=4)") << "bs " << bs;
+  }
 }
 #endif

@@ -501,9 +501,14 @@ TEST(TuningRecordOfARun, PlansAreDescribedWithTheirOrigin)
 {
   KernelTuning t;
   t.bsrmv_measured[3] = cfg_a;
-  const std::map<int, kernels::BsrmvConfig> plans = {{1, cfg_c}, {3, cfg_a}};
+  const std::multimap<int, kernels::BsrmvConfig> plans = {{1, cfg_c}, {3, cfg_a}};
   EXPECT_EQ(describe_bsrmv_plans(plans, t), "bs 1: " + kernels::describe(cfg_c) + " [built-in rule]; bs 3: " +
                                                 kernels::describe(cfg_a) + " [measured]");
+  // The rule can plan two matrices of one block size differently (by their row lengths): both listed.
+  const std::multimap<int, kernels::BsrmvConfig> two = {{1, cfg_c}, {1, cfg_b}, {3, cfg_a}};
+  EXPECT_EQ(describe_bsrmv_plans(two, t), "bs 1: " + kernels::describe(cfg_c) + " [built-in rule]; bs 1: " +
+                                              kernels::describe(cfg_b) + " [built-in rule]; bs 3: " +
+                                              kernels::describe(cfg_a) + " [measured]");
   EXPECT_EQ(describe_bsrmv_plans({}, t), "none");
   // The CPU backend has no configurations: reports say so.
   const auto cpu = Executor::create_cpu();
@@ -514,6 +519,15 @@ TEST(TuningRecordOfARun, PlansAreDescribedWithTheirOrigin)
   EXPECT_EQ(j["bsrmv_configs"], "none (CPU backend: the reference SpMV)");
   EXPECT_EQ(cpu->dram_gbps_per_sm(), 0.0);
   EXPECT_TRUE(j["bsrmv_rule_dram_gb_per_s_per_sm"].is_null());
+  // The executor's record: a block size once per distinct configuration, in the order planned.
+  EXPECT_TRUE(cpu->bsrmv_plans().empty());
+  cpu->record_bsrmv_plan(5, cfg_b);
+  cpu->record_bsrmv_plan(5, cfg_a);
+  cpu->record_bsrmv_plan(5, cfg_b);
+  cpu->record_bsrmv_plan(2, cfg_c);
+  EXPECT_EQ(describe_bsrmv_plans(cpu->bsrmv_plans(), KernelTuning{}),
+            "bs 2: " + kernels::describe(cfg_c) + " [built-in rule]; bs 5: " + kernels::describe(cfg_b) +
+                " [built-in rule]; bs 5: " + kernels::describe(cfg_a) + " [built-in rule]");
 }
 
 // The log line of a load that leaves block sizes to the rule carries the rule's device key; a line

@@ -91,10 +91,14 @@ TEST(TuneGpu, TwoBlockSizesWrittenReadBackAndUsed)
   EXPECT_TRUE(rec.not_measured.empty());
 
   // The cache as it is, and one whose bs 2 choice is a configuration the rule does not give on either side
-  // of its bandwidth threshold (so "uses the cached configuration" cannot pass by the rule's coincidence).
+  // of its bandwidth and row-length thresholds (so "uses the cached configuration" cannot pass by the
+  // rule's coincidence).
   const auto configs = kernels::cuda::bsrmv_configs(2);
   const auto other = *std::find_if(configs.begin(), configs.end(), [](const kernels::BsrmvConfig& c) {
-    return !(c == kernels::cuda::bsrmv_rule(2, 0.0)) && !(c == kernels::cuda::bsrmv_rule(2, 1000.0));
+    for (const double key : {0.0, 1000.0})
+      for (const double row_blocks : {0.0, 1000.0})
+        if (c == kernels::cuda::bsrmv_rule(2, key, row_blocks)) return false;
+    return true;
   });
   TuningRecord edited = rec;
   edited.bsrmv[0].best.config = other;
@@ -110,17 +114,19 @@ TEST(TuneGpu, TwoBlockSizesWrittenReadBackAndUsed)
     EXPECT_EQ(BsrMatrix(e, 2, p).spmv_config(), expected2) << kernels::describe(BsrMatrix(e, 2, p).spmv_config());
     EXPECT_EQ(BsrMatrix(e, 32, p).spmv_config(), *load.tuning.bsrmv(32));
     const double key = e->dram_gbps_per_sm();
-    EXPECT_EQ(BsrMatrix(e, 4, p).spmv_config(), kernels::cuda::bsrmv_rule(4, key)) << "not tuned: the rule";
+    const double row_blocks = double(p.nnzb()) / double(p.nrows);  // tridiagonal: short rows
+    EXPECT_EQ(BsrMatrix(e, 4, p).spmv_config(), kernels::cuda::bsrmv_rule(4, key, row_blocks)) << "not tuned: the rule";
     SpmvOptions explicit_config;
-    explicit_config.config = kernels::cuda::bsrmv_rule(2, key);
-    EXPECT_EQ(BsrMatrix(e, 2, p, explicit_config).spmv_config(), kernels::cuda::bsrmv_rule(2, key)) << "explicit wins";
+    explicit_config.config = kernels::cuda::bsrmv_rule(2, key, row_blocks);
+    EXPECT_EQ(BsrMatrix(e, 2, p, explicit_config).spmv_config(), kernels::cuda::bsrmv_rule(2, key, row_blocks))
+        << "explicit wins";
     const auto plans = e->bsrmv_plans();
-    EXPECT_EQ(plans.at(2), expected2);
+    ASSERT_EQ(plans.count(2), 1u);
+    EXPECT_EQ(plans.find(2)->second, expected2);
     const std::string text = describe_bsrmv_plans(plans, e->tuning());
     EXPECT_NE(text.find("bs 2: " + kernels::describe(expected2) + " [measured]"), std::string::npos) << text;
-    EXPECT_NE(text.find("bs 4: " + kernels::describe(kernels::cuda::bsrmv_rule(4, key)) + " [built-in rule]"),
-              std::string::npos)
-        << text;
+    const auto rule4 = kernels::cuda::bsrmv_rule(4, key, row_blocks);
+    EXPECT_NE(text.find("bs 4: " + kernels::describe(rule4) + " [built-in rule]"), std::string::npos) << text;
   }
 
   // A run on the device with that cache records it in its result file (quarter_five_spot: oil_water, bs 2).
