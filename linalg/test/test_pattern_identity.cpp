@@ -58,6 +58,16 @@ TEST(PatternIdentity, TwoPatternsAtOneAddressDoNotShareASymbolicSetup)
   // made its own mapping (a fixed threshold, not glibc's moving one): the kernel places a mapping
   // at the top of the highest free gap that fits, which is where the freed matrix was.
   ASSERT_EQ(mallopt(M_MMAP_THRESHOLD, 64 * 1024), 1);
+  // Nothing else may map memory between the free and the next allocation: a worker thread that finds
+  // its malloc arena busy maps a new 64 MB one (timing-dependent: it failed under `ctest -j2` about 1
+  // run in 5), so one arena for every thread; and the OpenMP team (its thread stacks) exists first.
+  ASSERT_EQ(mallopt(M_ARENA_MAX, 1), 1);
+  {
+    int threads = 0;
+#pragma omp parallel reduction(+ : threads)
+    threads += 1;
+    ASSERT_GE(threads, 1);
+  }
   const ExecPtr e = Executor::create_cpu();
   const int bs = 2;
   const index_t n = 50000, row = 7;
