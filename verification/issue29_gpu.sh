@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -264,6 +264,18 @@ for m in "$@"; do
               "${G[@]}" "${V[@]}" > $L/sweep_${g}_${v}_$k.log 2>&1
             echo "== sweep $g $v #$k rc $? $(grep -E '^done' $L/sweep_${g}_${v}_$k.log | cut -c1-90)"
             grep -E "^time:|^linear iteration" $L/sweep_${g}_${v}_$k.log | cut -c1-190
+          done
+        done
+      done ;;
+    ilu32)  # issue 30: block ILU(0)/ISAI in fp32 storage against fp64 where it is the default second stage (the
+            # 60x60x20 deck, multicomponent_8 as shipped), two runs each
+      for d in quarter_five_spot_60x60x20 multicomponent_8; do
+        for v in fp64 fp32; do
+          for k in 1 2; do
+            $X run inputs/$d.toml --backend cuda --output /tmp/runs/i32 --set output.vtk=false \
+              --set $P.second.storage=$v > $L/ilu32_${d}_${v}_$k.log 2>&1
+            echo "== $d second.storage=$v #$k rc $? $(grep -E '^done' $L/ilu32_${d}_${v}_$k.log | cut -c1-90)"
+            grep -E "^time:|^linear iteration|parts" $L/ilu32_${d}_${v}_$k.log | cut -c1-220
           done
         done
       done ;;
