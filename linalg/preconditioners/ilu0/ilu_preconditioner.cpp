@@ -59,6 +59,8 @@ Ilu0Preconditioner::Ilu0Preconditioner(ExecPtr exec, Ilu0Options opt) : Ilu0Base
     throw std::invalid_argument(fmt::format("ILU(0): isai_power {} is not in 1..{}", opt_.isai_power, max_isai_power));
   if (opt_.sweeps < 0 || opt_.sweeps > max_isai_sweeps)
     throw std::invalid_argument(fmt::format("ILU(0): sweeps {} is not in 0..{}", opt_.sweeps, max_isai_sweeps));
+  if (opt_.storage != StoragePrecision::fp64)
+    throw std::invalid_argument("ILU(0), scalar view: storage = fp32 needs factor_view = block with trisolve = isai");
 }
 
 Ilu0Preconditioner::~Ilu0Preconditioner() = default;

@@ -301,6 +301,9 @@ TEST(BlockIlu0Preconditioner, Fp32StorageKeepsIterationsWithinTenPercent)
   auto exact = block_ilu0_options();
   exact.storage = StoragePrecision::fp32;
   EXPECT_THROW(BlockIlu0Preconditioner(e, exact), std::invalid_argument);
+  Ilu0Options scalar;  // the scalar view has no fp32 form
+  scalar.trisolve = TriangularSolve::isai, scalar.storage = StoragePrecision::fp32;
+  EXPECT_THROW(Ilu0Preconditioner(e, scalar), std::invalid_argument);
   for (int bs : {1, 2, 3, 7})
     for (const auto [sweeps, factor_sweeps] : {std::pair{0, 0}, std::pair{3, 0}, std::pair{3, 1}}) {
       {
