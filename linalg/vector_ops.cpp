@@ -35,6 +35,14 @@ void copy(const Vector& src, Vector& dst)
   dst.copy_from(src);
 }
 
+void to_fp32(const Vector& src, Array<float>& dst)
+{
+  if (src.size() != dst.size()) throw std::invalid_argument("to_fp32: array sizes differ");
+  if (&src.exec() != &dst.exec()) throw std::invalid_argument("to_fp32: arrays live on different executors");
+  BLOCKRES_DISPATCH(src.exec(), kernels::cpu::to_fp32(src.size(), src.data(), dst.data()),
+                    kernels::cuda::to_fp32(src.exec().stream(), src.size(), src.data(), dst.data()));
+}
+
 void axpby(double a, const Vector& x, double b, Vector& y)
 {
   check_same(x, y, "axpby");

@@ -15,6 +15,9 @@ void axpby(double a, const Vector& x, double b, Vector& y);                     
 void axpbypcz(double a, const Vector& x, double b, const Vector& y, double c, Vector& z); // z = a x + b y + c z
 double dot(const Vector& x, const Vector& y);
 double norm2(const Vector& x);
+// dst = src rounded to fp32 (saturating to +-inf beyond its range), on their executor: the fp32
+// copies of mixed-precision preconditioners (issue 30). Same size and executor.
+void to_fp32(const Vector& src, Array<float>& dst);
 // Fused forms over k vectors (any k >= 0; one pass over the data per 16 vectors). xs points
 // to k vectors of y's size and executor; the results and coefficients are host arrays.
 void dots(const Vector* const* xs, int k, const Vector& y, double* out);                 // out[j] = xs[j] . y

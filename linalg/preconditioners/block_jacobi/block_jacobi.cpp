@@ -5,6 +5,7 @@
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/batched/block_diag.hpp"
 #include "kernels/blas1/blas1.hpp"
+#include "linalg/vector_ops.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -157,7 +158,6 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       case BlockFactorization::lu: kernels::cuda::lu_factor(s, layout_, factors_.data(), piv_.data(), info_.data()); break;
     }
     failed = kernels::cuda::count_nonzero(s, layout_.count, info_.data(), counter_.data());
-    if (!factors32_.empty()) kernels::cuda::to_fp32(s, factors_.size(), factors_.data(), factors32_.data());
 #endif
   } else {
     if (mode_ == Mode::scalar) {
@@ -177,8 +177,8 @@ SetupStatus BlockJacobiPreconditioner::setup(const BsrMatrix& A)
       case BlockFactorization::lu: kernels::cpu::lu_factor(layout_, factors_.data(), piv_.data(), info_.data()); break;
     }
     failed = kernels::cpu::count_nonzero(layout_.count, info_.data());
-    if (!factors32_.empty()) kernels::cpu::to_fp32(factors_.size(), factors_.data(), factors32_.data());
   }
+  if (!factors32_.empty()) to_fp32(factors_, factors32_);  // fp32 storage: the inverses apply() reads
   if (failed == 0) return {};
   const auto info = info_.to_host();
   const auto first = std::find_if(info.begin(), info.end(), [](int v) { return v != 0; }) - info.begin();

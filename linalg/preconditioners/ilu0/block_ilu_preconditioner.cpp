@@ -2,7 +2,7 @@
 // block_ilu_preconditioner.hpp).
 #include "linalg/preconditioners/ilu0/block_ilu_preconditioner.hpp"
 
-#include "kernels/blas1/blas1.hpp"
+#include "linalg/vector_ops.hpp"
 
 #include <stdexcept>
 
@@ -182,17 +182,9 @@ SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
     isai_lower_->generate(F, false);
     isai_upper_->generate(F, false);
     if (!lu32_.empty()) {  // fp32 storage: the copies apply() reads (saturating: an overflow shows as inf)
-      const std::pair<const Array<double>*, Array<float>*> copies[] = {
-          {&lu_, &lu32_}, {&isai_lower_->M().values(), &m32_lower_}, {&isai_upper_->M().values(), &m32_upper_}};
-      for (const auto& [from, to] : copies) {
-        if (exec_->is_cuda()) {
-#if BLOCKRES_HAVE_CUDA
-          kernels::cuda::to_fp32(exec_->stream(), from->size(), from->data(), to->data());
-#endif
-        } else {
-          kernels::cpu::to_fp32(from->size(), from->data(), to->data());
-        }
-      }
+      to_fp32(lu_, lu32_);
+      to_fp32(isai_lower_->M().values(), m32_lower_);
+      to_fp32(isai_upper_->M().values(), m32_upper_);
     }
   }
   return {};
