@@ -41,6 +41,11 @@ inline std::string to_toml(const toml::table& t)
 // The offending value as it appears in a message: one line, cut short.
 inline std::string render(const toml::node& n)
 {
+  if (const auto* f = n.as_floating_point()) {  // as written: 0.9, not TOML++'s round-trip 0.90000000000000002
+    std::string s = fmt::format("{}", f->get());
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // a float stays one (2.0; inf and nan as they are)
+    return s;
+  }
   std::ostringstream os;
   n.visit([&](auto&& v) { os << v; });
   std::string s = os.str();

@@ -77,6 +77,9 @@ declare -A cfg=(
   [ti_bisai_s3_v_c2]="$TI $BILU_ISAI --set $P.second.sweeps=3 --set $P.pressure.cycle=v --set $P.pressure.cycles=2"
   [ti_bisai_s3_v_c3]="$TI $BILU_ISAI --set $P.second.sweeps=3 --set $P.pressure.cycle=v --set $P.pressure.cycles=3"
   [ti_bisai_s3_w_m4]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.aggregation=matching --set $P.pressure.aggregate_size=4"
+  [jo085]="--set $P.pressure.jacobi_omega=0.85"
+  [jo09]="--set $P.pressure.jacobi_omega=0.9"
+  [jo09_c2]="--set $P.pressure.jacobi_omega=0.9 --set $P.pressure.cycles=2"
   [ti_bisai_s3_w_sw2_m4]="$TI $BILU_ISAI --set $P.second.sweeps=3 $W --set $P.pressure.pre_sweeps=2 --set $P.pressure.post_sweeps=2 --set $P.pressure.aggregation=matching --set $P.pressure.aggregate_size=4"
 )
 order=(deck default old_default prev_default true_impes ti_bilu0 ti_bilu0_amg_w ti_bilu0_amg_ilu0 ti_bilu0_amg_ilu0_w

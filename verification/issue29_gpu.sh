@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -264,6 +264,32 @@ for m in "$@"; do
               "${G[@]}" "${V[@]}" > $L/sweep_${g}_${v}_$k.log 2>&1
             echo "== sweep $g $v #$k rc $? $(grep -E '^done' $L/sweep_${g}_${v}_$k.log | cut -c1-90)"
             grep -E "^time:|^linear iteration" $L/sweep_${g}_${v}_$k.log | cut -c1-190
+          done
+        done
+      done ;;
+    bsrprof)  # issue 29 item 1: ncu of the rule's BSRMV kernel (speed of light: DRAM, L2, L1 throughput) at the
+              # stencil:bs pairs in BSRPROF (default: four of the H200's misses and two passing rows)
+      for sb in ${BSRPROF:-27:1 27:3 27:21 7:26 27:16 7:16}; do
+        st=${sb%%:*}; b=${sb##*:}
+        ncu --clock-control none -k regex:"(wide|slice|staged|small)_kernel" --launch-skip 3 -c 1 --section SpeedOfLight \
+          --section MemoryWorkloadAnalysis --section Occupancy \
+          $X bench bsrmv --tuning-cache none --bs $b --stencils $st --size-gb 1 --reps 4 --warmup 1 \
+          > $L/bsrprof_${st}_$b.txt 2>&1; echo "== ncu stencil $st bs $b rc $?"
+        grep -E "_kernel|Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Memory Throughput|L2 Hit Rate|Mem Busy|Max Bandwidth|Achieved Occupancy" \
+          $L/bsrprof_${st}_$b.txt | head -14
+      done ;;
+    omega)  # issue 29 item 3 / issue 30: the CPR pressure AMG's Jacobi damping (OMEGAS, default "0.6666666666666666
+            # 0.9") on the 60x60x20 deck and its 1M-cell variant, two runs each, alternated
+      Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+         --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+      for k in 1 2; do
+        for w in ${OMEGAS:-0.6666666666666666 0.9}; do
+          for g in 60 1m; do
+            G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+            $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/o --set output.vtk=false \
+              "${G[@]}" --set $P.pressure.jacobi_omega=$w > $L/omega_${g}_${w}_$k.log 2>&1
+            echo "== omega $g $w #$k rc $? $(grep -E '^done' $L/omega_${g}_${w}_$k.log | cut -c7-90)"
+            grep -E "^time:" $L/omega_${g}_${w}_$k.log | cut -c1-200
           done
         done
       done ;;

@@ -28,6 +28,8 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
       p.bad(p.require("storage"), "storage", "fp32 needs a Jacobi smoother (smoother = \"jacobi\" or \"l1_jacobi\")");
     p.bad(p.require("smoother"), "smoother", "ilu0 needs storage = \"fp64\"");
   }
+  if (a.smoother != AmgSmoother::jacobi) p.reject({"jacobi_omega"}, "smoother = \"jacobi\"");
+  else a.jacobi_omega = p.number("jacobi_omega", defaults.jacobi_omega, between(0, 2, true, true));
   if (a.smoother != AmgSmoother::ilu0) p.reject({"trisolve_sweeps"}, "smoother = \"ilu0\"");
   else a.trisolve_sweeps = p.integer("trisolve_sweeps", defaults.trisolve_sweeps, between(0, 16));
   a.theta = p.number("theta", defaults.theta, between(0, 1));

@@ -108,7 +108,7 @@ struct AmgOptions {
   bool operator==(const AmgOptions&) const = default;
 };
 inline constexpr std::string_view amg_keys[] = {
-    "aggregation", "aggregate_size", "interpolation", "smoother",   "trisolve_sweeps",  "theta",
+    "aggregation", "aggregate_size", "interpolation", "smoother",   "jacobi_omega",     "trisolve_sweeps",  "theta",
     "pre_sweeps",  "post_sweeps",    "cycle",         "cycles",     "max_levels",       "max_coarse",
     "refresh_interval", "keep_interpolation", "refresh_growth", "storage"};
 AmgOptions read(deck::Section& table, const AmgOptions& defaults);

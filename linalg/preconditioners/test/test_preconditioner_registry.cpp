@@ -210,6 +210,28 @@ TEST(PreconditionerRegistry, DeckMessages)
                 "\"isai\", \"amg\", \"none\" (got 'cpr')");
 }
 
+// The damped-Jacobi smoother's weight from a deck table: read for smoother = "jacobi" (the default) only,
+// inside (0, 2) (damped Jacobi diverges on an SPD operator at omega >= 2 / rho(D^-1 A) >= 1, so 2 is never
+// safe), and rejected for l1-Jacobi (undamped) and ILU(0).
+TEST(PreconditionerRegistry, AmgJacobiOmegaKey)
+{
+  const auto a = options_as<AmgOptions>(read_table("type = \"amg\"\njacobi_omega = 0.85"));
+  EXPECT_EQ(a.smoother, AmgSmoother::jacobi);
+  EXPECT_EQ(a.jacobi_omega, 0.85);
+  const auto d = options_as<AmgOptions>(read_table("type = \"amg\""));
+  EXPECT_EQ(d.jacobi_omega, AmgOptions{}.jacobi_omega);
+  const std::string k = "deck.toml:";
+  EXPECT_EQ(error_of("type = \"amg\"\nsmoother = \"l1_jacobi\"\njacobi_omega = 0.9"),
+            k + "4:16: solver.linear.preconditioner.jacobi_omega: only applies to smoother = \"jacobi\" (got 0.9)");
+  EXPECT_NE(error_of("type = \"amg\"\nsmoother = \"ilu0\"\njacobi_omega = 0.9").find("only applies to smoother"),
+            std::string::npos);
+  for (const char* bad : {"0", "0.0", "2", "2.5", "-0.5"})
+    EXPECT_NE(error_of(std::string("type = \"amg\"\njacobi_omega = ") + bad)
+                  .find("solver.linear.preconditioner.jacobi_omega"),
+              std::string::npos)
+        << bad;
+}
+
 // AMG's cycle keys and the ILU(0) smoother's sweeps from a deck table; trisolve_sweeps belongs to
 // smoother = "ilu0" only, and the values are range-checked.
 TEST(PreconditionerRegistry, AmgCycleAndIluSmootherKeys)
