@@ -34,6 +34,9 @@ inline constexpr long long default_ilu_max_unknowns = 160000;
 // The default CPR's AMG keeps its hierarchy within a time step until a solve needs this much more
 // (AmgOptions::refresh_growth); its matrices are stored in fp32 (AmgOptions::storage).
 inline constexpr double default_amg_refresh_growth = 0.3;
+// The default CPR's AMG damps its Jacobi smoother by this weight (AmgOptions::jacobi_omega; AmgOptions'
+// own 2/3 is the 1-D optimum, 6/7 the 3-D one for the 7-point Laplacian).
+inline constexpr double default_amg_jacobi_omega = 0.85;
 
 struct DefaultLinearSolver {
   // method, restart (or idr_s), max_iterations and rel_tol (the fixed forcing term); the other

@@ -67,6 +67,8 @@ std::string AmgPreconditioner::name() const
     cyc = opt_.cycles == 1 ? fmt::format(", {}-cycle", to_string(opt_.cycle))
                            : fmt::format(", {} {}-cycles", opt_.cycles, to_string(opt_.cycle));
   std::string smoother(to_string(opt_.smoother));
+  if (opt_.smoother == AmgSmoother::jacobi && opt_.jacobi_omega != AmgOptions{}.jacobi_omega)
+    smoother += fmt::format("({:g})", opt_.jacobi_omega);
   if (opt_.smoother == AmgSmoother::ilu0 && opt_.trisolve_sweeps > 0)
     smoother += fmt::format(" ({} trisolve sweeps)", opt_.trisolve_sweeps);
   // The reuse only when it is not the default refresh at every setup.

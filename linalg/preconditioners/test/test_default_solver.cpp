@@ -37,13 +37,14 @@ Ilu0Options default_second_stage()
 }
 
 // The default CPR's AMG: CPR's own pressure stage with fp32 matrices and adaptive hierarchy reuse
-// (issue 30), the W-cycle where the second stage is block ILU(0)/ISAI.
+// (issue 30) and Jacobi damped by 0.85 (issue 29), the W-cycle where the second stage is block ILU(0)/ISAI.
 PreconditionerSpec default_amg(AmgCycle cycle)
 {
   AmgOptions a = options_as<AmgOptions>(CprOptions{}.pressure);
   a.cycle = cycle;
   a.storage = StoragePrecision::fp32;
   a.refresh_growth = 0.3;
+  a.jacobi_omega = 0.85;  // issue 29 item 3
   return {"amg", a};
 }
 
