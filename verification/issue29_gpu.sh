@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -277,6 +277,24 @@ for m in "$@"; do
           > $L/bsrprof_${st}_$b.txt 2>&1; echo "== ncu stencil $st bs $b rc $?"
         grep -E "_kernel|Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Memory Throughput|L2 Hit Rate|Mem Busy|Max Bandwidth|Achieved Occupancy" \
           $L/bsrprof_${st}_$b.txt | head -14
+      done ;;
+    bsrmem)  # issue 29 item 1, next step after bsrprof: where the staged kernel's L2 traffic comes from (the x gathers
+             # through L1, or the cp.async staging of values and columns), at the stencil:bs pairs in BSRMEM
+             # (default: two misses and a passing row); the memory tables, then raw counters
+      for sb in ${BSRMEM:-27:3 27:21 7:16}; do
+        st=${sb%%:*}; b=${sb##*:}
+        B1=(bench bsrmv --tuning-cache none --bs $b --stencils $st --size-gb 1 --reps 4 --warmup 1)
+        ncu --clock-control none -k regex:"(wide|slice|staged|small)_kernel" --launch-skip 3 -c 1 \
+          --section MemoryWorkloadAnalysis_Tables $X "${B1[@]}" > $L/bsrmem_tables_${st}_$b.txt 2>&1
+        echo "== ncu tables stencil $st bs $b rc $?"
+        ncu --clock-control none -k regex:"(wide|slice|staged|small)_kernel" --launch-skip 3 -c 1 --metrics \
+dram__bytes_read.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_read_lookup_hit.sum,lts__t_requests_srcunit_tex_op_read.sum,\
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,\
+smsp__inst_executed_op_ldgsts.sum,l1tex__m_xbar2l1tex_read_bytes.sum,launch__shared_mem_per_block_static,\
+launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_active \
+          $X "${B1[@]}" > $L/bsrmem_metrics_${st}_$b.txt 2>&1
+        echo "== ncu metrics stencil $st bs $b rc $?"
+        grep -E "_kernel|dram__|lts__|l1tex__|smsp__|launch__|sm__|ERR" $L/bsrmem_metrics_${st}_$b.txt | head -16
       done ;;
     omega)  # issue 29 item 3 / issue 30: the CPR pressure AMG's Jacobi damping (OMEGAS, default "0.6666666666666666
             # 0.9") on the 60x60x20 deck and its 1M-cell variant, two runs each, alternated
