@@ -86,6 +86,10 @@ class Preconditioner {
     double seconds = 0.0;
   };
   virtual std::vector<ProfileEntry> profile() const { return {}; }
+  // After setup(): what the setups built and how often they rebuilt it, in one line for the run log (AMG:
+  // its levels, complexities and refresh counts; composites: their stages'); empty when there is nothing
+  // to say beyond name().
+  virtual std::string setup_summary() const { return {}; }
 
   // Model data. A preconditioner that builds on the model's accumulation blocks (CPR with true-IMPES
   // weights) says so; the time loop then hands it C before the first setup: nrows * bs * bs values,

@@ -84,6 +84,7 @@ class NewtonSolver {
   const KrylovProfile& linear_profile() const { return krylov_.profile(); }
   std::string preconditioner_name() const { return precond_->name(); }
   std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
+  std::string preconditioner_summary() const { return precond_->setup_summary(); }
 
   // The inputs of the first preconditioner setup, once it happened (for /restart/setup_*).
   const std::optional<SetupReplay>& first_setup() const { return first_setup_; }
@@ -772,6 +773,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                                              bg.busy_seconds(), bg.wait_seconds())
                                : std::string("written in the loop: output.background_writer = false")));
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
+  if (const std::string built = newton.preconditioner_summary(); !built.empty())
+    log(fmt::format("preconditioner built: {}", built));
   if (!restart) log(startup_parts);
   // This run's linear iterations against the bytes they moved at least, at the copy bandwidth.
   if (prof.iterations > 0) {

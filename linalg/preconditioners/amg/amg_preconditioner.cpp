@@ -35,6 +35,25 @@ std::string AmgStatistics::to_string() const
   return s;
 }
 
+std::string AmgPreconditioner::setup_summary() const
+{
+  if (stats_.levels.empty()) return {};
+  std::string rows;
+  for (const AmgLevelStatistics& l : stats_.levels) rows += fmt::format("{}{}", rows.empty() ? "" : ", ", l.rows);
+  std::string s = fmt::format("{} level{} ({} rows{}), operator complexity {:.2f}, grid complexity {:.2f}; {} full "
+                              "setup{}, {} value refresh{}",
+                              stats_.levels.size(), stats_.levels.size() == 1 ? "" : "s", rows,
+                              stats_.coarsest_direct ? "" : "; the coarsest smoothed only", stats_.operator_complexity,
+                              stats_.grid_complexity, stats_.full_setups, stats_.full_setups == 1 ? "" : "s",
+                              stats_.numeric_setups, stats_.numeric_setups == 1 ? "" : "es");
+  if (opt_.refresh_growth > 0 || opt_.refresh_interval > 1)
+    s += fmt::format(", {} setup{} kept", stats_.kept_setups, stats_.kept_setups == 1 ? "" : "s");
+  if (opt_.refresh_growth > 0)
+    s += fmt::format(" ({} refresh{} within a time step)", stats_.growth_refreshes,
+                     stats_.growth_refreshes == 1 ? "" : "es");
+  return s;
+}
+
 AmgPreconditioner::AmgPreconditioner(ExecPtr exec, AmgOptions opt) : exec_(std::move(exec)), opt_(opt)
 {
   if (!exec_) throw std::invalid_argument("AmgPreconditioner: null executor");

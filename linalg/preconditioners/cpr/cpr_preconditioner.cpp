@@ -65,6 +65,13 @@ std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
   return parts;
 }
 
+std::string CprPreconditioner::setup_summary() const
+{
+  const std::string p = stage1_->setup_summary(), s = stage2_->setup_summary();
+  if (p.empty()) return s.empty() ? std::string() : "second stage: " + s;
+  return "pressure stage: " + p + (s.empty() ? std::string() : "; second stage: " + s);
+}
+
 CprPreconditioner::~CprPreconditioner() = default;
 
 std::string CprPreconditioner::name() const

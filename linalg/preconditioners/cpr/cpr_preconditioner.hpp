@@ -53,6 +53,8 @@ class CprPreconditioner final : public Preconditioner {
   // (restriction and prolongation included), second-stage apply (residual update included); with
   // the application as one graph (CprOptions::graph, CUDA) the two applies are one entry.
   std::vector<ProfileEntry> profile() const override;
+  // "pressure stage: <its summary>; second stage: <its summary>" for the stages that have one.
+  std::string setup_summary() const override;
   // Its own arrays, A's and both stages' (0 when a stage does not track its launches).
   std::uint64_t launch_epoch() const override;
   // Restriction, both stages (0 when either does not state its bytes), the prolongations, the

@@ -520,6 +520,21 @@ TEST(Amg, RefreshGrowthKeepsTheHierarchyWithinAStepUntilIterationsGrow)
   EXPECT_EQ(M.statistics().numeric_setups, 4);
   EXPECT_EQ(M.statistics().kept_setups, 3);
   EXPECT_NE(M.name().find("kept within a time step up to 30% iteration growth"), std::string::npos) << M.name();
+  // The run log's summary of what the setups built and how often (the levels from the statistics).
+  const AmgStatistics& st = M.statistics();
+  std::string rows_list;
+  for (const auto& l : st.levels) rows_list += (rows_list.empty() ? "" : ", ") + std::to_string(l.rows);
+  EXPECT_EQ(st.levels.front().rows, index_t(rows));
+  EXPECT_EQ(M.setup_summary(),
+            fmt::format("{} levels ({} rows), operator complexity {:.2f}, grid complexity {:.2f}; 1 full setup, 4 value "
+                        "refreshes, 3 setups kept (3 refreshes within a time step)",
+                        st.levels.size(), rows_list, st.operator_complexity, st.grid_complexity));
+  // Refreshed at every setup: no kept count.
+  EXPECT_EQ(every.setup_summary(),
+            fmt::format("{} levels ({} rows), operator complexity {:.2f}, grid complexity {:.2f}; 1 full setup, 7 value "
+                        "refreshes",
+                        st.levels.size(), rows_list, st.operator_complexity, st.grid_complexity));
+  EXPECT_EQ(AmgPreconditioner(e, opt).setup_summary(), "");  // nothing built yet
 }
 
 // A different pattern triggers a full setup.

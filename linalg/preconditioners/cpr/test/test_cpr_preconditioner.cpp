@@ -513,6 +513,38 @@ TEST(CprPreconditioner, StageProfile)
   EXPECT_TRUE(make_preconditioner(cpu(), BlockJacobiOptions{})->profile().empty());
 }
 
+// The setup summary (the run log's "preconditioner built:" line): CPR names its pressure stage's (an AMG's
+// levels, complexities and refresh counts, the same text as that AMG's own summary of the same pressure
+// matrix) and says nothing of stages without one (ILU(0)); empty before any setup and for single-level
+// preconditioners.
+TEST(CprPreconditioner, SetupSummaryNamesTheStages)
+{
+  auto m = pressure_transport(16, 16, 6, 3);
+  auto A = upload(cpu(), m);
+  CprOptions o = ilu0_stages();
+  o.pressure = {"amg", AmgOptions{}};
+  auto cpr = make_preconditioner(cpu(), o);
+  EXPECT_EQ(cpr->setup_summary(), "");
+  ASSERT_TRUE(cpr->setup(A).ok);
+  ASSERT_TRUE(cpr->setup(A).ok);  // a value refresh
+  const std::string s = cpr->setup_summary();
+  EXPECT_EQ(s.rfind("pressure stage: ", 0), 0u) << s;
+  EXPECT_NE(s.find(" rows), operator complexity "), std::string::npos) << s;
+  EXPECT_NE(s.find("; 1 full setup, 1 value refresh"), std::string::npos) << s;
+  EXPECT_EQ(s.find("second stage"), std::string::npos) << s;
+  EXPECT_EQ(s.find("kept"), std::string::npos) << s;  // refreshed at every setup: no kept count
+  // The pressure stage's own words: an AMG on CPR's pressure matrix says the same after the same setups.
+  auto amg = make_preconditioner(cpu(), o.pressure);
+  const BsrMatrix& Ap = *dynamic_cast<const CprPreconditioner&>(*cpr).pressure_matrix();
+  ASSERT_TRUE(amg->setup(Ap).ok);
+  ASSERT_TRUE(amg->setup(Ap).ok);
+  EXPECT_EQ(s, "pressure stage: " + amg->setup_summary());
+  EXPECT_EQ(make_preconditioner(cpu(), ilu0_stages())->setup_summary(), "");
+  auto bj = make_preconditioner(cpu(), BlockJacobiOptions{});
+  ASSERT_TRUE(bj->setup(A).ok);
+  EXPECT_EQ(bj->setup_summary(), "");
+}
+
 TEST(CprPreconditioner, NewValuesAndNewStructure)
 {
   const int bs = 4;
