@@ -52,6 +52,14 @@ CprOptions ilu0_stages(CprWeights weights = CprWeights::quasi_impes)
   return o;
 }
 
+// The same with an AMG (its defaults) as the pressure stage.
+CprOptions amg_pressure_stages()
+{
+  CprOptions o = ilu0_stages();
+  o.pressure = {"amg", AmgOptions{}};
+  return o;
+}
+
 CprOptions exact_options()
 {
   CprOptions o;
@@ -448,8 +456,7 @@ TEST(CprPreconditioner, FgmresFewerIterationsThanSecondStage)
 // no more than with ILU(0) as the pressure stage.
 TEST(CprPreconditioner, AmgPressureStage)
 {
-  CprOptions o = ilu0_stages();
-  o.pressure = {"amg", AmgOptions{}};
+  const CprOptions o = amg_pressure_stages();
   const CprOptions oi = ilu0_stages();  // ILU(0) pressure stage
   double its[2] = {0, 0};  // mean over 3 random right-hand sides (one rhs varies by +-1-2)
   // Both grids above max_coarse = 128 cells by 2-3 levels (the smaller one is no longer nearly a
@@ -483,10 +490,8 @@ TEST(CprPreconditioner, AmgPressureStage)
 TEST(CprPreconditioner, StageProfile)
 {
   auto m = pressure_transport(24, 24, 6, 3);
+  auto cpr = make_preconditioner(cpu(), amg_pressure_stages());
   auto A = upload(cpu(), m);
-  CprOptions o = ilu0_stages();
-  o.pressure = {"amg", AmgOptions{}};
-  auto cpr = make_preconditioner(cpu(), o);
   auto p0 = cpr->profile();
   ASSERT_EQ(p0.size(), 6u);
   for (const auto& e : p0) EXPECT_EQ(e.seconds, 0.0) << e.part;
@@ -520,11 +525,10 @@ TEST(CprPreconditioner, StageProfile)
 TEST(CprPreconditioner, SetupSummaryNamesTheStages)
 {
   auto m = pressure_transport(16, 16, 6, 3);
-  auto A = upload(cpu(), m);
-  CprOptions o = ilu0_stages();
-  o.pressure = {"amg", AmgOptions{}};
+  const CprOptions o = amg_pressure_stages();
   auto cpr = make_preconditioner(cpu(), o);
   EXPECT_EQ(cpr->setup_summary(), "");
+  auto A = upload(cpu(), m);
   ASSERT_TRUE(cpr->setup(A).ok);
   ASSERT_TRUE(cpr->setup(A).ok);  // a value refresh
   const std::string s = cpr->setup_summary();
