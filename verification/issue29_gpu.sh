@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -295,6 +295,22 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
           $X "${B1[@]}" > $L/bsrmem_metrics_${st}_$b.txt 2>&1
         echo "== ncu metrics stencil $st bs $b rc $?"
         grep -E "_kernel|dram__|lts__|l1tex__|smsp__|launch__|sm__|ERR" $L/bsrmem_metrics_${st}_$b.txt | head -16
+      done ;;
+    lat72)  # issue 30, the 72k run (60x60x20 deck, target 1.0 s): the default against shorter CPR applications (fewer
+            # graph nodes, more iterations): the V-cycle, 2 ISAI sweeps, both; two runs each, alternated
+      for k in 1 2; do
+        for v in def v s2 v_s2; do
+          case $v in
+            def) V=() ;;
+            v) V=(--set $P.pressure.cycle=v) ;;
+            s2) V=(--set $P.second.sweeps=2) ;;
+            v_s2) V=(--set $P.pressure.cycle=v --set $P.second.sweeps=2) ;;
+          esac
+          $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/l72 --set output.vtk=false \
+            "${V[@]}" > $L/lat72_${v}_$k.log 2>&1
+          echo "== lat72 $v #$k rc $? $(grep -E '^done' $L/lat72_${v}_$k.log | cut -c7-100)"
+          grep -E "^time:|preconditioner parts" $L/lat72_${v}_$k.log | cut -c1-260
+        done
       done ;;
     omega)  # issue 29 item 3 / issue 30: the CPR pressure AMG's Jacobi damping (OMEGAS, default "0.6666666666666666
             # 0.9") on the 60x60x20 deck and its 1M-cell variant, two runs each, alternated
