@@ -75,18 +75,21 @@ Grid::Grid(const GridSpec& g, const RockSpec& rock) : spec_(g)
 
 namespace {
 
-// splitmix64: a tiny, fully specified generator, so a seed gives the same field everywhere.
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next()
-  {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double uniform_open() { return (double((next() >> 11)) + 0.5) * (1.0 / 9007199254740992.0); }  // (0, 1)
-};
+// splitmix64: a tiny, fully specified generator, so a seed gives the same field everywhere. Its k-th
+// output (k = 0, 1, ...) is mix(seed + (k + 1) * gamma), so any draw can be made without the ones
+// before it: the fill below runs in parallel and gives the sequential generator's values.
+constexpr std::uint64_t splitmix_gamma = 0x9e3779b97f4a7c15ULL;
+std::uint64_t splitmix_mix(std::uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+// The k-th draw as a double in (0, 1).
+double splitmix_uniform_open(std::uint64_t seed, std::uint64_t k)
+{
+  return (double(splitmix_mix(seed + (k + 1) * splitmix_gamma) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
 
 // In-place moving average of half-width h along one axis (zero-padded, normalised by the
 // number of cells that fall inside the grid).
@@ -95,8 +98,12 @@ void smooth_axis(std::vector<double>& f, int nx, int ny, int nz, int axis, int h
   if (h <= 0) return;
   const int n_axis = axis == 0 ? nx : axis == 1 ? ny : nz;
   const long long stride = axis == 0 ? 1 : axis == 1 ? nx : 1LL * nx * ny;
-  std::vector<double> line(static_cast<std::size_t>(n_axis)), out(static_cast<std::size_t>(n_axis));
   const int n_other1 = axis == 0 ? ny : nx, n_other2 = axis == 2 ? ny : nz;
+  // Lines are independent: any thread count gives the same values.
+#pragma omp parallel
+  {
+  std::vector<double> line(static_cast<std::size_t>(n_axis)), out(static_cast<std::size_t>(n_axis));
+#pragma omp for collapse(2) schedule(static)
   for (int b = 0; b < n_other2; ++b)
     for (int a = 0; a < n_other1; ++a) {
       long long base;
@@ -112,18 +119,22 @@ void smooth_axis(std::vector<double>& f, int nx, int ny, int nz, int axis, int h
       }
       for (int t = 0; t < n_axis; ++t) f[base + t * stride] = out[t];
     }
+  }
 }
 
 }  // namespace
 
-std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, double std_log,
-                                    double correlation_length, unsigned long long seed)
+std::vector<double> standard_normal_field(int nx, int ny, int nz, double correlation_length, unsigned long long seed)
 {
   const std::size_t n = std::size_t(nx) * ny * nz;
   std::vector<double> g(n);
-  SplitMix64 rng{seed};
-  for (std::size_t c = 0; c < n; c += 2) {  // Box–Muller pairs
-    const double u1 = rng.uniform_open(), u2 = rng.uniform_open();
+  // Box-Muller pairs: pair p takes draws 2p and 2p + 1 (an odd n leaves the last pair's sine unused).
+  const auto pairs = static_cast<std::int64_t>((n + 1) / 2);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    const std::size_t c = 2 * std::size_t(p);
+    const double u1 = splitmix_uniform_open(seed, 2 * std::uint64_t(p)),
+                 u2 = splitmix_uniform_open(seed, 2 * std::uint64_t(p) + 1);
     const double r = std::sqrt(-2.0 * std::log(u1));
     g[c] = r * std::cos(2.0 * std::numbers::pi * u2);
     if (c + 1 < n) g[c + 1] = r * std::sin(2.0 * std::numbers::pi * u2);
@@ -133,18 +144,32 @@ std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, dou
   const int h = static_cast<int>(std::lround(correlation_length / 2.0));
   for (int pass = 0; pass < 3; ++pass)
     for (int axis = 0; axis < 3; ++axis) smooth_axis(g, nx, ny, nz, axis, h);
+  // The sums in index order (the field's values must not depend on the thread count).
   double mean = 0.0;
   for (double v : g) mean += v;
   mean /= double(n);
   double var = 0.0;
   for (double v : g) var += (v - mean) * (v - mean);
   const double sd = n > 1 ? std::sqrt(var / double(n - 1)) : 0.0;
-  std::vector<double> out(n);
-  for (std::size_t c = 0; c < n; ++c) {
-    const double z = sd > 0.0 ? (g[c] - mean) / sd : 0.0;
-    out[c] = std::exp(mean_log + std_log * z);
-  }
+  const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < count; ++c) g[c] = sd > 0.0 ? (g[c] - mean) / sd : 0.0;
+  return g;
+}
+
+std::vector<double> lognormal_field(const std::vector<double>& z, double mean_log, double std_log)
+{
+  std::vector<double> out(z.size());
+  const auto count = static_cast<std::int64_t>(z.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < count; ++c) out[c] = std::exp(mean_log + std_log * z[c]);
   return out;
+}
+
+std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, double std_log,
+                                    double correlation_length, unsigned long long seed)
+{
+  return lognormal_field(standard_normal_field(nx, ny, nz, correlation_length, seed), mean_log, std_log);
 }
 
 Grid::CellFaces Grid::cell_faces() const

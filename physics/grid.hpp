@@ -69,5 +69,10 @@ double tpfa_transmissibility(double l1, double k1, double l2, double k2, double 
 // platform (own generator and transforms, not std::normal_distribution).
 std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, double std_log,
                                     double correlation_length, unsigned long long seed);
+// Its two halves: g itself (the standardised smoothed noise, a function of the grid, the correlation
+// length and the seed alone: properties drawn with the same seed share it), and exp(mean_log + std_log * g).
+// Both run on the OpenMP threads and give the same values for any thread count.
+std::vector<double> standard_normal_field(int nx, int ny, int nz, double correlation_length, unsigned long long seed);
+std::vector<double> lognormal_field(const std::vector<double>& g, double mean_log, double std_log);
 
 }  // namespace blockres::physics

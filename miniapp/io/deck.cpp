@@ -205,18 +205,31 @@ std::vector<double> read_property_file(Section& p, const GridSpec& g)
   return std::move(d.values);
 }
 
-std::vector<double> read_lognormal(Section& p, const GridSpec& g)
+// The standardised noise of the last log-normal property read (kx, ky and kz usually share a seed and a
+// correlation length, and then the same noise: made once per rock section).
+struct NormalFieldCache {
+  double correlation_length = -1.0;
+  unsigned long long seed = 0;
+  std::vector<double> g;
+};
+
+std::vector<double> read_lognormal(Section& p, const GridSpec& g, NormalFieldCache& cache)
 {
   p.only({"mean_log", "std_log", "correlation_length", "seed"});
   const double mean_log = p.number("mean_log");
   const double std_log = p.number("std_log", at_least(0));
   const double corr = p.number("correlation_length", 1.0, at_least(0));
-  const std::int64_t seed = p.integer64(p.require("seed"), "seed", at_least(0));
-  return physics::lognormal_field(g.nx, g.ny, g.nz, mean_log, std_log, corr, static_cast<unsigned long long>(seed));
+  const auto seed = static_cast<unsigned long long>(p.integer64(p.require("seed"), "seed", at_least(0)));
+  if (cache.g.empty() || cache.correlation_length != corr || cache.seed != seed) {
+    cache.g = physics::standard_normal_field(g.nx, g.ny, g.nz, corr, seed);
+    cache.correlation_length = corr, cache.seed = seed;
+  }
+  return physics::lognormal_field(cache.g, mean_log, std_log);
 }
 
 // A property (see inputs/README.md) as one value per cell in natural order, checked against r.
-std::vector<double> read_property(Section& rock, std::string_view k, const GridSpec& g, Range r)
+std::vector<double> read_property(Section& rock, std::string_view k, const GridSpec& g, Range r,
+                                  NormalFieldCache& cache)
 {
   const std::size_t layer = std::size_t(g.nx) * g.ny, n = layer * g.nz;
   toml::node& node = rock.require(k);
@@ -247,7 +260,7 @@ std::vector<double> read_property(Section& rock, std::string_view k, const GridS
                       "{mean_log, std_log, correlation_length, seed}");
   Section p(rock.deck(), *t, rock.join(k));
   const bool from_file = t->contains("file") || t->contains("dataset");
-  std::vector<double> v = from_file ? read_property_file(p, g) : read_lognormal(p, g);
+  std::vector<double> v = from_file ? read_property_file(p, g) : read_lognormal(p, g, cache);
   for (std::size_t c = 0; c < n; ++c)
     if (!std::isfinite(v[c]) || !r.contains(v[c]))
       rock.fail(&node, k,
@@ -261,21 +274,22 @@ RockSpec read_rock(Section r, const GridSpec& g, std::vector<std::string>& notes
 {
   r.only({"porosity", "permeability", "kx", "ky", "kz", "compressibility", "reference_pressure"});
   RockSpec s;
-  s.porosity = read_property(r, "porosity", g, unit_interval);
+  NormalFieldCache cache;  // one grid: the key is the correlation length and the seed
+  s.porosity = read_property(r, "porosity", g, unit_interval, cache);
   if (std::all_of(s.porosity.begin(), s.porosity.end(), [](double p) { return p == 0.0; }))
     r.bad(r.require("porosity"), "porosity", "every cell has porosity 0, so no cell is active");
   if (const toml::node* perm = r.find("permeability")) {
     for (const std::string_view k : {"kx", "ky", "kz"})
       if (const toml::node* n = r.find(k))
         r.bad(*n, k, fmt::format("cannot be combined with rock.permeability ({})", place(perm->source())));
-    s.kx = read_property(r, "permeability", g, at_least(0));
+    s.kx = read_property(r, "permeability", g, at_least(0), cache);
     s.ky = s.kz = s.kx;
   } else {
     r.require("kx", "missing required key (give kx or permeability)");
-    s.kx = read_property(r, "kx", g, at_least(0));
+    s.kx = read_property(r, "kx", g, at_least(0), cache);
     for (auto [k, field] : {std::pair{"ky", &s.ky}, std::pair{"kz", &s.kz}}) {
       if (r.find(k)) {
-        *field = read_property(r, k, g, at_least(0));
+        *field = read_property(r, k, g, at_least(0), cache);
       } else {
         r.find("kx")->visit([&](auto&& x) { r.table().insert(k, x); });  // a copy: the default is kx
         *field = s.kx;
