@@ -9,6 +9,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <utility>
 
 namespace blockres {
@@ -37,6 +38,10 @@ struct RunOptions {
   std::filesystem::path jacobian_path;   // when set: the last assembled Jacobian, as HDF5 /jacobian
   std::filesystem::path restart_file;    // when set: continue from a report row of this result file
   long restart_report = -1;              // that row (< 0: its last)
+  // Start-up work the caller did before run_simulation (blockres run: reading the deck with its rock
+  // property fields, starting the backend), in seconds: the first start-up parts of the run log, and part
+  // of the run's start-up and wall time.
+  std::vector<std::pair<std::string, double>> startup_before;
 };
 
 // Runs the configured simulation on `exec` and writes the result file atomically to

@@ -110,6 +110,34 @@ TEST(RunLog, EchoesSetOverridesInOrder)
   std::filesystem::remove_all(dir);
 }
 
+// The start-up parts begin with what `blockres run` does before the simulation (reading the deck with its
+// rock property fields, the output checks and the backend), the parts add up to the start-up of the time
+// line, and the start-up is part of the total.
+TEST(RunLog, StartupPartsBeginWithTheDeckAndTheBackend)
+{
+  const auto dir = test::fresh_dir("run-log-startup");
+  RunCommandLine cli;
+  ASSERT_EQ(cli(run_args(dir)), 0);
+  const auto parts = cli.matching("^start-up parts: ");
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].rfind("start-up parts: deck (with its rock property fields) ", 0), 0u) << parts[0];
+  EXPECT_NE(parts[0].find(", output checks and the backend "), std::string::npos) << parts[0];
+  EXPECT_NE(parts[0].find(", grid (cells, faces, transmissibilities) "), std::string::npos) << parts[0];
+  double sum = 0.0;
+  const std::regex part(R"(([0-9]+\.[0-9]+) s[,;])");
+  for (std::sregex_iterator it(parts[0].begin(), parts[0].end(), part), end; it != end; ++it)
+    sum += std::stod((*it)[1].str());
+  const auto time = cli.matching("^time: ");
+  ASSERT_EQ(time.size(), 1u);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(time[0], m, std::regex(R"(^time: ([0-9.]+) s total; .* start-up ([0-9.]+) s, )")))
+      << time[0];
+  const double total = std::stod(m[1].str()), startup = std::stod(m[2].str());
+  EXPECT_NEAR(sum, startup, 0.005 * 9 + 0.005) << parts[0];  // each part and the start-up rounded to 0.01 s
+  EXPECT_LE(startup, total + 0.005);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunLog, RestartTimeLineSeparatesThisRunFromTheOriginal)
 {
   const auto dir = test::fresh_dir("run-log-restart");
