@@ -102,23 +102,23 @@ void smooth_axis(std::vector<double>& f, int nx, int ny, int nz, int axis, int h
   // Lines are independent: any thread count gives the same values.
 #pragma omp parallel
   {
-  std::vector<double> line(static_cast<std::size_t>(n_axis)), out(static_cast<std::size_t>(n_axis));
+    std::vector<double> line(static_cast<std::size_t>(n_axis)), out(static_cast<std::size_t>(n_axis));
 #pragma omp for collapse(2) schedule(static)
-  for (int b = 0; b < n_other2; ++b)
-    for (int a = 0; a < n_other1; ++a) {
-      long long base;
-      if (axis == 0) base = 1LL * nx * (a + 1LL * ny * b);
-      else if (axis == 1) base = a + 1LL * nx * ny * b;
-      else base = a + 1LL * nx * b;
-      for (int t = 0; t < n_axis; ++t) line[t] = f[base + t * stride];
-      for (int t = 0; t < n_axis; ++t) {
-        double s = 0.0;
-        int cnt = 0;
-        for (int u = std::max(0, t - h); u <= std::min(n_axis - 1, t + h); ++u) s += line[u], ++cnt;
-        out[t] = s / cnt;
+    for (int b = 0; b < n_other2; ++b)
+      for (int a = 0; a < n_other1; ++a) {
+        long long base;
+        if (axis == 0) base = 1LL * nx * (a + 1LL * ny * b);
+        else if (axis == 1) base = a + 1LL * nx * ny * b;
+        else base = a + 1LL * nx * b;
+        for (int t = 0; t < n_axis; ++t) line[t] = f[base + t * stride];
+        for (int t = 0; t < n_axis; ++t) {
+          double s = 0.0;
+          int cnt = 0;
+          for (int u = std::max(0, t - h); u <= std::min(n_axis - 1, t + h); ++u) s += line[u], ++cnt;
+          out[t] = s / cnt;
+        }
+        for (int t = 0; t < n_axis; ++t) f[base + t * stride] = out[t];
       }
-      for (int t = 0; t < n_axis; ++t) f[base + t * stride] = out[t];
-    }
   }
 }
 

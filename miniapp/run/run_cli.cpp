@@ -11,8 +11,6 @@
 #include "miniapp/run/simulator.hpp"
 #include "miniapp/run/threads.hpp"
 
-#include <chrono>
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -50,18 +48,12 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   std::vector<std::string> overrides = o.overrides;
   if (!o.output_dir.empty()) overrides.push_back("output.directory=" + quote_literal(o.output_dir));
   // The start-up before run_simulation, timed for the run log's start-up parts (and its wall time).
-  std::vector<std::pair<std::string, double>> startup_before;
-  auto lap_start = std::chrono::steady_clock::now();
-  const auto lap = [&](std::string what) {
-    const auto now = std::chrono::steady_clock::now();
-    startup_before.emplace_back(std::move(what), std::chrono::duration<double>(now - lap_start).count());
-    lap_start = now;
-  };
+  StartupLaps startup;
   RunConfig cfg = [&] {
     const AllocationLabel label("the deck's grid and rock properties");
     return load_deck(o.deck, overrides);
   }();
-  lap("deck (with its rock property fields)");
+  startup.lap("deck (with its rock property fields)");
   stop_if_signalled();
   // Every file the run will write, before it starts: a directory in the way must not cost the run.
   check_run_destinations(cfg, !o.restart_file.empty(), o.jacobian_path);
@@ -72,9 +64,9 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   for (const std::string& set : o.overrides) context.log(fmt::format("override: --set {}", set));
   context.log(fmt::format("threads: {}", current_thread_policy().text()));
   auto exec = choose_backend(o.backend, context.log, o.verbose, o.tuning_cache);
-  lap("output checks and the backend");
+  startup.lap("output checks and the backend");
   RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
-  ro.startup_before = std::move(startup_before);
+  ro.startup_before = startup.take();
   ro.restart_file = o.restart_file;
   ro.restart_report = o.restart_report;
   stop_if_signalled();

@@ -399,23 +399,17 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // ---- setup: grid, model, initial state
   std::optional<AllocationLabel> label(std::in_place, "the grid");
   // Issue 30 item 3: the start-up, split into laps for the run log (what grows with the grid shows).
-  std::vector<std::pair<std::string, double>> startup_laps = options.startup_before;
   double before = 0.0;  // seconds of start-up before this function (the deck, the backend)
   for (const auto& l : options.startup_before) before += l.second;
-  auto lap_start = t_start;
-  const auto lap = [&](std::string what) {
-    const auto now = Clock::now();
-    startup_laps.emplace_back(std::move(what), std::chrono::duration<double>(now - lap_start).count());
-    lap_start = now;
-  };
+  StartupLaps startup(options.startup_before, t_start);
   const physics::Grid grid(cfg.grid, cfg.rock);
-  lap("grid (cells, faces, transmissibilities)");
+  startup.lap("grid (cells, faces, transmissibilities)");
   const physics::ModelEntry& entry = physics::model_entry(cfg.model);
   if (!cfg.model_input) throw std::invalid_argument(fmt::format("model '{}': no model input (load_deck)", cfg.model));
   label.emplace("the model (static data, wells, Jacobian pattern)");
   const std::unique_ptr<physics::Model> model_ptr = entry.create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
   physics::Model& model = *model_ptr;
-  lap("model (mesh, wells, Jacobian pattern, device arrays)");
+  startup.lap("model (mesh, wells, Jacobian pattern, device arrays)");
   const int bs = model.block_size();
   {
     const auto names = model.unknown_names();
@@ -452,7 +446,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   const auto in_place0 = restart ? model.in_place(Vector(exec, std::span<const double>(restart->initial)))
                                  : model.in_place(x);
 
-  lap("initial state");
+  startup.lap("initial state");
   label.emplace("the result file");
   // The compressed static fields go to the background writer as its first job, so that the time
   // loop does not wait for them (a restart copies the history first, in this thread: written here).
@@ -479,7 +473,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   std::size_t report_rows = 0;  // rows of /reports written (history included)
   double last_report_time = 0.0;
 
-  lap(defer_static ? "result file (its static fields in the background)" : "result file (static fields)");
+  startup.lap(defer_static ? "result file (its static fields in the background)" : "result file (static fields)");
   label.emplace("the Newton solver (Jacobian, vectors, preconditioner)");
   NewtonSolver newton(cfg, exec, model, stats, verbose ? log : NewtonSolver::Log{});
   label.reset();
@@ -579,12 +573,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   } else {
     write_report(0.0, x_init);
   }
-  lap("Newton solver and the first report");  // less the loop's output time, taken off below
+  startup.lap("Newton solver and the first report");  // less the loop's output time, taken off below
   const double copy_gbs = measure_copy_gbs(exec);  // for the linear iterations' fraction of it
-  lap("copy-bandwidth measurement");
+  startup.lap("copy-bandwidth measurement");
   // Deck, backend, grid, model, initial state, files.
   const double startup_seconds = before + seconds_since(t_start) - output_seconds;
   std::string startup_parts = "start-up parts:";
+  const auto& startup_laps = startup.laps();
   for (std::size_t k = 0; k < startup_laps.size(); ++k) {
     double sec = startup_laps[k].second;
     if (startup_laps[k].first.starts_with("Newton solver")) sec = std::max(0.0, sec - output_seconds);

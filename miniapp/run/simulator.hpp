@@ -5,6 +5,7 @@
 #include "miniapp/io/config.hpp"
 #include "miniapp/io/results.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -22,6 +23,30 @@ struct SimulationError : std::runtime_error {
 struct RunOutcome {
   RunStatistics stats;
   std::filesystem::path result_file;
+};
+
+// Named wall-clock laps of a start-up, in order: `blockres run` times the deck and the backend, then
+// run_simulation continues the same list (RunOptions::startup_before) with its own parts.
+class StartupLaps {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit StartupLaps(std::vector<std::pair<std::string, double>> earlier = {}, Clock::time_point start = Clock::now())
+      : laps_(std::move(earlier)), start_(start)
+  {
+  }
+  // Ends a lap begun at the last lap (or at the start) and names it.
+  void lap(std::string what)
+  {
+    const auto now = Clock::now();
+    laps_.emplace_back(std::move(what), std::chrono::duration<double>(now - start_).count());
+    start_ = now;
+  }
+  const std::vector<std::pair<std::string, double>>& laps() const { return laps_; }
+  std::vector<std::pair<std::string, double>> take() { return std::move(laps_); }
+
+ private:
+  std::vector<std::pair<std::string, double>> laps_;
+  Clock::time_point start_;
 };
 
 struct RunOptions {
