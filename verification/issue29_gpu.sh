@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72|kprof]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -296,6 +296,14 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
         echo "== ncu metrics stencil $st bs $b rc $?"
         grep -E "_kernel|dram__|lts__|l1tex__|smsp__|launch__|sm__|ERR" $L/bsrmem_metrics_${st}_$b.txt | head -16
       done ;;
+    kprof)  # issue 30: where the 72k run's GPU time goes kernel by kernel (ncu gpu__time_duration of every kernel of a
+            # 3-day 60x60x20 run, graph nodes one by one), and the CUDA back end's start-up parts (verification/probes/cuda_startup.cu)
+      nvcc -O2 -o /tmp/ctx verification/probes/cuda_startup.cu -lcublas > $L/ctx_build.log 2>&1 && { /tmp/ctx; /tmp/ctx; } > $L/ctx.txt 2>&1
+      cat $L/ctx.txt
+      ncu --csv --print-units base --metrics gpu__time_duration.sum -c ${KPROF_COUNT:-4000} \
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/kp --set output.vtk=false \
+        --set schedule.end_time=${KPROF_DAYS:-3} --set schedule.report_interval=${KPROF_DAYS:-3} > $L/kprof.csv 2> $L/kprof.err
+      echo "== kprof rc $? $(grep -c gpu__time_duration $L/kprof.csv) kernels"; grep -E "^done|^time" $L/kprof.csv | head -3 ;;
     lat72)  # issue 30, the 72k run (60x60x20 deck, target 1.0 s): the default against shorter CPR applications (fewer
             # graph nodes, more iterations): the V-cycle, 2 ISAI sweeps, both; two runs each, alternated
       for k in 1 2; do
