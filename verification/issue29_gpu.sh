@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72|kprof]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72|kprof|isaisub]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -304,6 +304,27 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
         $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/kp --set output.vtk=false \
         --set schedule.end_time=${KPROF_DAYS:-3} --set schedule.report_interval=${KPROF_DAYS:-3} > $L/kprof.csv 2> $L/kprof.err
       echo "== kprof rc $? $(grep -c gpu__time_duration $L/kprof.csv) kernels"; grep -E "^done|^time" $L/kprof.csv | head -3 ;;
+    isaisub)  # issue 31 item 4: the block ISAI of block ILU(0) factors by block substitution: bench model's setup
+              # per Newton iteration with block ILU(0) exact (bilu0: the factorisation alone) and with the ISAI
+              # (bilu0_isai: factorisation + generation) at nc 16 / 1M cells and nc 32, 64 / 100k; then the runs whose
+              # default second stage it is (60x60x20 twice, multicomponent_8)
+      M=(--set grid.nx=100 --set grid.ny=100 --set grid.nz=100 --set wells.PROD.i=100 --set wells.PROD.j=100)
+      for spec in "nc16_1M multicomponent_16 1" "nc32_100k multicomponent_32 0" "nc64_100k multicomponent_64 0"; do
+        read -r n d big <<< "$spec"
+        G=(); [[ $big == 1 ]] && G=("${M[@]}")
+        $X bench model inputs/$d.toml --preconditioners ${ISAISUB_PCS:-bilu0,bilu0_isai} --json $L/isaisub_$n.json \
+          "${G[@]}" --set solver.linear.max_iterations=500 > $L/isaisub_$n.txt 2>&1
+        echo "== isaisub $n rc $?"; grep -E "^  [a-z_0-9]+ +(ilu0|block|error)|newton [0-9]" $L/isaisub_$n.txt | cut -c1-200
+      done
+      for k in 1 2; do
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/is --set output.vtk=false \
+          > $L/isaisub_72k_$k.log 2>&1
+        echo "== 72k #$k rc $? $(grep -E '^done' $L/isaisub_72k_$k.log | cut -c7-100)"
+        grep -E "^time:|preconditioner parts" $L/isaisub_72k_$k.log | cut -c1-330
+      done
+      $X run inputs/multicomponent_8.toml --backend cuda --output /tmp/runs/is --set output.vtk=false > $L/isaisub_mc8.log 2>&1
+      echo "== multicomponent_8 rc $? $(grep -E '^done' $L/isaisub_mc8.log | cut -c7-100)"
+      grep -E "^time:|preconditioner parts" $L/isaisub_mc8.log | cut -c1-330 ;;
     lat72)  # issue 30, the 72k run (60x60x20 deck, target 1.0 s): the default against shorter CPR applications (fewer
             # graph nodes, more iterations): the V-cycle, 2 ISAI sweeps, both; two runs each, alternated
       for k in 1 2; do

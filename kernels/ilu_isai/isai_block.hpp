@@ -84,13 +84,41 @@ struct IsaiBlockPattern {
 IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const index_t* row_ptr,
                                     const index_t* col_ind, int power);
 
+// The argument checks of isai_block_substitute (both backends): the kind, F's dimensions and BSR
+// storage, dinv for block_upper. Throws std::invalid_argument naming fn.
+void check_isai_substitute(const IsaiBlockPattern& p, const BlockValuesView<const double>& F, const double* dinv,
+                           const char* fn);
+
 namespace cpu {
 // M's values (nnzb * bs * bs, row-major blocks in p's BSR order) from the matrix values A, whose
 // block pattern is the one p was built from. Every value of M is written. Returns 0, or j + 1
 // for the smallest block column j whose system has a zero or non-finite pivot (its values are
 // then not finite or meaningless).
 int isai_block_generate(const IsaiBlockPattern& p, BlockValuesView<const double> A, double* m_val);
+
+// The ISAI of a block ILU(0)'s factors (p.kind unit_block_lower or block_upper) by block
+// substitution instead of the dense m x m solve: T(J, J) is block triangular, its diagonal blocks
+// the identity (L) or U_RR, whose inverses the factorisation already holds. Per block column j the
+// blocks R of J in substitution order (increasing for L, where J[0] = j; decreasing for U, where
+// the last of J is j), with the blocks S of J already done:
+//   G_R = E_R - sum_S T_RS X_S   (E_R = I at R = j, else 0; the S in increasing order),
+//   X_R = G_R (L),   X_R = dinv_R G_R (U),
+// each entry (a, c) a chain of fma(-T(a, k), X_S(k, c), .) over S then k, and for U
+// fma(dinv_R(a, k), G(k, c), .) over k from 0: the operation order of the CUDA kernel, so the two
+// agree bit for bit. No pivoting and no m x m scratch: O(|J|^2 bs^3) per column instead of
+// O(m^3) = O(|J|^3 bs^3). The same M as isai_block_generate's to rounding (the systems are the
+// same). F: the factors in BSR storage (block_ilu0_factor's or the sweeps' in-place layout: L's
+// strictly lower blocks, U's diagonal and upper blocks); dinv: nrows * bs * bs doubles,
+// dinv[R*bs*bs + a*bs + c] = (U_RR^{-1})(a, c) (read for block_upper only; may be null for
+// unit_block_lower). The factorisation checked the diagonal blocks; nothing is checked here.
+void isai_block_substitute(const IsaiBlockPattern& p, BlockValuesView<const double> F, const double* dinv,
+                           double* m_val);
 }  // namespace cpu
+
+// Largest block size of isai_block_substitute (the CUDA kernel keeps one bs x bs block of doubles
+// per column in 48 KB of shared memory); callers take isai_block_generate above it, on both
+// backends alike.
+constexpr int isai_substitute_max_bs = 78;
 
 namespace cuda {
 // Device copies of a pattern's arrays.
@@ -110,6 +138,11 @@ size64_t isai_block_scratch_doubles(const IsaiBlockPattern& p);
 // 0). `info` (device, one int) receives 0 or cpu::isai_block_generate's value.
 void isai_block_generate(stream_t s, const IsaiBlockDevicePattern& p, BlockValuesView<const double> A,
                          double* m_val, double* scratch, int* info);
+// cpu::isai_block_substitute on the device, asynchronous on `s`, one launch (no scratch): a team
+// of threads per block column (the next power of two >= bs^2, at most 256; several columns per
+// warp for bs^2 <= 32), each thread owning entries of the bs x bs block being computed.
+void isai_block_substitute(stream_t s, const IsaiBlockDevicePattern& p, BlockValuesView<const double> F,
+                           const double* dinv, double* m_val);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

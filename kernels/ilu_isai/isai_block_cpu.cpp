@@ -126,6 +126,21 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   return p;
 }
 
+void check_isai_substitute(const IsaiBlockPattern& p, const BlockValuesView<const double>& F, const double* dinv,
+                      const char* fn)
+{
+  if (p.kind != IsaiKind::unit_block_lower && p.kind != IsaiKind::block_upper)
+    throw std::invalid_argument(std::string(fn) + ": only the block ILU(0) factors' kinds (unit_block_lower, "
+                                "block_upper) are block triangular");
+  if (F.nrows != p.nrows || F.bs != p.bs)
+    throw std::invalid_argument(std::string(fn) + ": F has " + std::to_string(F.nrows) + " block rows of size " +
+                                std::to_string(F.bs) + ", the pattern " + std::to_string(p.nrows) + " of size " +
+                                std::to_string(p.bs));
+  if (F.storage != BlockStorage::bsr) throw std::invalid_argument(std::string(fn) + ": F must be in BSR storage");
+  if (p.kind == IsaiKind::block_upper && dinv == nullptr && p.nrows > 0)
+    throw std::invalid_argument(std::string(fn) + ": block_upper needs the inverted diagonal blocks (dinv)");
+}
+
 namespace cpu {
 
 int isai_block_generate(const IsaiBlockPattern& p, BlockValuesView<const double> A, double* m_val)
@@ -242,6 +257,55 @@ int isai_block_generate(const IsaiBlockPattern& p, BlockValuesView<const double>
     }
   }
   return info == std::numeric_limits<int>::max() ? 0 : info;
+}
+
+
+void isai_block_substitute(const IsaiBlockPattern& p, BlockValuesView<const double> F, const double* dinv,
+                           double* m_val)
+{
+  check_isai_substitute(p, F, dinv, "cpu::isai_block_substitute");
+  const bool upper = p.kind == IsaiKind::block_upper;
+  const int bs = p.bs;
+  const size64_t bs2 = size64_t(bs) * bs;
+#pragma omp parallel
+  {
+    std::vector<double> G(bs2);
+#pragma omp for schedule(dynamic, 64)
+    for (index_t j = 0; j < p.nrows; ++j) {
+      const index_t base = p.col_ptr[j], nb = p.col_ptr[j + 1] - base;
+      const index_t* J = p.row_ind.data() + base;
+      for (index_t k = 0; k < nb; ++k) {
+        const index_t s = upper ? nb - 1 - k : k, R = J[s];
+        const index_t b0 = upper ? s + 1 : 0, b1 = upper ? nb : s;  // the blocks of J already done
+        double* XR = m_val + size64_t(p.bsr_pos[base + s]) * bs2;
+        for (int a = 0; a < bs; ++a)
+          for (int c = 0; c < bs; ++c) {
+            double acc = R == j && a == c ? 1.0 : 0.0;
+            for (index_t q = F.row_ptr[R], b = b0; q < F.row_ptr[R + 1] && b < b1;) {
+              if (F.col_ind[q] < J[b]) {
+                ++q;
+              } else if (F.col_ind[q] > J[b]) {
+                ++b;
+              } else {
+                const double* T = F.val + size64_t(q) * bs2 + size64_t(a) * bs;
+                const double* X = m_val + size64_t(p.bsr_pos[base + b]) * bs2 + c;
+                for (int kk = 0; kk < bs; ++kk) acc = std::fma(-T[kk], X[size64_t(kk) * bs], acc);
+                ++q, ++b;
+              }
+            }
+            (upper ? G[size64_t(a) * bs + c] : XR[size64_t(a) * bs + c]) = acc;
+          }
+        if (!upper) continue;
+        const double* D = dinv + size64_t(R) * bs2;
+        for (int a = 0; a < bs; ++a)
+          for (int c = 0; c < bs; ++c) {
+            double x = 0.0;
+            for (int kk = 0; kk < bs; ++kk) x = std::fma(D[size64_t(a) * bs + kk], G[size64_t(kk) * bs + c], x);
+            XR[size64_t(a) * bs + c] = x;
+          }
+      }
+    }
+  }
 }
 
 }  // namespace cpu

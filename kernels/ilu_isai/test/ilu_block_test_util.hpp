@@ -76,6 +76,20 @@ inline HostBsr block_tridiagonal_pattern(index_t n, int bs)
   return from_block_rows(rows, bs);
 }
 
+// A pattern with hub rows and columns (a well's completions coupled to each other and to their
+// cells): block column j's J gets long (m well above 32 at every bs >= 2), as at the wells of the
+// reservoir decks.
+inline HostBsr hub_pattern(index_t n, int bs)
+{
+  std::vector<std::set<index_t>> rows(static_cast<std::size_t>(n));
+  for (index_t r = 0; r < n; ++r) {
+    for (index_t d : {1, 5})
+      if (r >= d) rows[r].insert(r - d), rows[r - d].insert(r);
+    if (r % 2 == 0 && r != n / 2) rows[n / 2].insert(r), rows[r].insert(n / 2);
+  }
+  return from_block_rows(rows, bs);
+}
+
 // Entries uniform in [-1, 1]; scalar diagonal +-(sum of its row's other |entries| + [0.5, 1.5]):
 // strictly row diagonally dominant (ILU(0) keeps it so), but the diagonal blocks are not column
 // dominant, so their Gauss–Jordan does interchange rows.

@@ -15,7 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -169,6 +171,79 @@ TEST(BlockIlu0Gpu, IsaiOfTheBlockFactorsMatchesTheCpu)
         }
       }
   }
+}
+
+// The block substitution of the factors' ISAI (IsaiMatrix::generate_factor, one launch) against the
+// CPU twin bit for bit: every team size of the kernel (bs^2 <= 1, 4, 16, 32, 64, 128, 256 and more
+// entries than threads), odd sizes, powers 1 and 2, random patterns and hub columns (long J, teams
+// of one warp running to its longest column), both outputs poisoned with NaN first.
+TEST(BlockIlu0Gpu, IsaiSubstitutionMatchesTheCpu)
+{
+  for (int bs : {1, 2, 3, 5, 7, 9, 12, 17, 33, 64}) {
+    for (bool hub : {false, true}) {
+      const index_t n = bs <= 8 ? 203 : bs <= 17 ? 37 : 13;
+      const HostBsr A = dominant(hub ? hub_pattern(n, bs) : random_pattern(n, bs, 3, 6));
+      const IluSchedule s = schedule_of(A);
+      const Result c = cpu_factor(A, s);
+      ASSERT_EQ(c.info, 0);
+      DeviceBsr dF(A);
+      dF.val.copy_from_host(c.val);
+      const Array<double> ddinv = upload(c.dinv);
+      for (int power : {1, 2})
+        for (auto kind : {kernels::IsaiKind::unit_block_lower, kernels::IsaiKind::block_upper}) {
+          const bool upper = kind == kernels::IsaiKind::block_upper;
+          IsaiMatrix mc(cpu(), kind, n, bs, A.row_ptr, A.col, power);
+          IsaiMatrix mg(gpu(), kind, n, bs, A.row_ptr, A.col, power);
+          fill_nan(const_cast<BsrMatrix&>(mg.M()).values());
+          fill_nan(const_cast<BsrMatrix&>(mc.M()).values());
+          mc.generate_factor({n, bs, A.row_ptr.data(), A.col.data(), c.val.data(), kernels::BlockStorage::bsr},
+                             upper ? c.dinv.data() : nullptr);
+          mg.generate_factor({n, bs, dF.row_ptr.data(), dF.col.data(), dF.val.data(), kernels::BlockStorage::bsr},
+                             upper ? ddinv.data() : nullptr);
+          const std::string what = "bs " + std::to_string(bs) + " power " + std::to_string(power) +
+                                   (upper ? " block_upper" : " unit_block_lower") + (hub ? " hub" : "");
+          const auto g = mg.M().values().to_host(), h = mc.M().values().to_host();
+          ASSERT_EQ(g.size(), h.size()) << what;
+          size64_t differ = 0, non_finite = 0;
+          for (std::size_t i = 0; i < g.size(); ++i) {
+            differ += std::memcmp(&g[i], &h[i], sizeof(double)) != 0;
+            non_finite += !std::isfinite(g[i]);
+          }
+          EXPECT_EQ(differ, 0u) << what;
+          EXPECT_EQ(non_finite, 0u) << what;
+          if (n * bs <= 600) {
+            HostBsr F = A;
+            F.val = c.val;
+            EXPECT_LE(isai_residual(dense_factor(F, !upper), A.scalar_rows(), bs, mg.pattern().row_ptr,
+                                    mg.pattern().col, g),
+                      1e-12)
+                << what;
+          }
+        }
+    }
+  }
+}
+
+TEST(BlockIlu0Gpu, IsaiSubstitutionArguments)
+{
+  const HostBsr A = dominant(random_pattern(9, 2, 2));
+  DeviceBsr dA(A);
+  const auto U = kernels::isai_block_pattern(kernels::IsaiKind::block_upper, 9, 2, A.row_ptr.data(), A.col.data(), 1);
+  const kg::IsaiBlockDevicePattern none{&U, nullptr, nullptr, nullptr, nullptr, nullptr};
+  Array<double> m(gpu(), size64_t(U.nnzb()) * 4);
+  const kernels::BlockValuesView<const double> v{9, 2, dA.row_ptr.data(), dA.col.data(), dA.val.data(),
+                                                 kernels::BlockStorage::bsr};
+  EXPECT_THROW(kg::isai_block_substitute(gpu()->stream(), none, v, nullptr, m.data()), std::invalid_argument);
+  EXPECT_THROW(kg::isai_block_substitute(gpu()->stream(), {}, v, m.data(), m.data()), std::invalid_argument);
+  // Above the kernel's block size (IsaiMatrix::generate_factor takes the dense solve there).
+  const std::vector<index_t> one_ptr{0, 1}, one_col{0};
+  const auto big = kernels::isai_block_pattern(kernels::IsaiKind::unit_block_lower, 1, kernels::isai_substitute_max_bs + 1,
+                                               one_ptr.data(), one_col.data(), 1);
+  EXPECT_THROW(kg::isai_block_substitute(gpu()->stream(), {&big, nullptr, nullptr, nullptr, nullptr, nullptr},
+                                         {1, kernels::isai_substitute_max_bs + 1, dA.row_ptr.data(), dA.col.data(),
+                                          dA.val.data(), kernels::BlockStorage::bsr},
+                                         nullptr, m.data()),
+               std::invalid_argument);
 }
 
 TEST(BlockIlu0Gpu, ArgumentsAndEmptyMatrix)

@@ -24,10 +24,7 @@ IsaiMatrix::IsaiMatrix(ExecPtr exec, kernels::IsaiKind kind, index_t nrows, int 
   bsr_pos_ = to_executor(exec_, pattern_.bsr_pos);
   short_cols_ = to_executor(exec_, pattern_.short_cols);
   long_cols_ = to_executor(exec_, pattern_.long_cols);
-  info_ = Array<int>(exec_, 1);
-#if BLOCKRES_HAVE_CUDA
-  if (exec_->is_cuda()) scratch_ = Array<double>(exec_, kg::isai_block_scratch_doubles(pattern_));
-#endif
+  info_ = Array<int>(exec_, 1);  // the long columns' scratch: at the first generate() (generate_factor needs none)
   BsrPattern p;
   p.nrows = p.ncols = nrows;
   p.row_ptr = pattern_.row_ptr;
@@ -41,14 +38,34 @@ int IsaiMatrix::generate(kernels::BlockValuesView<const double> A, bool check)
     throw std::invalid_argument("IsaiMatrix::generate: matrix dimensions differ from the pattern's");
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
-    const kg::IsaiBlockDevicePattern d{&pattern_,        col_ptr_.data(),    row_ind_.data(),
-                                       bsr_pos_.data(),  short_cols_.data(), long_cols_.data()};
-    kg::isai_block_generate(exec_->stream(), d, A, M_->values().data(), scratch_.data(), info_.data());
+    if (const size64_t need = kg::isai_block_scratch_doubles(pattern_); scratch_.size() < need)
+      scratch_ = Array<double>(exec_, need);
+    kg::isai_block_generate(exec_->stream(), device_pattern(), A, M_->values().data(), scratch_.data(), info_.data());
     return check ? info_.to_host()[0] : 0;
 #endif
   }
   (void)check;  // the CPU generation returns its status anyway
   return kc::isai_block_generate(pattern_, A, M_->values().data());
+}
+
+void IsaiMatrix::generate_factor(kernels::BlockValuesView<const double> F, const double* dinv)
+{
+  if (F.bs > kernels::isai_substitute_max_bs) {
+    generate(F, false);
+    return;
+  }
+  if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kg::isai_block_substitute(exec_->stream(), device_pattern(), F, dinv, M_->values().data());
+    return;
+#endif
+  }
+  kc::isai_block_substitute(pattern_, F, dinv, M_->values().data());
+}
+
+kernels::cuda::IsaiBlockDevicePattern IsaiMatrix::device_pattern() const
+{
+  return {&pattern_, col_ptr_.data(), row_ind_.data(), bsr_pos_.data(), short_cols_.data(), long_cols_.data()};
 }
 
 IsaiPreconditioner::IsaiPreconditioner(ExecPtr exec, IsaiOptions opt) : exec_(std::move(exec)), opt_(opt)

@@ -23,10 +23,17 @@ class IsaiMatrix {
   // CUDA; the returned status (0, or j + 1 for the first block column j whose small system is
   // singular) is read only when check is true, which synchronises.
   int generate(kernels::BlockValuesView<const double> A, bool check = true);
+  // The whole-block triangles of a block ILU(0) (kinds unit_block_lower, block_upper): M by block
+  // substitution with the factorisation's inverted diagonal blocks dinv (executor memory, read for
+  // block_upper; kernels::cpu::isai_block_substitute), one launch and no scratch; above
+  // kernels::isai_substitute_max_bs generate(F, false). Asynchronous on CUDA, nothing checked (the
+  // factorisation checked the diagonal blocks).
+  void generate_factor(kernels::BlockValuesView<const double> F, const double* dinv);
   const BsrMatrix& M() const { return *M_; }
   const kernels::IsaiBlockPattern& pattern() const { return pattern_; }
 
  private:
+  kernels::cuda::IsaiBlockDevicePattern device_pattern() const;
   ExecPtr exec_;
   kernels::IsaiBlockPattern pattern_;
   Array<index_t> col_ptr_, row_ind_, bsr_pos_, short_cols_, long_cols_;
