@@ -1,5 +1,6 @@
 // Batched LU on the GPU: argument checks and dispatch of the size classes to the kernels compiled
-// in batched_lu_cuda_small_*.cu (n <= 32) and batched_lu_cuda_blocked.cu (33..512).
+// in batched_lu_cuda_small_*.cu (factor n <= 32, solve n <= 16) and batched_lu_cuda_blocked.cu (factor
+// 33..512, solve 17..512).
 //
 // Uniform batches launch one kernel: the register kernel compiled for exactly n, or the blocked
 // class holding n. Variable batches launch every class that can hold a block (power-of-two register
@@ -23,6 +24,8 @@ BLOCKRES_LU_SMALL_17_24(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_SMALL_25_32(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
 extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
+extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(1)
+extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(2)
 }  // namespace lu_detail
 
 namespace {
@@ -115,8 +118,14 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   small(std::integral_constant<int, 4>{}, 3, 4);
   small(std::integral_constant<int, 8>{}, 5, 8);
   small(std::integral_constant<int, 16>{}, 9, 16);
-  small(std::integral_constant<int, 32>{}, 17, 32);
-  const int l = std::max(33, lo_all);
+  // 17..64: a warp per block (warp_solve), R = 1 and 2 rows per lane; above, the blocked solve.
+  const auto warp = [&](auto r_const, int lo, int hi) {
+    const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
+    if (l <= h) launch_warp_solve<decltype(r_const)::value>(s, L, l, h, lu, piv, b, x);
+  };
+  warp(std::integral_constant<int, 1>{}, 17, 32);
+  warp(std::integral_constant<int, 2>{}, 33, 64);
+  const int l = std::max(65, lo_all);
   if (l <= hi_all) launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(s, L, l, hi_all, lu, piv, b, x);
 }
 

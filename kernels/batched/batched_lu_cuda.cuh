@@ -28,9 +28,11 @@
 //      chunks of T columns.
 //   max|A| is gathered while the first panel step reads every original entry once; the pivot
 //   checks (info) run at the end from the stored pivot values.
-// Solves: lane-group kernel for n <= 32 (rows staged in shared memory, interchanges by shuffles,
-//   column-oriented substitutions); for n > 32 one thread block per block with 32-row blocks:
-//   warp dot products for the off-diagonal part, one warp for the 32x32 diagonal triangle.
+// Solves: lane-group kernel for n <= 16 (rows staged in shared memory, interchanges by shuffles,
+//   column-oriented substitutions); a warp per block for 17..64 (warp_solve: the block copied into
+//   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots); for n > 64 one
+//   thread block per block with 32-row blocks: warp dot products for the off-diagonal part, one warp
+//   for the 32x32 diagonal triangle.
 #pragma once
 
 #include "kernels/batched/batched.hpp"
@@ -40,6 +42,7 @@
 #include <cstddef>
 
 #if !defined(BLOCKRES_LU_EMULATION)
+#include <cuda_pipeline.h>
 #define BLOCKRES_LU_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
@@ -680,6 +683,106 @@ __global__ void __launch_bounds__(T)
 }
 
 // ------------------------------------------------------------------------------------------------
+// Warp solve, 17..64: a warp per block, R rows per lane
+// ------------------------------------------------------------------------------------------------
+
+// Shared memory of a warp solve for blocks up to nmax rows: the block with odd row stride nmax | 1
+// (a column read by the 32 lanes is conflict-free), y, and the pivots.
+struct WarpSolveShape {
+  __host__ __device__ static int stride(int nmax) { return nmax | 1; }
+  static std::size_t smem_bytes(int nmax)
+  {
+    return (std::size_t(nmax) * stride(nmax) + nmax) * sizeof(double) + std::size_t(nmax) * sizeof(index_t);
+  }
+};
+
+// x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp (= one thread block) per
+// block, grid-striding. The block's rows are copied into shared memory with 8-byte cp.async (every
+// warp instruction a coalesced run of a row), b and the pivots beside; while the copy is in flight
+// lane 0 applies the interchanges to b in order. Lane l owns rows l, l + 32, ...: the reciprocal of
+// each owned U(i, i) is taken once, off the dependency chain, and the two substitutions are
+// column-oriented with one broadcast per step: y_i -= L(i, k) y_k for i > k, then x_k = y_k / U(k, k)
+// (as y_k * (1 / U(k, k))) and y_i -= U(i, k) x_k for i < k. The chain of 2n dependent steps is
+// what bounds a block's time; the copy of the next block of another warp overlaps it (several
+// warps per SM), which is what the row-per-thread-block blocked_solve could not do at these sizes.
+// Results equal the CPU reference's to rounding (the reciprocal), not bit for bit.
+template <int R>
+__global__ void __launch_bounds__(32)
+    warp_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
+               const double* __restrict__ bv, double* __restrict__ x)
+{
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  const int S = WarpSolveShape::stride(hi);
+  double* const M = reinterpret_cast<double*>(lu_smem);
+  double* const ys = M + size64_t(hi) * S;
+  index_t* const ps = reinterpret_cast<index_t*>(ys + hi);
+  const int lane = threadIdx.x;
+  for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
+    const index_t b = index_t(bb);
+    const int n = L.size(b);
+    if (n < lo || n > hi) continue;
+    const double* const A = lu + L.mat(b);
+    const size64_t r0 = L.row(b);
+    __syncwarp();  // the previous block's M, ys and ps are no longer read
+    for (int i = 0; i < n; ++i)
+      for (int c = lane; c < n; c += 32) __pipeline_memcpy_async(M + i * S + c, A + size64_t(i) * n + c, 8);
+    __pipeline_commit();
+    for (int i = lane; i < n; i += 32) ys[i] = bv[r0 + i], ps[i] = piv[r0 + i];
+    __syncwarp();
+    if (lane == 0)  // the interchanges in order, while the block is still arriving
+      for (int k = 0; k < n; ++k) {
+        const int p = ps[k];
+        if (p != k && p >= 0 && p < n) {
+          const double t = ys[k];
+          ys[k] = ys[p];
+          ys[p] = t;
+        }
+      }
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    double y[R], d[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      y[r] = i < n ? ys[i] : 0.0;
+      d[r] = i < n ? 1.0 / M[i * S + i] : 0.0;
+    }
+    // L y = P b (unit lower).
+#pragma unroll
+    for (int kb = 0; kb < R; ++kb)
+      for (int kk = 0; kk < 32; ++kk) {
+        const int k = kb * 32 + kk;
+        if (k >= n) break;
+        const double yk = __shfl_sync(full_mask, y[kb], kk);
+#pragma unroll
+        for (int r = kb; r < R; ++r) {
+          const int i = lane + 32 * r;
+          if (i > k && i < n) y[r] = fma(-M[i * S + k], yk, y[r]);
+        }
+      }
+    // U x = y.
+#pragma unroll
+    for (int kb = R - 1; kb >= 0; --kb)
+      for (int kk = 31; kk >= 0; --kk) {
+        const int k = kb * 32 + kk;
+        if (k >= n) continue;
+        if (lane == kk) y[kb] *= d[kb];
+        const double xk = __shfl_sync(full_mask, y[kb], kk);
+#pragma unroll
+        for (int r = 0; r <= kb; ++r) {
+          const int i = lane + 32 * r;
+          if (i < k) y[r] = fma(-M[i * S + k], xk, y[r]);
+        }
+      }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      if (i < n) x[r0 + i] = y[r];
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
 // Launchers (stream first), explicitly instantiated in the batched_lu_cuda_*.cu files.
 // ------------------------------------------------------------------------------------------------
 
@@ -693,6 +796,9 @@ void launch_blocked_factor(stream_t s, const BatchLayout& L, int lo, int hi, dou
 template <int T>
 void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
                           const double* b, double* x);
+template <int R>
+void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                       const double* b, double* x);
 
 // The compiled instances (X-macro lists: the .cu files instantiate them with the *_INSTANCE
 // macros, the dispatch declares them extern with the same macros after `extern`).
@@ -721,6 +827,10 @@ void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, cons
   template void launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(stream_t, const BatchLayout&, int, int, \
                                                                         const double*, const index_t*,         \
                                                                         const double*, double*);
+// Warp solves: R rows per lane (R = 1: 17..32, R = 2: 33..64), in batched_lu_cuda_blocked.cu.
+#define BLOCKRES_LU_WARP_SOLVE_INSTANCE(R)                                                                    \
+  template void launch_warp_solve<R>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
+                                     const double*, double*);
 
 }  // namespace blockres::kernels::cuda::lu_detail
 
@@ -796,6 +906,17 @@ void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, cons
   const int h = std::min(hi, L.max_size);
   const auto grid = unsigned(std::min<size64_t>(L.count, max_grid_blocked));
   blocked_solve<T><<<grid, T, solve_smem_bytes(h), s>>>(L, lo, h, lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int R>
+void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                       const double* b, double* x)
+{
+  const int h = std::min(hi, L.max_size);
+  const std::size_t smem = WarpSolveShape::smem_bytes(h);  // <= 34 KB at 64 rows: no opt-in needed
+  const auto grid = unsigned(std::min<size64_t>(L.count, max_grid));
+  warp_solve<R><<<grid, 32, smem, s>>>(L, lo, h, lu, piv, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

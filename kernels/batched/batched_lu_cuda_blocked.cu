@@ -1,9 +1,12 @@
-// Batched LU blocked kernels for blocks of 33..512 and the blocked solve (see batched_lu_cuda.cuh).
+// Batched LU blocked kernels for blocks of 33..512, the blocked solve (65..512) and the warp solves (17..64)
+// (see batched_lu_cuda.cuh).
 #include "kernels/batched/batched_lu_cuda.cuh"
 
 namespace blockres::kernels::cuda::lu_detail {
 
 BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_BLOCKED_FACTOR_INSTANCE)
 BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
+BLOCKRES_LU_WARP_SOLVE_INSTANCE(1)
+BLOCKRES_LU_WARP_SOLVE_INSTANCE(2)
 
 }  // namespace blockres::kernels::cuda::lu_detail

@@ -1,4 +1,4 @@
-// Batched LU on the GPU against the CPU reference: every size 1..32 and a spread up to 512 in
+// Batched LU on the GPU against the CPU reference: every size 1..32, every size 15..67 and a spread up to 512 in
 // variable batches (with gaps between blocks), uniform batches with odd counts (1, 33, 1001), all
 // block kinds including singular ones; outputs poisoned beforehand (x NaN, pivots -1, info -7).
 // Checks: info equal, pivots equal up to the first ambiguous step, factors within 1e-12, solution
@@ -143,6 +143,19 @@ TEST(BatchedLuGpu, EverySizeUpTo32InOneVariableBatch)
   EXPECT_GT(factored, 50);
 }
 
+// The warp solves (17..32 one row per lane, 33..64 two) in one variable batch: every size, blocks of
+// both classes and of the register and blocked classes around them, shared memory sized to the
+// largest block of each class.
+TEST(BatchedLuGpu, EverySize17To64InOneVariableBatch)
+{
+  std::vector<int> sizes;
+  for (int rep = 0; rep < 2; ++rep)
+    for (int n = 15; n <= 67; ++n) sizes.push_back(n);
+  int factored = 0;
+  check(make_batch(sizes, cycle(sizes.size(), 3), false, 1), "sizes 15..67", &factored);
+  EXPECT_GT(factored, 40);
+}
+
 TEST(BatchedLuGpu, SpreadUpTo512InOneVariableBatch)
 {
   const std::vector<int> sizes{33, 47, 64, 100, 128, 255, 256, 333, 512, 1, 17, 200, 65, 129, 257, 34, 96, 160};
@@ -179,7 +192,7 @@ TEST(BatchedLuGpu, UniformAndVariableLayoutsGiveIdenticalResults)
 {
   // Same data through the exact-size register kernel (uniform) and the power-of-two class kernel
   // (variable); the blocked sizes go through the same kernel either way.
-  for (int n : {3, 5, 13, 20, 32, 40, 300}) {
+  for (int n : {3, 5, 13, 20, 32, 40, 64, 300}) {
     Batch U = make_batch(std::vector<int>(9, n), cycle(9), true);
     Batch V = U;
     V.uniform = false;
