@@ -686,61 +686,79 @@ __global__ void __launch_bounds__(T)
 // Warp solve, 17..64: a warp per block, R rows per lane
 // ------------------------------------------------------------------------------------------------
 
-// Shared memory of a warp solve for blocks up to nmax rows: the block with odd row stride nmax | 1
-// (a column read by the 32 lanes is conflict-free), y, and the pivots.
+// Shared memory of a warp solve for blocks up to nmax rows, per warp: the block with odd row stride
+// nmax | 1 (a column read by the 32 lanes is conflict-free), y, and the pivots.
 struct WarpSolveShape {
   __host__ __device__ static int stride(int nmax) { return nmax | 1; }
-  static std::size_t smem_bytes(int nmax)
+  __host__ __device__ static std::size_t warp_doubles(int nmax)
   {
-    return (std::size_t(nmax) * stride(nmax) + nmax) * sizeof(double) + std::size_t(nmax) * sizeof(index_t);
+    return std::size_t(nmax) * stride(nmax) + nmax + (std::size_t(nmax) * sizeof(index_t) + 7) / 8;
   }
+  // Warps per thread block: four for R = 1 (the 32-blocks-per-SM limit would cap one-warp blocks at
+  // half the SM's warps), one for R = 2 (shared memory allows about six per SM anyway).
+  static constexpr int warps(int R) { return R == 1 ? 4 : 1; }
+  static std::size_t smem_bytes(int R, int nmax) { return warps(R) * warp_doubles(nmax) * sizeof(double); }
 };
 
-// x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp (= one thread block) per
-// block, grid-striding. The block's rows are copied into shared memory with 8-byte cp.async (every
-// warp instruction a coalesced run of a row), b and the pivots beside; while the copy is in flight
-// lane 0 applies the interchanges to b in order. Lane l owns rows l, l + 32, ...: the reciprocal of
-// each owned U(i, i) is taken once, off the dependency chain, and the two substitutions are
-// column-oriented with one broadcast per step: y_i -= L(i, k) y_k for i > k, then x_k = y_k / U(k, k)
-// (as y_k * (1 / U(k, k))) and y_i -= U(i, k) x_k for i < k. The chain of 2n dependent steps is
-// what bounds a block's time; the copy of the next block of another warp overlaps it (several
-// warps per SM), which is what the row-per-thread-block blocked_solve could not do at these sizes.
-// Results equal the CPU reference's to rounding (the reciprocal), not bit for bit.
+// x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp per block, grid-striding.
+// The block's rows are copied into the warp's shared memory with 8-byte cp.async (every warp
+// instruction a coalesced run of a row). The interchanges: lane l follows where each of its
+// entries b_i (i = l, l + 32, ...) ends up through the n swaps, reading the pivots as broadcasts,
+// and scatters it there: no lane runs the swaps serially. Lane l owns rows l, l + 32, ...: the
+// reciprocal of each owned U(i, i) is taken off the dependency chain, and the two substitutions are
+// column-oriented with one broadcast per step: y_i -= L(i, k) y_k for i > k, then
+// x_k = y_k (1 / U(k, k)) and y_i -= U(i, k) x_k for i < k (steps unrolled, guarded by k < n). The
+// chain of 2n dependent steps bounds a block's time; other warps' copies overlap it. Results equal
+// the CPU reference's to rounding (the reciprocal), not bit for bit.
 template <int R>
-__global__ void __launch_bounds__(32)
+__global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
     warp_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
                const double* __restrict__ bv, double* __restrict__ x)
 {
+  constexpr int WARPS = WarpSolveShape::warps(R);
   BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
   const int S = WarpSolveShape::stride(hi);
-  double* const M = reinterpret_cast<double*>(lu_smem);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double* const M = reinterpret_cast<double*>(lu_smem) + warp * WarpSolveShape::warp_doubles(hi);
   double* const ys = M + size64_t(hi) * S;
   index_t* const ps = reinterpret_cast<index_t*>(ys + hi);
-  const int lane = threadIdx.x;
-  for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
+  for (size64_t bb = size64_t(blockIdx.x) * WARPS + warp; bb < L.count; bb += size64_t(gridDim.x) * WARPS) {
     const index_t b = index_t(bb);
     const int n = L.size(b);
     if (n < lo || n > hi) continue;
     const double* const A = lu + L.mat(b);
     const size64_t r0 = L.row(b);
     __syncwarp();  // the previous block's M, ys and ps are no longer read
-    for (int i = 0; i < n; ++i)
-      for (int c = lane; c < n; c += 32) __pipeline_memcpy_async(M + i * S + c, A + size64_t(i) * n + c, 8);
-    __pipeline_commit();
-    for (int i = lane; i < n; i += 32) ys[i] = bv[r0 + i], ps[i] = piv[r0 + i];
-    __syncwarp();
-    if (lane == 0)  // the interchanges in order, while the block is still arriving
-      for (int k = 0; k < n; ++k) {
-        const int p = ps[k];
-        if (p != k && p >= 0 && p < n) {
-          const double t = ys[k];
-          ys[k] = ys[p];
-          ys[p] = t;
-        }
+    for (int i = 0; i < n; ++i) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int c = lane + 32 * r;
+        if (c < n) __pipeline_memcpy_async(M + i * S + c, A + size64_t(i) * n + c, 8);
       }
+    }
+    __pipeline_commit();
+    double y[R];
+    int pos[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      y[r] = i < n ? bv[r0 + i] : 0.0;
+      pos[r] = i;
+      if (i < n) ps[i] = piv[r0 + i];
+    }
+    __syncwarp();
+    for (int k = 0; k < n; ++k) {  // where each owned entry of b goes: the swaps (k, p_k) in order
+      const int p = ps[k];
+      if (p == k || p < 0 || p >= n) continue;
+#pragma unroll
+      for (int r = 0; r < R; ++r) pos[r] = pos[r] == k ? p : pos[r] == p ? k : pos[r];
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane + 32 * r < n) ys[pos[r]] = y[r];
     __pipeline_wait_prior(0);
     __syncwarp();
-    double y[R], d[R];
+    double d[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int i = lane + 32 * r;
@@ -750,28 +768,32 @@ __global__ void __launch_bounds__(32)
     // L y = P b (unit lower).
 #pragma unroll
     for (int kb = 0; kb < R; ++kb)
+#pragma unroll
       for (int kk = 0; kk < 32; ++kk) {
         const int k = kb * 32 + kk;
-        if (k >= n) break;
-        const double yk = __shfl_sync(full_mask, y[kb], kk);
+        if (k < n) {
+          const double yk = __shfl_sync(full_mask, y[kb], kk);
 #pragma unroll
-        for (int r = kb; r < R; ++r) {
-          const int i = lane + 32 * r;
-          if (i > k && i < n) y[r] = fma(-M[i * S + k], yk, y[r]);
+          for (int r = kb; r < R; ++r) {
+            const int i = lane + 32 * r;
+            if (i > k && i < n) y[r] = fma(-M[i * S + k], yk, y[r]);
+          }
         }
       }
     // U x = y.
 #pragma unroll
     for (int kb = R - 1; kb >= 0; --kb)
+#pragma unroll
       for (int kk = 31; kk >= 0; --kk) {
         const int k = kb * 32 + kk;
-        if (k >= n) continue;
-        if (lane == kk) y[kb] *= d[kb];
-        const double xk = __shfl_sync(full_mask, y[kb], kk);
+        if (k < n) {
+          if (lane == kk) y[kb] *= d[kb];
+          const double xk = __shfl_sync(full_mask, y[kb], kk);
 #pragma unroll
-        for (int r = 0; r <= kb; ++r) {
-          const int i = lane + 32 * r;
-          if (i < k) y[r] = fma(-M[i * S + k], xk, y[r]);
+          for (int r = 0; r <= kb; ++r) {
+            const int i = lane + 32 * r;
+            if (i < k) y[r] = fma(-M[i * S + k], xk, y[r]);
+          }
         }
       }
 #pragma unroll
@@ -914,9 +936,10 @@ void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const d
                        const double* b, double* x)
 {
   const int h = std::min(hi, L.max_size);
-  const std::size_t smem = WarpSolveShape::smem_bytes(h);  // <= 34 KB at 64 rows: no opt-in needed
-  const auto grid = unsigned(std::min<size64_t>(L.count, max_grid));
-  warp_solve<R><<<grid, 32, smem, s>>>(L, lo, h, lu, piv, b, x);
+  constexpr int warps = WarpSolveShape::warps(R);
+  const std::size_t smem = WarpSolveShape::smem_bytes(R, h);  // <= 34 KB (R = 1: 4 x 8.6 KB, R = 2: 34 KB)
+  const auto grid = unsigned(std::min<size64_t>((L.count + warps - 1) / warps, max_grid));
+  warp_solve<R><<<grid, 32 * warps, smem, s>>>(L, lo, h, lu, piv, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
