@@ -11,6 +11,13 @@ L=/tmp/L; mkdir -p $L
 B=${B:-/tmp/blockres-build}; X=$B/miniapp/blockres
 P=solver.linear.preconditioner
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,temperature.gpu --format=csv,noheader >> $L/gpu.txt 2>&1
+run_case() {  # run_case LOG PATTERN DECK ARGS...: one CUDA run of inputs/DECK.toml into $L/LOG.log, its exit code and
+              # 'done' line, then its lines matching PATTERN
+  local log=$1 pat=$2 deck=$3; shift 3
+  $X run inputs/$deck.toml --backend cuda --output /tmp/runs/$log --set output.vtk=false "$@" > $L/$log.log 2>&1
+  echo "== $log rc $? $(grep -E '^done' $L/$log.log | cut -c7-100)"
+  grep -E "$pat" $L/$log.log | cut -c1-200
+}
 summary() {  # the lines of a run log that the note quotes
   grep -E "^linear solver|^done|^linear:|^newton:|^time|preconditioner appl" "$1" | head -8
   echo "  linear-solver cuts: $(grep -c "cut: .*linear solver" "$1")"
@@ -101,10 +108,7 @@ for m in "$@"; do
           esac
           for v in def ilu; do
             V=(); [[ $v == ilu ]] && V=("${ILU[@]}")
-            $X run inputs/$d.toml --backend cuda --output /tmp/runs/s2 --set output.vtk=false "${G[@]}" "${V[@]}" \
-              > $L/second2_${c}_${v}_$k.log 2>&1
-            echo "== $c $v #$k rc $? $(grep -E '^done' $L/second2_${c}_${v}_$k.log | cut -c7-100)"
-            grep -E "^time:" $L/second2_${c}_${v}_$k.log | cut -c1-150
+            run_case second2_${c}_${v}_$k "^time:" $d "${G[@]}" "${V[@]}"
           done
         done
       done ;;
@@ -344,15 +348,8 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
           "${G[@]}" --set solver.linear.max_iterations=500 > $L/isaisub_$n.txt 2>&1
         echo "== isaisub $n rc $?"; grep -E "^  [a-z_0-9]+ +(ilu0|block|error)|newton [0-9]" $L/isaisub_$n.txt | cut -c1-200
       done
-      for k in 1 2; do
-        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/is --set output.vtk=false \
-          > $L/isaisub_72k_$k.log 2>&1
-        echo "== 72k #$k rc $? $(grep -E '^done' $L/isaisub_72k_$k.log | cut -c7-100)"
-        grep -E "^time:|preconditioner parts" $L/isaisub_72k_$k.log | cut -c1-330
-      done
-      $X run inputs/multicomponent_8.toml --backend cuda --output /tmp/runs/is --set output.vtk=false > $L/isaisub_mc8.log 2>&1
-      echo "== multicomponent_8 rc $? $(grep -E '^done' $L/isaisub_mc8.log | cut -c7-100)"
-      grep -E "^time:|preconditioner parts" $L/isaisub_mc8.log | cut -c1-330 ;;
+      for k in 1 2; do run_case isaisub_72k_$k "^time:|preconditioner parts" quarter_five_spot_60x60x20; done
+      run_case isaisub_mc8 "^time:|preconditioner parts" multicomponent_8 ;;
     lat72)  # issue 30, the 72k run (60x60x20 deck, target 1.0 s): the default against shorter CPR applications (fewer
             # graph nodes, more iterations): the V-cycle, 2 ISAI sweeps, both; two runs each, alternated
       for k in 1 2; do
