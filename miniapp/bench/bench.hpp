@@ -58,6 +58,9 @@ struct BatchedBenchOptions : BenchCommonOptions {
   // Gauss–Huard, Gauss–Jordan and LU for sizes <= 32; LU only above (up to 512).
   std::vector<int> sizes{1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,  17,  18,  19,
                          20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 48, 64, 128, 256, 512};
+  // A mixed batch after the uniform ones: sizes uniform in [mixed_lo, mixed_hi] (`--mixed LO..HI`;
+  // `--mixed none`: mixed_lo = 0, skipped), compared with the uniform batch of its mean size.
+  int mixed_lo = 9, mixed_hi = 32;
   double batch_gb = 2.0;           // cap on the bytes of one batch of blocks (8 n^2 per block)
   long long max_blocks = 1048576;  // cap on the blocks of one batch
   // Block-Jacobi section: HDF5 files written by `blockres run --write-jacobian` (none: skipped).

@@ -120,26 +120,62 @@ constexpr const char* residual_text =
 
 // ---- host data ----------------------------------------------------------------------------------
 // See matrix_text. Row-major blocks back to back.
+// Block b of size n, its entries already uniform in [-1, 1): the dominant entries of matrix_text.
+void make_dominant(double* blk, int n, std::uint64_t seed, index_t b)
+{
+  int sigma[kernels::batched_lu_max_size];
+  for (int i = 0; i < n; ++i) sigma[i] = i;
+  std::uint64_t h = mix(seed * 0x9e3779b97f4a7c15ULL + std::uint64_t(b));
+  for (int i = n - 1; i > 0; --i) {
+    h = mix(h);
+    std::swap(sigma[i], sigma[h % std::uint64_t(i + 1)]);
+  }
+  for (int i = 0; i < n; ++i) {
+    double& d = blk[size64_t(i) * n + sigma[i]];
+    h = mix(h);
+    d = ((h >> 63) ? -1.0 : 1.0) * (n + 1 + std::abs(d));
+  }
+}
+
 std::vector<double> make_blocks(int n, index_t count, std::uint64_t seed)
 {
   auto a = benchutil::random_values(size64_t(count) * n * n, seed);
 #pragma omp parallel for schedule(static)
-  for (index_t b = 0; b < count; ++b) {
-    int sigma[kernels::batched_lu_max_size];
-    for (int i = 0; i < n; ++i) sigma[i] = i;
-    std::uint64_t h = mix(seed * 0x9e3779b97f4a7c15ULL + std::uint64_t(b));
-    for (int i = n - 1; i > 0; --i) {
-      h = mix(h);
-      std::swap(sigma[i], sigma[h % std::uint64_t(i + 1)]);
-    }
-    double* blk = a.data() + size64_t(b) * n * n;
-    for (int i = 0; i < n; ++i) {
-      double& d = blk[size64_t(i) * n + sigma[i]];
-      h = mix(h);
-      d = ((h >> 63) ? -1.0 : 1.0) * (n + 1 + std::abs(d));
-    }
-  }
+  for (index_t b = 0; b < count; ++b) make_dominant(a.data() + size64_t(b) * n * n, n, seed, b);
   return a;
+}
+
+// A batch of sizes drawn uniformly from [lo, hi] (one seed), back to back as kernels/batched/batched.hpp
+// lays out a variable batch: as many blocks as fit batch_gb (8 n^2 bytes each) and max_blocks.
+struct MixedBatch {
+  int lo = 0, hi = 0;
+  std::vector<int> n;
+  std::vector<index_t> row_off{0};
+  std::vector<size64_t> mat_off{0};
+  std::vector<double> a;
+  index_t count() const { return static_cast<index_t>(n.size()); }
+  double mean() const { return n.empty() ? 0.0 : double(row_off.back()) / double(n.size()); }
+};
+
+MixedBatch make_mixed(int lo, int hi, double batch_gb, long long max_blocks, std::uint64_t seed)
+{
+  MixedBatch m;
+  m.lo = lo, m.hi = hi;
+  const double cap = batch_gb * 1e9 / 8.0;  // doubles
+  std::uint64_t h = mix(seed);
+  for (;;) {
+    h = mix(h);
+    const int n = lo + int(h % std::uint64_t(hi - lo + 1));
+    if (!m.n.empty() && (double(m.mat_off.back()) + double(n) * n > cap || (long long)m.n.size() >= max_blocks)) break;
+    if (double(m.row_off.back()) + n > double(INT_MAX)) break;
+    m.n.push_back(n);
+    m.row_off.push_back(m.row_off.back() + n);
+    m.mat_off.push_back(m.mat_off.back() + size64_t(n) * n);
+  }
+  m.a = benchutil::random_values(m.mat_off.back(), seed + 1);
+#pragma omp parallel for schedule(static)
+  for (index_t b = 0; b < m.count(); ++b) make_dominant(m.a.data() + m.mat_off[b], m.n[b], seed + 1, b);
+  return m;
 }
 
 // ||A x - b||_inf / (||A||_inf ||x||_inf) of one n x n row-major block; +inf when not finite.
@@ -186,6 +222,8 @@ std::vector<std::pair<index_t, index_t>> sample_ranges(index_t count)
 // ---- one block size -----------------------------------------------------------------------------
 struct Row {
   int n = 0;
+  std::string sizes;  // a mixed batch: "lo..hi" (n is then its mean size, rounded)
+  double mean_size = nan_v;
   index_t blocks = 0;
   std::string variant, baseline;  // baseline: the fastest verified cuBLAS row of the same operation ("" for cuBLAS rows)
   std::string wrong_baselines;    // cuBLAS rows of the operation whose results failed their checks
@@ -439,6 +477,124 @@ class BatchedBench {
     return rows;
   }
 
+  // The mixed batch (sizes uniform in [lo, hi], one variable layout): our variants only (cuBLAS's batched
+  // routines take one size per call); the same checks as run(), block by block at each block's size.
+  std::vector<Row> run_mixed(int lo, int hi)
+  {
+    const MixedBatch m = make_mixed(lo, hi, o_.batch_gb, o_.max_blocks, 4242 + 1000 * lo + hi);
+    const index_t count = m.count();
+    const size64_t nv = m.mat_off.back(), nx = size64_t(m.row_off.back());
+    const std::vector<double> hb = benchutil::random_values(nx, 77);
+    Array<double> orig(e_, std::span<const double>(m.a)), work(e_, nv);
+    Array<double> b(e_, std::span<const double>(hb)), x(e_, nx);
+    Array<index_t> perm(e_, nx);
+    Array<int> info(e_, count);
+    Array<index_t> row_off(e_, std::span<const index_t>(m.row_off));
+    Array<size64_t> mat_off(e_, std::span<const size64_t>(m.mat_off));
+    kernels::BatchLayout L;
+    L.count = count;
+    L.row_off = row_off.data();
+    L.mat_off = mat_off.data();
+    L.uniform = 0;
+    L.max_size = hi;
+
+    double bytes[4] = {0, 0, 0, 0}, flops[4] = {0, 0, 0, 0};
+    for (int n : m.n)
+      for (Op op : {Op::factor, Op::solve, Op::invert, Op::apply}) {
+        bytes[int(op)] += byte_model(op, n, 1);
+        flops[int(op)] += flop_model(op, n, 1);
+      }
+    const double tol = 100.0 * hi * DBL_EPSILON;  // the largest block's limit for every block
+    const std::string label = fmt::format("{}..{}", lo, hi);
+    std::vector<Row> rows;
+    rows.reserve(8);
+    auto add = [&](std::string variant, Op op, const Timing& t) -> Row& {
+      Row r;
+      r.n = int(std::lround(m.mean())), r.sizes = label, r.mean_size = m.mean(), r.blocks = count;
+      r.variant = std::move(variant), r.op = op, r.t = t;
+      r.bytes = bytes[int(op)], r.flops = flops[int(op)], r.tolerance = tol;
+      rows.push_back(r);
+      return rows.back();
+    };
+    const auto s = s_;
+    auto refresh_work = [&] {
+      BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), orig.data(), nv * sizeof(double), cudaMemcpyDeviceToDevice, s));
+    };
+    auto nothing = [] {};
+    auto poison_info = [&] { BLOCKRES_CUDA_CHECK(cudaMemsetAsync(info.data(), 0xff, count * sizeof(int), s)); };
+    auto poison_x = [&] { fill(x, nan_v); };
+    auto check_info = [&](Row& r) {
+      for (int v : info.to_host())
+        if (v != 0 && r.info_failures++ == 0) r.first_bad_info = v;
+    };
+    auto solve_residual = [&](Row& r, const std::string& from) {
+      const auto hx = x.to_host();
+      double worst = 0;
+#pragma omp parallel for schedule(static) reduction(max : worst)
+      for (index_t k = 0; k < count; ++k) {
+        const double res = block_residual(m.a.data() + m.mat_off[k], m.n[k], hb.data() + m.row_off[k],
+                                          hx.data() + m.row_off[k]);
+        worst = std::max(worst, std::isnan(res) ? INFINITY : res);
+      }
+      r.residual = worst, r.residual_blocks = count, r.residual_from = from.empty() ? "x of this call" : from;
+    };
+    auto inverse_residual = [&](Row& r) {  // the sampled blocks of the inverses in `work`
+      double worst = 0;
+      long long checked = 0;
+      const auto inv = work.to_host();
+      for (const auto& [first, last] : sample_ranges(count))
+        for (index_t k = first; k < last; ++k) {
+          const int n = m.n[k];
+          std::vector<double> xs(static_cast<std::size_t>(n));
+          for (int i = 0; i < n; ++i) {
+            double v = 0;
+            for (int j = 0; j < n; ++j) v += inv[m.mat_off[k] + size64_t(i) * n + j] * hb[m.row_off[k] + j];
+            xs[i] = v;
+          }
+          const double res = block_residual(m.a.data() + m.mat_off[k], n, hb.data() + m.row_off[k], xs.data());
+          worst = std::max(worst, std::isnan(res) ? INFINITY : res);
+          ++checked;
+        }
+      r.residual = worst, r.residual_blocks = checked;
+      r.residual_from = "host x = A^{-1} b from the downloaded inverses";
+    };
+    if (hi <= kernels::batched_gh_max_size) {
+      for (const auto storage : {kernels::GhStorage::standard, kernels::GhStorage::transposed}) {
+        const bool tr = storage == kernels::GhStorage::transposed;
+        add(tr ? "gh_factor_t" : "gh_factor", Op::factor, timed([&] {
+          kernels::cuda::gauss_huard_factor(s, L, work.data(), perm.data(), info.data(), storage);
+        }, refresh_work, poison_info));
+        check_info(rows.back());
+        Row& v = add(tr ? "gh_solve_t" : "gh_solve", Op::solve, timed([&] {
+          kernels::cuda::gauss_huard_solve(s, L, work.data(), perm.data(), storage, b.data(), x.data());
+        }, nothing, poison_x));
+        solve_residual(v, "");
+        Row& f = rows[rows.size() - 2];
+        f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
+      }
+      Row& g = add("gje_invert", Op::invert,
+                   timed([&] { kernels::cuda::gauss_jordan_invert(s, L, work.data(), info.data()); }, refresh_work,
+                         poison_info));
+      check_info(g);
+      inverse_residual(g);
+      Row& a = add("block_diag_gemv", Op::apply,
+                   timed([&] { kernels::cuda::block_diag_gemv(s, L, work.data(), b.data(), x.data()); }, nothing,
+                         poison_x));
+      solve_residual(a, "");
+    }
+    add("lu_factor", Op::factor,
+        timed([&] { kernels::cuda::lu_factor(s, L, work.data(), perm.data(), info.data()); }, refresh_work,
+              poison_info));
+    check_info(rows.back());
+    Row& v = add("lu_solve", Op::solve,
+                 timed([&] { kernels::cuda::lu_solve(s, L, work.data(), perm.data(), b.data(), x.data()); }, nothing,
+                       poison_x));
+    solve_residual(v, "");
+    Row& f = rows[rows.size() - 2];
+    f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
+    return rows;
+  }
+
  private:
   // prepare() and the L2 scrub run before every call, outside the timed events; poison() before the
   // last timed call, so what is checked afterwards is that call's output.
@@ -480,14 +636,15 @@ class BatchedBench {
 std::string row_text(const Row& r, double copy_gbs)
 {
   if (!r.skipped.empty()) return fmt::format("{:>3} {:>8} {:<16} skipped: {}", r.n, r.blocks, r.variant, r.skipped);
+  const std::string n = r.sizes.empty() ? fmt::format("{:>3}", r.n) : r.sizes;
   const double gbs = r.gbs();
   const std::string speed = std::isfinite(r.speedup) ? fmt::format("{:7.2f}x", r.speedup) : std::string("      --");
   std::string status;
   if (r.info_failures) status += fmt::format("  INFO FAILED in {} blocks (first {})", r.info_failures, r.first_bad_info);
   if (!(std::isfinite(r.residual) && r.residual <= r.tolerance)) status += "  RESIDUAL FAILED";
   if (!r.wrong_baselines.empty()) status += "  WRONG BASELINE: " + r.wrong_baselines;
-  return fmt::format("{:>3} {:>8} {:<16} {:>9.4f} {:>9.4f} {:>9.4f} {:>7.0f} {:>5.1f}% {:>8.1f} {} {:<16} {:>9.2e}{}",
-                     r.n, r.blocks, r.variant, r.t.median_ms, r.t.min_ms, r.t.max_ms, gbs, 100 * gbs / copy_gbs,
+  return fmt::format("{} {:>8} {:<16} {:>9.4f} {:>9.4f} {:>9.4f} {:>7.0f} {:>5.1f}% {:>8.1f} {} {:<16} {:>9.2e}{}",
+                     n, r.blocks, r.variant, r.t.median_ms, r.t.min_ms, r.t.max_ms, gbs, 100 * gbs / copy_gbs,
                      r.gflops(), speed, r.baseline, r.residual, status);
 }
 
@@ -497,7 +654,7 @@ Json row_json(const Row& r, double copy_gbs)
   if (!r.skipped.empty())
     return {{"block_size", r.n}, {"blocks", r.blocks}, {"variant", r.variant}, {"operation", to_string(r.op)},
             {"library", "cublas"}, {"skipped", r.skipped}, {"verified", true}};
-  return {{"block_size", r.n},
+  Json j = {{"block_size", r.n},
           {"blocks", r.blocks},
           {"variant", r.variant},
           {"operation", to_string(r.op)},
@@ -517,6 +674,11 @@ Json row_json(const Row& r, double copy_gbs)
           {"tolerance", r.tolerance},
           {"info_failures", r.info_failures},
           {"verified", r.verified()}};
+  if (!r.sizes.empty()) {  // a mixed batch: block_size is its mean, rounded
+    j["mixed_sizes"] = r.sizes;
+    j["mean_block_size"] = r.mean_size;
+  }
+  return j;
 }
 
 }  // namespace
@@ -556,6 +718,12 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
   const size64_t scrub_bytes = benchutil::L2Scrub::default_bytes();
   if (o.kernels_section) {
     cfg["sizes"] = sizes;
+    if (o.mixed_lo > 0)
+      cfg["mixed"] = fmt::format("sizes drawn uniformly from {}..{} (one variable layout, our kernels only: cuBLAS's "
+                                 "batched routines take one size per call); compared per variant with the uniform "
+                                 "batch of its mean size, rounded, when --sizes holds it: uniform GB/s / mixed GB/s "
+                                 "(time per byte; issue 31's target <= 1.3); residual limit 100 HI eps",
+                                 o.mixed_lo, o.mixed_hi);
     cfg["batch_gb"] = o.batch_gb;
     cfg["max_blocks"] = o.max_blocks;
     cfg["scrub_bytes"] = scrub_bytes;
@@ -592,14 +760,49 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
                     "variant", "median_ms", "min_ms", "max_ms", "GB/s", "%copy", "GFLOP/s", "speedup", "baseline",
                     "residual"));
     Json results = Json::array();
+    std::map<std::pair<int, std::string>, double> uniform_gbs;  // (n, variant) -> GB/s of this run
     for (int n : sizes) {
       for (const auto& r : bench.run(n)) {
         ok = ok && r.verified();
         log(row_text(r, copy_gbs));
         results.push_back(row_json(r, copy_gbs));
+        if (r.skipped.empty() && r.verified()) uniform_gbs[{r.n, r.variant}] = r.gbs();
       }
     }
     j["results"] = std::move(results);
+    if (o.mixed_lo > 0) {
+      // Issue 31 item 6: the mixed batch against the uniform batch of its mean size (rounded), per variant:
+      // how much slower per byte (target: at most 1.3x).
+      Json mixed = Json::array(), compare = Json::array();
+      const auto rows = bench.run_mixed(o.mixed_lo, o.mixed_hi);
+      for (const auto& r : rows) {
+        ok = ok && r.verified();
+        log(row_text(r, copy_gbs));
+        mixed.push_back(row_json(r, copy_gbs));
+      }
+      for (const auto& r : rows) {
+        const auto u = uniform_gbs.find({r.n, r.variant});
+        if (u == uniform_gbs.end()) {
+          log(fmt::format("mixed {} {}: no uniform batch of size {} in this run (--sizes) to compare with", r.sizes,
+                          r.variant, r.n));
+          continue;
+        }
+        const double ratio = u->second / r.gbs();
+        log(fmt::format("mixed {} (mean {:.2f}) {}: {:.1f}% of copy against {:.1f}% for the uniform batch of size {}: "
+                        "{:.2f}x the time per byte (target <= 1.3x){}",
+                        r.sizes, r.mean_size, r.variant, 100 * r.gbs() / copy_gbs, 100 * u->second / copy_gbs, r.n,
+                        ratio, ratio <= 1.3 ? "" : "  SLOWER THAN THE TARGET"));
+        compare.push_back({{"variant", r.variant},
+                           {"mixed_sizes", r.sizes},
+                           {"mean_block_size", r.mean_size},
+                           {"uniform_block_size", r.n},
+                           {"mixed_gb_per_s", r.gbs()},
+                           {"uniform_gb_per_s", u->second},
+                           {"time_per_byte_ratio", ratio},
+                           {"target", 1.3}});
+      }
+      j["mixed"] = {{"results", std::move(mixed)}, {"against_uniform", std::move(compare)}};
+    }
   }
   // ---- section 2: block-Jacobi on simulator Jacobians ("block_jacobi")
   if (block_jacobi)

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace blockres {
@@ -25,6 +26,37 @@ Subcommand register_bench_batched(CLI::App& bench, CommandContext& context)
                    "48, 64, 128, 256, 512)")
       ->delimiter(',')
       ->check(CLI::Range(1, 512));
+  section
+      ->add_option_function<std::string>(
+          "--mixed",
+          [o](const std::string& v) {
+            if (v == "none") {
+              o->mixed_lo = o->mixed_hi = 0;
+              return;
+            }
+            const auto dots = v.find("..");
+            o->mixed_lo = std::stoi(v.substr(0, dots));
+            o->mixed_hi = std::stoi(v.substr(dots + 2));
+          },
+          "a batch of mixed block sizes drawn uniformly from LO..HI (1 <= LO < HI <= 512; above 32 LU only), run "
+          "after the uniform sizes and compared with the uniform batch of its mean size; 'none' skips it (default "
+          "9..32)")
+      ->check([](const std::string& v) -> std::string {
+        if (v == "none") return {};
+        const auto dots = v.find("..");
+        int lo = 0, hi = 0;
+        try {
+          std::size_t a = 0, b = 0;
+          if (dots == std::string::npos) throw std::invalid_argument("no ..");
+          lo = std::stoi(v.substr(0, dots), &a);
+          hi = std::stoi(v.substr(dots + 2), &b);
+          if (a != dots || b != v.size() - dots - 2) throw std::invalid_argument("trailing text");
+        } catch (const std::exception&) {
+          return "expected LO..HI (e.g. 9..32) or none, got '" + v + "'";
+        }
+        if (lo < 1 || hi > 512 || lo >= hi) return "expected 1 <= LO < HI <= 512, got '" + v + "'";
+        return {};
+      });
   section->add_option("--batch-gb", o->batch_gb, "cap on the bytes of the blocks of one batch, in GB")
       ->check(CLI::Range(0.0001, 32.0))
       ->capture_default_str();
