@@ -825,7 +825,7 @@ void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const d
 // The compiled instances (X-macro lists: the .cu files instantiate them with the *_INSTANCE
 // macros, the dispatch declares them extern with the same macros after `extern`).
 // Register kernels, one list per batched_lu_cuda_small_*.cu: F(NP, Uniform) factors (uniform sizes
-// 1..32, variable classes 1, 2, 4, ..., 32), S(G) solves (G = 1, 2, 4, ..., 32).
+// 1..32, variable classes 1, 2, 4, ..., 32), S(G) solves (G = 1, 2, 4, 8, 16; 17..64 is warp_solve's).
 #define BLOCKRES_LU_SMALL_1_16(F, S)                                                                      \
   F(1, true) F(2, true) F(3, true) F(4, true) F(5, true) F(6, true) F(7, true) F(8, true) F(9, true)      \
   F(10, true) F(11, true) F(12, true) F(13, true) F(14, true) F(15, true) F(16, true)                     \
@@ -834,7 +834,7 @@ void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const d
   F(17, true) F(18, true) F(19, true) F(20, true) F(21, true) F(22, true) F(23, true) F(24, true)
 #define BLOCKRES_LU_SMALL_25_32(F, S)                                                                \
   F(25, true) F(26, true) F(27, true) F(28, true) F(29, true) F(30, true) F(31, true) F(32, true) \
-  F(32, false) S(32)
+  F(32, false)
 #define BLOCKRES_LU_SMALL_FACTOR_INSTANCE(NP, U) \
   template void launch_small_factor<NP, U>(stream_t, const BatchLayout&, int, double*, index_t*, int*);
 #define BLOCKRES_LU_SMALL_SOLVE_INSTANCE(G)                                                                \

@@ -1,4 +1,4 @@
-// Batched LU register kernels: uniform sizes 25..32; variable class 32; solve for n <= 32 (see batched_lu_cuda.cuh).
+// Batched LU register kernels: uniform sizes 25..32 and the variable class 32 (see batched_lu_cuda.cuh).
 #include "kernels/batched/batched_lu_cuda.cuh"
 
 namespace blockres::kernels::cuda::lu_detail {
