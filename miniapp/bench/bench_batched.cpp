@@ -145,36 +145,48 @@ std::vector<double> make_blocks(int n, index_t count, std::uint64_t seed)
   return a;
 }
 
-// A batch of sizes drawn uniformly from [lo, hi] (one seed), back to back as kernels/batched/batched.hpp
-// lays out a variable batch: as many blocks as fit batch_gb (8 n^2 bytes each) and max_blocks.
-struct MixedBatch {
-  int lo = 0, hi = 0;
-  std::vector<int> n;
+// A batch on the host: block b has size(b) = row_off[b + 1] - row_off[b] rows, its entries at
+// a[mat_off[b]..], its b and x entries at row_off[b].., back to back as kernels/batched/batched.hpp lays
+// out a variable batch (a uniform batch is one with every size equal: the checks read both alike).
+struct HostBatch {
   std::vector<index_t> row_off{0};
   std::vector<size64_t> mat_off{0};
   std::vector<double> a;
-  index_t count() const { return static_cast<index_t>(n.size()); }
-  double mean() const { return n.empty() ? 0.0 : double(row_off.back()) / double(n.size()); }
+  index_t count() const { return static_cast<index_t>(row_off.size()) - 1; }
+  int size(index_t b) const { return static_cast<int>(row_off[b + 1] - row_off[b]); }
+  double mean() const { return count() == 0 ? 0.0 : double(row_off.back()) / double(count()); }
 };
 
-MixedBatch make_mixed(int lo, int hi, double batch_gb, long long max_blocks, std::uint64_t seed)
+// count blocks of size n: make_blocks's values.
+HostBatch make_uniform(int n, index_t count, std::uint64_t seed)
 {
-  MixedBatch m;
-  m.lo = lo, m.hi = hi;
+  HostBatch h;
+  h.row_off.resize(static_cast<std::size_t>(count) + 1);
+  h.mat_off.resize(static_cast<std::size_t>(count) + 1);
+  for (index_t b = 0; b <= count; ++b) h.row_off[b] = b * n, h.mat_off[b] = size64_t(b) * n * n;
+  h.a = make_blocks(n, count, seed);
+  return h;
+}
+
+// Sizes drawn uniformly from [lo, hi] (one seed): as many blocks as fit batch_gb (8 n^2 bytes each) and
+// max_blocks.
+HostBatch make_mixed(int lo, int hi, double batch_gb, long long max_blocks, std::uint64_t seed)
+{
+  HostBatch m;
   const double cap = batch_gb * 1e9 / 8.0;  // doubles
   std::uint64_t h = mix(seed);
   for (;;) {
     h = mix(h);
     const int n = lo + int(h % std::uint64_t(hi - lo + 1));
-    if (!m.n.empty() && (double(m.mat_off.back()) + double(n) * n > cap || (long long)m.n.size() >= max_blocks)) break;
+    if (m.count() > 0 && (double(m.mat_off.back()) + double(n) * n > cap || (long long)m.count() >= max_blocks))
+      break;
     if (double(m.row_off.back()) + n > double(INT_MAX)) break;
-    m.n.push_back(n);
     m.row_off.push_back(m.row_off.back() + n);
     m.mat_off.push_back(m.mat_off.back() + size64_t(n) * n);
   }
   m.a = benchutil::random_values(m.mat_off.back(), seed + 1);
 #pragma omp parallel for schedule(static)
-  for (index_t b = 0; b < m.count(); ++b) make_dominant(m.a.data() + m.mat_off[b], m.n[b], seed + 1, b);
+  for (index_t b = 0; b < m.count(); ++b) make_dominant(m.a.data() + m.mat_off[b], m.size(b), seed + 1, b);
   return m;
 }
 
@@ -197,15 +209,14 @@ double block_residual(const double* A, int n, const double* b, const double* x)
   return den > 0 ? rn / den : (rn == 0 ? 0.0 : INFINITY);
 }
 
-// Max residual over every block for a solution vector x (count * n).
-double residual_all(const std::vector<double>& A, int n, index_t count, const std::vector<double>& b,
-                    const std::vector<double>& x)
+// Max residual over every block of h for the right-hand sides b and the solutions x (host vectors).
+double residual_all(const HostBatch& h, const std::vector<double>& b, const std::vector<double>& x)
 {
   double worst = 0;
 #pragma omp parallel for schedule(static) reduction(max : worst)
-  for (index_t k = 0; k < count; ++k) {
-    const double r = block_residual(A.data() + size64_t(k) * n * n, n, b.data() + size64_t(k) * n,
-                                    x.data() + size64_t(k) * n);
+  for (index_t k = 0; k < h.count(); ++k) {
+    const double r =
+        block_residual(h.a.data() + h.mat_off[k], h.size(k), b.data() + h.row_off[k], x.data() + h.row_off[k]);
     worst = std::max(worst, std::isnan(r) ? INFINITY : r);
   }
   return worst;
@@ -248,6 +259,29 @@ struct Row {
   double gflops() const { return flops / (t.median_ms * 1e-3) / 1e9; }
 };
 
+// A batch's device arrays: the untouched blocks (orig), the blocks every variant works on in place
+// (work), b, x, the pivots / permutations and info; hb is b on the host.
+struct DeviceBatch {
+  DeviceBatch(const ExecPtr& e, const HostBatch& h, std::vector<double> b_host)
+      : hb(std::move(b_host)), orig(e, std::span<const double>(h.a)), work(e, h.a.size()),
+        b(e, std::span<const double>(hb)), x(e, hb.size()), perm(e, hb.size()), info(e, h.count()), s(e->stream())
+  {
+  }
+  void refresh_work()  // work <- the original blocks
+  {
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), orig.data(), work.size() * sizeof(double),
+                                        cudaMemcpyDeviceToDevice, s));
+  }
+  void poison_info() { BLOCKRES_CUDA_CHECK(cudaMemsetAsync(info.data(), 0xff, info.size() * sizeof(int), s)); }
+  void poison_x() { fill(x, nan_v); }
+
+  std::vector<double> hb;
+  Array<double> orig, work, b, x;
+  Array<index_t> perm;
+  Array<int> info;
+  stream_t s;
+};
+
 class BatchedBench {
  public:
   BatchedBench(ExecPtr e, const BatchedBenchOptions& o) : e_(std::move(e)), o_(o), s_(e_->stream()), scrub_(e_)
@@ -267,6 +301,94 @@ class BatchedBench {
     return static_cast<index_t>(std::max(1.0, c));
   }
 
+  // Every info entry must be 0: the failures and the first one into r.
+  static void check_info(const DeviceBatch& d, Row& r)
+  {
+    for (int v : d.info.to_host())
+      if (v != 0 && r.info_failures++ == 0) r.first_bad_info = v;
+  }
+  // The residual of x on every block.
+  static void solve_residual(const HostBatch& h, const DeviceBatch& d, Row& r, const std::string& from)
+  {
+    r.residual = residual_all(h, d.hb, d.x.to_host());
+    r.residual_blocks = h.count();
+    r.residual_from = from;
+  }
+  // x = inv * b on the host for the sampled blocks of the inverses in work (only those downloaded).
+  void inverse_residual(const HostBatch& h, const DeviceBatch& d, Row& r) const
+  {
+    double worst = 0;
+    long long checked = 0;
+    for (const auto& [first, last] : sample_ranges(h.count())) {
+      std::vector<double> inv(static_cast<std::size_t>(h.mat_off[last] - h.mat_off[first]));
+      e_->copy_to_host(inv.data(), d.work.data() + h.mat_off[first], inv.size() * sizeof(double));
+      for (index_t k = first; k < last; ++k) {
+        const int n = h.size(k);
+        const double* Ai = inv.data() + (h.mat_off[k] - h.mat_off[first]);
+        const double* bk = d.hb.data() + h.row_off[k];
+        std::vector<double> xs(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) {
+          double v = 0;
+          for (int j = 0; j < n; ++j) v += Ai[size64_t(i) * n + j] * bk[j];
+          xs[i] = v;
+        }
+        const double res = block_residual(h.a.data() + h.mat_off[k], n, bk, xs.data());
+        worst = std::max(worst, std::isnan(res) ? INFINITY : res);
+        ++checked;
+      }
+    }
+    r.residual = worst;
+    r.residual_blocks = checked;
+    r.residual_from = "host x = A^{-1} b from the downloaded inverses";
+  }
+
+  // Our Gauss–Huard (both storages), Gauss–Jordan and block-diagonal rows on batch d (layout L), each
+  // checked; add(variant, op, timing) appends a row to rows and returns it.
+  template <class Add>
+  void gh_rows(const HostBatch& h, DeviceBatch& d, const kernels::BatchLayout& L, Add&& add, std::vector<Row>& rows)
+  {
+    const auto s = s_;
+    for (const auto storage : {kernels::GhStorage::standard, kernels::GhStorage::transposed}) {
+      const bool tr = storage == kernels::GhStorage::transposed;
+      Row& f = add(tr ? "gh_factor_t" : "gh_factor", Op::factor, timed([&] {
+        kernels::cuda::gauss_huard_factor(s, L, d.work.data(), d.perm.data(), d.info.data(), storage);
+      }, [&] { d.refresh_work(); }, [&] { d.poison_info(); }));
+      check_info(d, f);
+      Row& v = add(tr ? "gh_solve_t" : "gh_solve", Op::solve, timed([&] {
+        kernels::cuda::gauss_huard_solve(s, L, d.work.data(), d.perm.data(), storage, d.b.data(), d.x.data());
+      }, [] {}, [&] { d.poison_x(); }));
+      solve_residual(h, d, v, "");
+      Row& f2 = rows[rows.size() - 2];
+      f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
+    }
+    Row& g = add("gje_invert", Op::invert,
+                 timed([&] { kernels::cuda::gauss_jordan_invert(s, L, d.work.data(), d.info.data()); },
+                       [&] { d.refresh_work(); }, [&] { d.poison_info(); }));
+    check_info(d, g);
+    inverse_residual(h, d, g);
+    Row& m = add("block_diag_gemv", Op::apply,
+                 timed([&] { kernels::cuda::block_diag_gemv(s, L, d.work.data(), d.b.data(), d.x.data()); }, [] {},
+                       [&] { d.poison_x(); }));
+    solve_residual(h, d, m, "");
+  }
+
+  // Our LU factor and solve rows on batch d, checked (the factor by the solve that used its factors).
+  template <class Add>
+  void lu_rows(const HostBatch& h, DeviceBatch& d, const kernels::BatchLayout& L, Add&& add, std::vector<Row>& rows)
+  {
+    const auto s = s_;
+    add("lu_factor", Op::factor,
+        timed([&] { kernels::cuda::lu_factor(s, L, d.work.data(), d.perm.data(), d.info.data()); },
+              [&] { d.refresh_work(); }, [&] { d.poison_info(); }));
+    check_info(d, rows.back());
+    Row& v = add("lu_solve", Op::solve,
+                 timed([&] { kernels::cuda::lu_solve(s, L, d.work.data(), d.perm.data(), d.b.data(), d.x.data()); },
+                       [] {}, [&] { d.poison_x(); }));
+    solve_residual(h, d, v, "");
+    Row& f = rows[rows.size() - 2];
+    f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
+  }
+
   std::vector<Row> run(int n)
   {
     const index_t count = batch_count(o_, n);
@@ -277,12 +399,8 @@ class BatchedBench {
     const std::string cublas_count = bench::cublas_batched_limit(n, std::uint64_t(count), o_.baseline_limits);
     const std::string cublas_skip = cublas_count.empty() ? cublas_memory : cublas_count;
 
-    const std::vector<double> hA = make_blocks(n, count, 1000 + n);
-    const std::vector<double> hb = benchutil::random_values(nx, 77 + n);
-    Array<double> orig(e_, std::span<const double>(hA)), work(e_, nv);
-    Array<double> b(e_, std::span<const double>(hb)), x(e_, nx);
-    Array<index_t> perm(e_, nx);
-    Array<int> info(e_, count);
+    const HostBatch h = make_uniform(n, count, 1000 + n);
+    DeviceBatch d(e_, h, benchutil::random_values(nx, 77 + n));
     kernels::BatchLayout L;
     L.count = count;
     L.uniform = L.max_size = n;
@@ -297,102 +415,29 @@ class BatchedBench {
       rows.push_back(r);
       return rows.back();
     };
+    auto ours = [&](std::string variant, Op op, const Timing& t) -> Row& {
+      return add(std::move(variant), op, false, t);
+    };
     auto skip = [&](std::string variant, Op op, const std::string& why) {
       add(std::move(variant), op, true, Timing{}).skipped = why;
     };
     const auto s = s_;
-    auto refresh_work = [&] {
-      BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), orig.data(), nv * sizeof(double), cudaMemcpyDeviceToDevice, s));
-    };
-    auto nothing = [] {};
-    auto poison_info = [&] { BLOCKRES_CUDA_CHECK(cudaMemsetAsync(info.data(), 0xff, count * sizeof(int), s)); };
-    auto check_info = [&](Row& r) {
-      const auto h = info.to_host();
-      for (int v : h)
-        if (v != 0) {
-          if (r.info_failures++ == 0) r.first_bad_info = v;
-        }
-    };
-    auto solve_residual = [&](Row& r, const char* from) {
-      r.residual = residual_all(hA, n, count, hb, x.to_host());
-      r.residual_blocks = count;
-      r.residual_from = from;
-    };
-    // x = inv * b on the host for the sampled blocks of the inverses in `work`.
-    auto inverse_residual = [&](Row& r) {
-      double worst = 0;
-      long long checked = 0;
-      for (const auto& [first, last] : sample_ranges(count)) {
-        std::vector<double> inv(static_cast<std::size_t>(size64_t(last - first) * n * n));
-        e_->copy_to_host(inv.data(), work.data() + size64_t(first) * n * n, inv.size() * sizeof(double));
-        std::vector<double> xs(static_cast<std::size_t>(n));
-        for (index_t k = first; k < last; ++k) {
-          const double* Ai = inv.data() + size64_t(k - first) * n * n;
-          const double* bk = hb.data() + size64_t(k) * n;
-          for (int i = 0; i < n; ++i) {
-            double v = 0;
-            for (int j = 0; j < n; ++j) v += Ai[size64_t(i) * n + j] * bk[j];
-            xs[i] = v;
-          }
-          const double res = block_residual(hA.data() + size64_t(k) * n * n, n, bk, xs.data());
-          worst = std::max(worst, std::isnan(res) ? INFINITY : res);
-          ++checked;
-        }
-      }
-      r.residual = worst;
-      r.residual_blocks = checked;
-      r.residual_from = "host x = A^{-1} b from the downloaded inverses";
-    };
-    auto poison_x = [&] { fill(x, nan_v); };
-
     if (n <= kernels::batched_gh_max_size) {
-      for (const auto storage : {kernels::GhStorage::standard, kernels::GhStorage::transposed}) {
-        const bool tr = storage == kernels::GhStorage::transposed;
-        Row& f = add(tr ? "gh_factor_t" : "gh_factor", Op::factor, false, timed([&] {
-          kernels::cuda::gauss_huard_factor(s, L, work.data(), perm.data(), info.data(), storage);
-        }, refresh_work, poison_info));
-        check_info(f);
-        Row& v = add(tr ? "gh_solve_t" : "gh_solve", Op::solve, false, timed([&] {
-          kernels::cuda::gauss_huard_solve(s, L, work.data(), perm.data(), storage, b.data(), x.data());
-        }, nothing, poison_x));
-        solve_residual(v, "");
-        Row& f2 = rows[rows.size() - 2];
-        f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
-      }
-      Row& g = add("gje_invert", Op::invert, false,
-                   timed([&] { kernels::cuda::gauss_jordan_invert(s, L, work.data(), info.data()); }, refresh_work,
-                         poison_info));
-      check_info(g);
-      inverse_residual(g);
-      Row& m = add("block_diag_gemv", Op::apply, false,
-                   timed([&] { kernels::cuda::block_diag_gemv(s, L, work.data(), b.data(), x.data()); }, nothing,
-                         poison_x));
-      solve_residual(m, "");
+      gh_rows(h, d, L, ours, rows);
       // The same product by cuBLAS: column-major, the row-major inverses are their transposes (OP_T).
       const double one = 1.0, zero = 0.0;
       if (!cublas_count.empty()) {
         skip("cublas_gemv", Op::apply, cublas_count);  // strided: no copy, only the batch count
       } else {
         Row& c = add("cublas_gemv", Op::apply, true, timed([&] {
-          BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(handle_, CUBLAS_OP_T, n, n, &one, work.data(), n,
-                                                          (long long)n * n, b.data(), 1, n, &zero, x.data(), 1, n,
-                                                          count));
-        }, nothing, poison_x));
-        solve_residual(c, "");
+          BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(handle_, CUBLAS_OP_T, n, n, &one, d.work.data(), n,
+                                                          (long long)n * n, d.b.data(), 1, n, &zero, d.x.data(), 1,
+                                                          n, count));
+        }, [] {}, [&] { d.poison_x(); }));
+        solve_residual(h, d, c, "");
       }
     }
-    {
-      add("lu_factor", Op::factor, false,
-          timed([&] { kernels::cuda::lu_factor(s, L, work.data(), perm.data(), info.data()); }, refresh_work,
-                poison_info));
-      check_info(rows.back());
-      Row& v = add("lu_solve", Op::solve, false,
-                   timed([&] { kernels::cuda::lu_solve(s, L, work.data(), perm.data(), b.data(), x.data()); }, nothing,
-                         poison_x));
-      solve_residual(v, "");
-      Row& f = rows[rows.size() - 2];
-      f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
-    }
+    lu_rows(h, d, L, ours, rows);
     if (!cublas_skip.empty()) {
       for (const char* layout : {"opT", "opN"}) {
         skip(std::string("cublas_getrf_") + layout, Op::factor, cublas_skip);
@@ -403,43 +448,45 @@ class BatchedBench {
       // cuBLAS: one pointer per block (outside the timed region).
       std::vector<double*> hp(static_cast<std::size_t>(count));
       std::vector<const double*> hq(static_cast<std::size_t>(count));
-      for (index_t k = 0; k < count; ++k) hp[k] = work.data() + size64_t(k) * n * n;
+      for (index_t k = 0; k < count; ++k) hp[k] = d.work.data() + size64_t(k) * n * n;
       Array<double*> work_ptr(e_, std::span<double* const>(hp));
-      for (index_t k = 0; k < count; ++k) hp[k] = x.data() + size64_t(k) * n;
+      for (index_t k = 0; k < count; ++k) hp[k] = d.x.data() + size64_t(k) * n;
       Array<double*> x_ptr(e_, std::span<double* const>(hp));
-      for (index_t k = 0; k < count; ++k) hq[k] = orig.data() + size64_t(k) * n * n;
+      for (index_t k = 0; k < count; ++k) hq[k] = d.orig.data() + size64_t(k) * n * n;
       Array<const double*> orig_ptr(e_, std::span<const double* const>(hq));
 
       // Both layouts: opT on our bytes (cuBLAS sees A^T), opN on a column-major copy of A.
       Array<double> origT(e_, nv);
       {
-        std::vector<double> t(hA.size());
+        std::vector<double> t(h.a.size());
 #pragma omp parallel for schedule(static)
         for (index_t k = 0; k < count; ++k)
           for (int i = 0; i < n; ++i)
             for (int jj = 0; jj < n; ++jj)
-              t[size64_t(k) * n * n + size64_t(jj) * n + i] = hA[size64_t(k) * n * n + size64_t(i) * n + jj];
+              t[size64_t(k) * n * n + size64_t(jj) * n + i] = h.a[size64_t(k) * n * n + size64_t(i) * n + jj];
         origT.copy_from_host(t);
       }
       for (const bool natural : {false, true}) {
         auto refresh = [&] {
-          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), natural ? origT.data() : orig.data(), nv * sizeof(double),
-                                              cudaMemcpyDeviceToDevice, s));
+          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(d.work.data(), natural ? origT.data() : d.orig.data(),
+                                              nv * sizeof(double), cudaMemcpyDeviceToDevice, s));
         };
         Row& f = add(natural ? "cublas_getrf_opN" : "cublas_getrf_opT", Op::factor, true, timed([&] {
-          BLOCKRES_CUBLAS_CHECK(cublasDgetrfBatched(handle_, n, work_ptr.data(), n, perm.data(), info.data(), count));
-        }, refresh, poison_info));
-        check_info(f);
+          BLOCKRES_CUBLAS_CHECK(
+              cublasDgetrfBatched(handle_, n, work_ptr.data(), n, d.perm.data(), d.info.data(), count));
+        }, refresh, [&] { d.poison_info(); }));
+        check_info(d, f);
         int param_info = 0;
         Row& v = add(natural ? "cublas_getrs_opN" : "cublas_getrs_opT", Op::solve, true, timed([&] {
           BLOCKRES_CUBLAS_CHECK(cublasDgetrsBatched(handle_, natural ? CUBLAS_OP_N : CUBLAS_OP_T, n, 1, work_ptr.data(),
-                                                    n, perm.data(), x_ptr.data(), n, &param_info, count));
+                                                    n, d.perm.data(), x_ptr.data(), n, &param_info, count));
         }, [&] {
-          BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(x.data(), b.data(), nx * sizeof(double), cudaMemcpyDeviceToDevice, s));
+          BLOCKRES_CUDA_CHECK(
+              cudaMemcpyAsync(d.x.data(), d.b.data(), nx * sizeof(double), cudaMemcpyDeviceToDevice, s));
         }, [] {}));  // in place on x: prepare() overwrites x, a poison would be lost; a solve that does nothing leaves b
         if (param_info != 0)
           throw std::runtime_error(fmt::format("cublasDgetrsBatched: invalid parameter {}", -param_info));
-        solve_residual(v, "");
+        solve_residual(h, d, v, "");
         Row& f2 = rows[rows.size() - 2];
         f2.residual = v.residual, f2.residual_blocks = v.residual_blocks, f2.residual_from = v.variant;
       }
@@ -447,13 +494,13 @@ class BatchedBench {
       if (bench::cublas_matinv_limit(n).empty()) {  // matinvBatched: n <= 32 (ours invert up to 32 too)
         Row& m = add("cublas_matinv", Op::invert, true, timed([&] {
           BLOCKRES_CUBLAS_CHECK(
-              cublasDmatinvBatched(handle_, n, orig_ptr.data(), n, work_ptr.data(), n, info.data(), count));
-        }, nothing, [&] {
-          poison_info();
-          BLOCKRES_CUDA_CHECK(cudaMemsetAsync(work.data(), 0xff, nv * sizeof(double), s));  // NaN
+              cublasDmatinvBatched(handle_, n, orig_ptr.data(), n, work_ptr.data(), n, d.info.data(), count));
+        }, [] {}, [&] {
+          d.poison_info();
+          BLOCKRES_CUDA_CHECK(cudaMemsetAsync(d.work.data(), 0xff, nv * sizeof(double), s));  // NaN
         }));
-        check_info(m);
-        inverse_residual(m);
+        check_info(d, m);
+        inverse_residual(h, d, m);
       }
     }
     // Each of our rows against the fastest verified cuBLAS row of the same operation (factor: getrf in
@@ -481,16 +528,11 @@ class BatchedBench {
   // routines take one size per call); the same checks as run(), block by block at each block's size.
   std::vector<Row> run_mixed(int lo, int hi)
   {
-    const MixedBatch m = make_mixed(lo, hi, o_.batch_gb, o_.max_blocks, 4242 + 1000 * lo + hi);
-    const index_t count = m.count();
-    const size64_t nv = m.mat_off.back(), nx = size64_t(m.row_off.back());
-    const std::vector<double> hb = benchutil::random_values(nx, 77);
-    Array<double> orig(e_, std::span<const double>(m.a)), work(e_, nv);
-    Array<double> b(e_, std::span<const double>(hb)), x(e_, nx);
-    Array<index_t> perm(e_, nx);
-    Array<int> info(e_, count);
-    Array<index_t> row_off(e_, std::span<const index_t>(m.row_off));
-    Array<size64_t> mat_off(e_, std::span<const size64_t>(m.mat_off));
+    const HostBatch h = make_mixed(lo, hi, o_.batch_gb, o_.max_blocks, 4242 + 1000 * lo + hi);
+    const index_t count = h.count();
+    DeviceBatch d(e_, h, benchutil::random_values(size64_t(h.row_off.back()), 77));
+    Array<index_t> row_off(e_, std::span<const index_t>(h.row_off));
+    Array<size64_t> mat_off(e_, std::span<const size64_t>(h.mat_off));
     kernels::BatchLayout L;
     L.count = count;
     L.row_off = row_off.data();
@@ -499,102 +541,27 @@ class BatchedBench {
     L.max_size = hi;
 
     double bytes[4] = {0, 0, 0, 0}, flops[4] = {0, 0, 0, 0};
-    for (int n : m.n)
+    for (index_t k = 0; k < count; ++k)
       for (Op op : {Op::factor, Op::solve, Op::invert, Op::apply}) {
-        bytes[int(op)] += byte_model(op, n, 1);
-        flops[int(op)] += flop_model(op, n, 1);
+        bytes[int(op)] += byte_model(op, h.size(k), 1);
+        flops[int(op)] += flop_model(op, h.size(k), 1);
       }
     const double tol = 100.0 * hi * DBL_EPSILON;  // the largest block's limit for every block
     const std::string label = fmt::format("{}..{}", lo, hi);
     std::vector<Row> rows;
-    rows.reserve(8);
+    rows.reserve(8);  // add() hands out references into it
     auto add = [&](std::string variant, Op op, const Timing& t) -> Row& {
       Row r;
-      r.n = int(std::lround(m.mean())), r.sizes = label, r.mean_size = m.mean(), r.blocks = count;
+      r.n = int(std::lround(h.mean())), r.sizes = label, r.mean_size = h.mean(), r.blocks = count;
       r.variant = std::move(variant), r.op = op, r.t = t;
       r.bytes = bytes[int(op)], r.flops = flops[int(op)], r.tolerance = tol;
       rows.push_back(r);
       return rows.back();
     };
-    const auto s = s_;
-    auto refresh_work = [&] {
-      BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(work.data(), orig.data(), nv * sizeof(double), cudaMemcpyDeviceToDevice, s));
-    };
-    auto nothing = [] {};
-    auto poison_info = [&] { BLOCKRES_CUDA_CHECK(cudaMemsetAsync(info.data(), 0xff, count * sizeof(int), s)); };
-    auto poison_x = [&] { fill(x, nan_v); };
-    auto check_info = [&](Row& r) {
-      for (int v : info.to_host())
-        if (v != 0 && r.info_failures++ == 0) r.first_bad_info = v;
-    };
-    auto solve_residual = [&](Row& r, const std::string& from) {
-      const auto hx = x.to_host();
-      double worst = 0;
-#pragma omp parallel for schedule(static) reduction(max : worst)
-      for (index_t k = 0; k < count; ++k) {
-        const double res = block_residual(m.a.data() + m.mat_off[k], m.n[k], hb.data() + m.row_off[k],
-                                          hx.data() + m.row_off[k]);
-        worst = std::max(worst, std::isnan(res) ? INFINITY : res);
-      }
-      r.residual = worst, r.residual_blocks = count, r.residual_from = from.empty() ? "x of this call" : from;
-    };
-    auto inverse_residual = [&](Row& r) {  // the sampled blocks of the inverses in `work` (only those downloaded)
-      double worst = 0;
-      long long checked = 0;
-      for (const auto& [first, last] : sample_ranges(count)) {
-        std::vector<double> inv(static_cast<std::size_t>(m.mat_off[last] - m.mat_off[first]));
-        e_->copy_to_host(inv.data(), work.data() + m.mat_off[first], inv.size() * sizeof(double));
-        for (index_t k = first; k < last; ++k) {
-          const int n = m.n[k];
-          const double* Ai = inv.data() + (m.mat_off[k] - m.mat_off[first]);
-          std::vector<double> xs(static_cast<std::size_t>(n));
-          for (int i = 0; i < n; ++i) {
-            double v = 0;
-            for (int j = 0; j < n; ++j) v += Ai[size64_t(i) * n + j] * hb[m.row_off[k] + j];
-            xs[i] = v;
-          }
-          const double res = block_residual(m.a.data() + m.mat_off[k], n, hb.data() + m.row_off[k], xs.data());
-          worst = std::max(worst, std::isnan(res) ? INFINITY : res);
-          ++checked;
-        }
-      }
-      r.residual = worst, r.residual_blocks = checked;
-      r.residual_from = "host x = A^{-1} b from the downloaded inverses";
-    };
-    if (hi <= kernels::batched_gh_max_size) {
-      for (const auto storage : {kernels::GhStorage::standard, kernels::GhStorage::transposed}) {
-        const bool tr = storage == kernels::GhStorage::transposed;
-        add(tr ? "gh_factor_t" : "gh_factor", Op::factor, timed([&] {
-          kernels::cuda::gauss_huard_factor(s, L, work.data(), perm.data(), info.data(), storage);
-        }, refresh_work, poison_info));
-        check_info(rows.back());
-        Row& v = add(tr ? "gh_solve_t" : "gh_solve", Op::solve, timed([&] {
-          kernels::cuda::gauss_huard_solve(s, L, work.data(), perm.data(), storage, b.data(), x.data());
-        }, nothing, poison_x));
-        solve_residual(v, "");
-        Row& f = rows[rows.size() - 2];
-        f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
-      }
-      Row& g = add("gje_invert", Op::invert,
-                   timed([&] { kernels::cuda::gauss_jordan_invert(s, L, work.data(), info.data()); }, refresh_work,
-                         poison_info));
-      check_info(g);
-      inverse_residual(g);
-      Row& a = add("block_diag_gemv", Op::apply,
-                   timed([&] { kernels::cuda::block_diag_gemv(s, L, work.data(), b.data(), x.data()); }, nothing,
-                         poison_x));
-      solve_residual(a, "");
-    }
-    add("lu_factor", Op::factor,
-        timed([&] { kernels::cuda::lu_factor(s, L, work.data(), perm.data(), info.data()); }, refresh_work,
-              poison_info));
-    check_info(rows.back());
-    Row& v = add("lu_solve", Op::solve,
-                 timed([&] { kernels::cuda::lu_solve(s, L, work.data(), perm.data(), b.data(), x.data()); }, nothing,
-                       poison_x));
-    solve_residual(v, "");
-    Row& f = rows[rows.size() - 2];
-    f.residual = v.residual, f.residual_blocks = v.residual_blocks, f.residual_from = v.variant;
+    if (hi <= kernels::batched_gh_max_size) gh_rows(h, d, L, add, rows);
+    lu_rows(h, d, L, add, rows);
+    for (auto& r : rows)
+      if (r.residual_from.empty()) r.residual_from = "x of this call";
     return rows;
   }
 
