@@ -132,10 +132,7 @@ void check_isai_substitute(const IsaiBlockPattern& p, const BlockValuesView<cons
   if (p.kind != IsaiKind::unit_block_lower && p.kind != IsaiKind::block_upper)
     throw std::invalid_argument(std::string(fn) + ": only the block ILU(0) factors' kinds (unit_block_lower, "
                                 "block_upper) are block triangular");
-  if (F.nrows != p.nrows || F.bs != p.bs)
-    throw std::invalid_argument(std::string(fn) + ": F has " + std::to_string(F.nrows) + " block rows of size " +
-                                std::to_string(F.bs) + ", the pattern " + std::to_string(p.nrows) + " of size " +
-                                std::to_string(p.bs));
+  check_values(p, F, fn);
   if (F.storage != BlockStorage::bsr) throw std::invalid_argument(std::string(fn) + ": F must be in BSR storage");
   if (p.kind == IsaiKind::block_upper && dinv == nullptr && p.nrows > 0)
     throw std::invalid_argument(std::string(fn) + ": block_upper needs the inverted diagonal blocks (dinv)");
