@@ -50,6 +50,9 @@ int ilu0_factor(const IluSchedule& s, CsrView<double> A);
 // x = L^{-1} b (unit lower part of LU) and x = U^{-1} b; x may alias b.
 void ilu0_lower_solve(const IluSchedule& s, CsrView<const double> LU, const double* b, double* x);
 void ilu0_upper_solve(const IluSchedule& s, CsrView<const double> LU, const double* b, double* x);
+// The pivot check of ilu0_factor on factors computed elsewhere (cuSPARSE's csrilu02, which flags only
+// exact zeros): 0, or i + 1 for the first row i whose u_ii (LU.val[s.diag[i]]) is zero or not finite.
+int ilu0_check_pivots(const IluSchedule& s, CsrView<const double> LU);
 }  // namespace cpu
 
 namespace cuda {
@@ -63,6 +66,8 @@ struct IluDeviceSchedule {
 // Same operations on device memory, asynchronous on `s`. `info` (device, one int) receives 0 or
 // the smallest i + 1 whose pivot is zero or not finite (cpu::ilu0_factor's value).
 void ilu0_factor(stream_t s, const IluDeviceSchedule& sched, CsrView<double> A, int* info);
+// cpu::ilu0_check_pivots on device memory: `info` (device, one int) receives its value.
+void ilu0_check_pivots(stream_t s, const IluDeviceSchedule& sched, CsrView<const double> LU, int* info);
 // x must not alias b.
 void ilu0_lower_solve(stream_t s, const IluDeviceSchedule& sched, CsrView<const double> LU, const double* b,
                       double* x);

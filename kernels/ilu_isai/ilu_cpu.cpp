@@ -114,6 +114,16 @@ int ilu0_factor(const IluSchedule& s, CsrView<double> A)
   return info;
 }
 
+int ilu0_check_pivots(const IluSchedule& s, CsrView<const double> LU)
+{
+  check_size(s, LU, "ilu0_check_pivots");
+  for (index_t i = 0; i < LU.n; ++i) {
+    const double u = LU.val[s.diag[i]];
+    if (u == 0.0 || !std::isfinite(u)) return i + 1;
+  }
+  return 0;
+}
+
 void ilu0_lower_solve(const IluSchedule& s, CsrView<const double> LU, const double* b, double* x)
 {
   check_size(s, LU, "ilu0_lower_solve");

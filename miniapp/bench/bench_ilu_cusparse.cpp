@@ -2,6 +2,7 @@
 #include "miniapp/bench/bench_ilu_cusparse.hpp"
 
 #include "kernels/spmv/bsr_to_csr.hpp"
+#include "linalg/preconditioners/ilu0/cusparse_ilu0.hpp"
 #include "miniapp/bench/bench_common.hpp"
 
 #include <cusparse.h>
@@ -28,11 +29,9 @@ struct CusparseIlu::Impl {
   Array<double> lu_val;  // factor storage
   std::vector<index_t> host_row_ptr;  // block rows (BSR) for factors_as_csr
   Array<char> ilu_buf, l_buf, u_buf;
-  // csrilu02 / SpSV
-  csrilu02Info_t csr_info = nullptr;
+  // csrilu02 / SpSV: the product's (linalg/preconditioners/ilu0/cusparse_ilu0.hpp) on the expansion
+  std::unique_ptr<CusparseCsrIlu0> csr;
   cusparseMatDescr_t descr = nullptr;
-  cusparseSpMatDescr_t mat_l = nullptr, mat_u = nullptr;
-  cusparseSpSVDescr_t sv_l = nullptr, sv_u = nullptr;
   // bsrilu02 / bsrsv2
   bsrilu02Info_t bsr_info = nullptr;
   bsrsv2Info_t bsv_l = nullptr, bsv_u = nullptr;
@@ -85,48 +84,14 @@ struct CusparseIlu::Impl {
       BLOCKRES_CUSPARSE_CHECK(cusparseDbsrilu02(handle, dir, rows, nnz, descr, lu_val.data(), row_ptr(), col(), bs,
                                                 bsr_info, policy, ilu_buf.data()));
     else
-      BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02(handle, rows, nnz, descr, lu_val.data(), row_ptr(), col(), csr_info,
-                                                policy, ilu_buf.data()));
+      csr->factor();
   }
 
   void setup_csr()
   {
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsrilu02Info(&csr_info));
-    int bytes = 0;
-    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02_bufferSize(handle, rows, nnz, descr, lu_val.data(), row_ptr(), col(),
-                                                         csr_info, &bytes));
-    ilu_buf = buffer(e, std::size_t(bytes));
-    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02_analysis(handle, rows, nnz, descr, lu_val.data(), row_ptr(), col(),
-                                                       csr_info, policy, ilu_buf.data()));
-    factor();  // the SpSV analysis below sees the factors
-    auto make = [&](cusparseSpMatDescr_t& mat, cusparseFillMode_t fill, cusparseDiagType_t diag) {
-      BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&mat, rows, rows, nnz, const_cast<index_t*>(row_ptr()),
-                                                const_cast<index_t*>(col()), lu_val.data(), CUSPARSE_INDEX_32I,
-                                                CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpMatSetAttribute(mat, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof(fill)));
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpMatSetAttribute(mat, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof(diag)));
-    };
-    make(mat_l, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT);
-    make(mat_u, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT);
-    Array<double> x(e, rows), y(e, rows);
-    cusparseDnVecDescr_t vx, vy;
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vx, rows, x.data(), CUDA_R_64F));
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vy, rows, y.data(), CUDA_R_64F));
-    const double one = 1.0;
-    auto analyse = [&](cusparseSpMatDescr_t mat, cusparseSpSVDescr_t& sv, Array<char>& buf) {
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_createDescr(&sv));
-      std::size_t bytes = 0;
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, vy,
-                                                      CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv, &bytes));
-      buf = buffer(e, bytes);
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_analysis(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, vy,
-                                                    CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv, buf.data()));
-    };
-    analyse(mat_l, sv_l, l_buf);
-    analyse(mat_u, sv_u, u_buf);
+    csr = std::make_unique<CusparseCsrIlu0>(e, rows, nnz, csr_row_ptr.data(), csr_col.data(), lu_val.data());
+    factor();
     e->synchronize();
-    cusparseDestroyDnVec(vx);
-    cusparseDestroyDnVec(vy);
   }
 
   void setup_bsr()
@@ -171,27 +136,12 @@ struct CusparseIlu::Impl {
                                                     z.data(), policy, u_buf.data()));
       return;
     }
-    const int n = rows;
-    cusparseDnVecDescr_t vr, vt, vz;
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vr, n, const_cast<double*>(r.data()), CUDA_R_64F));
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vt, n, t.data(), CUDA_R_64F));
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vz, n, z.data(), CUDA_R_64F));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_solve(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_l, vr, vt,
-                                               CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv_l));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_solve(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_u, vt, vz,
-                                               CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv_u));
-    cusparseDestroyDnVec(vr);
-    cusparseDestroyDnVec(vt);
-    cusparseDestroyDnVec(vz);
+    csr->solve(kernels::Triangle::unit_lower, r.data(), t.data());
+    csr->solve(kernels::Triangle::upper, t.data(), z.data());
   }
 
   ~Impl()
   {
-    if (sv_l) cusparseSpSV_destroyDescr(sv_l);
-    if (sv_u) cusparseSpSV_destroyDescr(sv_u);
-    if (mat_l) cusparseDestroySpMat(mat_l);
-    if (mat_u) cusparseDestroySpMat(mat_u);
-    if (csr_info) cusparseDestroyCsrilu02Info(csr_info);
     if (bsr_info) cusparseDestroyBsrilu02Info(bsr_info);
     if (bsv_l) cusparseDestroyBsrsv2Info(bsv_l);
     if (bsv_u) cusparseDestroyBsrsv2Info(bsv_u);
@@ -210,8 +160,8 @@ void CusparseIlu::factor() { impl_->factor(); }
 int CusparseIlu::zero_pivot()
 {
   int pos = -1;
-  const cusparseStatus_t st = impl_->block ? cusparseXbsrilu02_zeroPivot(impl_->handle, impl_->bsr_info, &pos)
-                                           : cusparseXcsrilu02_zeroPivot(impl_->handle, impl_->csr_info, &pos);
+  if (!impl_->block) return impl_->csr->zero_pivot();
+  const cusparseStatus_t st = cusparseXbsrilu02_zeroPivot(impl_->handle, impl_->bsr_info, &pos);
   if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
   return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
 }

@@ -68,16 +68,20 @@ constexpr const char* matrix_text =
     "run DECK --write-jacobian FILE', values as stored.";
 constexpr const char* timing_text =
     "CUDA events on the executor's stream, median / min / max of --reps calls after --warmup untimed ones, no L2 "
-    "scrub. ilu0 setup (ours): Ilu0Preconditioner::setup with exact solves after its first (symbolic) call: BSR -> "
-    "CSR expansion, level-scheduled factorisation, one device->host copy of the pivot status. csrilu02 / bsrilu02: "
+    "scrub. ilu0 setup (ours): Ilu0Preconditioner::setup with exact solves and implementation = \"blockres\" (the "
+    "project's kernels) after its first (symbolic) call: BSR -> CSR expansion, level-scheduled factorisation, one "
+    "device->host copy of the pivot status. ilu0 setup (automatic): the same with the ilu0 preset as a deck gets "
+    "it (implementation = \"automatic\": cuSPARSE csrilu02 on CUDA since issue 31, plus the pivot check and the "
+    "same device->host copy), its apply the SpSV solves. csrilu02 / bsrilu02: "
     "the numeric factorisation alone (analysis done once, the values restored before each call outside the "
     "events). isai generation: Ilu0Preconditioner::regenerate_isai (both factors' M from the current factors, no "
-    "synchronisation inside); overhead = generation / ilu0 setup (ours). general isai setup: "
+    "synchronisation inside); overhead = generation / ilu0 setup (automatic). general isai setup: "
     "IsaiPreconditioner::setup (scalar view: plus the BSR -> CSR expansion; one device->host copy of the status). "
     "apply: Preconditioner::apply (z = M^{-1} r); cuSPARSE: SpSV (CSR) or bsrsv2 (BSR) with L then U on "
     "cuSPARSE's own factors (analysis once). first_ms: the first setup (symbolic + numeric) on the host clock. The "
     "checked outputs (our factors, the ISAI matrices, every apply's z) are poisoned (NaN) before the last timed call, "
-    "so each check reads that call's result. Ratios: ISAI generation / our ILU(0) setup and / the fastest cuSPARSE "
+    "so each check reads that call's result. Ratios: cuSPARSE and automatic / ours (the project's kernels); ISAI "
+    "generation / the automatic ILU(0) setup and / the fastest cuSPARSE "
     "ILU(0) factorisation (csrilu02, bsrilu02); ISAI application against the fastest exact triangular solve measured "
     "(ours, SpSV on csrilu02's factors, bsrsv2 on bsrilu02's; a cuSPARSE solve counts only when its z agrees with "
     "ours to 1e-8).";
@@ -97,7 +101,8 @@ constexpr const char* solve_text =
     "ISAI(k) and the general ISAI(k), each a set of the deck's [solver.linear.preconditioner] keys read as a deck "
     "is (each row's preconditioner_toml), and cuSPARSE's ILU(0) with SpSV solves (cusparse_ilu0).";
 constexpr const char* verification_text =
-    "kernels: our ILU(0) factors against csrilu02's, and our exact application against SpSV's on the same "
+    "kernels: our ILU(0) factors against csrilu02's and the automatic ones, and our exact application against "
+    "SpSV's and the automatic one on the same "
     "right-hand side, normwise relative difference <= 1e-10 (bsrilu02 / bsrsv2 reported for information); every "
     "ISAI matrix generated on the GPU against its CPU reference (kernels::cpu::isai_generate or "
     "isai_block_generate on the same factors / values), normwise relative difference <= 1e-11; every ISAI "
@@ -316,8 +321,11 @@ class Problem {
       if (!st.ok) throw std::runtime_error(fmt::format("{}: {} setup failed: {}", m_.name, P.name(), st.message));
     };
 
-    // ILU(0) with exact solves (the ilu0 preset): setup, apply; cuSPARSE factor + solves.
-    const bench::BenchPreconditioner ilu0 = bench::preconditioner_preset("ilu0");
+    // ILU(0) with exact solves by the project's kernels (the ilu0 preset with implementation = "blockres"):
+    // setup, apply; then cuSPARSE's factor + solves against them, per block size (issue 31 item 5), and
+    // the preset as a deck gets it (implementation = "automatic": cuSPARSE on CUDA since issue 31).
+    const bench::BenchPreconditioner ilu0 =
+        bench::read_bench_preconditioner("ilu0 (blockres kernels)", R"(type = "ilu0", implementation = "blockres")");
     Ilu0Preconditioner exact(e_, options_as<Ilu0Options>(ilu0.spec));
     KernelRow setup = row("ilu0_setup", "ours");
     setup.toml = ilu0.toml;
@@ -326,7 +334,7 @@ class Problem {
     setup.t = time_on_stream(s, W, R, [&] { (void)exact.setup(A_); }, [] {}, [&] {
       BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(lu.val), 0xff, size64_t(exact.factor_nnz()) * sizeof(double), s));
     });
-    const double ilu_ms = setup.t.median_ms;
+    const double ours_ilu_ms = setup.t.median_ms;
     std::vector<double> lu_host(static_cast<std::size_t>(exact.factor_nnz()));
     BLOCKRES_CUDA_CHECK(cudaMemcpy(lu_host.data(), lu.val, lu_host.size() * sizeof(double), cudaMemcpyDeviceToHost));
     std::vector<index_t> lu_row_ptr(static_cast<std::size_t>(lu.n) + 1), lu_col(lu_host.size());
@@ -372,7 +380,7 @@ class Problem {
       cusparse_factor_ms.push_back(f.t.median_ms);
       if (const int zp = cus.zero_pivot(); zp >= 0)
         log(fmt::format("  note: {} reports a zero pivot at row {}", fname, zp));
-      f.ratio = f.t.median_ms / ilu_ms, f.ratio_of = "cusparse / ours";
+      f.ratio = f.t.median_ms / ours_ilu_ms, f.ratio_of = "cusparse / ours";
       f.error = rel_diff(lu_host, cus.factors_as_csr());
       f.tolerance = block ? nan_v : ilu_tol;
       rows.push_back(f);
@@ -387,6 +395,35 @@ class Problem {
     }
     rows.insert(rows.begin(), setup);
     rows.push_back(apply_exact);
+
+    // The preset as a deck gets it (implementation = "automatic"): its setup and exact application, checked
+    // against our kernels' application, as ratios of ours.
+    const bench::BenchPreconditioner ilu0_auto = bench::preconditioner_preset("ilu0");
+    Ilu0Preconditioner automatic(e_, options_as<Ilu0Options>(ilu0_auto.spec));
+    KernelRow auto_setup = row("ilu0_setup", "automatic");
+    auto_setup.toml = ilu0_auto.toml;
+    first_setup(automatic, auto_setup.first_ms);
+    const auto alu = automatic.factors();
+    auto_setup.t = time_on_stream(s, W, R, [&] { (void)automatic.setup(A_); }, [] {}, [&] {
+      BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(alu.val), 0xff, size64_t(automatic.factor_nnz()) * sizeof(double), s));
+    });
+    auto_setup.ratio = auto_setup.t.median_ms / ours_ilu_ms, auto_setup.ratio_of = "automatic / ours";
+    {
+      std::vector<double> a(lu_host.size());
+      BLOCKRES_CUDA_CHECK(cudaMemcpy(a.data(), alu.val, a.size() * sizeof(double), cudaMemcpyDeviceToHost));
+      auto_setup.error = rel_diff(lu_host, a), auto_setup.tolerance = ilu_tol;
+    }
+    KernelRow auto_apply = row("apply", "ilu0 exact (automatic)");
+    auto_apply.toml = ilu0_auto.toml;
+    auto_apply.t = benchutil::time_checked(s, W, R, [&] { automatic.apply(b_, z2_); }, [&] { fill(z2_, nan_v); });
+    auto_apply.ratio = auto_apply.t.median_ms / apply_exact.t.median_ms, auto_apply.ratio_of = "automatic / ours exact";
+    auto_apply.error = rel_diff(z_exact, z2_.to_host()), auto_apply.tolerance = ilu_tol;
+    log(fmt::format("  {}: implementation \"automatic\" is {}: setup {:.2f}x, exact apply {:.2f}x the time of our kernels",
+                    m_.name, automatic.name(), auto_setup.ratio, auto_apply.ratio));
+    rows.push_back(auto_setup);
+    rows.push_back(auto_apply);
+    exact_solves.push_back({auto_apply.variant, auto_apply.t, auto_apply.error <= exact_agree_tol ? 0.0 : auto_apply.error, {}});
+    const double ilu_ms = auto_setup.t.median_ms;  // what a deck's ILU(0) setup costs: the ISAI rows' reference
     const auto exact_verdict = bench::judge_baselines(exact_solves, 0.0);
     const bench::Baseline& fastest_exact = exact_solves[static_cast<std::size_t>(std::max(0, exact_verdict.fastest))];
     const double cus_ilu_ms =
@@ -412,7 +449,7 @@ class Problem {
           for (kernels::Triangle tri : {kernels::Triangle::unit_lower, kernels::Triangle::upper})
             fill(const_cast<BsrMatrix*>(P.isai_matrix(tri))->values(), nan_v);
         });
-        g.ratio = g.t.median_ms / ilu_ms, g.ratio_of = "generation / ilu0 setup";
+        g.ratio = g.t.median_ms / ilu_ms, g.ratio_of = "generation / ilu0 setup (automatic)";
         g.ratio2 = g.t.median_ms / cus_ilu_ms, g.ratio2_of = "generation / fastest cuSPARSE ilu0";
         g.error = 0, g.tolerance = isai_tol;
         for (kernels::Triangle tri : {kernels::Triangle::unit_lower, kernels::Triangle::upper}) {

@@ -342,6 +342,42 @@ TEST(Ilu0Cpu, BadPivotsReportTheFirstRow)
   }
 }
 
+TEST(Ilu0Cpu, CheckPivotsOfFactorsGivesTheFactorisationsInfo)
+{
+  // ilu0_check_pivots on finished factors (what the cuSPARSE path checks) reports the row ilu0_factor
+  // reported while factoring: dominant matrices (0) and the bad pivots above, each at its own row.
+  std::vector<Csr> cases{dominant(stencil_2d_pattern(7, 5)), dominant(random_pattern(101, 4)),
+                         dominant(random_bsr_pattern(55, 3, 3))};
+  {
+    Csr A = tridiagonal_pattern(5);
+    const double d[] = {2, 2.5, 2.5, 0.5, 2};
+    for (index_t i = 0; i < A.n; ++i)
+      for (index_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) A.val[p] = A.col[p] == i ? d[i] : 1.0;
+    cases.push_back(A);
+  }
+  {
+    Csr A = dominant(stencil_2d_pattern(9, 6));  // row 17 all zero: its l_ik are 0, so u_17,17 = 0 exactly
+    for (index_t p = A.row_ptr[17]; p < A.row_ptr[18]; ++p) A.val[p] = 0.0;
+    cases.push_back(A);
+  }
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
+    Csr A = dominant(stencil_2d_pattern(9, 6));
+    A.val[A.find(17, 17)] = bad;
+    cases.push_back(A);
+  }
+  int bad_cases = 0;
+  for (const Csr& A : cases) {
+    const IluSchedule s = schedule_of(A);
+    int info = -1;
+    const Csr F = factored(A, s, &info);
+    EXPECT_EQ(kc::ilu0_check_pivots(s, F.cview()), info);
+    bad_cases += info != 0;
+  }
+  EXPECT_EQ(bad_cases, 4);  // the tridiagonal case, the zero row and the two poisoned pivots
+  const Csr E;
+  EXPECT_EQ(kc::ilu0_check_pivots(schedule_of(E), E.cview()), 0);
+}
+
 TEST(Ilu0Cpu, EmptyMatrixAndMismatchedSchedule)
 {
   Csr E;  // n = 0

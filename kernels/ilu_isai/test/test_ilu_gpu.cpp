@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -167,6 +169,46 @@ TEST(Ilu0Gpu, BadPivotInfoMatchesCpu)
   EXPECT_EQ(info.to_host()[0], 4);
   kg::ilu0_factor(gpu->stream(), dsg.view, dg.view(), info.data());
   EXPECT_EQ(info.to_host()[0], 0);
+}
+
+TEST(Ilu0Gpu, CheckPivotsMatchesCpu)
+{
+  // The pivot check alone (the cuSPARSE path's): random values on every test pattern, then zero, NaN and
+  // infinite diagonals at random rows (one, several, none), against the CPU twin; info starts as garbage.
+  auto gpu = Executor::create_cuda(0);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  const double poisons[] = {0.0, -0.0, nan_v, std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity()};
+  int bad_seen = 0;
+  for (auto& [what, A0] : gpu_matrices()) {
+    const IluSchedule s = schedule_of(A0);
+    DeviceSchedule ds(gpu, s);
+    for (int trial = 0; trial < 4; ++trial) {
+      Csr A = A0;
+      for (auto& v : A.val) v = u(rng());
+      const int nbad = trial == 0 ? 0 : trial;  // 0, 1, 2, 3 poisoned rows
+      for (int k = 0; k < nbad; ++k) {
+        const index_t r = std::uniform_int_distribution<index_t>(0, A.n - 1)(rng());
+        A.val[s.diag[r]] = poisons[std::uniform_int_distribution<int>(0, 4)(rng())];
+      }
+      DeviceCsr dA(gpu, A);
+      Array<int> info = upload(gpu, std::vector<int>{-777});
+      kg::ilu0_check_pivots(gpu->stream(), ds.view, dA.cview(), info.data());
+      const int expect = kc::ilu0_check_pivots(s, A.cview());
+      EXPECT_EQ(info.to_host()[0], expect) << what << " trial " << trial;
+      EXPECT_EQ(expect == 0, nbad == 0) << what << " trial " << trial;
+      bad_seen += expect != 0;
+    }
+  }
+  EXPECT_GT(bad_seen, 0);
+  Array<int> info = upload(gpu, std::vector<int>{5});
+  const Csr E;
+  const IluSchedule s0 = schedule_of(E);
+  DeviceSchedule ds0(gpu, s0);
+  DeviceCsr dE(gpu, E);
+  kg::ilu0_check_pivots(gpu->stream(), ds0.view, dE.cview(), info.data());
+  EXPECT_EQ(info.to_host()[0], 0);
+  EXPECT_THROW(kg::ilu0_check_pivots(gpu->stream(), ds0.view, dE.cview(), nullptr), std::invalid_argument);
 }
 
 TEST(Ilu0Gpu, EmptyMatrixAndArgumentChecks)

@@ -20,6 +20,9 @@ BlockIlu0Preconditioner::BlockIlu0Preconditioner(ExecPtr exec, Ilu0Options opt) 
   if (opt_.factor_sweeps < 0 || opt_.factor_sweeps > max_factor_sweeps)
     throw std::invalid_argument(
         fmt::format("block ILU(0): factor_sweeps {} is not in 0..{}", opt_.factor_sweeps, max_factor_sweeps));
+  if (opt_.implementation == IluImplementation::cusparse)
+    throw std::invalid_argument("block ILU(0): implementation = cusparse needs factor_view = scalar (cuSPARSE has no "
+                                "block ILU(0) with pivoted diagonal blocks)");
   if (opt_.trisolve == TriangularSolve::isai) {
     if (opt_.isai_power < 1 || opt_.isai_power > max_isai_power)
       throw std::invalid_argument(

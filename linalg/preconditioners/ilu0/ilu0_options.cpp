@@ -14,6 +14,10 @@ Ilu0Options read(deck::Section& p, const Ilu0Options& defaults)
   o.factor_view = p.choice("factor_view", defaults.factor_view, ilu_factor_view_names);
   o.trisolve = p.choice("trisolve", defaults.trisolve, triangular_solve_names);
   const bool block = o.factor_view == IluFactorView::block;
+  o.implementation = p.choice("implementation", defaults.implementation, ilu_implementation_names);
+  if (block && o.implementation == IluImplementation::cusparse)
+    p.bad(p.require("implementation"), "implementation",
+          "\"cusparse\" needs factor_view = \"scalar\" (cuSPARSE has no block ILU(0) with pivoted diagonal blocks)");
   if (!block) p.reject({"factor_sweeps"}, "factor_view = \"block\"");
   if (block) o.factor_sweeps = p.integer("factor_sweeps", defaults.factor_sweeps, between(0, max_factor_sweeps));
   if (!block || o.trisolve != TriangularSolve::isai) {

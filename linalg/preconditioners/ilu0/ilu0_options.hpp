@@ -36,6 +36,21 @@ inline constexpr auto ilu_factor_view_names =
     name_table<IluFactorView>({{IluFactorView::scalar, "scalar"}, {IluFactorView::block, "block"}});
 constexpr std::string_view to_string(IluFactorView v) { return ilu_factor_view_names.name(v); }
 
+// Whose code computes the scalar-view ILU(0) on the CUDA backend (the CPU backend always runs the
+// project's own; the block view has no library equivalent: cuSPARSE's bsrilu02 factors the diagonal
+// blocks without pivoting, which is the scalar view's preconditioner, not the block view's):
+//   automatic  cuSPARSE wherever it was measured faster (issue 31: the factorisation 1.5-12x and the
+//              exact solves 1.8-2.5x at every block size measured, bench isai), the project's kernels
+//              elsewhere: today cuSPARSE on CUDA for the scalar view, the project's for the block view;
+//   cusparse   csrilu02 and, for trisolve = "exact", SpSV (CUDA backend, scalar view only);
+//   blockres   the project's level-scheduled kernels (kernels/ilu_isai/ilu.hpp), as on the CPU.
+// Both compute the same factors up to rounding; zero and non-finite pivots fail the setup alike.
+enum class IluImplementation { automatic, cusparse, blockres };
+inline constexpr auto ilu_implementation_names = name_table<IluImplementation>(
+    {{IluImplementation::automatic, "automatic"}, {IluImplementation::cusparse, "cusparse"},
+     {IluImplementation::blockres, "blockres"}});
+constexpr std::string_view to_string(IluImplementation i) { return ilu_implementation_names.name(i); }
+
 constexpr int max_factor_sweeps = 64;
 constexpr int max_isai_sweeps = 16;
 
@@ -55,11 +70,12 @@ struct Ilu0Options {
   // factors (read by the sweeps' residuals) and of both ISAI matrices, made at every setup from the
   // fp64 ones and applied in fp64 arithmetic to fp64 vectors (4 instead of 8 bytes per value).
   StoragePrecision storage = StoragePrecision::fp64;
+  IluImplementation implementation = IluImplementation::automatic;
   bool operator==(const Ilu0Options&) const = default;
 };
 // In the order the deck reader checks that they apply.
 inline constexpr std::string_view ilu0_keys[] = {"trisolve",   "sweeps",    "factor_view", "factor_sweeps",
-                                                 "isai_power", "isai_view", "storage"};
+                                                 "isai_power", "isai_view", "storage",     "implementation"};
 // With factor_view = block, an ISAI triangular solve defaults to (and must have) the block view.
 Ilu0Options read(deck::Section& table, const Ilu0Options& defaults);
 // The scalar-view or the block-view ILU(0), by opt.factor_view.

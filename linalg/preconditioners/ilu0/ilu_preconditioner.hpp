@@ -1,4 +1,5 @@
-// ILU(0) preconditioner on the scalar view of a BSR matrix (kernels/ilu_isai/ilu.hpp), applied either by
+// ILU(0) preconditioner on the scalar view of a BSR matrix (kernels/ilu_isai/ilu.hpp; on CUDA by default
+// cuSPARSE's csrilu02 and SpSV, cusparse_ilu0.hpp, Ilu0Options::implementation), applied either by
 // exact (level-scheduled) triangular solves or by the ISAI of its factors (kernels/ilu_isai/isai.hpp) as
 // two sparse matrix-vector products, optionally refined by fixed-point sweeps.
 #pragma once
@@ -15,6 +16,8 @@ namespace blockres {
 // pattern, level schedule, ISAI patterns) runs once per matrix structure; the numeric part
 // (values, factorisation, ISAI generation) on every setup. A zero or non-finite pivot fails the
 // setup with a message naming the block row and component.
+class CusparseCsrIlu0;
+
 class Ilu0Preconditioner final : public Ilu0Base {
  public:
   explicit Ilu0Preconditioner(ExecPtr exec, Ilu0Options opt = {});
@@ -46,6 +49,8 @@ class Ilu0Preconditioner final : public Ilu0Base {
   Array<index_t> block_row_ptr_, block_col_;                // block view: A's block pattern
   std::unique_ptr<IsaiMatrix> block_lower_, block_upper_;  //   and the ISAI matrices
   mutable Vector t_, w_;
+  bool use_cusparse_ = false;                  // CUDA with implementation cusparse or automatic
+  std::unique_ptr<CusparseCsrIlu0> cusparse_;  //   its factorisation and solves on lu_*_
 };
 
 }  // namespace blockres

@@ -824,6 +824,23 @@ TEST_F(DeckTest, IluFactorView)
                     k + "factor_sweeps", "factor_sweeps");
   expect_edit_error("dt_initial = 0.5", pre + "type = \"block_jacobi\"\nfactor_sweeps = 1", k + "factor_sweeps",
                     "factor_sweeps");
+  // Whose code factors (issue 31 item 5): automatic by default, kept in the resolved deck; cuSPARSE only
+  // for the scalar view; anything else names the key.
+  EXPECT_EQ(options_as<Ilu0Options>(d.linear.preconditioner).implementation, IluImplementation::automatic);
+  const RunConfig c = load_deck(write(edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nimplementation = \"cusparse\"")));
+  EXPECT_EQ(options_as<Ilu0Options>(c.linear.preconditioner).implementation, IluImplementation::cusparse);
+  EXPECT_EQ(options_as<Ilu0Options>(load_deck(write(c.resolved_toml, "resolved_c.toml")).linear.preconditioner)
+                .implementation,
+            IluImplementation::cusparse);
+  const RunConfig o = load_deck(write(
+      edit(kDeck, "dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\nimplementation = \"blockres\"")));
+  EXPECT_EQ(options_as<Ilu0Options>(o.linear.preconditioner).implementation, IluImplementation::blockres);
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"block\"\nimplementation = \"cusparse\"",
+                    k + "implementation", "implementation");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nimplementation = \"cublas\"", k + "implementation",
+                    "implementation");
+  expect_edit_error("dt_initial = 0.5", pre + "type = \"block_jacobi\"\nimplementation = \"cusparse\"",
+                    k + "implementation", "implementation");
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = \"blocks\"", k + "factor_view",
                     "factor_view");
   expect_edit_error("dt_initial = 0.5", pre + "type = \"ilu0\"\nfactor_view = 1", k + "factor_view", "factor_view");

@@ -128,6 +128,19 @@ TEST(Ilu0Preconditioner, OptionsAreChecked)
   ASSERT_TRUE(M.setup(A).ok);
   Vector r(e, 9), z(e, 9);
   EXPECT_THROW(M.apply(r, z), std::invalid_argument);
+  // cuSPARSE is a CUDA implementation and has no block view; on the CPU "automatic" and "blockres" are ours.
+  Ilu0Options cus;
+  cus.implementation = IluImplementation::cusparse;
+  EXPECT_THROW(Ilu0Preconditioner(e, cus), std::invalid_argument);
+  cus.factor_view = IluFactorView::block;
+  EXPECT_THROW(make_preconditioner(e, cus), std::invalid_argument);
+  for (auto impl : {IluImplementation::automatic, IluImplementation::blockres}) {
+    Ilu0Options o;
+    o.implementation = impl;
+    Ilu0Preconditioner P(e, o);
+    EXPECT_EQ(P.name(), "ilu0(exact triangular solves)");
+    ASSERT_TRUE(P.setup(A).ok);
+  }
 }
 
 // The block view solves one system with bs right-hand sides per block column instead of one per

@@ -1,0 +1,155 @@
+// cuSPARSE's scalar ILU(0) and triangular solves (see cusparse_ilu0.hpp).
+#include "linalg/preconditioners/ilu0/cusparse_ilu0.hpp"
+
+
+#if BLOCKRES_HAVE_CUDA
+#include "kernels/cuda_check.hpp"
+#include "linalg/array.hpp"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+
+// csrilu02 is deprecated (and still shipped) in CUDA 13, with no replacement in the generic API: its
+// deprecation warnings are expected in this file and nowhere else.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace blockres {
+
+namespace {
+
+// Device scratch of at least 8 bytes (cuSPARSE rejects null buffers of size 0), through the executor's
+// allocation (so a device that cannot hold it says what was needed and free).
+Array<char> buffer(const ExecPtr& e, std::size_t bytes) { return Array<char>(e, size64_t(std::max<std::size_t>(bytes, 8))); }
+
+}  // namespace
+
+struct CusparseCsrIlu0::Impl {
+  static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
+  ExecPtr e;
+  index_t n, nnz;
+  const index_t* row_ptr;
+  const index_t* col;
+  double* val;
+  cusparseHandle_t handle = nullptr;
+  cusparseMatDescr_t descr = nullptr;
+  csrilu02Info_t info = nullptr;
+  cusparseSpMatDescr_t mat_l = nullptr, mat_u = nullptr;
+  cusparseSpSVDescr_t sv_l = nullptr, sv_u = nullptr;
+  // Vector descriptors whose pointers each solve sets (host-side only, so solves can be recorded).
+  cusparseDnVecDescr_t vb = nullptr, vx = nullptr;
+  Array<char> ilu_buf, l_buf, u_buf;
+  Array<double> vec_buf;
+
+  Impl(const ExecPtr& exec, index_t rows, index_t entries, const index_t* rp, const index_t* c, double* v)
+      : e(exec), n(rows), nnz(entries), row_ptr(rp), col(c), val(v)
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, e->stream()));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&descr));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsrilu02Info(&info));
+    int bytes = 0;
+    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02_bufferSize(handle, n, nnz, descr, val, row_ptr, col, info, &bytes));
+    ilu_buf = buffer(e, std::size_t(std::max(bytes, 0)));
+    BLOCKRES_CUSPARSE_CHECK(
+        cusparseDcsrilu02_analysis(handle, n, nnz, descr, val, row_ptr, col, info, policy, ilu_buf.data()));
+    auto make = [&](cusparseSpMatDescr_t& mat, cusparseFillMode_t fill, cusparseDiagType_t diag) {
+      BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&mat, n, n, nnz, const_cast<index_t*>(row_ptr),
+                                                const_cast<index_t*>(col), val, CUSPARSE_INDEX_32I,
+                                                CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpMatSetAttribute(mat, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof(fill)));
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpMatSetAttribute(mat, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof(diag)));
+    };
+    make(mat_l, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT);
+    make(mat_u, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT);
+    // The analysis needs vectors of the right size: two of n doubles, kept as the descriptors' initial
+    // pointers (every solve points them at its own b and x).
+    vec_buf = Array<double>(e, 2 * size64_t(std::max<index_t>(n, 1)));
+    double* tmp = vec_buf.data();
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vb, n, tmp, CUDA_R_64F));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateDnVec(&vx, n, tmp + std::max<index_t>(n, 1), CUDA_R_64F));
+    const double one = 1.0;
+    auto analyse = [&](cusparseSpMatDescr_t mat, cusparseSpSVDescr_t& sv, Array<char>& buf) {
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_createDescr(&sv));
+      std::size_t b = 0;
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vb, vx,
+                                                      CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv, &b));
+      buf = buffer(e, b);
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_analysis(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vb, vx,
+                                                    CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv, buf.data()));
+    };
+    analyse(mat_l, sv_l, l_buf);
+    analyse(mat_u, sv_u, u_buf);
+    e->synchronize();
+  }
+
+  void factor()
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02(handle, n, nnz, descr, val, row_ptr, col, info, policy, ilu_buf.data()));
+    // The solves' analysis may keep what it read of the values: hand them the new factors.
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(handle, sv_l, val, CUSPARSE_SPSV_UPDATE_GENERAL));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(handle, sv_u, val, CUSPARSE_SPSV_UPDATE_GENERAL));
+  }
+
+  void solve(kernels::Triangle tri, const double* b, double* x) const
+  {
+    const double one = 1.0;
+    const bool lower = tri == kernels::Triangle::unit_lower;
+    BLOCKRES_CUSPARSE_CHECK(cusparseDnVecSetValues(vb, const_cast<double*>(b)));
+    BLOCKRES_CUSPARSE_CHECK(cusparseDnVecSetValues(vx, x));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_solve(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, lower ? mat_l : mat_u,
+                                               vb, vx, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, lower ? sv_l : sv_u));
+  }
+
+  ~Impl()
+  {
+    if (vb) cusparseDestroyDnVec(vb);
+    if (vx) cusparseDestroyDnVec(vx);
+    if (sv_l) cusparseSpSV_destroyDescr(sv_l);
+    if (sv_u) cusparseSpSV_destroyDescr(sv_u);
+    if (mat_l) cusparseDestroySpMat(mat_l);
+    if (mat_u) cusparseDestroySpMat(mat_u);
+    if (info) cusparseDestroyCsrilu02Info(info);
+    if (descr) cusparseDestroyMatDescr(descr);
+    if (handle) cusparseDestroy(handle);
+  }
+};
+
+CusparseCsrIlu0::CusparseCsrIlu0(const ExecPtr& e, index_t n, index_t nnz, const index_t* row_ptr,
+                                 const index_t* col, double* val)
+    : impl_(std::make_unique<Impl>(e, n, nnz, row_ptr, col, val))
+{
+}
+CusparseCsrIlu0::~CusparseCsrIlu0() = default;
+void CusparseCsrIlu0::factor() { impl_->factor(); }
+void CusparseCsrIlu0::solve(kernels::Triangle tri, const double* b, double* x) const { impl_->solve(tri, b, x); }
+
+int CusparseCsrIlu0::zero_pivot() const
+{
+  int pos = -1;
+  const cusparseStatus_t st = cusparseXcsrilu02_zeroPivot(impl_->handle, impl_->info, &pos);
+  if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
+  return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
+}
+
+}  // namespace blockres
+
+#else  // a build without CUDA: nothing can construct one (Ilu0Preconditioner asks for it on CUDA only)
+
+#include <stdexcept>
+
+namespace blockres {
+struct CusparseCsrIlu0::Impl {};
+CusparseCsrIlu0::CusparseCsrIlu0(const ExecPtr&, index_t, index_t, const index_t*, const index_t*, double*)
+{
+  throw std::logic_error("cuSPARSE ILU(0): this build has no CUDA");
+}
+CusparseCsrIlu0::~CusparseCsrIlu0() = default;
+void CusparseCsrIlu0::factor() {}
+void CusparseCsrIlu0::solve(kernels::Triangle, const double*, double*) const {}
+int CusparseCsrIlu0::zero_pivot() const { return -1; }
+}  // namespace blockres
+#endif

@@ -1,0 +1,48 @@
+// cuSPARSE's scalar ILU(0) (csrilu02) and its exact triangular solves (cusparseSpSV) on CSR arrays the
+// caller owns: the CUDA implementation of the scalar-view ILU(0) (Ilu0Preconditioner) wherever it was
+// measured faster than the project's level-scheduled kernels (issue 31 item 5: every block size measured,
+// inputs/README.md "implementation"), and `blockres bench isai`'s library baseline.
+//
+// The same algorithm as kernels/ilu_isai/ilu.hpp (IKJ ILU(0) without pivoting, fill restricted to A's
+// pattern, L unit lower in the strictly lower entries, U in the diagonal and upper ones), so the two
+// implementations agree to rounding (their accumulation orders differ). csrilu02 flags only exact zero
+// pivots: Ilu0Preconditioner checks every pivot for zero or non-finite values itself
+// (kernels::cuda::ilu0_check_pivots), so both implementations report the same row.
+// csrilu02 is deprecated in CUDA 13 (and still shipped; cuSPARSE has no generic-API ILU(0)): the CPU
+// backend and `implementation = "blockres"` keep the project's own kernels.
+#pragma once
+
+#include "kernels/common.hpp"
+#include "linalg/executor.hpp"
+#include "kernels/ilu_isai/isai.hpp"  // Triangle
+
+#include <memory>
+
+namespace blockres {
+
+class CusparseCsrIlu0 {
+ public:
+  // A n x n CSR matrix on the CUDA executor e (its stream runs every call): 32-bit indices, zero-based, columns sorted and unique in each row
+  // with the diagonal present (kernels::ilu_schedule's checks). The arrays must outlive this object; the
+  // analysis of both the factorisation and the two triangular solves runs here, once per pattern, with
+  // whatever `val` holds (only the pattern is analysed).
+  CusparseCsrIlu0(const ExecPtr& e, index_t n, index_t nnz, const index_t* row_ptr, const index_t* col, double* val);
+  ~CusparseCsrIlu0();
+  CusparseCsrIlu0(const CusparseCsrIlu0&) = delete;
+  CusparseCsrIlu0& operator=(const CusparseCsrIlu0&) = delete;
+
+  // In place ILU(0) of val, asynchronous; the triangular solves then use the new factors.
+  void factor();
+  // x = L^{-1} b (tri = unit_lower) or x = U^{-1} b (tri = upper) with the last factors; x must not alias b.
+  // Asynchronous; no allocation, so it may be recorded into a CUDA graph.
+  void solve(kernels::Triangle tri, const double* b, double* x) const;
+  // The structural or numerical (exactly zero) pivot cuSPARSE reported for the last factor(), -1 when none.
+  // Synchronises the stream.
+  int zero_pivot() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace blockres
