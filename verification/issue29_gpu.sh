@@ -93,7 +93,7 @@ for m in "$@"; do
         BLOCKRES_REQUIRE_GPU=1 $B/$t > $L/$(basename $t).log 2>&1; echo "== $t rc $?"; tail -1 $L/$(basename $t).log
       done
       J=/tmp/jac; mkdir -p $J
-      for d in quarter_five_spot_60x60x20 multicomponent_16; do
+      for d in quarter_five_spot_60x60x20; do
         $X run inputs/$d.toml --backend cuda --output /tmp/runs/jac --set output.vtk=false --write-jacobian $J/$d.h5 \
           > $L/jac_$d.log 2>&1; echo "== jacobian $d rc $?"
       done

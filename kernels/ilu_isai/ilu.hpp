@@ -50,9 +50,11 @@ int ilu0_factor(const IluSchedule& s, CsrView<double> A);
 // x = L^{-1} b (unit lower part of LU) and x = U^{-1} b; x may alias b.
 void ilu0_lower_solve(const IluSchedule& s, CsrView<const double> LU, const double* b, double* x);
 void ilu0_upper_solve(const IluSchedule& s, CsrView<const double> LU, const double* b, double* x);
-// The pivot check of ilu0_factor on factors computed elsewhere (cuSPARSE's csrilu02, which flags only
-// exact zeros): 0, or i + 1 for the first row i whose u_ii (LU.val[s.diag[i]]) is zero or not finite.
-int ilu0_check_pivots(const IluSchedule& s, CsrView<const double> LU);
+// The pivot check of ilu0_factor on factors computed elsewhere (cuSPARSE's csrilu02 / bsrilu02, which
+// flag only exact zeros): 0, or i + 1 for the first row i < n whose pivot u_ii = val[pivot_pos[i]] is
+// zero or not finite (pivot_pos: IluSchedule::diag for CSR factors, the diagonal entries of the
+// diagonal blocks for BSR ones).
+int ilu0_check_pivots(index_t n, const index_t* pivot_pos, const double* val);
 }  // namespace cpu
 
 namespace cuda {
@@ -67,7 +69,7 @@ struct IluDeviceSchedule {
 // the smallest i + 1 whose pivot is zero or not finite (cpu::ilu0_factor's value).
 void ilu0_factor(stream_t s, const IluDeviceSchedule& sched, CsrView<double> A, int* info);
 // cpu::ilu0_check_pivots on device memory: `info` (device, one int) receives its value.
-void ilu0_check_pivots(stream_t s, const IluDeviceSchedule& sched, CsrView<const double> LU, int* info);
+void ilu0_check_pivots(stream_t s, index_t n, const index_t* pivot_pos, const double* val, int* info);
 // x must not alias b.
 void ilu0_lower_solve(stream_t s, const IluDeviceSchedule& sched, CsrView<const double> LU, const double* b,
                       double* x);

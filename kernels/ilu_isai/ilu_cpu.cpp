@@ -114,11 +114,10 @@ int ilu0_factor(const IluSchedule& s, CsrView<double> A)
   return info;
 }
 
-int ilu0_check_pivots(const IluSchedule& s, CsrView<const double> LU)
+int ilu0_check_pivots(index_t n, const index_t* pivot_pos, const double* val)
 {
-  check_size(s, LU, "ilu0_check_pivots");
-  for (index_t i = 0; i < LU.n; ++i) {
-    const double u = LU.val[s.diag[i]];
+  for (index_t i = 0; i < n; ++i) {
+    const double u = val[pivot_pos[i]];
     if (u == 0.0 || !std::isfinite(u)) return i + 1;
   }
   return 0;

@@ -123,12 +123,12 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 // The pivot check alone (factors computed elsewhere): a thread per row, the smallest bad row by atomicMin.
-__global__ void check_pivots_kernel(index_t n, const index_t* __restrict__ diag, const double* __restrict__ val,
+__global__ void check_pivots_kernel(index_t n, const index_t* __restrict__ pivot_pos, const double* __restrict__ val,
                                     int* info)
 {
   for (size64_t i = size64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size64_t(n);
        i += size64_t(gridDim.x) * blockDim.x) {
-    const double u = val[diag[i]];
+    const double u = val[pivot_pos[i]];
     if (u == 0.0 || !isfinite(u)) atomicMin(info, int(i));
   }
 }
@@ -178,16 +178,16 @@ void ilu0_factor(stream_t s, const IluDeviceSchedule& sched, CsrView<double> A, 
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-void ilu0_check_pivots(stream_t s, const IluDeviceSchedule& sched, CsrView<const double> LU, int* info)
+void ilu0_check_pivots(stream_t s, index_t n, const index_t* pivot_pos, const double* val, int* info)
 {
-  checked_host(sched, LU.n, "ilu0_check_pivots");
   if (info == nullptr) throw std::invalid_argument("ilu0_check_pivots: null info");
+  if (n > 0 && (pivot_pos == nullptr || val == nullptr)) throw std::invalid_argument("ilu0_check_pivots: null arrays");
   info_init_kernel<<<1, 1, 0, s>>>(info);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  if (LU.n > 0) {
-    const size64_t blocks = (size64_t(LU.n) + 255) / 256;
+  if (n > 0) {
+    const size64_t blocks = (size64_t(n) + 255) / 256;
     check_pivots_kernel<<<static_cast<unsigned>(std::min<size64_t>(blocks, 65535LL * 32)), 256, 0, s>>>(
-        LU.n, sched.diag, LU.val, info);
+        n, pivot_pos, val, info);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   }
   info_final_kernel<<<1, 1, 0, s>>>(info);

@@ -370,12 +370,11 @@ TEST(Ilu0Cpu, CheckPivotsOfFactorsGivesTheFactorisationsInfo)
     const IluSchedule s = schedule_of(A);
     int info = -1;
     const Csr F = factored(A, s, &info);
-    EXPECT_EQ(kc::ilu0_check_pivots(s, F.cview()), info);
+    EXPECT_EQ(kc::ilu0_check_pivots(F.n, s.diag.data(), F.val.data()), info);
     bad_cases += info != 0;
   }
   EXPECT_EQ(bad_cases, 4);  // the tridiagonal case, the zero row and the two poisoned pivots
-  const Csr E;
-  EXPECT_EQ(kc::ilu0_check_pivots(schedule_of(E), E.cview()), 0);
+  EXPECT_EQ(kc::ilu0_check_pivots(0, nullptr, nullptr), 0);
 }
 
 TEST(Ilu0Cpu, EmptyMatrixAndMismatchedSchedule)

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 
-// csrilu02 is deprecated (and still shipped) in CUDA 13, with no replacement in the generic API: its
-// deprecation warnings are expected in this file and nowhere else.
+// csrilu02, bsrilu02 and bsrsv2 are deprecated (and still shipped) in CUDA 13, with no replacement in the
+// generic API: their deprecation warnings are expected in this file and in the bench's baseline only.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace blockres {
@@ -135,6 +135,97 @@ int CusparseCsrIlu0::zero_pivot() const
   return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
 }
 
+
+struct CusparseBsrIlu0::Impl {
+  static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
+  static constexpr auto dir = CUSPARSE_DIRECTION_ROW;  // row-major blocks
+  ExecPtr e;
+  index_t nb, nnzb;
+  int bs;
+  const index_t* row_ptr;
+  const index_t* col;
+  double* val;
+  cusparseHandle_t handle = nullptr;
+  cusparseMatDescr_t descr = nullptr, descr_l = nullptr, descr_u = nullptr;
+  bsrilu02Info_t info = nullptr;
+  bsrsv2Info_t info_l = nullptr, info_u = nullptr;
+  Array<char> ilu_buf, l_buf, u_buf;
+
+  static void describe(cusparseMatDescr_t& d)
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&d));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatIndexBase(d, CUSPARSE_INDEX_BASE_ZERO));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL));
+  }
+
+  Impl(const ExecPtr& exec, index_t rows, index_t blocks, int b, const index_t* rp, const index_t* c, double* v)
+      : e(exec), nb(rows), nnzb(blocks), bs(b), row_ptr(rp), col(c), val(v)
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, e->stream()));
+    describe(descr);
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsrilu02Info(&info));
+    int bytes = 0;
+    BLOCKRES_CUSPARSE_CHECK(
+        cusparseDbsrilu02_bufferSize(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, &bytes));
+    ilu_buf = buffer(e, std::size_t(std::max(bytes, 0)));
+    BLOCKRES_CUSPARSE_CHECK(
+        cusparseDbsrilu02_analysis(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
+    auto make = [&](cusparseMatDescr_t& d, bsrsv2Info_t& i, cusparseFillMode_t fill, cusparseDiagType_t diag,
+                    Array<char>& buf) {
+      describe(d);
+      BLOCKRES_CUSPARSE_CHECK(cusparseSetMatFillMode(d, fill));
+      BLOCKRES_CUSPARSE_CHECK(cusparseSetMatDiagType(d, diag));
+      BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsrsv2Info(&i));
+      int b2 = 0;
+      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_bufferSize(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, d, val,
+                                                         row_ptr, col, bs, i, &b2));
+      buf = buffer(e, std::size_t(std::max(b2, 0)));
+      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_analysis(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, d, val,
+                                                       row_ptr, col, bs, i, policy, buf.data()));
+    };
+    make(descr_l, info_l, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT, l_buf);
+    make(descr_u, info_u, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT, u_buf);
+    e->synchronize();
+  }
+
+  void factor()
+  {
+    BLOCKRES_CUSPARSE_CHECK(
+        cusparseDbsrilu02(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
+  }
+
+  void solve(kernels::Triangle tri, const double* b, double* x) const
+  {
+    const double one = 1.0;
+    const bool lower = tri == kernels::Triangle::unit_lower;
+    BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_solve(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, &one,
+                                                  lower ? descr_l : descr_u, val, row_ptr, col, bs,
+                                                  lower ? info_l : info_u, b, x, policy,
+                                                  const_cast<char*>((lower ? l_buf : u_buf).data())));
+  }
+
+  ~Impl()
+  {
+    if (info) cusparseDestroyBsrilu02Info(info);
+    if (info_l) cusparseDestroyBsrsv2Info(info_l);
+    if (info_u) cusparseDestroyBsrsv2Info(info_u);
+    if (descr) cusparseDestroyMatDescr(descr);
+    if (descr_l) cusparseDestroyMatDescr(descr_l);
+    if (descr_u) cusparseDestroyMatDescr(descr_u);
+    if (handle) cusparseDestroy(handle);
+  }
+};
+
+CusparseBsrIlu0::CusparseBsrIlu0(const ExecPtr& e, index_t nb, index_t nnzb, int bs, const index_t* row_ptr,
+                                 const index_t* col, double* val)
+    : impl_(std::make_unique<Impl>(e, nb, nnzb, bs, row_ptr, col, val))
+{
+}
+CusparseBsrIlu0::~CusparseBsrIlu0() = default;
+void CusparseBsrIlu0::factor() { impl_->factor(); }
+void CusparseBsrIlu0::solve(kernels::Triangle tri, const double* b, double* x) const { impl_->solve(tri, b, x); }
+
 }  // namespace blockres
 
 #else  // a build without CUDA: nothing can construct one (Ilu0Preconditioner asks for it on CUDA only)
@@ -151,5 +242,13 @@ CusparseCsrIlu0::~CusparseCsrIlu0() = default;
 void CusparseCsrIlu0::factor() {}
 void CusparseCsrIlu0::solve(kernels::Triangle, const double*, double*) const {}
 int CusparseCsrIlu0::zero_pivot() const { return -1; }
+struct CusparseBsrIlu0::Impl {};
+CusparseBsrIlu0::CusparseBsrIlu0(const ExecPtr&, index_t, index_t, int, const index_t*, const index_t*, double*)
+{
+  throw std::logic_error("cuSPARSE ILU(0): this build has no CUDA");
+}
+CusparseBsrIlu0::~CusparseBsrIlu0() = default;
+void CusparseBsrIlu0::factor() {}
+void CusparseBsrIlu0::solve(kernels::Triangle, const double*, double*) const {}
 }  // namespace blockres
 #endif

@@ -1,6 +1,9 @@
-// cuSPARSE's scalar ILU(0) (csrilu02) and its exact triangular solves (cusparseSpSV) on CSR arrays the
-// caller owns: the CUDA implementation of the scalar-view ILU(0) (Ilu0Preconditioner) wherever it was
-// measured faster than the project's level-scheduled kernels (issue 31 item 5: every block size measured,
+// cuSPARSE's scalar ILU(0) and its exact triangular solves on arrays the caller owns: csrilu02 + SpSV on
+// the CSR expansion (CusparseCsrIlu0) and bsrilu02 + bsrsv2 on the BSR storage itself (CusparseBsrIlu0,
+// the same factors in block order: cuSPARSE's diagonal blocks are LU-factored without pivoting, which is
+// what the scalar view computes). The CUDA implementation of the scalar-view ILU(0) (Ilu0Preconditioner)
+// wherever it was measured faster than the project's level-scheduled kernels (issue 31 item 5: at every
+// block size measured; the BSR form for exact solves at block sizes 3..8, where it was faster again;
 // inputs/README.md "implementation"), and `blockres bench isai`'s library baseline.
 //
 // The same algorithm as kernels/ilu_isai/ilu.hpp (IKJ ILU(0) without pivoting, fill restricted to A's
@@ -8,8 +11,8 @@
 // implementations agree to rounding (their accumulation orders differ). csrilu02 flags only exact zero
 // pivots: Ilu0Preconditioner checks every pivot for zero or non-finite values itself
 // (kernels::cuda::ilu0_check_pivots), so both implementations report the same row.
-// csrilu02 is deprecated in CUDA 13 (and still shipped; cuSPARSE has no generic-API ILU(0)): the CPU
-// backend and `implementation = "blockres"` keep the project's own kernels.
+// csrilu02, bsrilu02 and bsrsv2 are deprecated in CUDA 13 (and still shipped; cuSPARSE has no
+// generic-API ILU(0)): the CPU backend and `implementation = "blockres"` keep the project's own kernels.
 #pragma once
 
 #include "kernels/common.hpp"
@@ -39,6 +42,23 @@ class CusparseCsrIlu0 {
   // The structural or numerical (exactly zero) pivot cuSPARSE reported for the last factor(), -1 when none.
   // Synchronises the stream.
   int zero_pivot() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class CusparseBsrIlu0 {
+ public:
+  // nb x nb blocks of bs x bs, row-major blocks (A's BSR storage), 32-bit indices, zero-based, block
+  // columns sorted with the diagonal block present, nnzb * bs * bs < 2^31. As CusparseCsrIlu0 otherwise.
+  CusparseBsrIlu0(const ExecPtr& e, index_t nb, index_t nnzb, int bs, const index_t* row_ptr, const index_t* col,
+                  double* val);
+  ~CusparseBsrIlu0();
+  CusparseBsrIlu0(const CusparseBsrIlu0&) = delete;
+  CusparseBsrIlu0& operator=(const CusparseBsrIlu0&) = delete;
+  void factor();
+  void solve(kernels::Triangle tri, const double* b, double* x) const;
 
  private:
   struct Impl;

@@ -42,10 +42,13 @@ constexpr std::string_view to_string(IluFactorView v) { return ilu_factor_view_n
 //   automatic  cuSPARSE wherever it was measured faster (issue 31: the factorisation 1.5-12x and the
 //              exact solves 1.8-2.5x at every block size measured, bench isai), the project's kernels
 //              elsewhere: today cuSPARSE on CUDA for the scalar view, the project's for the block view;
-//   cusparse   csrilu02 and, for trisolve = "exact", SpSV (CUDA backend, scalar view only);
+//   cusparse   csrilu02 and, for trisolve = "exact", SpSV; with trisolve = "exact" at block sizes 3..8
+//              bsrilu02 + bsrsv2 on the BSR storage instead (1.4-2.8x faster again there, measured at 3, 4, 6
+//              and 8; slower at 2, 12 and 16) (CUDA backend, scalar view only);
 //   blockres   the project's level-scheduled kernels (kernels/ilu_isai/ilu.hpp), as on the CPU.
 // Both compute the same factors up to rounding; zero and non-finite pivots fail the setup alike.
 enum class IluImplementation { automatic, cusparse, blockres };
+inline constexpr int cusparse_bsr_min_block_size = 3, cusparse_bsr_max_block_size = 8;
 inline constexpr auto ilu_implementation_names = name_table<IluImplementation>(
     {{IluImplementation::automatic, "automatic"}, {IluImplementation::cusparse, "cusparse"},
      {IluImplementation::blockres, "blockres"}});

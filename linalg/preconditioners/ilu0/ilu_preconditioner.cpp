@@ -73,12 +73,27 @@ Ilu0Preconditioner::~Ilu0Preconditioner() = default;
 
 std::string Ilu0Preconditioner::name() const
 {
-  const char* lib = !use_cusparse_ ? "" : opt_.trisolve == TriangularSolve::exact ? ", cuSPARSE csrilu02 + SpSV"
-                                                                                   : ", cuSPARSE csrilu02";
-  if (opt_.trisolve == TriangularSolve::exact) return fmt::format("ilu0(exact triangular solves{})", lib);
+  if (opt_.trisolve == TriangularSolve::exact) return "ilu0(exact triangular solves)";
   const std::string isai = fmt::format("isai({}, {} view)", opt_.isai_power, to_string(opt_.view));
-  return opt_.sweeps > 0 ? fmt::format("ilu0({}, {} sweeps{})", isai, opt_.sweeps, lib)
-                         : fmt::format("ilu0({}{})", isai, lib);
+  return opt_.sweeps > 0 ? fmt::format("ilu0({}, {} sweeps)", isai, opt_.sweeps) : fmt::format("ilu0({})", isai);
+}
+
+std::string Ilu0Preconditioner::setup_summary() const
+{
+  // The name stays the same on both backends (it names the preconditioner, not whose code computes it).
+  if (cusparse_bsr_) return "ILU(0) by cuSPARSE (bsrilu02, bsrsv2 solves)";
+  if (!use_cusparse_) return {};
+  return opt_.trisolve == TriangularSolve::exact ? "ILU(0) by cuSPARSE (csrilu02, SpSV solves)"
+                                                 : "ILU(0) by cuSPARSE (csrilu02)";
+}
+
+void Ilu0Preconditioner::refresh_csr_factors()
+{
+  if (!cusparse_bsr_) return;
+#if BLOCKRES_HAVE_CUDA
+  const BsrView<const double> F{nrows_, nrows_, bs_, block_row_ptr_.data(), block_col_.data(), bsr_val_.data()};
+  kg::bsr_to_csr(exec_->stream(), F, lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
+#endif
 }
 
 size64_t Ilu0Preconditioner::isai_nnz() const
@@ -141,9 +156,35 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   set_schedule(kernels::ilu_schedule(n_, row_ptr.data(), col.data()));
   info_ = Array<int>(exec_, 1);
   cusparse_.reset();
-  if (use_cusparse_ && n_ > 0)
+  cusparse_bsr_.reset();
+  bsr_val_ = Array<double>();
+  pivot_pos_ = Array<index_t>();
+  const bool bsr_form = use_cusparse_ && opt_.trisolve == TriangularSolve::exact &&
+                        A.block_size() >= cusparse_bsr_min_block_size && A.block_size() <= cusparse_bsr_max_block_size;
+  if (use_cusparse_ && n_ > 0 && !bsr_form)
     cusparse_ = std::make_unique<CusparseCsrIlu0>(exec_, n_, static_cast<index_t>(nnz), lu_row_ptr_.data(),
                                                   lu_col_.data(), lu_val_.data());
+  if (bsr_form && n_ > 0) {
+    // bsrilu02 + bsrsv2 on a copy of A's BSR storage; the pivot of scalar row R * bs + a is entry (a, a) of
+    // block row R's diagonal block.
+    const auto brow = A.row_ptr().to_host();
+    const auto bcol = A.col_ind().to_host();
+    block_row_ptr_ = Array<index_t>(exec_, std::span<const index_t>(brow));
+    block_col_ = Array<index_t>(exec_, std::span<const index_t>(bcol));
+    bsr_val_ = Array<double>(exec_, nnz);
+    const int bs = A.block_size();
+    std::vector<index_t> pos(static_cast<std::size_t>(n_));
+    for (index_t R = 0; R < A.nrows(); ++R) {
+      index_t d = -1;
+      for (index_t q = brow[R]; q < brow[R + 1]; ++q)
+        if (bcol[q] == R) d = q;
+      // ilu_schedule above has checked that every scalar row has its diagonal, so d >= 0.
+      for (int a = 0; a < bs; ++a) pos[std::size_t(R) * bs + a] = d * bs * bs + a * bs + a;
+    }
+    pivot_pos_ = Array<index_t>(exec_, std::span<const index_t>(pos));
+    cusparse_bsr_ = std::make_unique<CusparseBsrIlu0>(exec_, A.nrows(), A.nnzb(), bs, block_row_ptr_.data(),
+                                                      block_col_.data(), bsr_val_.data());
+  }
   isai_lower_.reset();
   isai_upper_.reset();
   block_lower_.reset();
@@ -175,11 +216,16 @@ SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
-    kg::bsr_to_csr(s, A.view(), lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
+    if (!cusparse_bsr_) kg::bsr_to_csr(s, A.view(), lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
     const kg::IluDeviceSchedule d{&sched_, diag_.data(), lower_rows_.data(), upper_rows_.data()};
-    if (cusparse_) {
-      cusparse_->factor();  // then the same pivot rule as ours (csrilu02 flags exact zeros only)
-      kg::ilu0_check_pivots(s, d, lu_view(), info_.data());
+    // cuSPARSE: then the same pivot rule as ours (csrilu02 and bsrilu02 flag exact zeros only).
+    if (cusparse_bsr_) {
+      bsr_val_.copy_from(A.values());
+      cusparse_bsr_->factor();
+      kg::ilu0_check_pivots(s, n_, pivot_pos_.data(), bsr_val_.data(), info_.data());
+    } else if (cusparse_) {
+      cusparse_->factor();
+      kg::ilu0_check_pivots(s, n_, diag_.data(), lu_val_.data(), info_.data());
     } else {
       kg::ilu0_factor(s, d, LU, info_.data());
     }
@@ -209,6 +255,10 @@ void Ilu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b
   if (opt_.trisolve == TriangularSolve::exact) {
     if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
+      if (cusparse_bsr_) {
+        cusparse_bsr_->solve(tri, b.data(), x.data());
+        return;
+      }
       if (cusparse_) {
         cusparse_->solve(tri, b.data(), x.data());
         return;

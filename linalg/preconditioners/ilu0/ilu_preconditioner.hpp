@@ -17,6 +17,7 @@ namespace blockres {
 // (values, factorisation, ISAI generation) on every setup. A zero or non-finite pivot fails the
 // setup with a message naming the block row and component.
 class CusparseCsrIlu0;
+class CusparseBsrIlu0;
 
 class Ilu0Preconditioner final : public Ilu0Base {
  public:
@@ -25,13 +26,18 @@ class Ilu0Preconditioner final : public Ilu0Base {
   SetupStatus setup(const BsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
+  // On CUDA with cuSPARSE (implementation automatic or cusparse): says so, for the run log; else empty.
+  std::string setup_summary() const override;
 
   size64_t factor_nnz() const override { return lu_val_.size(); }
   size64_t isai_nnz() const override;
   const BsrMatrix* isai_matrix(kernels::Triangle tri) const override;
   // After setup: the factors (L strictly lower with unit diagonal implied, U diagonal and upper)
-  // in the scalar CSR expansion of A.
+  // in the scalar CSR expansion of A. With cuSPARSE's BSR form (exact solves at block sizes
+  // cusparse_bsr_min_block_size..cusparse_bsr_max_block_size) the factors live in BSR order: call
+  // refresh_csr_factors() first (it copies them into the CSR arrays; a no-op in the other forms).
   kernels::CsrView<const double> factors() const { return lu_view(); }
+  void refresh_csr_factors();
   // Runs the ISAI generation of both factors again from the current factors (asynchronous on
   // CUDA), without the expansion and factorisation: for timing it apart from the ILU(0) setup.
   void regenerate_isai();
@@ -49,8 +55,11 @@ class Ilu0Preconditioner final : public Ilu0Base {
   Array<index_t> block_row_ptr_, block_col_;                // block view: A's block pattern
   std::unique_ptr<IsaiMatrix> block_lower_, block_upper_;  //   and the ISAI matrices
   mutable Vector t_, w_;
-  bool use_cusparse_ = false;                  // CUDA with implementation cusparse or automatic
-  std::unique_ptr<CusparseCsrIlu0> cusparse_;  //   its factorisation and solves on lu_*_
+  bool use_cusparse_ = false;                  // CUDA with implementation cusparse or automatic:
+  std::unique_ptr<CusparseCsrIlu0> cusparse_;  //   csrilu02 (+ SpSV) on lu_*_, or
+  std::unique_ptr<CusparseBsrIlu0> cusparse_bsr_;  // bsrilu02 + bsrsv2 on a copy of A's BSR storage
+  Array<double> bsr_val_;                          //   (exact solves, bs 3..8): its factors
+  Array<index_t> pivot_pos_;                       //   and the position of every scalar pivot in them
 };
 
 }  // namespace blockres

@@ -140,6 +140,7 @@ TEST(Ilu0Preconditioner, OptionsAreChecked)
     Ilu0Preconditioner P(e, o);
     EXPECT_EQ(P.name(), "ilu0(exact triangular solves)");
     ASSERT_TRUE(P.setup(A).ok);
+    EXPECT_EQ(P.setup_summary(), "");
   }
 }
 

@@ -42,7 +42,9 @@ TEST(Ilu0PreconditionerGpu, ApplicationMatchesCpu)
           og.implementation = impl;
           Ilu0Preconditioner Mc(cpu, opt), Mg(gpu, og);
           const std::string what = fmt::format("{} bs {} grid {}x{}x{}", Mg.name(), bs, nx, ny, nz);
-          EXPECT_EQ(Mg.name().find("cuSPARSE") != std::string::npos, impl == IluImplementation::automatic) << what;
+          EXPECT_EQ(Mg.name(), Mc.name());
+          EXPECT_EQ(Mg.setup_summary().find("cuSPARSE") != std::string::npos, impl == IluImplementation::automatic)
+              << what;
           ASSERT_TRUE(Mc.setup(Ac).ok);
           ASSERT_TRUE(Mg.setup(Ag).ok) << what;
           const auto z = test::apply_both(Ag, Mg, Ac, Mc, hr);
