@@ -98,7 +98,7 @@ for m in "$@"; do
           > $L/jac_$d.log 2>&1; echo "== jacobian $d rc $?"
       done
       $X bench isai --bs ${ILU5_BS:-1,2,3,4,6,8,12,16} --size-gb ${ILU5_GB:-0.25} --powers 1 --general-powers 1 --no-solve \
-        --reps 5 --warmup 2 --jacobian $J/quarter_five_spot_60x60x20.h5 --jacobian $J/multicomponent_16.h5 \
+        --reps 5 --warmup 2 --jacobian $J/quarter_five_spot_60x60x20.h5 \
         --json $L/isai_ilu5.json > $L/isai_ilu5.txt 2>&1
       echo "== bench isai rc $?"
       grep -E "implementation|block rows" $L/isai_ilu5.txt
