@@ -2,6 +2,7 @@
 // place where the run-time max_size becomes the compile-time lane-group width.
 #include "kernels/batched/batched_gh_cuda.cuh"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -37,38 +38,62 @@ void dispatch_width(int max_size, F&& f)
   else f(std::integral_constant<int, 32>{});
 }
 
+// Runs launch(sub-layout, W) once per lane-group width: the whole layout with W = pow2ceil(max_size), or,
+// for a variable layout with a size index, each non-empty class (W/2, W] of blocks on its own blocks.
+template <class F>
+void for_each_class(const BatchLayout& L, F&& launch)
+{
+  if (L.uniform > 0 || L.by_size == nullptr) {
+    dispatch_width(L.max_size, [&](auto w) { launch(L, w); });
+    return;
+  }
+  for (int w = 1; w <= batched_gh_max_size; w *= 2) {
+    const BatchLayout c = L.by_size->select(L, w == 1 ? 0 : w / 2 + 1, std::min(w, L.max_size));
+    if (c.count > 0) dispatch_width(std::max(c.max_size, 1), [&](auto width) { launch(c, width); });
+  }
+  // Blocks larger than the layout's max_size (a caller's error the kernels flag: info -1, NaN outputs).
+  BatchLayout over = L.by_size->select(L, L.max_size + 1, L.by_size->max_size());
+  if (over.count > 0) {
+    over.max_size = L.max_size;
+    dispatch_width(L.max_size, [&](auto width) { launch(over, width); });
+  }
+}
+
 }  // namespace
 
 void gauss_huard_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage)
 {
   if (!check_layout(L, "gauss_huard_factor")) return;
-  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_factor<decltype(w)::value>(s, L, a, perm, info, storage); });
+  for_each_class(L, [&](const BatchLayout& c, auto w) {
+    cuda_gh::launch_factor<decltype(w)::value>(s, c, a, perm, info, storage);
+  });
 }
 
 void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, const index_t* perm,
                        GhStorage storage, const double* b, double* x)
 {
   if (!check_layout(L, "gauss_huard_solve")) return;
-  dispatch_width(L.max_size,
-                 [&](auto w) { cuda_gh::launch_solve<decltype(w)::value>(s, L, factors, perm, storage, b, x); });
+  for_each_class(L, [&](const BatchLayout& c, auto w) {
+    cuda_gh::launch_solve<decltype(w)::value>(s, c, factors, perm, storage, b, x);
+  });
 }
 
 void gauss_jordan_invert(stream_t s, const BatchLayout& L, double* a, int* info)
 {
   if (!check_layout(L, "gauss_jordan_invert")) return;
-  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_invert<decltype(w)::value>(s, L, a, info); });
+  for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_invert<decltype(w)::value>(s, c, a, info); });
 }
 
 void block_diag_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
 {
   if (!check_layout(L, "block_diag_gemv")) return;
-  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_gemv<decltype(w)::value, double>(s, L, inv, x, y); });
+  for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_gemv<decltype(w)::value, double>(s, c, inv, x, y); });
 }
 
 void block_diag_gemv(stream_t s, const BatchLayout& L, const float* inv, const double* x, double* y)
 {
   if (!check_layout(L, "block_diag_gemv")) return;
-  dispatch_width(L.max_size, [&](auto w) { cuda_gh::launch_gemv<decltype(w)::value, float>(s, L, inv, x, y); });
+  for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_gemv<decltype(w)::value, float>(s, c, inv, x, y); });
 }
 
 }  // namespace blockres::kernels::cuda

@@ -203,7 +203,7 @@ struct PivotList {
   __device__ __forceinline__ int operator[](int k) const { return static_cast<int>((word[k / 4] >> (8 * (k % 4))) & 0xffu); }
 };
 
-// The block this lane's group works on, its size (0 for groups past the end and for blocks
+// The block this lane's group works on (slot k of the launch: block k, or select[k] in a size class), its size (0 for groups past the end and for blocks
 // larger than W or than the layout's max_size, which `oversize` flags) and where its matrix and
 // vector entries start.
 template <int W>
@@ -218,8 +218,9 @@ struct GroupBlock {
 
   __device__ __forceinline__ explicit GroupBlock(const BatchLayout& L)
   {
-    b = (size64_t(blockIdx.x) * threads_per_block + threadIdx.x) / W;
-    live = b < L.count;
+    const size64_t k = (size64_t(blockIdx.x) * threads_per_block + threadIdx.x) / W;  // the launch's slot
+    live = k < L.count;
+    b = live ? size64_t(L.block(k)) : k;
     n_true = live ? L.size(index_t(b)) : 0;
     oversize = n_true > W || n_true > L.max_size || n_true < 0;
     n = oversize ? 0 : n_true;

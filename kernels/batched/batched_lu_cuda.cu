@@ -9,6 +9,7 @@
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/batched/batched_lu_cuda.cuh"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -90,15 +91,27 @@ void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* i
     }
     return;
   }
-  // Variable sizes: register classes (G/2, G] (size 0 with G = 1), then the blocked classes.
-  launch_small_factor<1, false>(s, L, 0, a, piv, info);
-  if (L.max_size > 1) launch_small_factor<2, false>(s, L, 2, a, piv, info);
-  if (L.max_size > 2) launch_small_factor<4, false>(s, L, 3, a, piv, info);
-  if (L.max_size > 4) launch_small_factor<8, false>(s, L, 5, a, piv, info);
-  if (L.max_size > 8) launch_small_factor<16, false>(s, L, 9, a, piv, info);
-  if (L.max_size > 16) launch_small_factor<32, false>(s, L, 17, a, piv, info);
-  for (const auto& c : blocked_classes)
-    if (L.max_size >= c.lo) c.factor(s, L, c.lo, c.hi, a, piv, info);
+  // Variable sizes: register classes (G/2, G] (size 0 with G = 1), then the blocked classes. Without a size
+  // index every class launch visits the whole batch and skips the other classes' blocks; with one
+  // (BatchLayout::by_size) each launch gets its class's blocks only, sorted by size.
+  // (A class takes every block of its size range, as the whole-batch launches do, whatever max_size says.)
+  const auto part = [&](int lo, int hi) { return L.by_size ? L.by_size->select(L, lo, hi) : L; };
+  const auto small = [&](auto g_const, int lo) {
+    constexpr int G = decltype(g_const)::value;
+    const BatchLayout c = part(lo, G);
+    if (c.count > 0) launch_small_factor<G, false>(s, c, lo, a, piv, info);
+  };
+  small(std::integral_constant<int, 1>{}, 0);
+  if (L.max_size > 1) small(std::integral_constant<int, 2>{}, 2);
+  if (L.max_size > 2) small(std::integral_constant<int, 4>{}, 3);
+  if (L.max_size > 4) small(std::integral_constant<int, 8>{}, 5);
+  if (L.max_size > 8) small(std::integral_constant<int, 16>{}, 9);
+  if (L.max_size > 16) small(std::integral_constant<int, 32>{}, 17);
+  for (const auto& k : blocked_classes)
+    if (L.max_size >= k.lo) {
+      const BatchLayout c = part(k.lo, k.hi);
+      if (c.count > 0) k.factor(s, c, k.lo, k.hi, a, piv, info);
+    }
 }
 
 void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x)
@@ -108,10 +121,14 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   // Uniform: one launch, class bounds [n, n]; variable: every class up to max_size.
   const int lo_all = L.uniform > 0 ? L.uniform : 0;
   const int hi_all = L.max_size;
+  // With a size index (BatchLayout::by_size) each class launch gets its own blocks only.
+  const auto part = [&](int l, int h) { return L.by_size && L.uniform == 0 ? L.by_size->select(L, l, h) : L; };
   const auto small = [&](auto g_const, int lo, int hi) {
     constexpr int G = decltype(g_const)::value;
     const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
-    if (l <= h) launch_small_solve<G>(s, L, l, h, lu, piv, b, x);
+    if (l > h) return;
+    const BatchLayout c = part(l, h);
+    if (c.count > 0) launch_small_solve<G>(s, c, l, h, lu, piv, b, x);
   };
   small(std::integral_constant<int, 1>{}, 0, 1);
   small(std::integral_constant<int, 2>{}, 2, 2);
@@ -126,12 +143,17 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   // one class. Above 64, the blocked solve.
   const auto warp = [&](auto r_const, int lo, int hi) {
     const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
-    if (l <= h) launch_warp_solve<decltype(r_const)::value>(s, L, l, h, lu, piv, b, x);
+    if (l > h) return;
+    const BatchLayout c = part(l, h);
+    if (c.count > 0) launch_warp_solve<decltype(r_const)::value>(s, c, l, h, lu, piv, b, x);
   };
   warp(std::integral_constant<int, 1>{}, 17, 32);
   for (int lo = 33; lo <= 57; lo += 8) warp(std::integral_constant<int, 2>{}, lo, lo + 7);
   const int l = std::max(65, lo_all);
-  if (l <= hi_all) launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(s, L, l, hi_all, lu, piv, b, x);
+  if (l <= hi_all) {
+    const BatchLayout c = part(l, hi_all);
+    if (c.count > 0) launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(s, c, l, hi_all, lu, piv, b, x);
+  }
 }
 
 }  // namespace blockres::kernels::cuda

@@ -113,10 +113,11 @@ __global__ void __launch_bounds__(SmallFactorShape<NP>::threads)
 
   for (size64_t first = (size64_t(blockIdx.x) * Sh::warps + warp) * Sh::groups; first < L.count;
        first += stride) {
-    const size64_t b = first + grp;
+    const size64_t k = first + grp;  // the launch's slot; its block (select[k] in a size class)
+    const size64_t b = k < L.count ? size64_t(L.block(k)) : k;
     int nv = 0;
     bool active = false;
-    if (b < L.count) {
+    if (k < L.count) {
       nv = Uniform ? NP : L.size(index_t(b));
       active = Uniform || (nv >= lo && nv <= NP);
     }
@@ -223,10 +224,11 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
 
   for (size64_t first = (size64_t(blockIdx.x) * Sh::warps + warp) * Sh::groups; first < L.count;
        first += stride) {
-    const size64_t b = first + grp;
+    const size64_t k = first + grp;  // the launch's slot; its block (select[k] in a size class)
+    const size64_t b = k < L.count ? size64_t(L.block(k)) : k;
     int n = 0;
     bool active = false;
-    if (b < L.count) {
+    if (k < L.count) {
       n = L.size(index_t(b));
       active = n >= lo && n <= hi;
     }
@@ -350,7 +352,7 @@ __global__ void __launch_bounds__(T, BlockedShape<T, NB, RPT>::min_blocks)
   const int ty = t / 16, tx = t % 16;
 
   for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
-    const index_t b = index_t(bb);
+    const index_t b = L.block(bb);  // block bb, or select[bb] in a size class
     const int n = L.size(b);
     if (n < lo || n > hi) continue;
     double* const A = a + L.mat(b);
@@ -616,7 +618,7 @@ __global__ void __launch_bounds__(T)
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
 
   for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
-    const index_t b = index_t(bb);
+    const index_t b = L.block(bb);  // block bb, or select[bb] in a size class
     const int n = L.size(b);
     if (n < lo || n > hi) continue;
     const double* const A = lu + L.mat(b);
@@ -723,7 +725,7 @@ __global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
   double* const ys = M + size64_t(hi) * S;
   index_t* const ps = reinterpret_cast<index_t*>(ys + hi);
   for (size64_t bb = size64_t(blockIdx.x) * WARPS + warp; bb < L.count; bb += size64_t(gridDim.x) * WARPS) {
-    const index_t b = index_t(bb);
+    const index_t b = L.block(bb);  // block bb, or select[bb] in a size class
     const int n = L.size(b);
     if (n < lo || n > hi) continue;
     const double* const A = lu + L.mat(b);

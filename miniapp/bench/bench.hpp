@@ -61,6 +61,10 @@ struct BatchedBenchOptions : BenchCommonOptions {
   // A mixed batch after the uniform ones: sizes uniform in [mixed_lo, mixed_hi] (`--mixed LO..HI`;
   // `--mixed none`: mixed_lo = 0, skipped), compared with the uniform batch of its mean size.
   int mixed_lo = 9, mixed_hi = 32;
+  // The mixed batch's layout carries the size index block-Jacobi gives its agglomerated blocks on CUDA
+  // (one launch per size class on its own blocks, issue 31 item 3); false (`--mixed-classes off`): the
+  // whole-batch launches, for comparison.
+  bool mixed_classes = true;
   double batch_gb = 2.0;           // cap on the bytes of one batch of blocks (8 n^2 per block)
   long long max_blocks = 1048576;  // cap on the blocks of one batch
   // Block-Jacobi section: HDF5 files written by `blockres run --write-jacobian` (none: skipped).

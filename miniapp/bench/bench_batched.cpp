@@ -539,6 +539,15 @@ class BatchedBench {
     L.mat_off = mat_off.data();
     L.uniform = 0;
     L.max_size = hi;
+    std::vector<index_t> order;
+    kernels::BatchSizeIndex by_size;
+    Array<index_t> dorder;
+    if (o_.mixed_classes) {  // as block-Jacobi's agglomerated layouts on CUDA
+      by_size = kernels::sort_by_size(count, h.row_off.data(), order);
+      dorder = Array<index_t>(e_, std::span<const index_t>(order));
+      by_size.order = dorder.data();
+      L.by_size = &by_size;
+    }
 
     double bytes[4] = {0, 0, 0, 0}, flops[4] = {0, 0, 0, 0};
     for (index_t k = 0; k < count; ++k)
@@ -692,8 +701,11 @@ int run_batched_bench(const BatchedBenchOptions& o, const std::function<void(con
       cfg["mixed"] = fmt::format("sizes drawn uniformly from {}..{} (one variable layout, our kernels only: cuBLAS's "
                                  "batched routines take one size per call); compared per variant with the uniform "
                                  "batch of its mean size, rounded, when --sizes holds it: uniform GB/s / mixed GB/s "
-                                 "(time per byte; issue 31's target <= 1.3); residual limit 100 HI eps",
-                                 o.mixed_lo, o.mixed_hi);
+                                 "(time per byte; issue 31's target <= 1.3); residual limit 100 HI eps; {}",
+                                 o.mixed_lo, o.mixed_hi,
+                                 o.mixed_classes ? "size classes: one launch per class on its own blocks, as "
+                                                   "block-Jacobi's agglomerated blocks (--mixed-classes on)"
+                                                 : "no size classes: whole-batch launches (--mixed-classes off)");
     cfg["batch_gb"] = o.batch_gb;
     cfg["max_blocks"] = o.max_blocks;
     cfg["scrub_bytes"] = scrub_bytes;

@@ -57,6 +57,12 @@ Subcommand register_bench_batched(CLI::App& bench, CommandContext& context)
         if (lo < 1 || hi > 512 || lo >= hi) return "expected 1 <= LO < HI <= 512, got '" + v + "'";
         return {};
       });
+  section
+      ->add_option_function<std::string>(
+          "--mixed-classes", [o](const std::string& v) { o->mixed_classes = v == "on"; },
+          "on: the mixed batch's kernels launch one size class at a time on its own blocks, as block-Jacobi's "
+          "agglomerated blocks do (default); off: one launch over the whole batch per class, for comparison")
+      ->check(CLI::IsMember({"on", "off"}));
   section->add_option("--batch-gb", o->batch_gb, "cap on the bytes of the blocks of one batch, in GB")
       ->check(CLI::Range(0.0001, 32.0))
       ->capture_default_str();

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -35,11 +37,18 @@ Array<T> upload(const ExecPtr& gpu, const std::vector<T>& h)
   return Array<T>(gpu, std::span<const T>(h));
 }
 
-// A batch in device memory: values and (for variable layouts) the offset arrays.
+// Variable layouts carry a size index (issue 31 item 3: one launch per lane-group width on its own blocks),
+// as block-Jacobi's do; the WithoutSizeIndex test turns it off for the whole-batch launches.
+bool g_size_index = true;
+
+// A batch in device memory: values and (for variable layouts) the offset arrays and the size index.
 struct DeviceBatch {
   Array<double> values;
   Array<index_t> row_off;
   Array<size64_t> mat_off;
+  std::vector<index_t> order;
+  std::unique_ptr<kernels::BatchSizeIndex> by_size;
+  Array<index_t> dorder;
   BatchLayout layout;
 
   DeviceBatch(const ExecPtr& gpu, const Batch& B) : values(upload(gpu, B.values))
@@ -50,6 +59,12 @@ struct DeviceBatch {
       mat_off = upload(gpu, B.mat_off);
       layout.row_off = row_off.data();
       layout.mat_off = mat_off.data();
+      if (g_size_index) {
+        by_size = std::make_unique<kernels::BatchSizeIndex>(kernels::sort_by_size(B.count(), B.row_off.data(), order));
+        dorder = upload(gpu, order);
+        by_size->order = dorder.data();
+        layout.by_size = by_size.get();
+      }
     }
   }
 };
@@ -176,6 +191,41 @@ TEST(BatchedGhGpu, MatchesCpuOnWellConditionedBlocks)
     kg::block_diag_gemv(gpu->stream(), inv.layout, d32.data(), db.data(), y.data());
     ASSERT_LE(gemv_error_ratio(R, R.values, b, y.to_host(), x32), 1.0) << label << " fp32 gemv";
   }
+}
+
+TEST(BatchedGhGpu, VariableBatchesWithoutSizeIndex)
+{
+  // The whole-batch launch at the batch's largest width (a layout without by_size): every variable batch
+  // of gpu_batches, factors, solutions and inverses against the CPU as in MatchesCpuOnWellConditionedBlocks.
+  auto gpu = Executor::create_cuda(0);
+  g_size_index = false;
+  int checked = 0;
+  for (auto& [what, B] : gpu_batches(false)) {
+    if (B.uniform) continue;
+    fill_batch(B, Kind::well_conditioned);
+    const auto b = rhs(B);
+    for (GhStorage s : both_storages) {
+      Batch F = B;
+      std::vector<index_t> perm(static_cast<std::size_t>(B.rows()));
+      std::vector<int> info(static_cast<std::size_t>(B.count()));
+      kc::gauss_huard_factor(F.layout(), F.values.data(), perm.data(), info.data(), s);
+      std::vector<double> x(b.size());
+      kc::gauss_huard_solve(F.layout(), F.values.data(), perm.data(), s, b.data(), x.data());
+      const GpuResult g = gpu_gauss_huard(gpu, B, s, b);
+      EXPECT_EQ(g.info, info) << what;
+      EXPECT_EQ(g.perm, perm) << what;
+      EXPECT_LE(max_block_rel_diff(B, g.x, x, false), 1e-12) << what << " " << to_string(s);
+      ++checked;
+    }
+    Batch I = B;
+    std::vector<int> info(static_cast<std::size_t>(B.count()));
+    kc::gauss_jordan_invert(I.layout(), I.values.data(), info.data());
+    const GpuResult g = gpu_gauss_jordan(gpu, B, b);
+    EXPECT_EQ(g.info, info) << what;
+    EXPECT_LE(max_block_rel_diff(B, g.factors, I.values, true), 1e-12) << what << " inverse";
+  }
+  g_size_index = true;
+  EXPECT_EQ(checked, 10);
 }
 
 TEST(BatchedGhGpu, BackwardStableOnEveryKind)

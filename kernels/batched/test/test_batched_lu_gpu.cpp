@@ -52,6 +52,10 @@ Outcome run_cpu(const Batch& B, const std::vector<double>& rhs)
   return o;
 }
 
+// Variable layouts carry a size index (issue 31 item 3: one launch per size class on its own blocks), as
+// block-Jacobi's do; WithoutSizeIndex turns it off to test the whole-batch class launches as well.
+bool g_size_index = true;
+
 // Factor and solve on the device; the layout's offset arrays are copied to the device as well.
 Outcome run_gpu(const Batch& B, const std::vector<double>& rhs)
 {
@@ -69,6 +73,15 @@ Outcome run_gpu(const Batch& B, const std::vector<double>& rhs)
     mat_off = Array<size64_t>(g, std::span<const size64_t>(B.mat_off));
     L.row_off = row_off.data();
     L.mat_off = mat_off.data();
+  }
+  std::vector<index_t> order;
+  kernels::BatchSizeIndex by_size;
+  Array<index_t> dorder;
+  if (!B.uniform && g_size_index) {
+    by_size = kernels::sort_by_size(B.count(), B.row_off.data(), order);
+    dorder = Array<index_t>(g, std::span<const index_t>(order));
+    by_size.order = dorder.data();
+    L.by_size = &by_size;
   }
   kernels::cuda::lu_factor(g->stream(), L, a.data(), piv.data(), info.data());
   kernels::cuda::lu_solve(g->stream(), L, a.data(), piv.data(), b.data(), x.data());
@@ -164,6 +177,19 @@ TEST(BatchedLuGpu, SpreadUpTo512InOneVariableBatch)
     check(make_batch(sizes, cycle(sizes.size(), shift), false, 1), "spread to 512", &factored);
     EXPECT_GT(factored, 8);
   }
+}
+
+TEST(BatchedLuGpu, VariableBatchesWithoutSizeIndex)
+{
+  // The whole-batch class launches (a layout without by_size): every size 1..67 and a spread to 512.
+  g_size_index = false;
+  std::vector<int> sizes;
+  for (int n = 1; n <= 67; ++n) sizes.push_back(n);
+  for (int n : {100, 128, 200, 256, 333, 512}) sizes.push_back(n);
+  int factored = 0;
+  check(make_batch(sizes, cycle(sizes.size(), 2), false, 1), "sizes 1..67 and to 512, no size index", &factored);
+  g_size_index = true;
+  EXPECT_GT(factored, 40);
 }
 
 TEST(BatchedLuGpu, VariableBatchesWithOddCounts)

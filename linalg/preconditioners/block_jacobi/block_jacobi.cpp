@@ -109,6 +109,15 @@ void BlockJacobiPreconditioner::symbolic(const BsrMatrix& A)
     row_off_ = Array<index_t>(exec_, std::span<const index_t>(row_off));
     mat_off_ = Array<size64_t>(exec_, std::span<const size64_t>(mat_off));
     layout_ = {index_t(row_off.size() - 1), row_off_.data(), mat_off_.data(), 0, largest};
+    if (exec_->is_cuda()) {
+      // Issue 31 item 3: the kernels launch one size class at a time on its own blocks (a 4-row block does
+      // not take a 32-lane slot); the CPU loops over the blocks and needs no classes.
+      std::vector<index_t> order;
+      size_index_ = std::make_unique<kernels::BatchSizeIndex>(kernels::sort_by_size(layout_.count, row_off.data(), order));
+      size_order_ = Array<index_t>(exec_, std::span<const index_t>(order));
+      size_index_->order = size_order_.data();
+      layout_.by_size = size_index_.get();
+    }
     factors_ = Array<double>(exec_, mat_off.back());
   }
   factors32_ = opt_.storage == StoragePrecision::fp32 ? Array<float>(exec_, factors_.size()) : Array<float>();

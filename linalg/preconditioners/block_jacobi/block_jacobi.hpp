@@ -2,6 +2,8 @@
 // blocks, the scalar diagonal, or agglomerated blocks.
 #pragma once
 
+#include <memory>
+
 #include "kernels/batched/batched.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
@@ -44,6 +46,10 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   kernels::BatchLayout layout_;
   Array<index_t> row_off_;
   Array<size64_t> mat_off_;
+  // Agglomerated blocks on CUDA: layout_.by_size points here (on the heap, so a moved preconditioner keeps
+  // it), its order (device) in size_order_.
+  std::unique_ptr<kernels::BatchSizeIndex> size_index_;
+  Array<index_t> size_order_;
   Array<index_t> src_;        // extraction map: BSR block position ...
   Array<size64_t> dst_off_;   // ... to the offset of its (0, 0) entry in factors_
   Array<int> ld_;             // ... with that Jacobi block's leading dimension
