@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72|kprof|isaisub|second2|ilu5]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72|kprof|isaisub|second2|ilu5|classes]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -85,6 +85,18 @@ for m in "$@"; do
           if [[ $d == quarter_five_spot_60x60x20 ]]; then G=("${Q[@]}"); else G=("${M[@]}"); fi
           $X run inputs/$d.toml "${G[@]}" "${st[@]}" > $L/second_${d}_$v.log 2>&1
           echo "== $d 1M second=$v rc $?"; summary $L/second_${d}_$v.log
+        done
+      done ;;
+    classes)  # issue 31 item 3: the batched GPU tests, then bench batched's mixed batches with and without size classes
+      for t in kernels/batched/test_batched_gh_gpu kernels/batched/test_batched_lu_gpu; do
+        BLOCKRES_REQUIRE_GPU=1 $B/$t > $L/$(basename $t).log 2>&1; echo "== $t rc $?"; tail -1 $L/$(basename $t).log
+      done
+      for mx in 9..32 33..64 1..32; do
+        for cl in on off; do
+          sz=$(case $mx in 9..32) echo 20,21;; 33..64) echo 48,49;; *) echo 16,17;; esac)
+          $X bench batched --only kernels --sizes $sz --mixed $mx --mixed-classes $cl --json $L/mixed_${mx}_$cl.json \
+            > $L/mixed_${mx}_$cl.txt 2>&1
+          echo "== mixed $mx classes $cl rc $?"; grep -E "^mixed" $L/mixed_${mx}_$cl.txt | cut -c1-160
         done
       done ;;
     ilu5)  # issue 31 item 5: the scalar ILU(0)'s implementations per block size (ours vs cuSPARSE vs automatic) on the
