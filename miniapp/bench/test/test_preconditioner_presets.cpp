@@ -153,8 +153,9 @@ TEST(PreconditionerPresets, TheResolvedTextReadsBackToTheSameSpec)
   EXPECT_EQ(preconditioner_preset("block_jacobi").toml,
             R"(type = "block_jacobi", factorization = "automatic", max_block_size = 0, storage = "fp64")");
   EXPECT_EQ(preconditioner_preset("ilu0_isai").toml,
-            R"(type = "ilu0", factor_view = "scalar", isai_power = 1, isai_view = "block", sweeps = 0, trisolve = "isai")");
-  EXPECT_EQ(preconditioner_preset("bilu0").toml, R"(type = "ilu0", factor_sweeps = 0, factor_view = "block", trisolve = "exact")");
+            R"(type = "ilu0", factor_view = "scalar", implementation = "automatic", isai_power = 1, isai_view = "block", sweeps = 0, trisolve = "isai")");
+  EXPECT_EQ(preconditioner_preset("bilu0").toml,
+            R"(type = "ilu0", factor_sweeps = 0, factor_view = "block", implementation = "automatic", trisolve = "exact")");
   EXPECT_EQ(preconditioner_preset("isai").toml, R"(type = "isai", isai_power = 1, isai_view = "block")");
 }
 
