@@ -101,12 +101,24 @@ void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* i
     const BatchLayout c = part(lo, G);
     if (c.count > 0) launch_small_factor<G, false>(s, c, lo, a, piv, info);
   };
-  small(std::integral_constant<int, 1>{}, 0);
-  if (L.max_size > 1) small(std::integral_constant<int, 2>{}, 2);
-  if (L.max_size > 2) small(std::integral_constant<int, 4>{}, 3);
-  if (L.max_size > 4) small(std::integral_constant<int, 8>{}, 5);
-  if (L.max_size > 8) small(std::integral_constant<int, 16>{}, 9);
-  if (L.max_size > 16) small(std::integral_constant<int, 32>{}, 17);
+  if (L.by_size) {
+    // With a size index the register range goes size by size to the kernel compiled for exactly that size
+    // (the uniform batches' kernels, fully unrolled to n): a 17-row block no longer runs 32 rows of steps.
+    // One launch per size present (at most 32; the factorisation runs once per setup).
+    const BatchLayout zero = L.by_size->select(L, 0, 0);
+    if (zero.count > 0) launch_small_factor<1, false>(s, zero, 0, a, piv, info);
+    for (int n = 1; n <= 32; ++n) {
+      const BatchLayout c = L.by_size->select(L, n, n);
+      if (c.count > 0) small_uniform[n](s, c, n, a, piv, info);
+    }
+  } else {
+    small(std::integral_constant<int, 1>{}, 0);
+    if (L.max_size > 1) small(std::integral_constant<int, 2>{}, 2);
+    if (L.max_size > 2) small(std::integral_constant<int, 4>{}, 3);
+    if (L.max_size > 4) small(std::integral_constant<int, 8>{}, 5);
+    if (L.max_size > 8) small(std::integral_constant<int, 16>{}, 9);
+    if (L.max_size > 16) small(std::integral_constant<int, 32>{}, 17);
+  }
   for (const auto& k : blocked_classes)
     if (L.max_size >= k.lo) {
       const BatchLayout c = part(k.lo, k.hi);
@@ -147,8 +159,16 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
     const BatchLayout c = part(l, h);
     if (c.count > 0) launch_warp_solve<decltype(r_const)::value>(s, c, l, h, lu, piv, b, x);
   };
-  warp(std::integral_constant<int, 1>{}, 17, 32);
-  for (int lo = 33; lo <= 57; lo += 8) warp(std::integral_constant<int, 2>{}, lo, lo + 7);
+  if (L.by_size && L.uniform == 0) {
+    // With a size index a class costs a launch, not a pass over the whole batch: narrower classes, so the
+    // warp's shared memory fits its own blocks more closely (17..24, 25..32, then 4 sizes each to 64).
+    warp(std::integral_constant<int, 1>{}, 17, 24);
+    warp(std::integral_constant<int, 1>{}, 25, 32);
+    for (int lo = 33; lo <= 61; lo += 4) warp(std::integral_constant<int, 2>{}, lo, lo + 3);
+  } else {
+    warp(std::integral_constant<int, 1>{}, 17, 32);
+    for (int lo = 33; lo <= 57; lo += 8) warp(std::integral_constant<int, 2>{}, lo, lo + 7);
+  }
   const int l = std::max(65, lo_all);
   if (l <= hi_all) {
     const BatchLayout c = part(l, hi_all);
