@@ -5,13 +5,7 @@
 #include "linalg/preconditioners/ilu0/cusparse_ilu0.hpp"
 #include "miniapp/bench/bench_common.hpp"
 
-#include <cusparse.h>
-
 #include <vector>
-
-// csrilu02, bsrilu02 and bsrsv2 are deprecated (and still shipped) in CUDA 13: this file is the
-// baseline that measures them, so their deprecation warnings are expected here and nowhere else.
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace blockres::benchutil {
 
@@ -20,135 +14,48 @@ struct CusparseIlu::Impl {
   bool block;
   ExecPtr e;
   int bs = 1;
-  int rows = 0;  // scalar rows (CSR) or block rows (BSR)
-  int nnz = 0;   // scalar entries (CSR) or blocks (BSR)
-  cusparseHandle_t handle = nullptr;
   // CSR: the expansion's arrays; BSR: A's own row_ptr / col_ind.
   Array<index_t> csr_row_ptr, csr_col;
   Array<double> a_val;   // pristine values (CSR order or BSR order)
   Array<double> lu_val;  // factor storage
   std::vector<index_t> host_row_ptr;  // block rows (BSR) for factors_as_csr
-  Array<char> ilu_buf, l_buf, u_buf;
-  // csrilu02 / SpSV: the product's (linalg/preconditioners/ilu0/cusparse_ilu0.hpp) on the expansion
-  std::unique_ptr<CusparseCsrIlu0> csr;
-  cusparseMatDescr_t descr = nullptr;
-  // bsrilu02 / bsrsv2
-  bsrilu02Info_t bsr_info = nullptr;
-  bsrsv2Info_t bsv_l = nullptr, bsv_u = nullptr;
-  cusparseMatDescr_t descr_l = nullptr, descr_u = nullptr;
-  static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
-  static constexpr auto dir = CUSPARSE_DIRECTION_ROW;
+  // The product's (linalg/preconditioners/ilu0/cusparse_ilu0.hpp): csrilu02 + SpSV on the expansion, or
+  // bsrilu02 + bsrsv2 on the BSR arrays (block).
+  std::unique_ptr<CusparseIlu0> ilu;
 
   Impl(const BsrMatrix& m, bool blk) : A(m), block(blk), e(m.exec_ptr()), bs(m.block_size())
   {
     // Both paths take 32-bit indices (int arguments, CUSPARSE_INDEX_32I): before anything is allocated.
     kernels::check_scalar_view_fits_int32(block ? "cuSPARSE bsrilu02 + bsrsv2" : "cuSPARSE csrilu02 + SpSV", A.nrows(),
                                           A.ncols(), bs, A.nnzb());
-    const auto s = e->stream();
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, s));
     const size64_t nvals = size64_t(A.nnzb()) * bs * bs;
     a_val = Array<double>(e, nvals);
     lu_val = Array<double>(e, nvals);
     if (block) {
-      rows = A.nrows();
-      nnz = A.nnzb();
       a_val.copy_from(A.values());
       host_row_ptr = A.row_ptr().to_host();
+      load();
+      ilu = std::make_unique<CusparseIlu0>(e, CusparseIlu0::Form::bsr, A.nrows(), A.nnzb(), bs, A.row_ptr().data(),
+                                           A.col_ind().data(), lu_val.data());
     } else {
-      rows = static_cast<int>(A.scalar_rows());
-      nnz = static_cast<int>(nvals);
+      const index_t rows = static_cast<index_t>(A.scalar_rows());
       csr_row_ptr = Array<index_t>(e, rows + 1);
       csr_col = Array<index_t>(e, nvals);
-      kernels::cuda::bsr_to_csr(s, A.view(), csr_row_ptr.data(), csr_col.data(), a_val.data());
+      kernels::cuda::bsr_to_csr(e->stream(), A.view(), csr_row_ptr.data(), csr_col.data(), a_val.data());
+      load();
+      ilu = std::make_unique<CusparseIlu0>(e, CusparseIlu0::Form::csr, rows, static_cast<index_t>(nvals), 1,
+                                           csr_row_ptr.data(), csr_col.data(), lu_val.data());
     }
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&descr));
-    cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO);
-    cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL);
-    load();
-    if (block)
-      setup_bsr();
-    else
-      setup_csr();
+    factor();
+    e->synchronize();
   }
 
-  const index_t* row_ptr() const { return block ? A.row_ptr().data() : csr_row_ptr.data(); }
-  const index_t* col() const { return block ? A.col_ind().data() : csr_col.data(); }
   void load() { lu_val.copy_from(a_val); }
-
-  static Array<char> buffer(const ExecPtr& e, std::size_t bytes) { return Array<char>(e, size64_t(std::max<std::size_t>(bytes, 8))); }
-
-  void factor()
-  {
-    if (block)
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrilu02(handle, dir, rows, nnz, descr, lu_val.data(), row_ptr(), col(), bs,
-                                                bsr_info, policy, ilu_buf.data()));
-    else
-      csr->factor();
-  }
-
-  void setup_csr()
-  {
-    csr = std::make_unique<CusparseCsrIlu0>(e, rows, nnz, csr_row_ptr.data(), csr_col.data(), lu_val.data());
-    factor();
-    e->synchronize();
-  }
-
-  void setup_bsr()
-  {
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsrilu02Info(&bsr_info));
-    int bytes = 0;
-    BLOCKRES_CUSPARSE_CHECK(cusparseDbsrilu02_bufferSize(handle, dir, rows, nnz, descr, lu_val.data(), row_ptr(),
-                                                         col(), bs, bsr_info, &bytes));
-    ilu_buf = buffer(e, std::size_t(bytes));
-    BLOCKRES_CUSPARSE_CHECK(cusparseDbsrilu02_analysis(handle, dir, rows, nnz, descr, lu_val.data(), row_ptr(), col(),
-                                                       bs, bsr_info, policy, ilu_buf.data()));
-    factor();
-    auto make = [&](cusparseMatDescr_t& d, bsrsv2Info_t& info, cusparseFillMode_t fill, cusparseDiagType_t diag,
-                    Array<char>& buf) {
-      BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&d));
-      cusparseSetMatIndexBase(d, CUSPARSE_INDEX_BASE_ZERO);
-      cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL);
-      cusparseSetMatFillMode(d, fill);
-      cusparseSetMatDiagType(d, diag);
-      BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsrsv2Info(&info));
-      int b = 0;
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_bufferSize(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, rows, nnz, d,
-                                                         lu_val.data(), row_ptr(), col(), bs, info, &b));
-      buf = buffer(e, std::size_t(b));
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_analysis(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, rows, nnz, d,
-                                                       lu_val.data(), row_ptr(), col(), bs, info, policy, buf.data()));
-    };
-    make(descr_l, bsv_l, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT, l_buf);
-    make(descr_u, bsv_u, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT, u_buf);
-    e->synchronize();
-  }
-
+  void factor() { ilu->factor(); }
   void solve(const Array<double>& r, Array<double>& t, Array<double>& z)
   {
-    const double one = 1.0;
-    if (block) {
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_solve(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, rows, nnz, &one,
-                                                    descr_l, lu_val.data(), row_ptr(), col(), bs, bsv_l, r.data(),
-                                                    t.data(), policy, l_buf.data()));
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_solve(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, rows, nnz, &one,
-                                                    descr_u, lu_val.data(), row_ptr(), col(), bs, bsv_u, t.data(),
-                                                    z.data(), policy, u_buf.data()));
-      return;
-    }
-    csr->solve(kernels::Triangle::unit_lower, r.data(), t.data());
-    csr->solve(kernels::Triangle::upper, t.data(), z.data());
-  }
-
-  ~Impl()
-  {
-    if (bsr_info) cusparseDestroyBsrilu02Info(bsr_info);
-    if (bsv_l) cusparseDestroyBsrsv2Info(bsv_l);
-    if (bsv_u) cusparseDestroyBsrsv2Info(bsv_u);
-    if (descr_l) cusparseDestroyMatDescr(descr_l);
-    if (descr_u) cusparseDestroyMatDescr(descr_u);
-    if (descr) cusparseDestroyMatDescr(descr);
-    if (handle) cusparseDestroy(handle);
+    ilu->solve(kernels::Triangle::unit_lower, r.data(), t.data());
+    ilu->solve(kernels::Triangle::upper, t.data(), z.data());
   }
 };
 
@@ -157,14 +64,7 @@ CusparseIlu::~CusparseIlu() = default;
 void CusparseIlu::load_values() { impl_->load(); }
 void CusparseIlu::factor() { impl_->factor(); }
 
-int CusparseIlu::zero_pivot()
-{
-  int pos = -1;
-  if (!impl_->block) return impl_->csr->zero_pivot();
-  const cusparseStatus_t st = cusparseXbsrilu02_zeroPivot(impl_->handle, impl_->bsr_info, &pos);
-  if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
-  return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
-}
+int CusparseIlu::zero_pivot() { return impl_->ilu->zero_pivot(); }
 
 void CusparseIlu::solve(const Array<double>& r, Array<double>& t, Array<double>& z) { impl_->solve(r, t, z); }
 
@@ -176,7 +76,7 @@ std::vector<double> CusparseIlu::factors_as_csr() const
   // BSR block q of block row R, entry (a, c) -> the expansion's position (kernels/spmv/bsr_to_csr.hpp).
   const int bs = m.bs;
   std::vector<double> out(v.size());
-  for (index_t R = 0; R < m.rows; ++R) {
+  for (index_t R = 0; R < m.A.nrows(); ++R) {
     const index_t q0 = m.host_row_ptr[R], len = m.host_row_ptr[R + 1] - q0;
     for (index_t q = q0; q < q0 + len; ++q)
       for (int a = 0; a < bs; ++a)

@@ -1,8 +1,7 @@
 // cuSPARSE baselines of `blockres bench isai`: ILU(0) factorisation (csrilu02 on the scalar CSR
 // expansion, bsrilu02 on the BSR matrix) and the L and U triangular solves with its factors
-// (cusparseSpSV on CSR, bsrsv2 on BSR). The CSR path is the solver's own (CusparseCsrIlu0, the scalar-view
-// ILU(0)'s CUDA implementation since issue 31); bsrilu02 and bsrsv2 (deprecated in CUDA 13, like csrilu02)
-// are measured here only.
+// (cusparseSpSV on CSR, bsrsv2 on BSR), through the solver's own wrapper (CusparseIlu0,
+// the scalar-view ILU(0)'s CUDA implementation since issue 31), on arrays of their own.
 #pragma once
 
 #include "linalg/array.hpp"

@@ -321,19 +321,29 @@ class Problem {
       if (!st.ok) throw std::runtime_error(fmt::format("{}: {} setup failed: {}", m_.name, P.name(), st.message));
     };
 
+    // The setup row of an ILU(0) with exact solves: first (symbolic + numeric) setup, then the timed numeric
+    // ones, its CSR factors poisoned before the last timed call (the BSR form's refresh_csr_factors()
+    // rewrites them from that call's factors).
+    auto ilu_setup_row = [&](Ilu0Preconditioner& P, const bench::BenchPreconditioner& pc, const char* variant) {
+      KernelRow k = row("ilu0_setup", variant);
+      k.toml = pc.toml;
+      first_setup(P, k.first_ms);
+      const auto f = P.factors();
+      k.t = time_on_stream(s, W, R, [&] { (void)P.setup(A_); }, [] {}, [&] {
+        BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(f.val), 0xff, size64_t(P.factor_nnz()) * sizeof(double), s));
+      });
+      P.refresh_csr_factors();
+      return k;
+    };
+
     // ILU(0) with exact solves by the project's kernels (the ilu0 preset with implementation = "blockres"):
     // setup, apply; then cuSPARSE's factor + solves against them, per block size (issue 31 item 5), and
     // the preset as a deck gets it (implementation = "automatic": cuSPARSE on CUDA since issue 31).
     const bench::BenchPreconditioner ilu0 =
         bench::read_bench_preconditioner("ilu0 (blockres kernels)", R"(type = "ilu0", implementation = "blockres")");
     Ilu0Preconditioner exact(e_, options_as<Ilu0Options>(ilu0.spec));
-    KernelRow setup = row("ilu0_setup", "ours");
-    setup.toml = ilu0.toml;
-    first_setup(exact, setup.first_ms);
+    KernelRow setup = ilu_setup_row(exact, ilu0, "ours");
     const auto lu = exact.factors();
-    setup.t = time_on_stream(s, W, R, [&] { (void)exact.setup(A_); }, [] {}, [&] {
-      BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(lu.val), 0xff, size64_t(exact.factor_nnz()) * sizeof(double), s));
-    });
     const double ours_ilu_ms = setup.t.median_ms;
     std::vector<double> lu_host(static_cast<std::size_t>(exact.factor_nnz()));
     BLOCKRES_CUDA_CHECK(cudaMemcpy(lu_host.data(), lu.val, lu_host.size() * sizeof(double), cudaMemcpyDeviceToHost));
@@ -400,16 +410,10 @@ class Problem {
     // against our kernels' application, as ratios of ours.
     const bench::BenchPreconditioner ilu0_auto = bench::preconditioner_preset("ilu0");
     Ilu0Preconditioner automatic(e_, options_as<Ilu0Options>(ilu0_auto.spec));
-    KernelRow auto_setup = row("ilu0_setup", "automatic");
-    auto_setup.toml = ilu0_auto.toml;
-    first_setup(automatic, auto_setup.first_ms);
+    KernelRow auto_setup = ilu_setup_row(automatic, ilu0_auto, "automatic");
     const auto alu = automatic.factors();
-    auto_setup.t = time_on_stream(s, W, R, [&] { (void)automatic.setup(A_); }, [] {}, [&] {
-      BLOCKRES_CUDA_CHECK(cudaMemsetAsync(const_cast<double*>(alu.val), 0xff, size64_t(automatic.factor_nnz()) * sizeof(double), s));
-    });  // the CSR factors poisoned before the last call: in the BSR form refresh_csr_factors() rewrites them
     auto_setup.ratio = auto_setup.t.median_ms / ours_ilu_ms, auto_setup.ratio_of = "automatic / ours";
     {
-      automatic.refresh_csr_factors();  // cuSPARSE's BSR form keeps them in block order
       std::vector<double> a(lu_host.size());
       BLOCKRES_CUDA_CHECK(cudaMemcpy(a.data(), alu.val, a.size() * sizeof(double), cudaMemcpyDeviceToHost));
       auto_setup.error = rel_diff(lu_host, a), auto_setup.tolerance = ilu_tol;

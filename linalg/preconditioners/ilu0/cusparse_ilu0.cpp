@@ -12,7 +12,7 @@
 #include <algorithm>
 
 // csrilu02, bsrilu02 and bsrsv2 are deprecated (and still shipped) in CUDA 13, with no replacement in the
-// generic API: their deprecation warnings are expected in this file and in the bench's baseline only.
+// generic API: their deprecation warnings are expected in this file and nowhere else.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace blockres {
@@ -25,7 +25,16 @@ Array<char> buffer(const ExecPtr& e, std::size_t bytes) { return Array<char>(e, 
 
 }  // namespace
 
-struct CusparseCsrIlu0::Impl {
+struct CusparseIlu0::Impl {
+  virtual ~Impl() = default;
+  virtual void factor() = 0;
+  virtual void solve(kernels::Triangle tri, const double* b, double* x) const = 0;
+  virtual int zero_pivot() const = 0;
+};
+
+namespace {
+
+struct CsrForm final : CusparseIlu0::Impl {
   static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
   ExecPtr e;
   index_t n, nnz;
@@ -42,7 +51,7 @@ struct CusparseCsrIlu0::Impl {
   Array<char> ilu_buf, l_buf, u_buf;
   Array<double> vec_buf;
 
-  Impl(const ExecPtr& exec, index_t rows, index_t entries, const index_t* rp, const index_t* c, double* v)
+  CsrForm(const ExecPtr& exec, index_t rows, index_t entries, const index_t* rp, const index_t* c, double* v)
       : e(exec), n(rows), nnz(entries), row_ptr(rp), col(c), val(v)
   {
     BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
@@ -86,7 +95,7 @@ struct CusparseCsrIlu0::Impl {
     e->synchronize();
   }
 
-  void factor()
+  void factor() override
   {
     BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02(handle, n, nnz, descr, val, row_ptr, col, info, policy, ilu_buf.data()));
     // The solves' analysis may keep what it read of the values: hand them the new factors.
@@ -94,7 +103,15 @@ struct CusparseCsrIlu0::Impl {
     BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(handle, sv_u, val, CUSPARSE_SPSV_UPDATE_GENERAL));
   }
 
-  void solve(kernels::Triangle tri, const double* b, double* x) const
+  int zero_pivot() const override
+  {
+    int pos = -1;
+    const cusparseStatus_t st = cusparseXcsrilu02_zeroPivot(handle, info, &pos);
+    if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
+    return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
+  }
+
+  void solve(kernels::Triangle tri, const double* b, double* x) const override
   {
     const double one = 1.0;
     const bool lower = tri == kernels::Triangle::unit_lower;
@@ -104,7 +121,7 @@ struct CusparseCsrIlu0::Impl {
                                                vb, vx, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, lower ? sv_l : sv_u));
   }
 
-  ~Impl()
+  ~CsrForm() override
   {
     if (vb) cusparseDestroyDnVec(vb);
     if (vx) cusparseDestroyDnVec(vx);
@@ -118,25 +135,8 @@ struct CusparseCsrIlu0::Impl {
   }
 };
 
-CusparseCsrIlu0::CusparseCsrIlu0(const ExecPtr& e, index_t n, index_t nnz, const index_t* row_ptr,
-                                 const index_t* col, double* val)
-    : impl_(std::make_unique<Impl>(e, n, nnz, row_ptr, col, val))
-{
-}
-CusparseCsrIlu0::~CusparseCsrIlu0() = default;
-void CusparseCsrIlu0::factor() { impl_->factor(); }
-void CusparseCsrIlu0::solve(kernels::Triangle tri, const double* b, double* x) const { impl_->solve(tri, b, x); }
 
-int CusparseCsrIlu0::zero_pivot() const
-{
-  int pos = -1;
-  const cusparseStatus_t st = cusparseXcsrilu02_zeroPivot(impl_->handle, impl_->info, &pos);
-  if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
-  return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
-}
-
-
-struct CusparseBsrIlu0::Impl {
+struct BsrForm final : CusparseIlu0::Impl {
   static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
   static constexpr auto dir = CUSPARSE_DIRECTION_ROW;  // row-major blocks
   ExecPtr e;
@@ -158,7 +158,7 @@ struct CusparseBsrIlu0::Impl {
     BLOCKRES_CUSPARSE_CHECK(cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL));
   }
 
-  Impl(const ExecPtr& exec, index_t rows, index_t blocks, int b, const index_t* rp, const index_t* c, double* v)
+  BsrForm(const ExecPtr& exec, index_t rows, index_t blocks, int b, const index_t* rp, const index_t* c, double* v)
       : e(exec), nb(rows), nnzb(blocks), bs(b), row_ptr(rp), col(c), val(v)
   {
     BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
@@ -189,13 +189,21 @@ struct CusparseBsrIlu0::Impl {
     e->synchronize();
   }
 
-  void factor()
+  void factor() override
   {
     BLOCKRES_CUSPARSE_CHECK(
         cusparseDbsrilu02(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
   }
 
-  void solve(kernels::Triangle tri, const double* b, double* x) const
+  int zero_pivot() const override
+  {
+    int pos = -1;
+    const cusparseStatus_t st = cusparseXbsrilu02_zeroPivot(handle, info, &pos);
+    if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
+    return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
+  }
+
+  void solve(kernels::Triangle tri, const double* b, double* x) const override
   {
     const double one = 1.0;
     const bool lower = tri == kernels::Triangle::unit_lower;
@@ -205,7 +213,7 @@ struct CusparseBsrIlu0::Impl {
                                                   const_cast<char*>((lower ? l_buf : u_buf).data())));
   }
 
-  ~Impl()
+  ~BsrForm() override
   {
     if (info) cusparseDestroyBsrilu02Info(info);
     if (info_l) cusparseDestroyBsrsv2Info(info_l);
@@ -217,14 +225,19 @@ struct CusparseBsrIlu0::Impl {
   }
 };
 
-CusparseBsrIlu0::CusparseBsrIlu0(const ExecPtr& e, index_t nb, index_t nnzb, int bs, const index_t* row_ptr,
-                                 const index_t* col, double* val)
-    : impl_(std::make_unique<Impl>(e, nb, nnzb, bs, row_ptr, col, val))
+
+}  // namespace
+
+CusparseIlu0::CusparseIlu0(const ExecPtr& e, Form form, index_t rows, index_t nnz, int bs, const index_t* row_ptr,
+                           const index_t* col, double* val)
 {
+  if (form == Form::bsr) impl_ = std::make_unique<BsrForm>(e, rows, nnz, bs, row_ptr, col, val);
+  else impl_ = std::make_unique<CsrForm>(e, rows, nnz, row_ptr, col, val);
 }
-CusparseBsrIlu0::~CusparseBsrIlu0() = default;
-void CusparseBsrIlu0::factor() { impl_->factor(); }
-void CusparseBsrIlu0::solve(kernels::Triangle tri, const double* b, double* x) const { impl_->solve(tri, b, x); }
+CusparseIlu0::~CusparseIlu0() = default;
+void CusparseIlu0::factor() { impl_->factor(); }
+void CusparseIlu0::solve(kernels::Triangle tri, const double* b, double* x) const { impl_->solve(tri, b, x); }
+int CusparseIlu0::zero_pivot() const { return impl_->zero_pivot(); }
 
 }  // namespace blockres
 
@@ -233,22 +246,14 @@ void CusparseBsrIlu0::solve(kernels::Triangle tri, const double* b, double* x) c
 #include <stdexcept>
 
 namespace blockres {
-struct CusparseCsrIlu0::Impl {};
-CusparseCsrIlu0::CusparseCsrIlu0(const ExecPtr&, index_t, index_t, const index_t*, const index_t*, double*)
+struct CusparseIlu0::Impl {};
+CusparseIlu0::CusparseIlu0(const ExecPtr&, Form, index_t, index_t, int, const index_t*, const index_t*, double*)
 {
   throw std::logic_error("cuSPARSE ILU(0): this build has no CUDA");
 }
-CusparseCsrIlu0::~CusparseCsrIlu0() = default;
-void CusparseCsrIlu0::factor() {}
-void CusparseCsrIlu0::solve(kernels::Triangle, const double*, double*) const {}
-int CusparseCsrIlu0::zero_pivot() const { return -1; }
-struct CusparseBsrIlu0::Impl {};
-CusparseBsrIlu0::CusparseBsrIlu0(const ExecPtr&, index_t, index_t, int, const index_t*, const index_t*, double*)
-{
-  throw std::logic_error("cuSPARSE ILU(0): this build has no CUDA");
-}
-CusparseBsrIlu0::~CusparseBsrIlu0() = default;
-void CusparseBsrIlu0::factor() {}
-void CusparseBsrIlu0::solve(kernels::Triangle, const double*, double*) const {}
+CusparseIlu0::~CusparseIlu0() = default;
+void CusparseIlu0::factor() {}
+void CusparseIlu0::solve(kernels::Triangle, const double*, double*) const {}
+int CusparseIlu0::zero_pivot() const { return -1; }
 }  // namespace blockres
 #endif

@@ -1,8 +1,8 @@
-// cuSPARSE's scalar ILU(0) and its exact triangular solves on arrays the caller owns: csrilu02 + SpSV on
-// the CSR expansion (CusparseCsrIlu0) and bsrilu02 + bsrsv2 on the BSR storage itself (CusparseBsrIlu0,
-// the same factors in block order: cuSPARSE's diagonal blocks are LU-factored without pivoting, which is
-// what the scalar view computes). The CUDA implementation of the scalar-view ILU(0) (Ilu0Preconditioner)
-// wherever it was measured faster than the project's level-scheduled kernels (issue 31 item 5: at every
+// cuSPARSE's scalar ILU(0) and its exact triangular solves on arrays the caller owns, in two forms:
+// csrilu02 + SpSV on the CSR expansion, bsrilu02 + bsrsv2 on the BSR storage itself (the same factors in
+// block order: cuSPARSE's diagonal blocks are LU-factored without pivoting, which is what the scalar view
+// computes). The CUDA implementation of the scalar-view ILU(0) (Ilu0Preconditioner) wherever it was
+// measured faster than the project's level-scheduled kernels (issue 31 item 5: at every
 // block size measured; the BSR form for exact solves at block sizes 3..8, where it was faster again;
 // inputs/README.md "implementation"), and `blockres bench isai`'s library baseline.
 //
@@ -16,52 +16,40 @@
 #pragma once
 
 #include "kernels/common.hpp"
-#include "linalg/executor.hpp"
 #include "kernels/ilu_isai/isai.hpp"  // Triangle
+#include "linalg/executor.hpp"
 
 #include <memory>
 
 namespace blockres {
 
-class CusparseCsrIlu0 {
+class CusparseIlu0 {
  public:
-  // A n x n CSR matrix on the CUDA executor e (its stream runs every call): 32-bit indices, zero-based, columns sorted and unique in each row
-  // with the diagonal present (kernels::ilu_schedule's checks). The arrays must outlive this object; the
-  // analysis of both the factorisation and the two triangular solves runs here, once per pattern, with
-  // whatever `val` holds (only the pattern is analysed).
-  CusparseCsrIlu0(const ExecPtr& e, index_t n, index_t nnz, const index_t* row_ptr, const index_t* col, double* val);
-  ~CusparseCsrIlu0();
-  CusparseCsrIlu0(const CusparseCsrIlu0&) = delete;
-  CusparseCsrIlu0& operator=(const CusparseCsrIlu0&) = delete;
+  // csr: csrilu02 + SpSV on a scalar CSR matrix of `rows` rows and `nnz` entries (bs ignored);
+  // bsr: bsrilu02 + bsrsv2 on `rows` x `rows` blocks of bs x bs, row-major blocks, `nnz` blocks.
+  enum class Form { csr, bsr };
+  // On the CUDA executor e (its stream runs every call): 32-bit indices, zero-based, (block) columns sorted
+  // and unique in each row with the diagonal present (kernels::ilu_schedule's checks), every value index
+  // below 2^31. The arrays must outlive this object; the analysis of the factorisation and of both
+  // triangular solves runs here, once per pattern, with whatever `val` holds (only the pattern counts).
+  CusparseIlu0(const ExecPtr& e, Form form, index_t rows, index_t nnz, int bs, const index_t* row_ptr,
+               const index_t* col, double* val);
+  ~CusparseIlu0();
+  CusparseIlu0(const CusparseIlu0&) = delete;
+  CusparseIlu0& operator=(const CusparseIlu0&) = delete;
 
   // In place ILU(0) of val, asynchronous; the triangular solves then use the new factors.
   void factor();
   // x = L^{-1} b (tri = unit_lower) or x = U^{-1} b (tri = upper) with the last factors; x must not alias b.
   // Asynchronous; no allocation, so it may be recorded into a CUDA graph.
   void solve(kernels::Triangle tri, const double* b, double* x) const;
-  // The structural or numerical (exactly zero) pivot cuSPARSE reported for the last factor(), -1 when none.
-  // Synchronises the stream.
+  // The structural or numerical (exactly zero) pivot cuSPARSE reported for the last factor(): its scalar
+  // row (csr) or block row (bsr), -1 when none. Synchronises the stream.
   int zero_pivot() const;
 
- private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-class CusparseBsrIlu0 {
- public:
-  // nb x nb blocks of bs x bs, row-major blocks (A's BSR storage), 32-bit indices, zero-based, block
-  // columns sorted with the diagonal block present, nnzb * bs * bs < 2^31. As CusparseCsrIlu0 otherwise.
-  CusparseBsrIlu0(const ExecPtr& e, index_t nb, index_t nnzb, int bs, const index_t* row_ptr, const index_t* col,
-                  double* val);
-  ~CusparseBsrIlu0();
-  CusparseBsrIlu0(const CusparseBsrIlu0&) = delete;
-  CusparseBsrIlu0& operator=(const CusparseBsrIlu0&) = delete;
-  void factor();
-  void solve(kernels::Triangle tri, const double* b, double* x) const;
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

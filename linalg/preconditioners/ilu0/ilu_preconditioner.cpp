@@ -156,14 +156,14 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
   set_schedule(kernels::ilu_schedule(n_, row_ptr.data(), col.data()));
   info_ = Array<int>(exec_, 1);
   cusparse_.reset();
-  cusparse_bsr_.reset();
+  cusparse_bsr_ = false;
   bsr_val_ = Array<double>();
   pivot_pos_ = Array<index_t>();
   const bool bsr_form = use_cusparse_ && opt_.trisolve == TriangularSolve::exact &&
                         A.block_size() >= cusparse_bsr_min_block_size && A.block_size() <= cusparse_bsr_max_block_size;
   if (use_cusparse_ && n_ > 0 && !bsr_form)
-    cusparse_ = std::make_unique<CusparseCsrIlu0>(exec_, n_, static_cast<index_t>(nnz), lu_row_ptr_.data(),
-                                                  lu_col_.data(), lu_val_.data());
+    cusparse_ = std::make_unique<CusparseIlu0>(exec_, CusparseIlu0::Form::csr, n_, static_cast<index_t>(nnz), 1,
+                                               lu_row_ptr_.data(), lu_col_.data(), lu_val_.data());
   if (bsr_form && n_ > 0) {
     // bsrilu02 + bsrsv2 on a copy of A's BSR storage; the pivot of scalar row R * bs + a is entry (a, a) of
     // block row R's diagonal block.
@@ -182,8 +182,9 @@ void Ilu0Preconditioner::symbolic(const BsrMatrix& A)
       for (int a = 0; a < bs; ++a) pos[std::size_t(R) * bs + a] = d * bs * bs + a * bs + a;
     }
     pivot_pos_ = Array<index_t>(exec_, std::span<const index_t>(pos));
-    cusparse_bsr_ = std::make_unique<CusparseBsrIlu0>(exec_, A.nrows(), A.nnzb(), bs, block_row_ptr_.data(),
-                                                      block_col_.data(), bsr_val_.data());
+    cusparse_ = std::make_unique<CusparseIlu0>(exec_, CusparseIlu0::Form::bsr, A.nrows(), A.nnzb(), bs,
+                                               block_row_ptr_.data(), block_col_.data(), bsr_val_.data());
+    cusparse_bsr_ = true;
   }
   isai_lower_.reset();
   isai_upper_.reset();
@@ -221,7 +222,7 @@ SetupStatus Ilu0Preconditioner::setup(const BsrMatrix& A)
     // cuSPARSE: then the same pivot rule as ours (csrilu02 and bsrilu02 flag exact zeros only).
     if (cusparse_bsr_) {
       bsr_val_.copy_from(A.values());
-      cusparse_bsr_->factor();
+      cusparse_->factor();
       kg::ilu0_check_pivots(s, n_, pivot_pos_.data(), bsr_val_.data(), info_.data());
     } else if (cusparse_) {
       cusparse_->factor();
@@ -255,10 +256,6 @@ void Ilu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b
   if (opt_.trisolve == TriangularSolve::exact) {
     if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
-      if (cusparse_bsr_) {
-        cusparse_bsr_->solve(tri, b.data(), x.data());
-        return;
-      }
       if (cusparse_) {
         cusparse_->solve(tri, b.data(), x.data());
         return;

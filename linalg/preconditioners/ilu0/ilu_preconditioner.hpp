@@ -16,8 +16,7 @@ namespace blockres {
 // pattern, level schedule, ISAI patterns) runs once per matrix structure; the numeric part
 // (values, factorisation, ISAI generation) on every setup. A zero or non-finite pivot fails the
 // setup with a message naming the block row and component.
-class CusparseCsrIlu0;
-class CusparseBsrIlu0;
+class CusparseIlu0;
 
 class Ilu0Preconditioner final : public Ilu0Base {
  public:
@@ -55,11 +54,11 @@ class Ilu0Preconditioner final : public Ilu0Base {
   Array<index_t> block_row_ptr_, block_col_;                // block view: A's block pattern
   std::unique_ptr<IsaiMatrix> block_lower_, block_upper_;  //   and the ISAI matrices
   mutable Vector t_, w_;
-  bool use_cusparse_ = false;                  // CUDA with implementation cusparse or automatic:
-  std::unique_ptr<CusparseCsrIlu0> cusparse_;  //   csrilu02 (+ SpSV) on lu_*_, or
-  std::unique_ptr<CusparseBsrIlu0> cusparse_bsr_;  // bsrilu02 + bsrsv2 on a copy of A's BSR storage
-  Array<double> bsr_val_;                          //   (exact solves, bs 3..8): its factors
-  Array<index_t> pivot_pos_;                       //   and the position of every scalar pivot in them
+  bool use_cusparse_ = false;               // CUDA with implementation cusparse or automatic:
+  std::unique_ptr<CusparseIlu0> cusparse_;  //   csrilu02 (+ SpSV) on lu_*_, or (cusparse_bsr_: exact
+  bool cusparse_bsr_ = false;               //   solves at bs 3..8) bsrilu02 + bsrsv2 on a copy of A's
+  Array<double> bsr_val_;                   //   BSR storage, its factors in bsr_val_ and the position
+  Array<index_t> pivot_pos_;                //   of every scalar pivot in them in pivot_pos_
 };
 
 }  // namespace blockres
