@@ -2,13 +2,12 @@
 // blocks, the scalar diagonal, or agglomerated blocks.
 #pragma once
 
-#include <memory>
-
 #include "kernels/batched/batched.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi_options.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
