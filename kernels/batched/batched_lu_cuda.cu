@@ -96,11 +96,6 @@ void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* i
   // (BatchLayout::by_size) each launch gets its class's blocks only, sorted by size.
   // (A class takes every block of its size range, as the whole-batch launches do, whatever max_size says.)
   const auto part = [&](int lo, int hi) { return L.by_size ? L.by_size->select(L, lo, hi) : L; };
-  const auto small = [&](auto g_const, int lo) {
-    constexpr int G = decltype(g_const)::value;
-    const BatchLayout c = part(lo, G);
-    if (c.count > 0) launch_small_factor<G, false>(s, c, lo, a, piv, info);
-  };
   if (L.by_size) {
     // With a size index the register range goes size by size to the kernel compiled for exactly that size
     // (the uniform batches' kernels, fully unrolled to n): a 17-row block no longer runs 32 rows of steps.
@@ -112,12 +107,12 @@ void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* i
       if (c.count > 0) small_uniform[n](s, c, n, a, piv, info);
     }
   } else {
-    small(std::integral_constant<int, 1>{}, 0);
-    if (L.max_size > 1) small(std::integral_constant<int, 2>{}, 2);
-    if (L.max_size > 2) small(std::integral_constant<int, 4>{}, 3);
-    if (L.max_size > 4) small(std::integral_constant<int, 8>{}, 5);
-    if (L.max_size > 8) small(std::integral_constant<int, 16>{}, 9);
-    if (L.max_size > 16) small(std::integral_constant<int, 32>{}, 17);
+    launch_small_factor<1, false>(s, L, 0, a, piv, info);
+    if (L.max_size > 1) launch_small_factor<2, false>(s, L, 2, a, piv, info);
+    if (L.max_size > 2) launch_small_factor<4, false>(s, L, 3, a, piv, info);
+    if (L.max_size > 4) launch_small_factor<8, false>(s, L, 5, a, piv, info);
+    if (L.max_size > 8) launch_small_factor<16, false>(s, L, 9, a, piv, info);
+    if (L.max_size > 16) launch_small_factor<32, false>(s, L, 17, a, piv, info);
   }
   for (const auto& k : blocked_classes)
     if (L.max_size >= k.lo) {

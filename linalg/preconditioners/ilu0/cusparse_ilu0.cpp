@@ -23,6 +23,43 @@ namespace {
 // allocation (so a device that cannot hold it says what was needed and free).
 Array<char> buffer(const ExecPtr& e, std::size_t bytes) { return Array<char>(e, size64_t(std::max<std::size_t>(bytes, 8))); }
 
+// A general, zero-based matrix descriptor (the BSR solves' set their fill mode and diagonal type on top).
+cusparseMatDescr_t general_descr()
+{
+  cusparseMatDescr_t d = nullptr;
+  BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&d));
+  BLOCKRES_CUSPARSE_CHECK(cusparseSetMatIndexBase(d, CUSPARSE_INDEX_BASE_ZERO));
+  BLOCKRES_CUSPARSE_CHECK(cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL));
+  return d;
+}
+
+// What both forms start from: a handle on the executor's stream and the general descriptor of the
+// factorisation. Each form's first member, so it is released after everything made with it.
+struct Library {
+  cusparseHandle_t handle = nullptr;
+  cusparseMatDescr_t descr = nullptr;
+  explicit Library(const ExecPtr& e)
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, e->stream()));
+    descr = general_descr();
+  }
+  ~Library()
+  {
+    if (descr) cusparseDestroyMatDescr(descr);
+    if (handle) cusparseDestroy(handle);
+  }
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+};
+
+// A zeroPivot query's answer as a row: the reported one for CUSPARSE_STATUS_ZERO_PIVOT, -1 for success.
+int reported_pivot(cusparseStatus_t st, int pos)
+{
+  if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
+  return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
+}
+
 }  // namespace
 
 struct CusparseIlu0::Impl {
@@ -36,13 +73,12 @@ namespace {
 
 struct CsrForm final : CusparseIlu0::Impl {
   static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
+  Library lib;
   ExecPtr e;
   index_t n, nnz;
   const index_t* row_ptr;
   const index_t* col;
   double* val;
-  cusparseHandle_t handle = nullptr;
-  cusparseMatDescr_t descr = nullptr;
   csrilu02Info_t info = nullptr;
   cusparseSpMatDescr_t mat_l = nullptr, mat_u = nullptr;
   cusparseSpSVDescr_t sv_l = nullptr, sv_u = nullptr;
@@ -52,19 +88,14 @@ struct CsrForm final : CusparseIlu0::Impl {
   Array<double> vec_buf;
 
   CsrForm(const ExecPtr& exec, index_t rows, index_t entries, const index_t* rp, const index_t* c, double* v)
-      : e(exec), n(rows), nnz(entries), row_ptr(rp), col(c), val(v)
+      : lib(exec), e(exec), n(rows), nnz(entries), row_ptr(rp), col(c), val(v)
   {
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, e->stream()));
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&descr));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL));
     BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsrilu02Info(&info));
     int bytes = 0;
-    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02_bufferSize(handle, n, nnz, descr, val, row_ptr, col, info, &bytes));
+    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02_bufferSize(lib.handle, n, nnz, lib.descr, val, row_ptr, col, info, &bytes));
     ilu_buf = buffer(e, std::size_t(std::max(bytes, 0)));
     BLOCKRES_CUSPARSE_CHECK(
-        cusparseDcsrilu02_analysis(handle, n, nnz, descr, val, row_ptr, col, info, policy, ilu_buf.data()));
+        cusparseDcsrilu02_analysis(lib.handle, n, nnz, lib.descr, val, row_ptr, col, info, policy, ilu_buf.data()));
     auto make = [&](cusparseSpMatDescr_t& mat, cusparseFillMode_t fill, cusparseDiagType_t diag) {
       BLOCKRES_CUSPARSE_CHECK(cusparseCreateCsr(&mat, n, n, nnz, const_cast<index_t*>(row_ptr),
                                                 const_cast<index_t*>(col), val, CUSPARSE_INDEX_32I,
@@ -84,10 +115,10 @@ struct CsrForm final : CusparseIlu0::Impl {
     auto analyse = [&](cusparseSpMatDescr_t mat, cusparseSpSVDescr_t& sv, Array<char>& buf) {
       BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_createDescr(&sv));
       std::size_t b = 0;
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vb, vx,
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_bufferSize(lib.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vb, vx,
                                                       CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv, &b));
       buf = buffer(e, b);
-      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_analysis(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vb, vx,
+      BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_analysis(lib.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vb, vx,
                                                     CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, sv, buf.data()));
     };
     analyse(mat_l, sv_l, l_buf);
@@ -97,18 +128,16 @@ struct CsrForm final : CusparseIlu0::Impl {
 
   void factor() override
   {
-    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02(handle, n, nnz, descr, val, row_ptr, col, info, policy, ilu_buf.data()));
+    BLOCKRES_CUSPARSE_CHECK(cusparseDcsrilu02(lib.handle, n, nnz, lib.descr, val, row_ptr, col, info, policy, ilu_buf.data()));
     // The solves' analysis may keep what it read of the values: hand them the new factors.
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(handle, sv_l, val, CUSPARSE_SPSV_UPDATE_GENERAL));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(handle, sv_u, val, CUSPARSE_SPSV_UPDATE_GENERAL));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(lib.handle, sv_l, val, CUSPARSE_SPSV_UPDATE_GENERAL));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_updateMatrix(lib.handle, sv_u, val, CUSPARSE_SPSV_UPDATE_GENERAL));
   }
 
   int zero_pivot() const override
   {
     int pos = -1;
-    const cusparseStatus_t st = cusparseXcsrilu02_zeroPivot(handle, info, &pos);
-    if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
-    return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
+    return reported_pivot(cusparseXcsrilu02_zeroPivot(lib.handle, info, &pos), pos);
   }
 
   void solve(kernels::Triangle tri, const double* b, double* x) const override
@@ -117,7 +146,7 @@ struct CsrForm final : CusparseIlu0::Impl {
     const bool lower = tri == kernels::Triangle::unit_lower;
     BLOCKRES_CUSPARSE_CHECK(cusparseDnVecSetValues(vb, const_cast<double*>(b)));
     BLOCKRES_CUSPARSE_CHECK(cusparseDnVecSetValues(vx, x));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_solve(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, lower ? mat_l : mat_u,
+    BLOCKRES_CUSPARSE_CHECK(cusparseSpSV_solve(lib.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, lower ? mat_l : mat_u,
                                                vb, vx, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, lower ? sv_l : sv_u));
   }
 
@@ -130,58 +159,45 @@ struct CsrForm final : CusparseIlu0::Impl {
     if (mat_l) cusparseDestroySpMat(mat_l);
     if (mat_u) cusparseDestroySpMat(mat_u);
     if (info) cusparseDestroyCsrilu02Info(info);
-    if (descr) cusparseDestroyMatDescr(descr);
-    if (handle) cusparseDestroy(handle);
   }
 };
-
 
 struct BsrForm final : CusparseIlu0::Impl {
   static constexpr auto policy = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
   static constexpr auto dir = CUSPARSE_DIRECTION_ROW;  // row-major blocks
+  Library lib;
   ExecPtr e;
   index_t nb, nnzb;
   int bs;
   const index_t* row_ptr;
   const index_t* col;
   double* val;
-  cusparseHandle_t handle = nullptr;
-  cusparseMatDescr_t descr = nullptr, descr_l = nullptr, descr_u = nullptr;
+  cusparseMatDescr_t descr_l = nullptr, descr_u = nullptr;
   bsrilu02Info_t info = nullptr;
   bsrsv2Info_t info_l = nullptr, info_u = nullptr;
   Array<char> ilu_buf, l_buf, u_buf;
 
-  static void describe(cusparseMatDescr_t& d)
-  {
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&d));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatIndexBase(d, CUSPARSE_INDEX_BASE_ZERO));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL));
-  }
-
   BsrForm(const ExecPtr& exec, index_t rows, index_t blocks, int b, const index_t* rp, const index_t* c, double* v)
-      : e(exec), nb(rows), nnzb(blocks), bs(b), row_ptr(rp), col(c), val(v)
+      : lib(exec), e(exec), nb(rows), nnzb(blocks), bs(b), row_ptr(rp), col(c), val(v)
   {
-    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&handle));
-    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(handle, e->stream()));
-    describe(descr);
     BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsrilu02Info(&info));
     int bytes = 0;
     BLOCKRES_CUSPARSE_CHECK(
-        cusparseDbsrilu02_bufferSize(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, &bytes));
+        cusparseDbsrilu02_bufferSize(lib.handle, dir, nb, nnzb, lib.descr, val, row_ptr, col, bs, info, &bytes));
     ilu_buf = buffer(e, std::size_t(std::max(bytes, 0)));
     BLOCKRES_CUSPARSE_CHECK(
-        cusparseDbsrilu02_analysis(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
+        cusparseDbsrilu02_analysis(lib.handle, dir, nb, nnzb, lib.descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
     auto make = [&](cusparseMatDescr_t& d, bsrsv2Info_t& i, cusparseFillMode_t fill, cusparseDiagType_t diag,
                     Array<char>& buf) {
-      describe(d);
+      d = general_descr();
       BLOCKRES_CUSPARSE_CHECK(cusparseSetMatFillMode(d, fill));
       BLOCKRES_CUSPARSE_CHECK(cusparseSetMatDiagType(d, diag));
       BLOCKRES_CUSPARSE_CHECK(cusparseCreateBsrsv2Info(&i));
       int b2 = 0;
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_bufferSize(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, d, val,
+      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_bufferSize(lib.handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, d, val,
                                                          row_ptr, col, bs, i, &b2));
       buf = buffer(e, std::size_t(std::max(b2, 0)));
-      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_analysis(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, d, val,
+      BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_analysis(lib.handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, d, val,
                                                        row_ptr, col, bs, i, policy, buf.data()));
     };
     make(descr_l, info_l, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT, l_buf);
@@ -192,22 +208,20 @@ struct BsrForm final : CusparseIlu0::Impl {
   void factor() override
   {
     BLOCKRES_CUSPARSE_CHECK(
-        cusparseDbsrilu02(handle, dir, nb, nnzb, descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
+        cusparseDbsrilu02(lib.handle, dir, nb, nnzb, lib.descr, val, row_ptr, col, bs, info, policy, ilu_buf.data()));
   }
 
   int zero_pivot() const override
   {
     int pos = -1;
-    const cusparseStatus_t st = cusparseXbsrilu02_zeroPivot(handle, info, &pos);
-    if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_ZERO_PIVOT) BLOCKRES_CUSPARSE_CHECK(st);
-    return st == CUSPARSE_STATUS_ZERO_PIVOT ? pos : -1;
+    return reported_pivot(cusparseXbsrilu02_zeroPivot(lib.handle, info, &pos), pos);
   }
 
   void solve(kernels::Triangle tri, const double* b, double* x) const override
   {
     const double one = 1.0;
     const bool lower = tri == kernels::Triangle::unit_lower;
-    BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_solve(handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, &one,
+    BLOCKRES_CUSPARSE_CHECK(cusparseDbsrsv2_solve(lib.handle, dir, CUSPARSE_OPERATION_NON_TRANSPOSE, nb, nnzb, &one,
                                                   lower ? descr_l : descr_u, val, row_ptr, col, bs,
                                                   lower ? info_l : info_u, b, x, policy,
                                                   const_cast<char*>((lower ? l_buf : u_buf).data())));
@@ -218,10 +232,8 @@ struct BsrForm final : CusparseIlu0::Impl {
     if (info) cusparseDestroyBsrilu02Info(info);
     if (info_l) cusparseDestroyBsrsv2Info(info_l);
     if (info_u) cusparseDestroyBsrsv2Info(info_u);
-    if (descr) cusparseDestroyMatDescr(descr);
     if (descr_l) cusparseDestroyMatDescr(descr_l);
     if (descr_u) cusparseDestroyMatDescr(descr_u);
-    if (handle) cusparseDestroy(handle);
   }
 };
 
