@@ -51,6 +51,15 @@ double stream_sum(size64_t n, const double* x);
 // out[k] = the fp32 value nearest to in[k] (round to nearest even); beyond the fp32 range +-inf, NaN
 // stays NaN (the fp32 storage of preconditioners: AMG levels, block-Jacobi inverses).
 void to_fp32(size64_t n, const double* in, float* out);
+// The FP64 throughput ceiling of the bench suite: lane k runs fp64_peak_chains independent chains
+// a <- a * m + c (a_j starts at 1 + (k mod 97) / 1024 + j / 4096, m = 1 - 2^-10, c = 2^-12) for
+// `iterations` steps and writes the sum of its chains to out[k]; 2 flops per step and chain
+// (fp64_peak_flops). The chains stay in [0.25, 2.1] for any length, so no step under- or overflows.
+// The CUDA twin fuses each step into one FMA (the GPU's peak instruction), so the two agree to
+// rounding (a few ulps per step), not bit for bit.
+constexpr int fp64_peak_chains = 8;
+constexpr double fp64_peak_flops(size64_t lanes, int iterations) { return 2.0 * fp64_peak_chains * double(lanes) * iterations; }
+void fp64_peak(size64_t lanes, int iterations, double* out);
 }  // namespace cpu
 
 namespace cuda {
@@ -99,6 +108,7 @@ void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const 
 constexpr int stream_sum_blocks = 8192;
 void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace);
 void to_fp32(stream_t s, size64_t n, const double* in, float* out);  // cpu::to_fp32, the same bits
+void fp64_peak(stream_t s, size64_t lanes, int iterations, double* out);  // cpu::fp64_peak with FMAs
 }  // namespace cuda
 
 }  // namespace blockres::kernels

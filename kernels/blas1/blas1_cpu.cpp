@@ -149,4 +149,19 @@ void to_fp32(size64_t n, const double* in, float* out)
   }
 }
 
+void fp64_peak(size64_t lanes, int iterations, double* out)
+{
+  constexpr double m = 1.0 - 1.0 / 1024.0, c = 1.0 / 4096.0;
+#pragma omp parallel for schedule(static)
+  for (size64_t k = 0; k < lanes; ++k) {
+    double a[fp64_peak_chains];
+    for (int j = 0; j < fp64_peak_chains; ++j) a[j] = 1.0 + double(k % 97) / 1024.0 + double(j) / 4096.0;
+    for (int it = 0; it < iterations; ++it)
+      for (int j = 0; j < fp64_peak_chains; ++j) a[j] = a[j] * m + c;
+    double sum = 0.0;
+    for (int j = 0; j < fp64_peak_chains; ++j) sum += a[j];
+    out[k] = sum;
+  }
+}
+
 }  // namespace blockres::kernels::cpu

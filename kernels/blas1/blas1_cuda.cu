@@ -77,6 +77,26 @@ __global__ void __launch_bounds__(256) stream_sum_kernel(size64_t n, const doubl
   if (threadIdx.x == 0) partial[blockIdx.x] = v;
 }
 
+// cpu::fp64_peak, one lane per thread, each step one FMA per chain (the chains are independent, so the
+// scheduler issues them back to back).
+__global__ void __launch_bounds__(256) fp64_peak_kernel(size64_t lanes, int iterations, double* __restrict__ out)
+{
+  const size64_t k = blockIdx.x * size64_t(blockDim.x) + threadIdx.x;
+  if (k >= lanes) return;
+  constexpr double m = 1.0 - 1.0 / 1024.0, c = 1.0 / 4096.0;
+  double a[cpu::fp64_peak_chains];
+#pragma unroll
+  for (int j = 0; j < cpu::fp64_peak_chains; ++j) a[j] = 1.0 + double(k % 97) / 1024.0 + double(j) / 4096.0;
+#pragma unroll 4
+  for (int it = 0; it < iterations; ++it)
+#pragma unroll
+    for (int j = 0; j < cpu::fp64_peak_chains; ++j) a[j] = fma(a[j], m, c);
+  double sum = 0.0;
+#pragma unroll
+  for (int j = 0; j < cpu::fp64_peak_chains; ++j) sum += a[j];
+  out[k] = sum;
+}
+
 __global__ void sum_partials_kernel(int np, const double* __restrict__ partial, double* __restrict__ out)
 {
   double v = 0.0;
@@ -362,6 +382,13 @@ void stream_sum(stream_t s, size64_t n, const double* x, double* result, double*
   stream_sum_kernel<<<blocks, cuda_detail::default_block, 0, s>>>(n, x, workspace);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   sum_partials_kernel<<<1, 1024, 0, s>>>(blocks, workspace, result);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void fp64_peak(stream_t s, size64_t lanes, int iterations, double* out)
+{
+  if (lanes == 0) return;
+  fp64_peak_kernel<<<static_cast<unsigned>((lanes + 255) / 256), 256, 0, s>>>(lanes, iterations, out);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

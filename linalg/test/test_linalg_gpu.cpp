@@ -66,6 +66,25 @@ TEST(VectorOpsGpu, StreamSumMatchesCpu)
   }
 }
 
+// The bench suite's FP64 ceiling kernel: the device's FMA chains against the CPU twin's multiply-adds
+// (rounding differs by at most an ulp or two per step), odd lane counts, a poisoned output.
+TEST(VectorOpsGpu, Fp64PeakMatchesCpu)
+{
+  auto& B = backends();
+  for (size64_t lanes : {1, 255, 257, 100003}) {
+    for (int iterations : {0, 1, 37, 1000}) {
+      Array<double> out(B.gpu, lanes);
+      fill(out, nan_v);
+      kernels::cuda::fp64_peak(B.gpu->stream(), lanes, iterations, out.data());
+      std::vector<double> ref(lanes);
+      kernels::cpu::fp64_peak(lanes, iterations, ref.data());
+      const auto got = out.to_host();
+      for (size64_t k = 0; k < lanes; ++k)
+        ASSERT_NEAR(got[k], ref[k], 1e-13 * ref[k]) << lanes << " lanes, " << iterations << " iterations, lane " << k;
+    }
+  }
+}
+
 TEST(SpmvGpu, MatchesCpuForManyBlockSizesAndShapes)
 {
   auto& B = backends();

@@ -70,3 +70,25 @@ TEST(Blas1Cpu, ReductionsDoNotDependOnTheThreadCount)
   }
   omp_set_num_threads(omp_get_num_procs());
 }
+
+// The bench suite's FP64 ceiling kernel: each chain against its closed form a_n = a* + (a_0 - a*) m^n
+// (a* = c / (1 - m) = 0.25), every lane written (the output poisoned first), odd lane counts.
+TEST(Fp64Peak, ChainsFollowTheirClosedForm)
+{
+  constexpr double m = 1.0 - 1.0 / 1024.0, c = 1.0 / 4096.0, fixed = c / (1.0 - m);
+  for (size64_t lanes : {1, 7, 131}) {
+    for (int iterations : {0, 1, 33, 4097}) {
+      std::vector<double> out(lanes, std::numeric_limits<double>::quiet_NaN());
+      kernels::cpu::fp64_peak(lanes, iterations, out.data());
+      for (size64_t k = 0; k < lanes; ++k) {
+        double want = 0.0;
+        for (int j = 0; j < kernels::cpu::fp64_peak_chains; ++j) {
+          const double a0 = 1.0 + double(k % 97) / 1024.0 + double(j) / 4096.0;
+          want += fixed + (a0 - fixed) * std::pow(m, iterations);
+        }
+        EXPECT_NEAR(out[k], want, 1e-12 * want) << lanes << " lanes, " << iterations << " iterations, lane " << k;
+      }
+    }
+  }
+  EXPECT_EQ(kernels::cpu::fp64_peak_flops(3, 5), 2.0 * kernels::cpu::fp64_peak_chains * 15);
+}
