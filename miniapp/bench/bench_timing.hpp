@@ -19,14 +19,15 @@ constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 
 struct Timing {
   double median_ms = nan_v, min_ms = nan_v, max_ms = nan_v;
+  double q3_ms = nan_v;  // upper quartile: what the bench suite judges a row's spread by (one slow repetition is not)
 };
 
-// Median (element n/2 of the sorted times), minimum and maximum.
+// Median (element n/2 of the sorted times), minimum, maximum and upper quartile (element 3n/4).
 inline Timing summarize(std::vector<double> ms)
 {
   if (ms.empty()) return {};
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
+  return {ms[ms.size() / 2], ms.front(), ms.back(), ms[ms.size() * 3 / 4]};
 }
 
 // `warmup` untimed calls of prepare(); launch(), then `reps` timed ones, each launch() bracketed by
