@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The include rule of ARCHITECTURE.md, checked: a file may include project headers only from its own
 # folder's layer or the layers below it.
-#   input  <  kernels  <  linalg  <  physics  <  miniapp/io  <  miniapp/run  <  miniapp/{verify,bench}  <  miniapp/tune
+#   input  <  kernels  <  linalg  <  physics  <  miniapp/io  <  miniapp/run  <  miniapp/{verify,bench,plot}  <  miniapp/tune
 #   <  miniapp/ (main)
 # (input sits beside kernels at the bottom: neither includes the other; the preconditioners read
 # their options with it, linalg's root uses only its name tables (input/names.hpp), physics both.)
@@ -26,6 +26,7 @@ allowed() {  # allowed <file> -> the include prefixes it may use
     miniapp/verify/*)  echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/verify/" ;;
     miniapp/bench/*)   echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/bench/" ;;
     miniapp/tune/*)    echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/bench/ miniapp/tune/" ;;
+    miniapp/plot/*)    echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ miniapp/plot/" ;;
     miniapp/*)         echo "input/ kernels/ linalg/ physics/ miniapp/" ;;
     *)                 echo "*" ;;
   esac

@@ -1,4 +1,4 @@
-// blockres command line: run, bench, verify, tune, --version, --help; every error -> one line, exit 1
+// blockres command line: run, bench, verify, tune, plot, --version, --help; every error -> one line, exit 1
 // (verify: 2, its own convention: 0 pass, 1 fail, 2 error). Each subcommand registers its own
 // command line (miniapp/run/run_cli.hpp, miniapp/bench/bench_cli.hpp, miniapp/verify/verify_cli.hpp).
 #include "input/error.hpp"
@@ -7,6 +7,7 @@
 #include "miniapp/bench/bench_cli.hpp"
 #include "miniapp/io/h5.hpp"
 #include "miniapp/io/version.hpp"
+#include "miniapp/plot/plot_cli.hpp"
 #include "miniapp/run/backend.hpp"
 #include "miniapp/run/restart.hpp"
 #include "miniapp/run/run_cli.hpp"
@@ -87,7 +88,8 @@ int main(int argc, char** argv)
   const std::vector<blockres::Subcommand> commands = {blockres::register_run(app, context),
                                                       blockres::register_bench(app, context),
                                                       blockres::register_verify(app, context),
-                                                      blockres::register_tune(app, context)};
+                                                      blockres::register_tune(app, context),
+                                                      blockres::register_plot(app, context)};
 
   try {
     app.parse(argc, argv);
