@@ -1,0 +1,188 @@
+// The CUDA-only parts of the bench suite: ceilings and vendor baselines (see suite_cuda.hpp).
+#include "miniapp/bench/suite_cuda.hpp"
+
+#include "kernels/blas1/blas1.hpp"
+#include "kernels/cuda_check.hpp"
+#include "linalg/vector_ops.hpp"
+#include "miniapp/bench/bench_common.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <fmt/format.h>
+
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+namespace blockres::suite::cuda {
+
+Ceilings device_ceilings(const ExecPtr& e, size64_t bytes, int reps)
+{
+  Ceilings c;
+  c.copy_gbs = benchutil::copy_bandwidth_gbs(e, bytes, 5, reps, c.copy_t);
+  c.read_gbs = benchutil::read_bandwidth_gbs(e, bytes, 5, reps, c.read_t);
+  int dev = 0, sms = 0;
+  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+  BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const size64_t lanes = size64_t(sms) * 2048 * 4;  // four full waves of 2048 threads per SM
+  constexpr int iterations = 4096;
+  Array<double> out(e, lanes);
+  c.fp64_t = time_on(*e, 5, reps, [&] { kernels::cuda::fp64_peak(e->stream(), lanes, iterations, out.data()); });
+  c.fp64_gflops = kernels::cpu::fp64_peak_flops(lanes, iterations) / (c.fp64_t.median_ms * 1e-3) / 1e9;
+  // The result of the last repetition against the CPU twin on a sample of lanes (rounding: FMA vs mul + add).
+  const auto got = out.to_host();
+  std::vector<double> ref(97);
+  kernels::cpu::fp64_peak(97, iterations, ref.data());
+  for (size64_t k = 0; k < lanes; k += lanes / 61 + 1)
+    if (!(std::abs(got[k] - ref[k % 97]) <= 1e-12 * ref[k % 97]))
+      throw std::runtime_error(fmt::format("bench suite: the FP64 throughput kernel's lane {} is {} where the CPU gives {}",
+                                           k, got[k], ref[k % 97]));
+  c.how = fmt::format("copy: cudaMemcpyAsync of 2 x {} MiB; read: stream_sum over {} MiB; fp64: {} lanes x {} FMA "
+                      "chains x {} steps",
+                      bytes >> 20, bytes >> 20, lanes, kernels::cpu::fp64_peak_chains, iterations);
+  return c;
+}
+
+namespace {
+
+struct Sparse {
+  cusparseHandle_t h = nullptr;
+  cusparseMatDescr_t d = nullptr;
+  explicit Sparse(const ExecPtr& e)
+  {
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreate(&h));
+    BLOCKRES_CUSPARSE_CHECK(cusparseSetStream(h, static_cast<cudaStream_t>(e->stream())));
+    BLOCKRES_CUSPARSE_CHECK(cusparseCreateMatDescr(&d));
+  }
+  ~Sparse()
+  {
+    cusparseDestroyMatDescr(d);
+    cusparseDestroy(h);
+  }
+};
+
+struct Blas {
+  cublasHandle_t h = nullptr;
+  explicit Blas(const ExecPtr& e)
+  {
+    BLOCKRES_CUBLAS_CHECK(cublasCreate(&h));
+    BLOCKRES_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(e->stream())));
+  }
+  ~Blas() { cublasDestroy(h); }
+};
+
+// One device pointer per block of `base` (n_per_block doubles each).
+template <class T>
+Array<T*> block_pointers(const ExecPtr& e, T* base, index_t count, size64_t per_block)
+{
+  std::vector<T*> p(static_cast<std::size_t>(count));
+  for (index_t k = 0; k < count; ++k) p[k] = base + size64_t(k) * per_block;
+  return Array<T*>(e, std::span<T* const>(p));
+}
+
+}  // namespace
+
+bench::Timing cusparse_bsrmv(const ExecPtr& e, const BsrMatrix& A, const Array<double>& x, Array<double>& y,
+                             int warmup, int reps)
+{
+  Sparse sp(e);
+  const double one = 1.0, zero = 0.0;
+  return time_on(*e, warmup, reps, [&] {
+    BLOCKRES_CUSPARSE_CHECK(cusparseDbsrmv(sp.h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, A.nrows(),
+                                           A.ncols(), A.nnzb(), &one, sp.d, A.values().data(), A.row_ptr().data(),
+                                           A.col_ind().data(), A.block_size(), x.data(), &zero, y.data()));
+  });
+}
+
+bench::Timing cublas_getrf(const ExecPtr& e, int n, index_t count, const Array<double>& a, int warmup, int reps)
+{
+  Blas bl(e);
+  Array<double> work(e, a.size());
+  Array<int> piv(e, size64_t(count) * n), info(e, size64_t(count));
+  auto ptr = block_pointers(e, work.data(), count, size64_t(n) * n);
+  const auto t = time_on(*e, warmup, reps, [&] {
+    BLOCKRES_CUBLAS_CHECK(cublasDgetrfBatched(bl.h, n, ptr.data(), n, piv.data(), info.data(), count));
+  }, [&] { e->copy(work.data(), a.data(), a.size() * sizeof(double)); });
+  for (int v : info.to_host())
+    if (v != 0) throw std::runtime_error(fmt::format("cublasDgetrfBatched: info {} on the suite's n = {} batch", v, n));
+  return t;
+}
+
+bench::Timing cublas_getrs(const ExecPtr& e, int n, index_t count, const Array<double>& a, const Array<double>& b,
+                           int warmup, int reps)
+{
+  Blas bl(e);
+  Array<double> work(e, a.size()), x(e, b.size());
+  Array<int> piv(e, size64_t(count) * n), info(e, size64_t(count));
+  auto ptr = block_pointers(e, work.data(), count, size64_t(n) * n);
+  auto xp = block_pointers(e, x.data(), count, size64_t(n));
+  e->copy(work.data(), a.data(), a.size() * sizeof(double));
+  BLOCKRES_CUBLAS_CHECK(cublasDgetrfBatched(bl.h, n, ptr.data(), n, piv.data(), info.data(), count));
+  int param = 0;
+  const auto t = time_on(*e, warmup, reps, [&] {
+    BLOCKRES_CUBLAS_CHECK(cublasDgetrsBatched(bl.h, CUBLAS_OP_T, n, 1, ptr.data(), n, piv.data(), xp.data(), n, &param,
+                                              count));
+  }, [&] { e->copy(x.data(), b.data(), b.size() * sizeof(double)); });
+  if (param != 0) throw std::runtime_error(fmt::format("cublasDgetrsBatched: invalid parameter {}", -param));
+  return t;
+}
+
+bench::Timing cublas_matinv(const ExecPtr& e, int n, index_t count, const Array<double>& a, int warmup, int reps)
+{
+  Blas bl(e);
+  Array<double> inv(e, a.size());
+  Array<int> info(e, size64_t(count));
+  auto dst = block_pointers(e, inv.data(), count, size64_t(n) * n);
+  std::vector<const double*> hs(static_cast<std::size_t>(count));
+  for (index_t k = 0; k < count; ++k) hs[k] = a.data() + size64_t(k) * n * n;
+  Array<const double*> srcc(e, std::span<const double* const>(hs));
+  return time_on(*e, warmup, reps, [&] {
+    BLOCKRES_CUBLAS_CHECK(cublasDmatinvBatched(bl.h, n, srcc.data(), n, dst.data(), n, info.data(), count));
+  });
+}
+
+Json device_facts(const ExecPtr& e)
+{
+  int dev = 0;
+  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  size_t free_b = 0, total_b = 0;
+  BLOCKRES_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  int driver = 0, runtime = 0, sm_clock = 0, mem_clock = 0, bus = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  cudaDeviceGetAttribute(&sm_clock, cudaDevAttrClockRate, dev);
+  cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, dev);
+  cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, dev);
+  int cublas = 0;
+  {
+    Blas bl(e);
+    cublasGetVersion(bl.h, &cublas);
+  }
+  int cusparse = 0;
+  {
+    Sparse sp(e);
+    cusparseGetVersion(sp.h, &cusparse);
+  }
+  char pci[32] = {};
+  cudaDeviceGetPCIBusId(pci, sizeof pci, dev);
+  auto ver = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
+  return {{"name", p.name},
+          {"sm_count", p.multiProcessorCount},
+          {"pci_bus_id", pci},
+          {"compute_capability", fmt::format("{}.{}", p.major, p.minor)},
+          {"memory_gib", double(total_b) / 1073741824.0},
+          {"free_memory_gib", double(free_b) / 1073741824.0},
+          {"max_sm_clock_mhz", sm_clock / 1000},
+          {"max_memory_clock_mhz", mem_clock / 1000},
+          {"memory_bus_bits", bus},
+          {"l2_mib", double(p.l2CacheSize) / 1048576.0},
+          {"driver", ver(driver)},
+          {"cuda_runtime", ver(runtime)},
+          {"cublas", cublas},
+          {"cusparse", cusparse}};
+}
+
+}  // namespace blockres::suite::cuda

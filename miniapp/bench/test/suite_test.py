@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""CPU tests of `blockres bench` (the procurement suite), run by CTest:
+  valid   BLOCKRES REPORT SCHEMA  the small CPU suite reports VALID (exit 0) and its JSON validates against the schema
+  poison  BLOCKRES REPORT         BLOCKRES_SUITE_POISON=bsrmv: a wrong kernel result makes it INVALID (exit 1), named
+  compare BLOCKRES REPORT         --compare of a report with a copy whose figures are scaled prints the right ratios
+  bad     BLOCKRES REPORT         missing, truncated, foreign and other-version reports: exit code 2 and a clear line
+"""
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return p.returncode, p.stdout + p.stderr
+
+
+def suite(blockres, report, env=None):
+    return run([blockres, "bench", "--backend", "cpu", "--size", "small", "--threads", "2", "--json", report], env)
+
+
+def valid(blockres, report, schema_path):
+    rc, out = suite(blockres, report)
+    print(out[-4000:])
+    with open(report) as f:
+        rep = json.load(f)
+    if rc != 0 or rep["validity"]["verdict"] != "VALID":
+        fail(f"exit code {rc}, verdict {rep['validity']['verdict']}: {rep['validity']['reasons']}")
+    import jsonschema
+    with open(schema_path) as f:
+        schema = json.load(f)
+    jsonschema.validate(rep, schema)
+    # The schema must be able to fail: a report without its verdict, and one that says VALID with a reason.
+    for broken in (lambda r: r.pop("validity"),
+                   lambda r: r["validity"]["reasons"].append("x"),
+                   lambda r: r["kernels"][0].pop("check")):
+        bad = copy.deepcopy(rep)
+        broken(bad)
+        try:
+            jsonschema.validate(bad, schema)
+        except jsonschema.ValidationError:
+            continue
+        fail("the schema accepted a broken report")
+    kinds = {r["kernel"] for r in rep["kernels"]}
+    for k in ("bsrmv", "lu_factor", "lu_solve", "gauss_huard_factor", "gauss_jordan_invert", "block_jacobi_apply",
+              "bilu0_isai_setup", "amg_setup", "amg_apply"):
+        if k not in kinds:
+            fail(f"no {k} row")
+    cases = [a["case"] for a in rep["applications"]]
+    if cases != ["oil_water", "multicomponent_nc3", "multicomponent_nc8", "multicomponent_nc16",
+                 "multicomponent_nc32", "multicomponent_nc64"]:
+        fail(f"application cases {cases}")
+    if not all(a["check"]["pass"] for a in rep["applications"]):
+        fail("an application check did not pass")
+    if not rep["score"]["value"] > 0:
+        fail("no suite score")
+    print("PASS: VALID, schema-valid, every section present")
+
+
+def poison(blockres, report):
+    env = dict(os.environ, BLOCKRES_SUITE_POISON="bsrmv")
+    rc, out = suite(blockres, report, env)
+    with open(report) as f:
+        rep = json.load(f)
+    reasons = rep["validity"]["reasons"]
+    print("\n".join(reasons))
+    if rc != 1 or rep["validity"]["verdict"] != "INVALID":
+        fail(f"exit code {rc}, verdict {rep['validity']['verdict']}")
+    if not any(r.startswith("kernel bsrmv") for r in reasons):
+        fail("no reason names the bsrmv kernel")
+    if "invalid: kernel bsrmv" not in out:
+        fail("the terminal summary does not name the kernel")
+    print("PASS: INVALID, naming bsrmv")
+
+
+def compare(blockres, report):
+    with open(report) as f:
+        rep = json.load(f)
+    other = copy.deepcopy(rep)
+    other["hardware"]["cpu"]["model"] = "twice as fast"
+    for k in ("copy_gbs", "read_gbs", "fp64_gflops"):
+        other["ceilings"][k] *= 2
+    for r in other["kernels"]:
+        r["gbs"] *= 2
+    for r in other["krylov"]:
+        r["us_per_iteration"] /= 2
+    for a in other["applications"]:
+        a["figure_of_merit"]["value"] *= 2
+    other["score"]["value"] *= 2
+    with tempfile.TemporaryDirectory() as d:
+        b = os.path.join(d, "b.json")
+        with open(b, "w") as f:
+            json.dump(other, f)
+        rc, out = run([blockres, "bench", "--compare", report, b])
+    print(out)
+    if rc != 0:
+        fail(f"exit code {rc}")
+    rows = [l for l in out.splitlines() if l.startswith("  ") and not l.startswith("  [")]
+    ratios = [float(m) for l in rows for m in re.findall(r"([0-9.]+)x\s*$", l)]
+    expected = 3 + len(rep["kernels"]) + len(rep["krylov"]) + len(rep["applications"]) + 1
+    if len(ratios) != expected:
+        fail(f"{len(ratios)} ratios printed, {expected} expected")
+    if any(abs(r - 2.0) > 0.011 for r in ratios):
+        fail(f"ratios {ratios} (all should be 2.00)")
+    if "suite score" not in out:
+        fail("no suite score line")
+    print(f"PASS: {len(ratios)} ratios, all 2.00x")
+
+
+def bad(blockres, report):
+    with open(report) as f:
+        text = f.read()
+    rep = json.loads(text)
+    with tempfile.TemporaryDirectory() as d:
+        cases = {}
+        cases["truncated"] = os.path.join(d, "truncated.json")
+        with open(cases["truncated"], "w") as f:
+            f.write(text[: len(text) // 2])
+        cases["foreign"] = os.path.join(d, "foreign.json")
+        with open(cases["foreign"], "w") as f:
+            json.dump({"benchmark": "bsrmv", "rows": []}, f)
+        cases["version"] = os.path.join(d, "version.json")
+        v = copy.deepcopy(rep)
+        v["suite_version"] = rep["suite_version"] + 1
+        with open(cases["version"], "w") as f:
+            json.dump(v, f)
+        cases["missing"] = os.path.join(d, "missing.json")
+        for name, path in cases.items():
+            rc, out = run([blockres, "bench", "--compare", report, path])
+            print(f"{name}: exit {rc}: {out.strip()}")
+            if rc != 2:
+                fail(f"{name}: exit code {rc}, expected 2")
+            if os.path.basename(path) not in out:
+                fail(f"{name}: the message does not name the file")
+            if "Traceback" in out or "terminate" in out:
+                fail(f"{name}: not a clean error")
+    print("PASS: every bad report exits 2 naming its file")
+
+
+if __name__ == "__main__":
+    mode, args = sys.argv[1], sys.argv[2:]
+    {"valid": valid, "poison": poison, "compare": compare, "bad": bad}[mode](*args)
