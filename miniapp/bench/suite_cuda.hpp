@@ -13,7 +13,8 @@ namespace blockres::suite::cuda {
 // the device); `reps` timed after 5 untimed.
 Ceilings device_ceilings(const ExecPtr& e, size64_t bytes, int reps);
 
-// cusparseDbsrmv (row-major blocks, the same arrays as ours): y = A x, timed like ours.
+// cusparseDbsrmv (row-major blocks, the same arrays as ours; bs 1: cusparseSpMV on them as CSR): y = A x, timed like
+// ours.
 bench::Timing cusparse_bsrmv(const ExecPtr& e, const BsrMatrix& A, const Array<double>& x, Array<double>& y,
                              int warmup, int reps);
 
