@@ -468,6 +468,11 @@ void run_krylov_section(const ExecPtr& e, const std::string& size, int reps, con
   const int n = cube_side(target_bytes(size, e->is_cuda()) / 2, bs);
   const HostBsr h = block_stencil(n, bs, 8000);
   const auto hb = random_values(size64_t(h.p.nrows) * bs, 8001);
+  struct Outcome {
+    SolveStatus st;
+    std::vector<double> x;
+    double residual = 0;  // ||b - A x|| recomputed here from the returned x
+  };
   auto run = [&](const ExecPtr& ex, bench::Timing* t, KrylovProfile* prof) {
     BsrMatrix A(ex, bs, h.p);
     A.values().copy_from_host(h.v);
@@ -479,10 +484,10 @@ void run_krylov_section(const ExecPtr& e, const std::string& size, int reps, con
     cfg.max_iterations = iterations;
     KrylovSolver solver(ex, cfg);
     Array<double> b(ex, std::span<const double>(hb)), x(ex, hb.size());
-    SolveStatus st;
+    Outcome o;
     auto solve = [&] {
       fill(x, 0.0);
-      st = solver.solve(A, *none, b, x);
+      o.st = solver.solve(A, *none, b, x);
     };
     if (t) {
       *t = time_on(*ex, 1, std::max(3, reps / 2), solve);
@@ -492,27 +497,49 @@ void run_krylov_section(const ExecPtr& e, const std::string& size, int reps, con
     } else {
       solve();
     }
-    return st;
+    Array<double> r(ex, hb.size());
+    copy(b, r);
+    A.apply(-1.0, x, 1.0, r);
+    o.residual = norm2(r);
+    o.x = x.to_host();
+    return o;
   };
   bench::Timing t;
   KrylovProfile prof;
-  const SolveStatus st = run(e, &t, &prof);
+  Outcome o = run(e, &t, &prof);
+  const SolveStatus& st = o.st;
   const double us = t.median_ms * 1e3 / st.iterations;
   const double bytes = prof.bytes / double(std::max<long long>(prof.iterations, 1));
   Json row = {{"method", "fgmres"}, {"restart", 30}, {"block_size", bs}, {"rows", h.p.nrows}, {"iterations", st.iterations},
               {"us_per_iteration", us}, {"bytes_per_iteration", bytes},
               {"fraction", bytes / (us * 1e-6) / 1e9 / c.copy_gbs}, {"fraction_of", "copy"}, {"timing", timing_json(t)},
-              {"preconditioner", "none"}};
-  double err = st.iterations == iterations && st.residual < st.initial_residual ? 0.0 : INFINITY;
-  std::string what = "60 iterations, residual below the initial one";
+              {"preconditioner", "none"}, {"initial_residual", st.initial_residual}, {"reported_residual", st.residual},
+              {"residual", o.residual}};
+  // The check: 60 iterations that solved the system (this matrix converges to rounding in about 40: ||b - A x||,
+  // recomputed here from x, below 1e-6 of the initial residual), and on CUDA the iterate of the CPU backend's same
+  // solve (the CPU backend is the reference). The residuals themselves are not compared: at the rounding floor
+  // two correct solves differ in every digit.
+  double err = st.iterations == iterations && o.residual <= 1e-6 * st.initial_residual ? o.residual / st.initial_residual
+                                                                                       : INFINITY;
+  std::string what = "60 iterations, ||b - A x|| <= 1e-6 ||b||";
+  if (poisoned("krylov")) o.x[0] += 1.0;
   if (e->is_cuda()) {
-    const SolveStatus sc = run(Executor::create_cpu(), nullptr, nullptr);
-    err = std::max(err, std::abs(st.residual - sc.residual) / sc.residual);
-    what += ", final residual within 1e-6 of the CPU backend's";
+    const Outcome oc = run(Executor::create_cpu(), nullptr, nullptr);
+    double dmax = 0, xmax = 0;
+    for (std::size_t i = 0; i < o.x.size(); ++i)
+      dmax = std::max(dmax, std::isfinite(o.x[i]) ? std::abs(o.x[i] - oc.x[i]) : INFINITY), xmax = std::max(xmax, std::abs(oc.x[i]));
+    row["cpu_residual"] = oc.residual;
+    row["x_difference_to_cpu"] = dmax / xmax;
+    err = std::max(err, dmax / xmax);
+    what += ", x within 1e-6 (max norm, relative) of the CPU backend's";
+    log(fmt::format("krylov check: residual {:.6e} (reported {:.6e}), CPU backend {:.6e} (reported {:.6e}); max |x - x_cpu| "
+                    "/ max |x_cpu| = {:.3g}",
+                    o.residual, st.residual, oc.residual, oc.st.residual, dmax / xmax));
+  } else if (poisoned("krylov")) {
+    err = INFINITY;
   }
-  if (poisoned("krylov")) err = INFINITY;
   row["check"] = {{"pass", err <= 1e-6}, {"error", err}, {"tolerance", 1e-6}, {"what", what}};
-  v.check(err <= 1e-6, fmt::format("krylov fgmres bs {}: result check failed ({})", bs, what));
+  v.check(err <= 1e-6, fmt::format("krylov fgmres bs {}: result check failed ({}: error {:.3g})", bs, what, err));
   v.timed("krylov fgmres", t, 1.5);
   log(fmt::format("krylov fgmres(30) bs {} ({}^3 cells): {:.1f} us per iteration, {:.0f} MB per iteration, {:.0f}% of copy",
                   bs, n, us, bytes / 1e6, 100 * row["fraction"].get<double>()));
