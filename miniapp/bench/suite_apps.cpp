@@ -112,6 +112,10 @@ struct TempDir {
   }
 };
 
+// The validity bound on the application runs' linear solver: iterations per Newton iteration (twice the
+// project's target of 20 for its shipped decks); and no linear solve may fail.
+constexpr double max_linear_per_newton = 40.0;
+
 // ---- the summary of a result file and its comparison -------------------------------------------------
 Json summary_of(const Results& r)
 {
@@ -326,7 +330,7 @@ void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const st
     Json summary;
     RunStatistics st;
     std::string failure;
-    long long cells = 0;
+    long long cells = 0, linear_solves = 0, linear_failures = 0;
     try {
       const RunConfig cfg = load_deck(deck.string(), ov);
       const RunOutcome out = run_simulation(cfg, e, RunOptions(dir.path, opt.command_line),
@@ -334,6 +338,7 @@ void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const st
       st = out.stats;
       const Results res = read_results(out.result_file);
       for (auto a : res.active) cells += a;
+      for (double c : res.newton_linear_converged) ++linear_solves, linear_failures += c == 0.0;
       summary = summary_of(res);
     } catch (const std::exception& ex) {
       failure = ex.what();
@@ -350,6 +355,8 @@ void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const st
                             {"solve", st.linear_solve_seconds},
                             {"wall", st.wall_seconds}};
     row["linear_solver"] = st.linear_method + " + " + st.preconditioner;
+    row["linear_solves"] = linear_solves;
+    row["linear_failures"] = linear_failures;
     const double fom = loop_s > 0 ? double(cells) * newton / loop_s : 0.0;
     row["figure_of_merit"] = {{"value", fom},
                               {"unit", "cell-Newton-iterations/s"},
@@ -389,6 +396,16 @@ void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const st
                       : fmt::format("{} of the baseline's values outside the tolerances: {}", cmp.failures.size(),
                                     fmt::join(cmp.failures, "; "));
       }
+    }
+    // The solver's behaviour, a validity bound (not a speed target): every linear solve converged and at most
+    // max_linear_per_newton iterations per Newton iteration (twice the project's target for its shipped decks).
+    const double per_newton = row["linear_iterations_per_newton"].get<double>();
+    if (failure.empty() && (linear_failures > 0 || per_newton > max_linear_per_newton)) {
+      pass = false;
+      detail += fmt::format("; solver out of its bounds: {} of {} linear solves failed, {:.1f} linear iterations per "
+                            "Newton iteration (bound {})",
+                            linear_failures, linear_solves, per_newton, max_linear_per_newton);
+      if (!opt.record_baselines.empty()) v.check(false, fmt::format("application {}: {}", ac.name, detail));
     }
     row["check"] = {{"pass", pass}, {"what", detail}};
     if (opt.record_baselines.empty() || !failure.empty())
