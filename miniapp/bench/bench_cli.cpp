@@ -49,7 +49,12 @@ Subcommand register_bench(CLI::App& app, CommandContext& context)
                     "write the application runs' summaries to this file as the baselines of their size (the report is "
                     "then INVALID: nothing was checked)");
   bench->add_option("--tuning-cache", opt->tuning_cache,
-                    "CUDA kernel tuning: a file written by 'blockres tune', or 'none' for the built-in rule");
+                    "CUDA kernel tuning: a file written by 'blockres tune', or 'none' for the built-in rule (default: "
+                    "this GPU's cache; without one the suite tunes its BSRMV block sizes first and writes it)");
+  bench->add_option("--tune-budget-s", opt->tune_budget_s,
+                    "seconds the suite may spend tuning a GPU that has no tuning cache (0: do not tune, use the rule)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   add_threads_option(*bench, context);
   const std::vector<Subcommand> sections = {
       register_bench_bsrmv(*bench, context),  register_bench_batched(*bench, context),

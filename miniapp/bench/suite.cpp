@@ -171,7 +171,17 @@ int run_suite(const SuiteOptions& opt, const Log& log)
     if (s != "small" && s != "medium" && s != "large" && s != "auto")
       throw std::invalid_argument("--size " + s + ": expected small, medium, large or auto");
   }
-  const ExecPtr e = choose_backend(opt.backend, log, false, opt.tuning_cache);
+  ExecPtr e = choose_backend(opt.backend, log, false, opt.tuning_cache);
+  std::string tuned_now;  // the tune-first step's line, when it ran
+#if BLOCKRES_HAVE_CUDA
+  if (e->is_cuda()) {
+    tuned_now = cuda::tune_if_missing(opt.tuning_cache, suite_bsrmv_block_sizes(), opt.tune_budget_s, log);
+    if (!tuned_now.empty()) {
+      log(tuned_now);
+      e = choose_backend(opt.backend, log, false, opt.tuning_cache);  // the executor with the cache just written
+    }
+  }
+#endif
   Json j;
   j["schema"] = schema_name;
   j["suite_version"] = suite_version;
@@ -194,7 +204,8 @@ int run_suite(const SuiteOptions& opt, const Log& log)
                    {"compiler", BLOCKRES_SUITE_COMPILER},
                    {"cxx_flags", BLOCKRES_SUITE_CXX_FLAGS},
                    {"cuda_architectures", BLOCKRES_SUITE_CUDA_ARCHITECTURES},
-                   {"tuning", e->is_cuda() ? e->tuning().source : std::string("none (CPU backend)")}};
+                   {"tuning", e->is_cuda() ? e->tuning().source : std::string("none (CPU backend)")},
+                   {"tuned_now", tuned_now}};
   Json state_before = machine_state_json(e);
   log(fmt::format("suite version {}, size {}, backend {}, {} repetitions", suite_version, size,
                   e->is_cuda() ? "cuda" : "cpu", opt.repetitions));

@@ -26,6 +26,9 @@ struct SuiteOptions {
   std::string json_path = "bench_suite.json";
   int repetitions = 5;           // timed repetitions of every kernel row (median reported), after 2 untimed
   std::string tuning_cache;      // as every section's --tuning-cache
+  // CUDA without a usable cache for the device (and no --tuning-cache): the suite's BSRMV block sizes are tuned
+  // first within this many seconds and the device's default cache written (what `blockres tune` does).
+  double tune_budget_s = 120;
   std::string command_line;
   // Where the application cases' stored baselines are (verification/bench_suite/baselines.json of the
   // source tree, found beside the binary's build or given with --baselines).
@@ -87,6 +90,9 @@ struct Ceilings {
   std::string how;  // one line: buffer sizes, method
 };
 Ceilings measure_ceilings(const ExecPtr& e, const std::string& size, int reps, Verdict& v, const Log& log);
+
+// The BSRMV block sizes of the kernel section (the tune-first step tunes these).
+inline std::vector<int> suite_bsrmv_block_sizes() { return {1, 3, 4, 8, 16, 32, 64}; }
 
 // The sections: rows appended to the report's arrays.
 void run_kernel_section(const ExecPtr& e, const std::string& size, int reps, const Ceilings& c, Json& rows, Verdict& v,

@@ -5,12 +5,16 @@
 #include "kernels/cuda_check.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/bench_common.hpp"
+#include "miniapp/bench/bsrmv_tune.hpp"
+#include "miniapp/io/tuning_cache.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <chrono>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -206,4 +210,48 @@ Json device_facts(const ExecPtr& e)
           {"cusparse", cusparse}};
 }
 
+std::string tune_if_missing(const std::string& tuning_cache, const std::vector<int>& bs, double budget_s, const Log& log)
+{
+  if (!tuning_cache.empty() || !(budget_s > 0)) return {};  // a cache or none named, or no tuning asked: the user's choice
+  try {
+    const CudaDeviceIdentity id = Executor::cuda_device_identity(0);
+    const TuningKey key = make_tuning_key(id, compiled_bsrmv_space());
+    const std::string path = default_tuning_cache_path(key);
+    if (path.empty()) return "not tuned: no folder for the tuning cache (BLOCKRES_TUNING_DIR, XDG_CACHE_HOME, HOME unset)";
+    const TuningLoad have = load_tuning_cache("", key, compiled_bsrmv_space());
+    if (have.status == TuningCacheStatus::loaded) return {};
+    log(fmt::format("no usable tuning cache for this GPU ({}): tuning BSRMV at bs {} first, within {:.0f} s",
+                    have.message, fmt::join(bs, ","), budget_s));
+    const auto t0 = std::chrono::steady_clock::now();
+    const ExecPtr e = Executor::create_cuda(0);  // configurations are timed by name: its tuning plays no part
+    const benchutil::Ceilings c = benchutil::measure_ceilings(e, 2, 10);
+    benchutil::BsrmvTuneOptions t;
+    t.block_sizes = bs;
+    t.size_gb = 0.5;
+    t.reps = 10;
+    t.warmup = 2;
+    t.budget_s = budget_s;
+    t.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(budget_s));
+    t.command_line = "blockres bench (the suite's tune-first step)";
+    auto result = benchutil::tune_bsrmv(e, t, c, [](const std::string&) {});
+    result.record.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    write_tuning_cache(path, result.record);
+    const TuningLoad back = load_tuning_cache(path, key, compiled_bsrmv_space());
+    if (back.status != TuningCacheStatus::loaded)
+      return fmt::format("tuned, but the cache written to {} does not read back ({}): the built-in rule", path, back.message);
+    return fmt::format("tuned first: {} block size(s) in {:.0f} s{}, cache written to {}{}", result.record.bsrmv.size(),
+                       result.record.elapsed_s,
+                       result.record.not_measured.empty()
+                           ? std::string()
+                           : fmt::format(" (bs {} left to the rule: budget)", fmt::join(result.record.not_measured, ",")),
+                       path,
+                       result.wrong.empty() ? std::string()
+                                            : fmt::format("; {} configuration(s) did not verify and were never chosen",
+                                                          result.wrong.size()));
+  } catch (const std::exception& ex) {
+    return std::string("not tuned (") + ex.what() + "): the built-in rule";
+  }
+}
+
 }  // namespace blockres::suite::cuda
+

@@ -34,3 +34,13 @@ namespace blockres::suite::cuda {
 // free), clocks, driver, CUDA runtime, cuBLAS and cuSPARSE versions.
 Json device_facts(const ExecPtr& e);
 }  // namespace blockres::suite::cuda
+
+namespace blockres::suite::cuda {
+// Tune first where there is no cache (issue 32): when `tuning_cache` is the default ("") and this device's
+// default cache is missing, stale or corrupt, the BSRMV block sizes `bs` are tuned within `budget_s` (what
+// `blockres tune --bs ... --budget-s ...` does) and the device's default cache written; returns a line for the
+// report ("" when nothing was tuned: a cache was there, or --tuning-cache named one or none). Never throws: a
+// failure to tune or to write leaves the built-in rule and says why in the returned line.
+std::string tune_if_missing(const std::string& tuning_cache, const std::vector<int>& bs, double budget_s, const Log& log);
+}  // namespace blockres::suite::cuda
+

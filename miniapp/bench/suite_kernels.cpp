@@ -140,7 +140,7 @@ double spmv_error(const HostBsr& h, const std::vector<double>& x, const std::vec
 void bsrmv_rows(const ExecPtr& e, const std::string& size, int reps, const Ceilings& c, Json& rows, Verdict& v,
                 const Log& log)
 {
-  for (int bs : {1, 3, 4, 8, 16, 32, 64}) {
+  for (int bs : suite_bsrmv_block_sizes()) {
     const int n = cube_side(target_bytes(size, e->is_cuda()), bs);
     const HostBsr h = block_stencil(n, bs, 1000 + bs);
     BsrMatrix A(e, bs, h.p);
