@@ -14,6 +14,7 @@
 #include "linalg/krylov.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/amg_bench_matrices.hpp"
+#include "miniapp/bench/suite.hpp"
 #include "miniapp/run/backend.hpp"
 #include "miniapp/bench/report.hpp"
 #include "miniapp/io/json_file.hpp"
@@ -217,18 +218,7 @@ double copy_bandwidth(const ExecPtr& e, size64_t bytes, int warmup, int reps, Ti
     return g;
   }
 #endif
-  const size64_t n = bytes / 8;
-  auto a = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(n));
-  auto b = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(n));
-  double* pa = a.get();
-  double* pb = b.get();
-#pragma omp parallel for schedule(static)
-  for (size64_t i = 0; i < n; ++i) pa[i] = 1.0, pb[i] = 0.0;  // first touch by the copying threads
-  t = time_calls(*e, warmup, reps, [&] {
-#pragma omp parallel for schedule(static)
-    for (size64_t i = 0; i < n; ++i) pb[i] = pa[i];
-  });
-  return 2.0 * double(n) * 8.0 / (t.median_ms * 1e-3) / 1e9;
+  return suite::host_copy_gbs(*e, bytes, warmup, reps, t);
 }
 
 // ---- helpers -------------------------------------------------------------------------------------------

@@ -77,23 +77,33 @@ bool poisoned(const std::string& kernel)
 }
 
 // ---- ceilings ------------------------------------------------------------------------------------------
-namespace {
-
-Ceilings host_ceilings(const ExecPtr& e, size64_t bytes, int reps)
+double host_copy_gbs(const Executor& e, size64_t bytes, int warmup, int reps, bench::Timing& t)
 {
-  Ceilings c;
   const size64_t n = bytes / 8;
   auto a = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(n));
   auto b = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(n));
   double* pa = a.get();
   double* pb = b.get();
 #pragma omp parallel for schedule(static)
-  for (size64_t i = 0; i < n; ++i) pa[i] = double(i % 7), pb[i] = 0.0;  // first touch by the working threads
-  c.copy_t = time_on(*e, 2, reps, [&] {
+  for (size64_t i = 0; i < n; ++i) pa[i] = 1.0, pb[i] = 0.0;  // first touch by the copying threads
+  t = time_on(e, warmup, reps, [&] {
 #pragma omp parallel for schedule(static)
     for (size64_t i = 0; i < n; ++i) pb[i] = pa[i];
   });
-  c.copy_gbs = 2.0 * double(n) * 8.0 / (c.copy_t.median_ms * 1e-3) / 1e9;
+  return 2.0 * double(n) * 8.0 / (t.median_ms * 1e-3) / 1e9;
+}
+
+namespace {
+
+Ceilings host_ceilings(const ExecPtr& e, size64_t bytes, int reps)
+{
+  Ceilings c;
+  c.copy_gbs = host_copy_gbs(*e, bytes, 2, reps, c.copy_t);
+  const size64_t n = bytes / 8;
+  auto a = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(n));
+  double* pa = a.get();
+#pragma omp parallel for schedule(static)
+  for (size64_t i = 0; i < n; ++i) pa[i] = double(i % 7);  // first touch by the reading threads
   double sum = 0.0;
   c.read_t = time_on(*e, 2, reps, [&] { sum = kernels::cpu::stream_sum(n, pa); });
   c.read_gbs = double(n) * 8.0 / (c.read_t.median_ms * 1e-3) / 1e9;

@@ -83,6 +83,11 @@ struct Verdict {
 // validity logic: BLOCKRES_SUITE_POISON=<kernel name>, e.g. "bsrmv"); true when it names `kernel`.
 bool poisoned(const std::string& kernel);
 
+// Host copy bandwidth (read + written bytes per second, GB/s) of two buffers of `bytes`: an OpenMP loop, each
+// buffer first touched by the copying threads; t receives the timing. (The CPU ceiling of the suite and of
+// bench amg.)
+double host_copy_gbs(const Executor& e, size64_t bytes, int warmup, int reps, bench::Timing& t);
+
 // The ceilings every figure is a fraction of, measured first.
 struct Ceilings {
   double copy_gbs = bench::nan_v, read_gbs = bench::nan_v, fp64_gflops = bench::nan_v;

@@ -207,14 +207,13 @@ double solve_error(const Batch& B, const std::vector<double>& x, const std::vect
   return worst;
 }
 
-template <class F>
-void on_backend(const ExecPtr& e, F&& cpu, [[maybe_unused]] const std::function<void()>& gpu)
-{
+// One batched kernel call on e's backend: the CPU reference or the CUDA kernel of the same signature (stream first).
 #if BLOCKRES_HAVE_CUDA
-  if (e->is_cuda()) return gpu();
+#define BLOCKRES_SUITE_CALL(e, op, ...) \
+  ((e)->is_cuda() ? kernels::cuda::op((e)->stream(), __VA_ARGS__) : kernels::cpu::op(__VA_ARGS__))
+#else
+#define BLOCKRES_SUITE_CALL(e, op, ...) kernels::cpu::op(__VA_ARGS__)
 #endif
-  cpu();
-}
 
 void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Ceilings& c, Json& rows, Verdict& v,
                   const Log& log)
@@ -270,22 +269,12 @@ void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Cei
     // LU (partial pivoting): factor, then the solve with those factors.
     {
       const auto tf = time_on(*e, 2, reps, [&] {
-        on_backend(e, [&] { kernels::cpu::lu_factor(L, work.data(), piv.data(), info.data()); },
-#if BLOCKRES_HAVE_CUDA
-                   [&] { kernels::cuda::lu_factor(e->stream(), L, work.data(), piv.data(), info.data()); });
-#else
-                   {});
-#endif
+        BLOCKRES_SUITE_CALL(e, lu_factor, L, work.data(), piv.data(), info.data());
       }, restore, [&] { fill_info(); });
       const bool ok = info_ok();
       Json f = kernel_row("lu_factor", variant, n, tf, 16.0 * double(nv), c.copy_gbs, "copy");
       const auto ts = time_on(*e, 2, reps, [&] {
-        on_backend(e, [&] { kernels::cpu::lu_solve(L, work.data(), piv.data(), bv.data(), x.data()); },
-#if BLOCKRES_HAVE_CUDA
-                   [&] { kernels::cuda::lu_solve(e->stream(), L, work.data(), piv.data(), bv.data(), x.data()); });
-#else
-                   {});
-#endif
+        BLOCKRES_SUITE_CALL(e, lu_solve, L, work.data(), piv.data(), bv.data(), x.data());
       }, [] {}, [&] { fill(x, nan_v); });
       const auto hx = x.to_host();
       Json s = kernel_row("lu_solve", variant, n, ts, 8.0 * double(nv) + 20.0 * double(nx), c.copy_gbs, "copy");
@@ -302,22 +291,12 @@ void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Cei
     // Gauss–Huard with implicit pivoting: factor, solve.
     {
       const auto tf = time_on(*e, 2, reps, [&] {
-        on_backend(e, [&] { kernels::cpu::gauss_huard_factor(L, work.data(), piv.data(), info.data(), kernels::GhStorage::standard); },
-#if BLOCKRES_HAVE_CUDA
-                   [&] { kernels::cuda::gauss_huard_factor(e->stream(), L, work.data(), piv.data(), info.data(), kernels::GhStorage::standard); });
-#else
-                   {});
-#endif
+        BLOCKRES_SUITE_CALL(e, gauss_huard_factor, L, work.data(), piv.data(), info.data(), kernels::GhStorage::standard);
       }, restore, [&] { fill_info(); });
       const bool ok = info_ok();
       Json f = kernel_row("gauss_huard_factor", variant, n, tf, 16.0 * double(nv), c.copy_gbs, "copy");
       const auto ts = time_on(*e, 2, reps, [&] {
-        on_backend(e, [&] { kernels::cpu::gauss_huard_solve(L, work.data(), piv.data(), kernels::GhStorage::standard, bv.data(), x.data()); },
-#if BLOCKRES_HAVE_CUDA
-                   [&] { kernels::cuda::gauss_huard_solve(e->stream(), L, work.data(), piv.data(), kernels::GhStorage::standard, bv.data(), x.data()); });
-#else
-                   {});
-#endif
+        BLOCKRES_SUITE_CALL(e, gauss_huard_solve, L, work.data(), piv.data(), kernels::GhStorage::standard, bv.data(), x.data());
       }, [] {}, [&] { fill(x, nan_v); });
       const auto hx = x.to_host();
       Json s = kernel_row("gauss_huard_solve", variant, n, ts, 8.0 * double(nv) + 20.0 * double(nx), c.copy_gbs, "copy");
@@ -333,22 +312,12 @@ void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Cei
     // Gauss–Jordan inversion, then the block-diagonal product with the inverses (x = A^-1 b).
     {
       const auto ti = time_on(*e, 2, reps, [&] {
-        on_backend(e, [&] { kernels::cpu::gauss_jordan_invert(L, work.data(), info.data()); },
-#if BLOCKRES_HAVE_CUDA
-                   [&] { kernels::cuda::gauss_jordan_invert(e->stream(), L, work.data(), info.data()); });
-#else
-                   {});
-#endif
+        BLOCKRES_SUITE_CALL(e, gauss_jordan_invert, L, work.data(), info.data());
       }, restore, [&] { fill_info(); });
       const bool ok = info_ok();
       Json inv = kernel_row("gauss_jordan_invert", variant, n, ti, 16.0 * double(nv), c.copy_gbs, "copy");
       const auto tg = time_on(*e, 2, reps, [&] {
-        on_backend(e, [&] { kernels::cpu::block_diag_gemv(L, work.data(), bv.data(), x.data()); },
-#if BLOCKRES_HAVE_CUDA
-                   [&] { kernels::cuda::block_diag_gemv(e->stream(), L, work.data(), bv.data(), x.data()); });
-#else
-                   {});
-#endif
+        BLOCKRES_SUITE_CALL(e, block_diag_gemv, L, work.data(), bv.data(), x.data());
       }, [] {}, [&] { fill(x, nan_v); });
       const auto hx = x.to_host();
       Json g = kernel_row("block_diag_gemv", variant, n, tg, 8.0 * double(nv) + 16.0 * double(nx), c.copy_gbs, "copy");
