@@ -21,8 +21,10 @@ for m in "$@"; do
         echo "== record $s rc $?"; tail -1 $L/suite_${s}_record.log
         grep -E "^(ceilings|verdict|  invalid|suite score)" $L/suite_${s}_record.log | head -8
       done ;;
-    suite)  # the default suite (size auto), checked against the baselines just recorded
-      /usr/bin/time -f "%e s wall" timeout ${SUITE_TIMEOUT:-300} $X bench --baselines $BL --json $L/suite_auto.json \
+    suite)  # the default suite (size auto), checked against the repository's baselines (SUITE_BASELINES=recorded:
+            # against the ones `record` just wrote)
+      bl=(); [ "${SUITE_BASELINES:-}" = recorded ] && bl=(--baselines $BL)
+      /usr/bin/time -f "%e s wall" timeout ${SUITE_TIMEOUT:-420} $X bench "${bl[@]}" --json $L/suite_auto.json \
         > $L/suite_auto.log 2>&1
       echo "== suite rc $?"; tail -1 $L/suite_auto.log
       sed -n '/^== blockres bench suite/,$p' $L/suite_auto.log | head -80 ;;
