@@ -8,6 +8,7 @@
 #include "kernels/batched/batched_lu.hpp"
 #include "linalg/bsr_matrix.hpp"
 #include "linalg/krylov.hpp"
+#include "linalg/preconditioners/ilu0/ilu0_base.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
 #include "linalg/preconditioners/registry.hpp"
 #include "linalg/vector_ops.hpp"
@@ -443,6 +444,30 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
                     100 * arow["fraction"].get<double>(), red));
     rows.push_back(std::move(srow));
     rows.push_back(std::move(arow));
+    // ISAI generation on its own (inside the setup row above with the factorisation): regenerate_isai() from the
+    // factors, timed; the application afterwards must give the same z (the generation is deterministic).
+    if (pc.label == "bilu0_isai") {
+      auto* ilu = dynamic_cast<Ilu0Base*>(M.get());
+      if (!ilu) throw std::logic_error("bench suite: bilu0_isai is not an ILU(0) preconditioner");
+      const auto tg = time_on(*e, 1, reps, [&] { ilu->regenerate_isai(); });
+      Array<double> z2(e, A.scalar_rows());
+      fill(z2, nan_v);
+      M->apply(r, z2);
+      auto hz2 = z2.to_host();
+      if (poisoned("isai_generation")) hz2[0] += 1.0;
+      const auto hz1 = z.to_host();
+      double dmax = 0, zmax = 0;
+      for (std::size_t i = 0; i < hz2.size(); ++i)
+        dmax = std::max(dmax, std::isfinite(hz2[i]) ? std::abs(hz2[i] - hz1[i]) : INFINITY), zmax = std::max(zmax, std::abs(hz1[i]));
+      Json grow = kernel_row("isai_generation", "7-point", pc.bs, tg, mat_bytes, c.copy_gbs, "copy");
+      grow["bytes_meaning"] = "one pass over the matrix (the generation's time in SpMV-equivalents)";
+      set_check(grow, v, dmax / zmax <= 1e-13, dmax / zmax, 1e-13, A.scalar_rows(),
+                "the application after regenerating equals the one before (max |z2 - z| / max |z|)", log);
+      v.timed("isai generation", tg, 1.5);
+      log(fmt::format("isai_generation bs {}: {:.3f} ms ({:.1f} SpMV passes)", pc.bs, tg.median_ms,
+                      c.read_gbs * tg.median_ms * 1e-3 * 1e9 / mat_bytes));
+      rows.push_back(std::move(grow));
+    }
   }
 }
 

@@ -177,21 +177,25 @@ SetupStatus BlockIlu0Preconditioner::setup(const BsrMatrix& A)
   }
   if (bad != 0)
     return {false, fmt::format("block ILU(0): singular or non-finite diagonal block U_ii at block row {}", bad - 1)};
-  if (isai_lower_) {
-    // Block substitution with the inverted diagonal blocks the factorisation left in dinv_ (checked
-    // there: every ISAI system is nonsingular up to the conditioning of U_ii; L's diagonal blocks
-    // are the identity), so the generation is not checked (no sync).
-    const kernels::BlockValuesView<const double> F{nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data(),
-                                                   kernels::BlockStorage::bsr};
-    isai_lower_->generate_factor(F, nullptr);
-    isai_upper_->generate_factor(F, dinv_.data());
-    if (!lu32_.empty()) {  // fp32 storage: the copies apply() reads (saturating: an overflow shows as inf)
-      to_fp32(lu_, lu32_);
-      to_fp32(isai_lower_->M().values(), m32_lower_);
-      to_fp32(isai_upper_->M().values(), m32_upper_);
-    }
-  }
+  regenerate_isai();
   return {};
+}
+
+void BlockIlu0Preconditioner::regenerate_isai()
+{
+  if (!isai_lower_) return;
+  // Block substitution with the inverted diagonal blocks the factorisation left in dinv_ (checked
+  // there: every ISAI system is nonsingular up to the conditioning of U_ii; L's diagonal blocks
+  // are the identity), so the generation is not checked (no sync).
+  const kernels::BlockValuesView<const double> F{nrows_, bs_, row_ptr_.data(), col_.data(), lu_.data(),
+                                                 kernels::BlockStorage::bsr};
+  isai_lower_->generate_factor(F, nullptr);
+  isai_upper_->generate_factor(F, dinv_.data());
+  if (!lu32_.empty()) {  // fp32 storage: the copies apply() reads (saturating: an overflow shows as inf)
+    to_fp32(lu_, lu32_);
+    to_fp32(isai_lower_->M().values(), m32_lower_);
+    to_fp32(isai_upper_->M().values(), m32_upper_);
+  }
 }
 
 void BlockIlu0Preconditioner::triangular_apply(kernels::Triangle tri, const Vector& b, Vector& x) const

@@ -32,6 +32,8 @@ class BlockIlu0Preconditioner final : public Ilu0Base {
   size64_t factor_nnz() const override { return lu_.size(); }
   size64_t isai_nnz() const override;
   const BsrMatrix* isai_matrix(kernels::Triangle tri) const override;
+  // The block ISAI generation (block substitution) again from the current factors (setup runs it too).
+  void regenerate_isai() override;
   // After setup: the factors in A's BSR order (strictly lower blocks: L, diagonal and upper
   // blocks: U) and the inverses of the diagonal blocks U_ii (row-major, block row order); the
   // levels are block levels.

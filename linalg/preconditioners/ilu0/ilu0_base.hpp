@@ -25,6 +25,9 @@ class Ilu0Base : public Preconditioner {
   index_t lower_levels() const { return sched_.lower_levels(); }
   index_t upper_levels() const { return sched_.upper_levels(); }
   virtual const BsrMatrix* isai_matrix(kernels::Triangle tri) const = 0;
+  // Runs the ISAI generation of both factors again from the current factors (asynchronous on CUDA), without
+  // the factorisation: for timing it apart from the setup (bench isai, the bench suite). No-op without ISAI.
+  virtual void regenerate_isai() = 0;
 
  protected:
   Ilu0Base(ExecPtr exec, Ilu0Options opt) : exec_(std::move(exec)), opt_(opt) {}

@@ -37,9 +37,8 @@ class Ilu0Preconditioner final : public Ilu0Base {
   // refresh_csr_factors() first (it copies them into the CSR arrays; a no-op in the other forms).
   kernels::CsrView<const double> factors() const { return lu_view(); }
   void refresh_csr_factors();
-  // Runs the ISAI generation of both factors again from the current factors (asynchronous on
-  // CUDA), without the expansion and factorisation: for timing it apart from the ILU(0) setup.
-  void regenerate_isai();
+  // The ISAI generation again from the current factors, without the expansion and factorisation.
+  void regenerate_isai() override;
 
  private:
   void symbolic(const BsrMatrix& A);
