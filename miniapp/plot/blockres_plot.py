@@ -753,7 +753,7 @@ def plot_fraction(s, out, kinds, what, ylabel, ceiling_text):
     rows = [k for k in s.kernels if k["fraction_of"] in kinds and k["fraction"] is not None]
     if not rows:
         return False
-    fig, axes = new_figure(9.0, 5.4)
+    fig, axes = new_figure(13.0, 5.6)
     ax = axes[0]
     series = {}
     for k in rows:
@@ -777,7 +777,9 @@ def plot_fraction(s, out, kinds, what, ylabel, ceiling_text):
     handles, _ = ax.get_legend_handles_labels()
     if failed:
         handles.append(Line2D([], [], linestyle="none", marker="x", color="red", label="check failed"))
-    ax.legend(handles=handles, fontsize="small", ncol=max(1, (len(handles) + 11) // 12), loc="best")
+    # Beside the axes, not over the points (a suite report has ~20 series).
+    ax.legend(handles=handles, fontsize="small", ncol=max(1, (len(handles) + 19) // 20), loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_title(s.title(ceiling_text), fontsize="medium")
     fig.tight_layout()
     out.save(fig, suite_name(s.label, what))
@@ -808,7 +810,7 @@ def plot_speedup(s, out):
     if not rows:
         log_note(f"skipped the speedup picture of {s.path}: no kernel row has a baseline speedup")
         return
-    fig, axes = new_figure(9.0, 5.4)
+    fig, axes = new_figure(13.0, 5.6)
     ax = axes[0]
     series = {}
     for k in rows:
@@ -825,7 +827,8 @@ def plot_speedup(s, out):
     block_size_axis(ax, [k["block_size"] for k in rows])
     ax.set_ylabel("speedup (baseline ms / ours ms; > 1: ours faster)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", ncol=max(1, (len(series) + 11) // 12), loc="best")
+    ax.legend(fontsize="small", ncol=max(1, (len(series) + 19) // 20), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0.0)
     ax.set_title(s.title("speedup over the vendor baseline"), fontsize="medium")
     fig.tight_layout()
     out.save(fig, suite_name(s.label, "speedup"))
