@@ -206,6 +206,19 @@ struct Compared {
   }
 };
 
+// j[key] for a const j without nlohmann's undefined behaviour on a missing key: null when j is not an object or
+// has no such key (a malformed baselines file is then "a different number of values", never a crash).
+const Json& at(const Json& j, const std::string& key)
+{
+  static const Json null_json;
+  if (!j.is_object()) return null_json;
+  const auto it = j.find(key);
+  return it == j.end() ? null_json : *it;
+}
+
+// A string member's text ("" for anything else).
+std::string str(const Json& j) { return j.is_string() ? j.get<std::string>() : std::string(); }
+
 Tol tolerance_of(const std::string& group, Compared& c)
 {
   const auto it = policy().find(group);
@@ -232,58 +245,63 @@ void compare_series(const std::string& where, const Json& got, const Json& want,
 Compared compare_summaries(const Json& got, const Json& want)
 {
   Compared c;
+  if (!want.is_object() || !at(want, "steps").is_number_integer()) {
+    c.missing("the stored baseline is not a summary (no \"steps\"): regenerate it");
+    return c;
+  }
   if (got.value("steps", -1) != want.value("steps", -2)) {
     c.missing(fmt::format("time steps: {} against the baseline's {} (the run behaved differently)",
                           got.value("steps", -1), want.value("steps", -2)));
     return c;
   }
-  compare_series("step_time", got["step_time"], want["step_time"], policy().at("step_time"), c);
-  compare_series("step_dt", got["step_dt"], want["step_dt"], policy().at("step_dt"), c);
+  compare_series("step_time", at(got, "step_time"), at(want, "step_time"), policy().at("step_time"), c);
+  compare_series("step_dt", at(got, "step_dt"), at(want, "step_dt"), policy().at("step_dt"), c);
   // Totals per step of the mass groups, for their absolute tolerance.
-  std::vector<double> mass_total(want["step_time"].size(), 0.0), rate_total(want["step_time"].size(), 0.0);
-  for (const auto& [name, q] : want["in_place"].items())
-    if (q["group"] == "mass_in_place")
-      for (std::size_t i = 0; i < mass_total.size() && i < q["values"].size(); ++i) mass_total[i] += std::abs(q["values"][i].get<double>());
-  for (const auto& [name, q] : want["well_rates"].items())
-    if (q["group"] == "well_mass_rate")
-      for (const auto& [w, v] : q["wells"].items())
+  std::vector<double> mass_total(at(want, "step_time").size(), 0.0), rate_total(at(want, "step_time").size(), 0.0);
+  for (const auto& [name, q] : at(want, "in_place").items())
+    if (str(at(q, "group")) == "mass_in_place")
+      for (std::size_t i = 0; i < mass_total.size() && i < at(q, "values").size(); ++i)
+        if (at(q, "values")[i].is_number()) mass_total[i] += std::abs(at(q, "values")[i].get<double>());
+  for (const auto& [name, q] : at(want, "well_rates").items())
+    if (str(at(q, "group")) == "well_mass_rate")
+      for (const auto& [w, v] : at(q, "wells").items())
         for (std::size_t i = 0; i < rate_total.size() && i < v.size(); ++i)
           if (v[i].is_number()) rate_total[i] += std::abs(v[i].get<double>());
-  for (const auto& [name, q] : want["in_place"].items()) {
-    if (!got["in_place"].contains(name)) {
+  for (const auto& [name, q] : at(want, "in_place").items()) {
+    if (!at(got, "in_place").contains(name)) {
       c.missing("in place: " + name + " missing");
       continue;
     }
-    const std::string g = q["group"];
-    compare_series("in place " + name, got["in_place"][name]["values"], q["values"], tolerance_of(g, c), c,
+    const std::string g = str(at(q, "group"));
+    compare_series("in place " + name, at(at(at(got, "in_place"), name), "values"), at(q, "values"), tolerance_of(g, c), c,
                    g == "mass_in_place" ? &mass_total : nullptr);
   }
-  for (const auto& [w, v] : want["well_bhp"].items()) {
-    if (!got["well_bhp"].contains(w)) {
+  for (const auto& [w, v] : at(want, "well_bhp").items()) {
+    if (!at(got, "well_bhp").contains(w)) {
       c.missing("well " + w + " missing");
       continue;
     }
-    compare_series("BHP of " + w, got["well_bhp"][w], v, policy().at("well_bhp"), c);
+    compare_series("BHP of " + w, at(at(got, "well_bhp"), w), v, policy().at("well_bhp"), c);
   }
-  for (const auto& [name, q] : want["well_rates"].items()) {
-    if (!got["well_rates"].contains(name)) {
+  for (const auto& [name, q] : at(want, "well_rates").items()) {
+    if (!at(got, "well_rates").contains(name)) {
       c.missing("well rate " + name + " missing");
       continue;
     }
-    const std::string g = q["group"];
+    const std::string g = str(at(q, "group"));
     const Tol t = tolerance_of(policy().count("well_" + g) ? "well_" + g : g, c);
-    for (const auto& [w, v] : q["wells"].items())
-      compare_series(name + " of " + w, got["well_rates"][name]["wells"][w], v, t, c,
+    for (const auto& [w, v] : at(q, "wells").items())
+      compare_series(name + " of " + w, at(at(at(at(got, "well_rates"), name), "wells"), w), v, t, c,
                      g == "well_mass_rate" ? &rate_total : nullptr);
   }
-  for (const auto& [name, f] : want["fields"].items()) {
-    if (!got["fields"].contains(name)) {
+  for (const auto& [name, f] : at(want, "fields").items()) {
+    if (!at(got, "fields").contains(name)) {
       c.missing("field " + name + " missing");
       continue;
     }
-    const Tol t = tolerance_of(f["group"], c);
+    const Tol t = tolerance_of(str(at(f, "group")), c);
     for (const char* stat : {"mean", "min", "max"})
-      compare_series(fmt::format("{} of {}", stat, name), got["fields"][name][stat], f[stat], t, c);
+      compare_series(fmt::format("{} of {}", stat, name), at(at(at(got, "fields"), name), stat), at(f, stat), t, c);
   }
   return c;
 }
@@ -299,9 +317,12 @@ void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const st
   std::string baselines_problem;
   try {
     baselines = read_json_file(baselines_path.string());
-    if (baselines.value("suite_version", -1) != suite_version)
+    if (!baselines.is_object() || !baselines.contains("sizes"))
+      baselines_problem = fmt::format("{} is not a bench suite baselines file (a JSON object with \"suite_version\" and "
+                                      "\"sizes\")", baselines_path.string());
+    else if (!baselines["suite_version"].is_number_integer() || baselines["suite_version"].get<int>() != suite_version)
       baselines_problem = fmt::format("{} holds baselines of suite version {}, this is {}", baselines_path.string(),
-                                      baselines.value("suite_version", -1), suite_version);
+                                      baselines["suite_version"].dump(), suite_version);
   } catch (const std::exception& ex) {
     baselines_problem = ex.what();
   }
@@ -382,17 +403,17 @@ void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const st
       detail = fmt::format("no stored baseline for {} at size {} in {}", ac.name, size, baselines_path.string());
     } else {
       const Json& base = baselines["sizes"][size][ac.name];
-      if (base["recorded_with"]["overrides"] != Json(overrides)) {
+      if (at(at(base, "recorded_with"), "overrides") != Json(overrides)) {
         detail = "the stored baseline was recorded with other overrides (regenerate it)";
       } else {
         Json s = summary;
         if (poisoned("application") && s["step_dt"].size() > 0) s["step_dt"][0] = s["step_dt"][0].get<double>() * 2;
-        const Compared cmp = compare_summaries(s, base["summary"]);
+        const Compared cmp = compare_summaries(s, at(base, "summary"));
         pass = cmp.failures.empty();
         detail = pass ? fmt::format("{} values within the cross-backend tolerances (worst {:.2f} of its bound; baseline "
                                     "from {} {})",
-                                    cmp.values, cmp.worst, base["recorded_with"]["backend"].get<std::string>(),
-                                    base["recorded_with"]["device"].get<std::string>())
+                                    cmp.values, cmp.worst, str(at(at(base, "recorded_with"), "backend")),
+                                    str(at(at(base, "recorded_with"), "device")))
                       : fmt::format("{} of the baseline's values outside the tolerances: {}", cmp.failures.size(),
                                     fmt::join(cmp.failures, "; "));
       }

@@ -4,6 +4,7 @@
   poison  BLOCKRES REPORT         BLOCKRES_SUITE_POISON=bsrmv: a wrong kernel result makes it INVALID (exit 1), named
   compare BLOCKRES REPORT         --compare of a report with a copy whose figures are scaled prints the right ratios
   bad     BLOCKRES REPORT         missing, truncated, foreign and other-version reports: exit code 2 and a clear line
+  bad_baselines BLOCKRES REPORT   hostile baselines files (--baselines): INVALID naming the file or case, no crash
 """
 import copy
 import json
@@ -82,6 +83,53 @@ def poison(blockres, report):
     print("PASS: INVALID, naming bsrmv")
 
 
+def bad_baselines(blockres, report):
+    """Hostile baselines files: not JSON, not a baselines object, another suite version, and a real one whose
+    entries are damaged. The suite must finish, say INVALID (exit 1) and name the file or the case; never crash."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "verification", "bench_suite",
+                       "baselines.json")
+    with open(src) as f:
+        good = json.load(f)
+    with tempfile.TemporaryDirectory() as d:
+        files = {}
+        files["not_json"] = os.path.join(d, "not_json.json")
+        with open(files["not_json"], "w") as f:
+            f.write('{"suite_version": 1, "sizes": {')
+        files["array"] = os.path.join(d, "array.json")
+        with open(files["array"], "w") as f:
+            f.write("[1, 2, 3]")
+        files["version"] = os.path.join(d, "version.json")
+        with open(files["version"], "w") as f:
+            json.dump({"suite_version": "one", "sizes": {}}, f)
+        damaged = copy.deepcopy(good)
+        small = damaged["sizes"]["small"]
+        small["oil_water"]["summary"] = {"steps": "x"}
+        small["multicomponent_nc3"]["summary"]["well_rates"] = [1, 2]
+        small["multicomponent_nc8"]["summary"]["in_place"] = {"C1_in_place": {"group": 5, "values": "zz"}}
+        del small["multicomponent_nc16"]["recorded_with"]
+        files["damaged"] = os.path.join(d, "damaged.json")
+        with open(files["damaged"], "w") as f:
+            json.dump(damaged, f)
+        expect = {"not_json": ["not_json.json"], "array": ["array.json", "not a bench suite baselines file"],
+                  "version": ["version.json", "suite version"],
+                  "damaged": ["application oil_water: ", "not a summary", "application multicomponent_nc3: ",
+                              "application multicomponent_nc8: ", "application multicomponent_nc16: "]}
+        for name, path in files.items():
+            rc, out = run([blockres, "bench", "--backend", "cpu", "--size", "small", "--threads", "2", "--baselines",
+                           path, "--json", report])
+            reasons = json.load(open(report))["validity"]["reasons"] if os.path.exists(report) else []
+            print(f"{name}: exit {rc}; " + " | ".join(reasons)[:600])
+            if rc != 1:
+                fail(f"{name}: exit code {rc}, expected 1 (INVALID)")
+            text = "\n".join(reasons)
+            for e in expect[name]:
+                if e not in text:
+                    fail(f"{name}: no reason mentions {e!r}")
+            if "Traceback" in out or "terminate" in out or "Segmentation" in out:
+                fail(f"{name}: not a clean run")
+    print("PASS: every hostile baselines file gives INVALID with a reason naming it")
+
+
 def compare(blockres, report):
     with open(report) as f:
         rep = json.load(f)
@@ -148,4 +196,4 @@ def bad(blockres, report):
 
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
-    {"valid": valid, "poison": poison, "compare": compare, "bad": bad}[mode](*args)
+    {"valid": valid, "poison": poison, "compare": compare, "bad": bad, "bad_baselines": bad_baselines}[mode](*args)
