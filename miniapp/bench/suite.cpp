@@ -107,8 +107,7 @@ Ceilings host_ceilings(const ExecPtr& e, size64_t bytes, int reps)
   double sum = 0.0;
   c.read_t = time_on(*e, 2, reps, [&] { sum = kernels::cpu::stream_sum(n, pa); });
   c.read_gbs = double(n) * 8.0 / (c.read_t.median_ms * 1e-3) / 1e9;
-  double want = 0.0;  // 0..6 repeated: the sum is exact in doubles
-  want = 21.0 * double(n / 7);
+  double want = 21.0 * double(n / 7);  // 0..6 repeated: the sum is exact in doubles
   for (size64_t i = n / 7 * 7; i < n; ++i) want += double(i % 7);
   if (sum != want) throw std::runtime_error(fmt::format("bench suite: the host read-only pass summed {} where {} is right", sum, want));
   const size64_t lanes = size64_t(omp_get_max_threads()) * 64;
@@ -143,8 +142,6 @@ Ceilings measure_ceilings(const ExecPtr& e, const std::string& size, int reps, V
 }
 
 // ---- the driver ----------------------------------------------------------------------------------------
-namespace {
-
 std::string iso_time_now()
 {
   const std::time_t t = std::time(nullptr);
@@ -152,6 +149,8 @@ std::string iso_time_now()
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
+
+namespace {
 
 // auto: on CUDA the largest size whose stated working set fits 40% of the device's free memory; on the CPU
 // backend small (medium and large are sized for a GPU: hours on a workstation's cores).
@@ -176,10 +175,8 @@ std::string resolve_size(const ExecPtr& e, const std::string& size, const Json& 
 int run_suite(const SuiteOptions& opt, const Log& log)
 {
   const auto t_start = std::chrono::steady_clock::now();
-  for (const std::string& s : {opt.size}) {
-    if (s != "small" && s != "medium" && s != "large" && s != "auto")
-      throw std::invalid_argument("--size " + s + ": expected small, medium, large or auto");
-  }
+  if (opt.size != "small" && opt.size != "medium" && opt.size != "large" && opt.size != "auto")
+    throw std::invalid_argument("--size " + opt.size + ": expected small, medium, large or auto");
   ExecPtr e = choose_backend(opt.backend, log, false, opt.tuning_cache);
   std::string tuned_now;  // the tune-first step's line, when it ran
 #if BLOCKRES_HAVE_CUDA

@@ -107,6 +107,9 @@ void run_krylov_section(const ExecPtr& e, const std::string& size, int reps, con
 void run_application_section(const ExecPtr& e, const SuiteOptions& opt, const std::string& size, Json& rows,
                              Json& score, Verdict& v, const Log& log);
 
+// Now in UTC, ISO 8601 ("2026-11-27T13:00:55Z"): the report's started_at and each machine state's time.
+std::string iso_time_now();
+
 // The machine: hardware and software facts, and its state (load, GPU clocks, temperature, processes).
 Json hardware_json(const ExecPtr& e);
 Json machine_state_json(const ExecPtr& e);

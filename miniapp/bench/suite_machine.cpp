@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -192,10 +191,7 @@ Json machine_state_json(const ExecPtr& e)
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) != 3) load[0] = load[1] = load[2] = -1;
   const char* omp_env = std::getenv("OMP_NUM_THREADS");
-  const std::time_t now = std::time(nullptr);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  Json s = {{"time", when},
+  Json s = {{"time", iso_time_now()},
             {"load_average", {load[0], load[1], load[2]}},
             {"other_cpu_busy", others},
             {"other_cpu_busy_meaning", "CPUs' worth of time other processes used in a 0.5 s sample"},
