@@ -3,6 +3,8 @@
 
 #include "kernels/common.hpp"
 
+#include <algorithm>
+
 namespace blockres::kernels {
 
 // Semantics shared by both backends:
@@ -100,12 +102,20 @@ void gemm_n(blas_handle_t h, size64_t n, int k, int m, double a, const double* V
 // does not synchronise.
 void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace);
 void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
-// cpu::stream_sum written to `result` (device memory) without synchronising: 16-byte loads, four in
-// flight per thread, one full wave of blocks (as many as the device keeps resident, at most
-// stream_sum_blocks) whose partials (the workspace, stream_sum_blocks doubles) one block adds in
-// order, so the bits depend on n and the device only. Meant as the fastest read-only pass over
-// memory the bench reports divide by (a "read" ceiling beside the copy).
-constexpr int stream_sum_blocks = 8192;
+// cpu::stream_sum written to `result` (device memory) without synchronising: 16-byte loads, eight in
+// flight per thread, one block per tile of stream_sum_tile_pairs pairs of doubles; the blocks' partials
+// summed the same way once more and those by one block, in order, so the bits depend on n only. The
+// workspace holds stream_sum_workspace(n) doubles. Meant as the fastest read-only pass over memory the
+// bench reports divide by (a "read" ceiling beside the copy).
+constexpr size64_t stream_sum_tile_pairs = 2048;
+constexpr size64_t stream_sum_tiles(size64_t n)
+{
+  return std::max<size64_t>(1, (n / 2 + stream_sum_tile_pairs - 1) / stream_sum_tile_pairs);
+}
+constexpr size64_t stream_sum_workspace(size64_t n)
+{
+  return stream_sum_tiles(n) + stream_sum_tiles(stream_sum_tiles(n));
+}
 void stream_sum(stream_t s, size64_t n, const double* x, double* result, double* workspace);
 void to_fp32(stream_t s, size64_t n, const double* in, float* out);  // cpu::to_fp32, the same bits
 void fp64_peak(stream_t s, size64_t lanes, int iterations, double* out);  // cpu::fp64_peak with FMAs

@@ -48,14 +48,15 @@ TEST(VectorOpsGpu, MatchCpu)
 }
 
 // The bench reports' read-only ceiling: every element read once, summed (odd sizes take the tail path,
-// sizes below one pass of the grid leave threads idle); the result lands in a poisoned slot.
+// sizes that are not whole tiles of 2 x stream_sum_tile_pairs elements the partial-tile path, 8192 is two
+// whole tiles); the result lands in a poisoned slot, the workspace is poisoned too.
 TEST(VectorOpsGpu, StreamSumMatchesCpu)
 {
   auto& B = backends();
-  for (size64_t n : {0, 1, 2, 7, 1001, 524289, 3000001}) {
+  for (size64_t n : {0, 1, 2, 7, 1001, 4096, 8192, 12293, 524289, 3000001}) {
     const auto hx = test::random_vector(n);
     Array<double> gx = to_executor(B.gpu, hx);
-    Array<double> work(B.gpu, kernels::cuda::stream_sum_blocks), out(B.gpu, 1);
+    Array<double> work(B.gpu, kernels::cuda::stream_sum_workspace(n)), out(B.gpu, 1);
     fill(out, nan_v);
     fill(work, nan_v);
     kernels::cuda::stream_sum(B.gpu->stream(), n, gx.data(), out.data(), work.data());
