@@ -746,42 +746,96 @@ def clip_title(s, limit=110):
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-def plot_fraction(s, out, kinds, what, ylabel, ceiling_text):
-    """Fraction of a ceiling against the block size, one line per kernel and variant."""
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
+
+
+def series_style(i):
+    """Colour, marker and line style of the i-th series: ten colours; past ten, another marker and a dashed
+    line (series i and i + 10 share a colour, never a marker and a line style)."""
+    return {"color": f"C{i % 10}", "marker": MARKERS[(i + 3 * (i // 10)) % len(MARKERS)],
+            "linestyle": LINESTYLES[(i // 10) % 4]}
+
+
+def kernel_panels(series, value, ylabel, reference, title, log=False):
+    """One picture of per-kernel values: a line panel over the block size for the series measured at
+    several block sizes (the batched dense kernels, BSRMV), and beside it a bar panel for the series
+    measured at one block size (the preconditioners, AMG), one bar each, labelled with the block size.
+    `series` maps a label to its rows; `value` reads a row's value. Returns (figure, failed)."""
     from matplotlib.lines import Line2D
 
+    multi = {k: v for k, v in series.items() if len({p["block_size"] for p in v}) > 1}
+    single = {k: v for k, v in series.items() if k not in multi}
+    cols = (1 if multi else 0) + (1 if single else 0)
+    widths = [3.0, 1.6][:cols] if cols == 2 else [1.0]
+    fig, axes = new_figure(15.0 if cols == 2 else 12.0, 6.0, 1, cols, gridspec_kw={"width_ratios": widths})
+    failed = False
+    handles = []
+    if multi:
+        ax = axes[0]
+        for i, (label, points) in enumerate(multi.items()):
+            points = sorted(points, key=lambda p: p["block_size"])
+            style = series_style(i)
+            ax.plot([p["block_size"] for p in points], [value(p) for p in points], markersize=5, label=label,
+                    **style)
+            bad = [(p["block_size"], value(p)) for p in points if p["failed"]]
+            if bad:
+                failed = True
+                ax.plot(*zip(*bad), linestyle="none", marker="x", markersize=10, color="red")
+        ax.axhline(reference, color="0.4", linestyle="--", linewidth=0.8)
+        block_size_axis(ax, [p["block_size"] for v in multi.values() for p in v])
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        handles, _ = ax.get_legend_handles_labels()
+        if failed:
+            handles.append(Line2D([], [], linestyle="none", marker="x", color="red", label="check failed"))
+        ax.legend(handles=handles, fontsize="small", loc="best", framealpha=0.85)
+    if single:
+        ax = axes[-1]
+        labels, values, colours, bad = [], [], [], []
+        for i, (label, points) in enumerate(single.items()):
+            p = points[0]
+            labels.append(f"{label} (bs {p['block_size']})")
+            values.append(value(p))
+            colours.append("red" if p["failed"] else f"C{i % 10}")
+            bad.append(p["failed"])
+        ys = list(range(len(labels)))[::-1]
+        bars = ax.barh(ys, values, color=colours, alpha=0.85)
+        for bar, v, b in zip(bars, values, bad):
+            ax.annotate(f"{v:.3g}" + (" (check failed)" if b else ""), (bar.get_width(), bar.get_y() +
+                        bar.get_height() / 2), textcoords="offset points", xytext=(3, 0), va="center",
+                        fontsize="x-small")
+        ax.set_yticks(ys)
+        ax.set_yticklabels(labels, fontsize="small")
+        ax.axvline(reference, color="0.4", linestyle="--", linewidth=0.8)
+        if log:
+            ax.set_xscale("log")
+        ax.set_xlabel(ylabel if not multi else "(same quantity, one block size)")
+        ax.grid(True, axis="x", alpha=0.3)
+        failed = failed or any(bad)
+        right = max(values + [reference])
+        if not log:
+            ax.set_xlim(0, right * 1.25)
+        else:
+            ax.set_xlim(right=right * 3)
+    fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    return fig, failed
+
+
+def plot_fraction(s, out, kinds, what, ylabel, ceiling_text):
+    """Fraction of a ceiling against the block size, one line per kernel and variant measured at several
+    block sizes, one bar per kernel measured at one."""
     rows = [k for k in s.kernels if k["fraction_of"] in kinds and k["fraction"] is not None]
     if not rows:
         return False
-    fig, axes = new_figure(13.0, 5.6)
-    ax = axes[0]
     series = {}
     for k in rows:
-        series.setdefault((k["kernel"], k["variant"], k["fraction_of"]), []).append(k)
-    failed = False
-    for i, ((kernel, variant, of), points) in enumerate(series.items()):
-        points.sort(key=lambda p: p["block_size"])
-        xs = [p["block_size"] for p in points]
-        ys = [p["fraction"] for p in points]
-        ax.plot(xs, ys, marker="o", markersize=4, color=f"C{i % 10}", linestyle=LINESTYLES[(i // 10) % 4],
-                label=f"{series_label(kernel, variant)} (of {of})")
-        bad = [(p["block_size"], p["fraction"]) for p in points if p["failed"]]
-        if bad:
-            failed = True
-            ax.plot(*zip(*bad), linestyle="none", marker="x", markersize=9, color="red")
-    ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
-    block_size_axis(ax, [k["block_size"] for k in rows])
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    handles, _ = ax.get_legend_handles_labels()
-    if failed:
-        handles.append(Line2D([], [], linestyle="none", marker="x", color="red", label="check failed"))
-    # Beside the axes, not over the points (a suite report has ~20 series).
-    ax.legend(handles=handles, fontsize="small", ncol=max(1, (len(handles) + 19) // 20), loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    ax.set_title(s.title(ceiling_text), fontsize="medium")
-    fig.tight_layout()
+        series.setdefault(f"{series_label(k['kernel'], k['variant'])} (of {k['fraction_of']})", []).append(k)
+    fig, _ = kernel_panels(series, lambda p: p["fraction"], ylabel, 1.0, s.title(ceiling_text))
     out.save(fig, suite_name(s.label, what))
     return True
 
@@ -810,27 +864,12 @@ def plot_speedup(s, out):
     if not rows:
         log_note(f"skipped the speedup picture of {s.path}: no kernel row has a baseline speedup")
         return
-    fig, axes = new_figure(13.0, 5.6)
-    ax = axes[0]
     series = {}
     for k in rows:
-        series.setdefault((k["kernel"], k["variant"], k["baseline"] or "baseline"), []).append(k)
-    for i, ((kernel, variant, baseline), points) in enumerate(series.items()):
-        points.sort(key=lambda p: p["block_size"])
-        ax.plot([p["block_size"] for p in points], [p["speedup"] for p in points], marker="o", markersize=4,
-                color=f"C{i % 10}", linestyle=LINESTYLES[(i // 10) % 4],
-                label=f"{series_label(kernel, variant)} vs {baseline}")
-    ax.axhline(1.0, color="0.4", linestyle="--", linewidth=0.8)
+        series.setdefault(f"{series_label(k['kernel'], k['variant'])} vs {k['baseline'] or 'baseline'}", []).append(k)
     values = [k["speedup"] for k in rows]
-    if max(values) / min(values) > 30:
-        ax.set_yscale("log")
-    block_size_axis(ax, [k["block_size"] for k in rows])
-    ax.set_ylabel("speedup (baseline ms / ours ms; > 1: ours faster)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", ncol=max(1, (len(series) + 19) // 20), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              borderaxespad=0.0)
-    ax.set_title(s.title("speedup over the vendor baseline"), fontsize="medium")
-    fig.tight_layout()
+    fig, _ = kernel_panels(series, lambda p: p["speedup"], "speedup (baseline ms / ours ms; > 1: ours faster)", 1.0,
+                           s.title("speedup over the vendor baseline"), log=max(values) / min(values) > 30)
     out.save(fig, suite_name(s.label, "speedup"))
 
 
