@@ -167,6 +167,44 @@ bench::Timing cublas_matinv(const ExecPtr& e, int n, index_t count, const Array<
   });
 }
 
+bench::Timing cublas_gemv(const ExecPtr& e, int n, index_t count, const Array<double>& a, const Array<double>& b,
+                          Array<double>& x, int warmup, int reps)
+{
+  Blas bl(e);
+  const double one = 1.0, zero = 0.0;
+  return time_on(*e, warmup, reps, [&] {
+    BLOCKRES_CUBLAS_CHECK(cublasDgemvStridedBatched(bl.h, CUBLAS_OP_T, n, n, &one, a.data(), n, static_cast<long long>(n) * n,
+                                                    b.data(), 1, n, &zero, x.data(), 1, n, count));
+  });
+}
+
+VendorPair cublas_block_jacobi(const ExecPtr& e, const BsrMatrix& A, const std::vector<index_t>& diag,
+                               const Array<double>& r, Array<double>& z, int warmup, int reps)
+{
+  const int n = A.block_size();
+  const index_t count = A.nrows();
+  if (n > 32) throw std::invalid_argument(fmt::format("cublasDmatinvBatched takes blocks up to 32, not {}", n));
+  if (diag.size() != std::size_t(count)) throw std::logic_error("cublas_block_jacobi: one diagonal position per row");
+  Blas bl(e);
+  Array<double> inv(e, size64_t(count) * n * n);
+  Array<int> info(e, size64_t(count));
+  auto dst = block_pointers(e, inv.data(), count, size64_t(n) * n);
+  std::vector<const double*> hs(static_cast<std::size_t>(count));
+  for (index_t k = 0; k < count; ++k) {
+    if (diag[k] < 0) throw std::invalid_argument(fmt::format("cublas_block_jacobi: row {} has no diagonal block", k));
+    hs[k] = A.values().data() + size64_t(diag[k]) * n * n;
+  }
+  Array<const double*> src(e, std::span<const double* const>(hs));
+  VendorPair t;
+  t.setup = time_on(*e, warmup, reps, [&] {
+    BLOCKRES_CUBLAS_CHECK(cublasDmatinvBatched(bl.h, n, src.data(), n, dst.data(), n, info.data(), count));
+  });
+  for (int v : info.to_host())
+    if (v != 0) throw std::runtime_error(fmt::format("cublasDmatinvBatched: info {} on a diagonal block", v));
+  t.apply = cublas_gemv(e, n, count, inv, r, z, warmup, reps);
+  return t;
+}
+
 Json device_facts(const ExecPtr& e)
 {
   int dev = 0;

@@ -26,6 +26,20 @@ bench::Timing cublas_getrf(const ExecPtr& e, int n, index_t count, const Array<d
 bench::Timing cublas_getrs(const ExecPtr& e, int n, index_t count, const Array<double>& a, const Array<double>& b,
                            int warmup, int reps);
 bench::Timing cublas_matinv(const ExecPtr& e, int n, index_t count, const Array<double>& a, int warmup, int reps);
+// cublasDgemvStridedBatched: x_k = A_k b_k for `count` row-major n x n blocks back to back (cuBLAS sees A^T:
+// CUBLAS_OP_T), timed like ours; x receives the product of the last repetition.
+bench::Timing cublas_gemv(const ExecPtr& e, int n, index_t count, const Array<double>& a, const Array<double>& b,
+                          Array<double>& x, int warmup, int reps);
+
+// Block-Jacobi by cuBLAS alone, the peer of the suite's block_jacobi rows: setup = cublasDmatinvBatched on the
+// diagonal blocks read in place from A's values (diag[k]: the position of block (k, k), host), apply =
+// cublasDgemvStridedBatched with those inverses; z receives the apply's result (the caller compares it with
+// ours). n = A's block size <= 32 (matinvBatched's limit).
+struct VendorPair {
+  bench::Timing setup, apply;
+};
+VendorPair cublas_block_jacobi(const ExecPtr& e, const BsrMatrix& A, const std::vector<index_t>& diag,
+                               const Array<double>& r, Array<double>& z, int warmup, int reps);
 
 }  // namespace blockres::suite::cuda
 

@@ -13,6 +13,9 @@
 #include "linalg/preconditioners/registry.hpp"
 #include "linalg/vector_ops.hpp"
 #include "miniapp/bench/amg_bench_matrices.hpp"
+#if BLOCKRES_HAVE_HYPRE
+#include "miniapp/bench/hypre_amg.hpp"
+#endif
 #include "miniapp/bench/preconditioner_presets.hpp"
 
 #if BLOCKRES_HAVE_CUDA
@@ -249,7 +252,7 @@ void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Cei
       std::optional<bench::Timing> t;
       std::string why;
     };
-    [[maybe_unused]] Vendor getrf, getrs, matinv;
+    [[maybe_unused]] Vendor getrf, getrs, matinv, gemv;
     [[maybe_unused]] auto vendor = [&](Json& row, const std::string& name, Vendor& b,
                                        const std::function<bench::Timing()>& f) {
       if (!b.tried) {
@@ -323,8 +326,23 @@ void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Cei
       const auto hx = x.to_host();
       Json g = kernel_row("block_diag_gemv", variant, n, tg, 8.0 * double(nv) + 16.0 * double(nx), c.copy_gbs, "copy");
 #if BLOCKRES_HAVE_CUDA
-      if (e->is_cuda())
+      if (e->is_cuda()) {
         vendor(inv, "cublasDmatinvBatched", matinv, [&] { return cuda::cublas_matinv(e, n, B.count, orig, 2, reps); });
+        // cuBLAS's product with the same inverses; it must give our x (another summation order), else no baseline.
+        vendor(g, "cublasDgemvStridedBatched", gemv, [&] {
+          Array<double> xv(e, nx);
+          fill(xv, nan_v);
+          const auto t = cuda::cublas_gemv(e, n, B.count, work, bv, xv, 2, reps);
+          const auto hv = xv.to_host();
+          double dmax = 0, xmax = 0;
+          for (size64_t i = 0; i < nx; ++i)
+            dmax = std::max(dmax, std::isfinite(hv[i]) ? std::abs(hv[i] - hx[i]) : INFINITY),
+            xmax = std::max(xmax, std::abs(hx[i]));
+          if (!(dmax <= 1e-12 * xmax))
+            throw std::runtime_error(fmt::format("its product differs from ours by {:.3g} of max |x|", dmax / xmax));
+          return t;
+        });
+      }
 #endif
       finish(std::move(inv), ti, "gauss_jordan_invert", ok, hx, "sampled blocks: residual of A^-1 b");
       finish(std::move(g), tg, "block_diag_gemv", ok, hx, "sampled blocks: residual of A^-1 b");
@@ -429,6 +447,7 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
           const std::string name = V->setup_summary().empty() ? std::string("ILU(0) by cuSPARSE") : V->setup_summary();
           set_baseline(srow, name, vs);
           set_baseline(arow, name, va);
+          arow["baseline"]["residual_reduction"] = vred;
         } else {
           v.warnings.push_back(fmt::format("{}: cuSPARSE's ILU(0) did not reduce the residual ({:.3g}): no baseline",
                                            pc.label, vred));
@@ -437,12 +456,76 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
         v.warnings.push_back(fmt::format("{}: cuSPARSE's ILU(0) did not run ({}): no baseline", pc.label, ex.what()));
       }
     }
+#if BLOCKRES_HAVE_CUDA
+    // The vendor peer of the block-Jacobi rows on CUDA: cuBLAS alone (matinvBatched on the diagonal blocks read in
+    // place, gemvStridedBatched with the inverses); its z must be ours up to rounding, else it is no baseline.
+    if (e->is_cuda() && pc.label == "block_jacobi") {
+      try {
+        std::vector<index_t> diag(static_cast<std::size_t>(h.p.nrows));
+        for (index_t k = 0; k < h.p.nrows; ++k) diag[k] = h.p.find(k, k);
+        Array<double> zv(e, A.scalar_rows());
+        fill(zv, nan_v);
+        const auto t = cuda::cublas_block_jacobi(e, A, diag, r, zv, 2, reps);
+        const auto hv = zv.to_host(), hz0 = z.to_host();
+        double dmax = 0, zmax = 0;
+        for (std::size_t i = 0; i < hv.size(); ++i)
+          dmax = std::max(dmax, std::isfinite(hv[i]) ? std::abs(hv[i] - hz0[i]) : INFINITY),
+          zmax = std::max(zmax, std::abs(hz0[i]));
+        if (dmax <= 1e-10 * zmax) {
+          set_baseline(srow, "cublasDmatinvBatched (diagonal blocks in place)", t.setup);
+          set_baseline(arow, "cublasDgemvStridedBatched", t.apply);
+        } else {
+          v.warnings.push_back(fmt::format("block_jacobi: cuBLAS's z differs from ours by {:.3g} of max |z|: no baseline",
+                                           dmax / zmax));
+        }
+      } catch (const std::exception& ex) {
+        v.warnings.push_back(fmt::format("block_jacobi: the cuBLAS peer did not run ({}): no baseline", ex.what()));
+      }
+    }
+#endif
+#if BLOCKRES_HAVE_HYPRE
+    // The peer of the AMG rows on the CPU backend, where built in: hypre BoomerAMG (the configuration of `bench amg`)
+    // on the same matrix, its setup timed from hypre's own matrix (the copy into it untimed) and one V-cycle; it
+    // must reduce the residual too, else it is no baseline. (No AMG in CUDA's libraries: the CUDA rows have none.)
+    if (!e->is_cuda() && pc.label == "amg") {
+      try {
+        HypreBoomerAmg hy;
+        hy.set_matrix(A);
+        const auto hs = time_on(*e, 1, reps, [&] {
+          const auto st = hy.setup_amg();
+          if (!st.ok) throw std::runtime_error("setup failed: " + st.message);
+        });
+        Array<double> zh(e, A.scalar_rows());
+        const auto ha = time_on(*e, 2, reps, [&] { hy.apply(r, zh); }, [] {}, [&] { fill(zh, nan_v); });
+        const double hred = reduction(A, r, zh);
+        const std::string name = fmt::format("hypre BoomerAMG {} ({} thread{})", HypreBoomerAmg::version(),
+                                             HypreBoomerAmg::threads(), HypreBoomerAmg::threads() == 1 ? "" : "s");
+        if (hred < 1.0) {
+          set_baseline(srow, name, hs);
+          set_baseline(arow, name, ha);
+          arow["baseline"]["residual_reduction"] = hred;  // a cheaper cycle may reduce less: the reader weighs both
+        } else {
+          v.warnings.push_back(fmt::format("amg: {} did not reduce the residual ({:.3g}): no baseline", name, hred));
+        }
+      } catch (const std::exception& ex) {
+        v.warnings.push_back(fmt::format("amg: hypre BoomerAMG did not run ({}): no baseline", ex.what()));
+      }
+    }
+#endif
     v.timed(pc.label + " setup", ts, 1.5);
     v.timed(pc.label + " apply", ta, 1.5);
+    std::string peer;
+    if (arow["baseline"].is_object()) {
+      const Json& b = arow["baseline"];
+      peer = fmt::format("; {}: setup {:.3f} ms, apply {:.4f} ms", b["name"].get<std::string>(),
+                         srow["baseline"].is_object() ? srow["baseline"]["ms"].get<double>() : NAN, b["ms"].get<double>());
+      if (b.contains("residual_reduction"))
+        peer += fmt::format(", residual reduction {:.3f}", b["residual_reduction"].get<double>());
+    }
     log(fmt::format("{:<12} bs {} ({}^3 cells): setup {:.3f} ms ({:.1f} SpMV passes), apply {:.4f} ms ({:.0f}% of copy), "
-                    "residual reduction {:.3f}",
+                    "residual reduction {:.3f}{}",
                     pc.label, pc.bs, n, ts.median_ms, c.read_gbs * ts.median_ms * 1e-3 * 1e9 / mat_bytes, ta.median_ms,
-                    100 * arow["fraction"].get<double>(), red));
+                    100 * arow["fraction"].get<double>(), red, peer));
     rows.push_back(std::move(srow));
     rows.push_back(std::move(arow));
     // ISAI generation on its own (inside the setup row above with the factorisation): regenerate_isai() from the
