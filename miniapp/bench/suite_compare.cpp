@@ -47,11 +47,16 @@ double num(const Json& j, const char* key)
 
 // One table: rows keyed by name, a value per report, and the ratio to the first report (higher_is_better:
 // value / first; else first / value).
+// `work` (optional, the kernel rows' bytes): a row whose work differs from the first report's by more than
+// 0.1% (another problem size, or bytes counted another way by another version of the same suite) gets no
+// ratio, "(*)" instead, and a note under the table: a ratio of GB/s over different work misleads.
 void table(const std::string& title, const std::vector<std::map<std::string, double>>& cols,
-           const std::vector<std::string>& order, bool higher_is_better, const std::string& unit, const Log& log)
+           const std::vector<std::string>& order, bool higher_is_better, const std::string& unit, const Log& log,
+           const std::vector<std::map<std::string, double>>* work = nullptr)
 {
   log("");
   log(fmt::format("{} ({}{})", title, unit, cols.size() > 1 ? "; ratio to the first report, above 1 = faster" : ""));
+  bool starred = false;
   for (const std::string& key : order) {
     std::string line = fmt::format("  {:<34}", key);
     const auto first = cols[0].find(key);
@@ -62,13 +67,26 @@ void table(const std::string& title, const std::vector<std::map<std::string, dou
         continue;
       }
       line += fmt::format(" {:>12.4g}", it->second);
-      if (k > 0 && first != cols[0].end() && std::isfinite(first->second) && first->second > 0 && it->second > 0)
+      bool same_work = true;
+      if (work && k > 0) {
+        const auto w0 = (*work)[0].find(key), wk = (*work)[k].find(key);
+        same_work = w0 != (*work)[0].end() && wk != (*work)[k].end() &&
+                    std::abs(wk->second - w0->second) <= 1e-3 * std::abs(w0->second);
+      }
+      if (k > 0 && !same_work) {
+        line += fmt::format(" {:>7}", "(*)");
+        starred = true;
+      } else if (k > 0 && first != cols[0].end() && std::isfinite(first->second) && first->second > 0 && it->second > 0) {
         line += fmt::format(" {:>6.2f}x", higher_is_better ? it->second / first->second : first->second / it->second);
-      else
+      } else {
         line += fmt::format(" {:>7}", "");
+      }
     }
     log(line);
   }
+  if (starred)
+    log("  (*) not compared: the row's bytes differ from the first report's (another problem size, or counted "
+        "another way)");
 }
 
 }  // namespace
@@ -101,7 +119,7 @@ int compare_reports(const std::vector<std::string>& paths, const Log& log)
       log(fmt::format("note: [{}] is not a VALID report", k + 1));
 
   const std::size_t n = reps.size();
-  std::vector<std::map<std::string, double>> ceil(n), kern(n), kry(n), app(n), score(n);
+  std::vector<std::map<std::string, double>> ceil(n), kern(n), kern_bytes(n), kry(n), app(n), score(n);
   std::vector<std::string> ceil_order = {"copy GB/s", "read GB/s", "FP64 GFLOP/s"}, kern_order, kry_order, app_order;
   auto remember = [](std::vector<std::string>& order, const std::string& key) {
     if (std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
@@ -114,6 +132,7 @@ int compare_reports(const std::vector<std::string>& paths, const Log& log)
     for (const Json& r : j["kernels"]) {
       const std::string key = fmt::format("{} bs {}", r.value("kernel", std::string("?")), r.value("block_size", 0));
       kern[k][key] = num(r, "gbs");
+      kern_bytes[k][key] = num(r, "bytes");
       remember(kern_order, key);
     }
     if (j.contains("krylov"))
@@ -130,7 +149,7 @@ int compare_reports(const std::vector<std::string>& paths, const Log& log)
     score[k]["suite score"] = num(j["score"], "value");
   }
   table("ceilings", ceil, ceil_order, true, "GB/s, GFLOP/s", log);
-  table("kernels", kern, kern_order, true, "GB/s moved", log);
+  table("kernels", kern, kern_order, true, "GB/s moved", log, &kern_bytes);
   table("Krylov iteration", kry, kry_order, false, "us per iteration", log);
   table("applications", app, app_order, true, "cell-Newton-iterations/s", log);
   table("suite score", score, {"suite score"}, true, "geometric mean of the applications", log);

@@ -161,7 +161,25 @@ def compare(blockres, report):
         fail(f"ratios {ratios} (all should be 2.00)")
     if "suite score" not in out:
         fail("no suite score line")
-    print(f"PASS: {len(ratios)} ratios, all 2.00x")
+    if "(*)" in out:
+        fail("a row marked as different work where every row's bytes are the same")
+    # A row whose bytes differ (another size, or counted another way) gets no ratio: "(*)" and a note.
+    changed = copy.deepcopy(other)
+    changed["kernels"][0]["bytes"] *= 3
+    with tempfile.TemporaryDirectory() as d:
+        b = os.path.join(d, "c.json")
+        with open(b, "w") as f:
+            json.dump(changed, f)
+        rc, out2 = run([blockres, "bench", "--compare", report, b])
+    if rc != 0:
+        fail(f"exit code {rc} with one row's bytes changed")
+    rows2 = [l for l in out2.splitlines() if l.startswith("  ") and not l.startswith("  [") and not l.startswith("  (*)")]
+    ratios2 = [float(m) for l in rows2 for m in re.findall(r"([0-9.]+)x\s*$", l)]
+    key = f"{rep['kernels'][0]['kernel']} bs {rep['kernels'][0]['block_size']}"
+    starred = [l for l in rows2 if l.strip().startswith(key) and l.rstrip().endswith("(*)")]
+    if len(ratios2) != expected - 1 or len(starred) != 1 or "not compared" not in out2:
+        fail(f"one row's bytes changed: {len(ratios2)} ratios (expected {expected - 1}), {len(starred)} starred rows")
+    print(f"PASS: {len(ratios)} ratios, all 2.00x; a row of other bytes not compared")
 
 
 def bad(blockres, report):
