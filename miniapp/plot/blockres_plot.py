@@ -813,7 +813,7 @@ def kernel_panels(series, value, ylabel, reference, title, log=False):
         ax.axvline(reference, color="0.4", linestyle="--", linewidth=0.8)
         if log:
             ax.set_xscale("log")
-        ax.set_xlabel(ylabel if not multi else "(same quantity, one block size)")
+        ax.set_xlabel(ylabel if not multi else f"{ylabel.split(' (')[0]} (kernels at one block size)")
         ax.grid(True, axis="x", alpha=0.3)
         failed = failed or any(bad)
         right = max(values + [reference])
