@@ -16,9 +16,10 @@
 //     loop is fully unrolled (static register indices) and stops after the largest n of the warp.
 //   solve: lane j holds y(j); step k is a group sum of L(k, j) y(j) + one broadcast. For W <= 8 the
 //     factor entries a lane needs, L(k, j) and U(j, k) for k > j, are all loaded up front
-//     (independent of the computation) and the steps fully unrolled; for W >= 16 the steps are a
-//     run-time loop that loads each step's two entries (fewer registers, more warps per SM).
-//     BGHT reads U(j, k) from row n-1-k of the stored block, so every load is coalesced.
+//     (independent of the computation) and the steps fully unrolled; for W >= 16 the block is first
+//     copied into shared memory (coalesced, asynchronously) and the steps are a run-time loop that
+//     reads each step's two entries there (fewer registers, more warps per SM). BGHT reads U(j, k)
+//     from row n-1-k of the stored block, so every load of the W <= 8 kernels is coalesced.
 //   gemv: lane j loads column j of the inverse and x(j); the W partial row sums are reduced with
 //     a transposing butterfly (W - 1 shuffles per lane), which leaves row j's sum in lane j.
 #pragma once
@@ -26,6 +27,7 @@
 #include "kernels/batched/batched_gh.hpp"
 #include "kernels/cuda_check.hpp"
 
+#include <cuda_pipeline.h>
 #include <math_constants.h>
 
 #include <cfloat>
@@ -352,6 +354,15 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
 }
 
 // ---- Gauss–Huard application: x = A^{-1} b, both triangular stages in one pass ---------------
+// Shared memory of the staged solve (W >= 16): per lane group its block, row stride W + 1 (a column read by
+// the group's lanes is conflict-free), 17 KB (W = 16) or 34 KB (W = 32) per thread block.
+template <int W>
+struct SolveStage {
+  static constexpr int stride = W + 1;
+  static constexpr int groups = threads_per_block / W;
+  double m[groups][W * stride];
+};
+
 template <int W, bool Transposed>
 __global__ void __launch_bounds__(threads_per_block)
     gh_solve_kernel(BatchLayout L, const double* __restrict__ f, const index_t* __restrict__ perm,
@@ -364,12 +375,12 @@ __global__ void __launch_bounds__(threads_per_block)
   const double* blk = f + g.mat;
 
   double y = 0.0, rdiag = 1.0;
-  if (j < n) {
-    y = bvec[g.row + j];
-    rdiag = 1.0 / blk[j * n + j];
-  }
   const int steps = static_cast<int>(__reduce_max_sync(full_mask, static_cast<unsigned>(n)));
   if constexpr (W <= max_unrolled_solve_width) {
+    if (j < n) {
+      y = bvec[g.row + j];
+      rdiag = 1.0 / blk[j * n + j];
+    }
     // lo[k] = L(k, j) and up[k] = U(j, k) for j < k < n, else 0: all loads issued before the
     // dependent chain starts.
     double lo[W], up[W];
@@ -388,15 +399,30 @@ __global__ void __launch_bounds__(threads_per_block)
       if (j < k) y = fma(-up[k], yk, y);
     }
   } else {
-    // Run-time step loop, the factor entries of step k loaded in the step (four steps unrolled so
-    // their loads are in flight together). Preloading all 2 W entries, as above, takes ~150
-    // registers at W = 32 and leaves too few warps per SM to hide the latency of the dependent
-    // step chain; this loop takes 32 (measured on the H200: 1.3-2x faster for n = 9..32).
+    // The block is first copied into the group's shared memory, row by row (8-byte cp.async, every
+    // copy instruction of a group one coalesced run of a row, all of them in flight at once); the
+    // steps then read L(k, j) and U(j, k) there. Reading them from global memory step by step, as
+    // until 2026-11-27, left U's column reads (standard storage) uncoalesced and a block's lines
+    // read over the whole step chain: 43% of the copy bandwidth at n = 16 on an H100 (61% on an
+    // H200), where the LU solve, which stages its block the same way, reached 93%. Run-time step
+    // loop, four steps unrolled: preloading all 2 W entries into registers, as below 16, takes ~150
+    // registers at W = 32 and leaves too few warps per SM to hide the dependent step chain.
+    __shared__ SolveStage<W> st;
+    constexpr int S = SolveStage<W>::stride;
+    double* const M = st.m[threadIdx.x / W];
+    if (j < n) {
+      for (int i = 0; i < n; ++i) __pipeline_memcpy_async(M + i * S + j, blk + size64_t(i) * n + j, 8);
+      y = bvec[g.row + j];
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    if (j < n) rdiag = 1.0 / M[j * S + j];
 #pragma unroll 4
     for (int k = 0; k < steps; ++k) {
       const bool in = j < k && k < n;
-      const double lo = in ? blk[k * n + j] : 0.0;
-      const double up = in ? (Transposed ? blk[(n - 1 - k) * n + (n - 1 - j)] : blk[j * n + k]) : 0.0;
+      const double lo = in ? M[k * S + j] : 0.0;
+      const double up = in ? (Transposed ? M[(n - 1 - k) * S + (n - 1 - j)] : M[j * S + k]) : 0.0;
       const double s = group_sum<W>(lo * y);
       if (j == k) y = (y - s) * rdiag;
       const double yk = group_bcast<W>(y, k);
