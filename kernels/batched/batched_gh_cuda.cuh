@@ -16,10 +16,10 @@
 //     loop is fully unrolled (static register indices) and stops after the largest n of the warp.
 //   solve: lane j holds y(j); step k is a group sum of L(k, j) y(j) + one broadcast. For W <= 8 the
 //     factor entries a lane needs, L(k, j) and U(j, k) for k > j, are all loaded up front
-//     (independent of the computation) and the steps fully unrolled; for W >= 16 the block is first
-//     copied into shared memory (coalesced, asynchronously) and the steps are a run-time loop that
-//     reads each step's two entries there (fewer registers, more warps per SM). BGHT reads U(j, k)
-//     from row n-1-k of the stored block, so every load of the W <= 8 kernels is coalesced.
+//     (independent of the computation) and the steps fully unrolled; for W >= 16 the steps are a
+//     run-time loop that reads each step's two entries (fewer registers, more warps per SM) from a
+//     copy of the block in shared memory (staged_solve). BGHT reads U(j, k) from row n-1-k of the
+//     stored block, so its global loads are coalesced.
 //   gemv: lane j loads column j of the inverse and x(j); the W partial row sums are reduced with
 //     a transposing butterfly (W - 1 shuffles per lane), which leaves row j's sum in lane j.
 #pragma once
@@ -30,8 +30,10 @@
 #include <cuda_pipeline.h>
 #include <math_constants.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 
 namespace blockres::kernels::cuda_gh {
 
@@ -354,14 +356,22 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
 }
 
 // ---- Gauss–Huard application: x = A^{-1} b, both triangular stages in one pass ---------------
-// Shared memory of the staged solve (W >= 16): per lane group its block, row stride W + 1 (a column read by
-// the group's lanes is conflict-free), 17 KB (W = 16) or 34 KB (W = 32) per thread block.
+// The W >= 16 solves first copy their block into the group's shared memory, row by row (8-byte cp.async,
+// every copy instruction of a group one coalesced run of a row, all in flight at once), and the steps read
+// L(k, j) and U(j, k) there: reading them from global memory step by step, U's column reads (standard
+// storage) are uncoalesced and a block's lines are read over the whole step chain. Measured on one H100 in
+// one call (bench batched, % of copy, standard / transposed storage), global loads -> staged with a fixed
+// 32 x 33 stage per group at W = 32: n 16 44.0 / 64.4% -> 98.4 / 98.0%, n 12 84.6 / 82.0% -> 87.3 /
+// 86.2%, n 9 unchanged (71%); n 32 65.1 / 77.8% -> 79.0 / 83.7%, but n 17 61.1 -> 49.0%, n 20 68.1 ->
+// 58.0%, n 24 72.2 -> 68.2% (34 KB per thread block: 24 warps per SM). The stage is therefore sized by
+// the layout's max_size (max_size x (max_size | 1) doubles per group, dynamic shared memory).
 template <int W>
-struct SolveStage {
-  static constexpr int stride = W + 1;
-  static constexpr int groups = threads_per_block / W;
-  double m[groups][W * stride];
-};
+constexpr bool staged_solve = W >= 16;
+__host__ __device__ constexpr int solve_stage_stride(int nmax) { return nmax | 1; }  // odd: columns conflict-free
+inline std::size_t solve_stage_bytes(int W, int nmax)
+{
+  return std::size_t(threads_per_block / W) * nmax * solve_stage_stride(nmax) * sizeof(double);
+}
 
 template <int W, bool Transposed>
 __global__ void __launch_bounds__(threads_per_block)
@@ -399,25 +409,27 @@ __global__ void __launch_bounds__(threads_per_block)
       if (j < k) y = fma(-up[k], yk, y);
     }
   } else {
-    // The block is first copied into the group's shared memory, row by row (8-byte cp.async, every
-    // copy instruction of a group one coalesced run of a row, all of them in flight at once); the
-    // steps then read L(k, j) and U(j, k) there. Reading them from global memory step by step, as
-    // until 2026-11-27, left U's column reads (standard storage) uncoalesced and a block's lines
-    // read over the whole step chain: 43% of the copy bandwidth at n = 16 on an H100 (61% on an
-    // H200), where the LU solve, which stages its block the same way, reached 93%. Run-time step
-    // loop, four steps unrolled: preloading all 2 W entries into registers, as below 16, takes ~150
-    // registers at W = 32 and leaves too few warps per SM to hide the dependent step chain.
-    __shared__ SolveStage<W> st;
-    constexpr int S = SolveStage<W>::stride;
-    double* const M = st.m[threadIdx.x / W];
-    if (j < n) {
-      for (int i = 0; i < n; ++i) __pipeline_memcpy_async(M + i * S + j, blk + size64_t(i) * n + j, 8);
-      y = bvec[g.row + j];
+    // Run-time step loop, four steps unrolled (preloading all 2 W entries into registers, as below 16,
+    // takes ~150 registers at W = 32 and leaves too few warps per SM to hide the dependent step chain);
+    // the entries from the staged copy (staged_solve) or from global memory.
+    const double* M = blk;
+    int S = n;
+    if constexpr (staged_solve<W>) {
+      extern __shared__ __align__(16) double gh_solve_stage[];
+      const int nmax = min(L.max_size, W);  // every block with n > max_size is oversize (n = 0 here)
+      S = solve_stage_stride(nmax);
+      double* const m = gh_solve_stage + size64_t(threadIdx.x / W) * nmax * S;
+      if (j < n)
+        for (int i = 0; i < n; ++i) __pipeline_memcpy_async(m + i * S + j, blk + size64_t(i) * n + j, 8);
+      __pipeline_commit();
+      __pipeline_wait_prior(0);
+      __syncwarp();
+      M = m;
     }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncwarp();
-    if (j < n) rdiag = 1.0 / M[j * S + j];
+    if (j < n) {
+      y = bvec[g.row + j];
+      rdiag = 1.0 / M[j * S + j];
+    }
 #pragma unroll 4
     for (int k = 0; k < steps; ++k) {
       const bool in = j < k && k < n;
@@ -559,10 +571,12 @@ void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index
                   const double* b, double* x)
 {
   const unsigned grid = detail::grid_for_groups(L.count, W);
+  // <= 34 KB (W = 32, max_size 32): within the default 48 KB of dynamic shared memory.
+  const std::size_t smem = detail::staged_solve<W> ? detail::solve_stage_bytes(W, std::clamp(L.max_size, 1, W)) : 0;
   if (storage == GhStorage::transposed)
-    detail::gh_solve_kernel<W, true><<<grid, threads_per_block, 0, s>>>(L, f, perm, b, x);
+    detail::gh_solve_kernel<W, true><<<grid, threads_per_block, smem, s>>>(L, f, perm, b, x);
   else
-    detail::gh_solve_kernel<W, false><<<grid, threads_per_block, 0, s>>>(L, f, perm, b, x);
+    detail::gh_solve_kernel<W, false><<<grid, threads_per_block, smem, s>>>(L, f, perm, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
