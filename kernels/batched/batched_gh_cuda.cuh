@@ -364,9 +364,17 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
 // 32 x 33 stage per group at W = 32: n 16 44.0 / 64.4% -> 98.4 / 98.0%, n 12 84.6 / 82.0% -> 87.3 /
 // 86.2%, n 9 unchanged (71%); n 32 65.1 / 77.8% -> 79.0 / 83.7%, but n 17 61.1 -> 49.0%, n 20 68.1 ->
 // 58.0%, n 24 72.2 -> 68.2% (34 KB per thread block: 24 warps per SM). The stage is therefore sized by
-// the layout's max_size (max_size x (max_size | 1) doubles per group, dynamic shared memory).
+// the layout's max_size (max_size x (max_size | 1) doubles per group, dynamic shared memory). Same H100,
+// global loads -> this stage: n 17 62.5 -> 67.7%, 20 69.8 -> 76.3%, 24 73.8 -> 84.8%, 28 63.7 -> 83.8%,
+// 32 66.2 -> 83.0% (transposed storage 63.8..79.4 -> 67.8..82.5%, 77.5 at 32 against 79.4), n 16 97.9%,
+// 12 92.3%, 9 74.8% (transposed 69.5 against 74.3). A variable layout whose max_size is 32 still gets a
+// 32 x 33 stage per group whatever its blocks: the mixed 9..32 batch fell from 62.4 to 56.5% of copy. So
+// W = 32 stages uniform layouts only; W = 16 (a stage of at most 17 KB per thread block) stages every one.
 template <int W>
-constexpr bool staged_solve = W >= 16;
+__host__ __device__ constexpr bool staged_solve(const BatchLayout& L)
+{
+  return W == 16 || (W == 32 && L.uniform > 0);
+}
 __host__ __device__ constexpr int solve_stage_stride(int nmax) { return nmax | 1; }  // odd: columns conflict-free
 inline std::size_t solve_stage_bytes(int W, int nmax)
 {
@@ -411,10 +419,10 @@ __global__ void __launch_bounds__(threads_per_block)
   } else {
     // Run-time step loop, four steps unrolled (preloading all 2 W entries into registers, as below 16,
     // takes ~150 registers at W = 32 and leaves too few warps per SM to hide the dependent step chain);
-    // the entries from the staged copy (staged_solve) or from global memory.
+    // the entries from the staged copy (staged_solve: the same for the whole launch) or global memory.
     const double* M = blk;
     int S = n;
-    if constexpr (staged_solve<W>) {
+    if (staged_solve<W>(L)) {
       extern __shared__ __align__(16) double gh_solve_stage[];
       const int nmax = min(L.max_size, W);  // every block with n > max_size is oversize (n = 0 here)
       S = solve_stage_stride(nmax);
@@ -572,7 +580,7 @@ void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index
 {
   const unsigned grid = detail::grid_for_groups(L.count, W);
   // <= 34 KB (W = 32, max_size 32): within the default 48 KB of dynamic shared memory.
-  const std::size_t smem = detail::staged_solve<W> ? detail::solve_stage_bytes(W, std::clamp(L.max_size, 1, W)) : 0;
+  const std::size_t smem = detail::staged_solve<W>(L) ? detail::solve_stage_bytes(W, std::clamp(L.max_size, 1, W)) : 0;
   if (storage == GhStorage::transposed)
     detail::gh_solve_kernel<W, true><<<grid, threads_per_block, smem, s>>>(L, f, perm, b, x);
   else
