@@ -370,10 +370,15 @@ __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, false>
 // 12 92.3%, 9 74.8% (transposed 69.5 against 74.3). A variable layout whose max_size is 32 still gets a
 // 32 x 33 stage per group whatever its blocks: the mixed 9..32 batch fell from 62.4 to 56.5% of copy. So
 // W = 32 stages uniform layouts only; W = 16 (a stage of at most 17 KB per thread block) stages every one.
+// One H200, one call, global -> staged (standard / transposed): n 16 60.9 / 73.0 -> 84.6 / 82.3%, 17..28
+// 44.9..59.3 / 45.9..60.8 -> 48.3..64.9 / 48.8..64.5%, 32 54.2 / 70.0 -> 63.8 / 62.9%, 9 and 12 within
+// 3%, mixed 9..32 unchanged (49.6 -> 49.8%). The transposed storage's global loads are coalesced rows: at
+// 32 (a 34 KB stage) they beat the stage on both cards (H200 70.0 against 62.9%, H100 79.4 against 77.5%),
+// so transposed blocks above 28 (the largest size measured a win) keep them.
 template <int W>
-__host__ __device__ constexpr bool staged_solve(const BatchLayout& L)
+__host__ __device__ constexpr bool staged_solve(const BatchLayout& L, bool transposed)
 {
-  return W == 16 || (W == 32 && L.uniform > 0);
+  return W == 16 || (W == 32 && L.uniform > 0 && !(transposed && L.max_size > 28));
 }
 __host__ __device__ constexpr int solve_stage_stride(int nmax) { return nmax | 1; }  // odd: columns conflict-free
 inline std::size_t solve_stage_bytes(int W, int nmax)
@@ -422,7 +427,7 @@ __global__ void __launch_bounds__(threads_per_block)
     // the entries from the staged copy (staged_solve: the same for the whole launch) or global memory.
     const double* M = blk;
     int S = n;
-    if (staged_solve<W>(L)) {
+    if (staged_solve<W>(L, Transposed)) {
       extern __shared__ __align__(16) double gh_solve_stage[];
       const int nmax = min(L.max_size, W);  // every block with n > max_size is oversize (n = 0 here)
       S = solve_stage_stride(nmax);
@@ -580,7 +585,9 @@ void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index
 {
   const unsigned grid = detail::grid_for_groups(L.count, W);
   // <= 34 KB (W = 32, max_size 32): within the default 48 KB of dynamic shared memory.
-  const std::size_t smem = detail::staged_solve<W>(L) ? detail::solve_stage_bytes(W, std::clamp(L.max_size, 1, W)) : 0;
+  const std::size_t smem = detail::staged_solve<W>(L, storage == GhStorage::transposed)
+                               ? detail::solve_stage_bytes(W, std::clamp(L.max_size, 1, W))
+                               : 0;
   if (storage == GhStorage::transposed)
     detail::gh_solve_kernel<W, true><<<grid, threads_per_block, smem, s>>>(L, f, perm, b, x);
   else
