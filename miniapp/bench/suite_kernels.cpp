@@ -520,13 +520,16 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
 #endif
     v.timed(pc.label + " setup", ts, 1.5);
     v.timed(pc.label + " apply", ta, 1.5);
-    std::string peer;
-    if (arow["baseline"].is_object()) {
-      const Json& b = arow["baseline"];
-      peer = fmt::format("; {}: setup {:.3f} ms, apply {:.4f} ms", b["name"].get<std::string>(),
-                         srow["baseline"].is_object() ? srow["baseline"]["ms"].get<double>() : NAN, b["ms"].get<double>());
-      if (b.contains("residual_reduction"))
-        peer += fmt::format(", residual reduction {:.3f}", b["residual_reduction"].get<double>());
+    std::string peer;  // the peers' line: one name when setup and apply have the same peer, else each its own
+    if (srow["baseline"].is_object() && arow["baseline"].is_object()) {
+      const Json &bs = srow["baseline"], &ba = arow["baseline"];
+      const auto ns = bs["name"].get<std::string>(), na = ba["name"].get<std::string>();
+      peer = ns == na ? fmt::format("; {}: setup {:.3f} ms, apply {:.4f} ms", ns, bs["ms"].get<double>(),
+                                    ba["ms"].get<double>())
+                      : fmt::format("; setup {} {:.3f} ms, apply {} {:.4f} ms", ns, bs["ms"].get<double>(), na,
+                                    ba["ms"].get<double>());
+      if (ba.contains("residual_reduction"))
+        peer += fmt::format(", residual reduction {:.3f}", ba["residual_reduction"].get<double>());
     }
     log(fmt::format("{:<12} bs {} ({}^3 cells): setup {:.3f} ms ({:.1f} SpMV passes), apply {:.4f} ms ({:.0f}% of copy), "
                     "residual reduction {:.3f}{}",
