@@ -22,6 +22,19 @@ struct Timing {
   double q3_ms = nan_v;  // upper quartile: what the bench suite judges a row's spread by (one slow repetition is not)
 };
 
+// max |y - ref| / max |ref| (infinite when y holds a non-finite value; the plain max |y - ref| when ref is 0):
+// how every bench compares a result with its reference.
+inline double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref)
+{
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) return std::numeric_limits<double>::infinity();
+    num = std::max(num, std::abs(y[i] - ref[i]));
+    den = std::max(den, std::abs(ref[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
 // Median (element n/2 of the sorted times), minimum, maximum and upper quartile (element 3n/4).
 inline Timing summarize(std::vector<double> ms)
 {

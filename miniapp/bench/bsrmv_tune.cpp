@@ -74,17 +74,6 @@ std::vector<double> bsrmv_cpu_product(const BsrPattern& p, int bs, const std::ve
   return y;
 }
 
-double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref)
-{
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    if (!std::isfinite(y[i])) return INFINITY;
-    num = std::max(num, std::abs(y[i] - ref[i]));
-    den = std::max(den, std::abs(ref[i]));
-  }
-  return den > 0 ? num / den : num;
-}
-
 BsrmvTuneResult tune_bsrmv(const ExecPtr& e, const BsrmvTuneOptions& o, const Ceilings& ceilings, const Log& log)
 {
   const auto t0 = Clock::now();

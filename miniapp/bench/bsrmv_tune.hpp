@@ -24,8 +24,7 @@ double bsrmv_bytes(const BsrPattern& p, int bs);
 // y = A x on the CPU (kernels::cpu::bsrmv), the reference every timed product is checked against.
 std::vector<double> bsrmv_cpu_product(const BsrPattern& p, int bs, const std::vector<double>& vals,
                                       const std::vector<double>& x);
-// max |y - ref| / max |ref| (infinite when y holds a non-finite value).
-double max_rel_err(const std::vector<double>& y, const std::vector<double>& ref);
+using bench::max_rel_err;  // bench_timing.hpp (CUDA-free: the bench suite's checks use it too)
 
 struct BsrmvTuneOptions {
   std::vector<int> block_sizes;  // each 1..64, measured in this order

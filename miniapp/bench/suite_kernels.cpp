@@ -333,13 +333,9 @@ void batched_rows(const ExecPtr& e, const std::string& size, int reps, const Cei
           Array<double> xv(e, nx);
           fill(xv, nan_v);
           const auto t = cuda::cublas_gemv(e, n, B.count, work, bv, xv, 2, reps);
-          const auto hv = xv.to_host();
-          double dmax = 0, xmax = 0;
-          for (size64_t i = 0; i < nx; ++i)
-            dmax = std::max(dmax, std::isfinite(hv[i]) ? std::abs(hv[i] - hx[i]) : INFINITY),
-            xmax = std::max(xmax, std::abs(hx[i]));
-          if (!(dmax <= 1e-12 * xmax))
-            throw std::runtime_error(fmt::format("its product differs from ours by {:.3g} of max |x|", dmax / xmax));
+          const double d = bench::max_rel_err(xv.to_host(), hx);
+          if (!(d <= 1e-12))
+            throw std::runtime_error(fmt::format("its product differs from ours by {:.3g} of max |x|", d));
           return t;
         });
       }
@@ -424,11 +420,7 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
       Mc->setup(Ac);
       Array<double> rc(cpu, std::span<const double>(hr)), zc(cpu, A.scalar_rows());
       Mc->apply(rc, zc);
-      const auto hzc = zc.to_host();
-      double dmax = 0, zmax = 0;
-      for (std::size_t i = 0; i < hz.size(); ++i)
-        dmax = std::max(dmax, std::isfinite(hz[i]) ? std::abs(hz[i] - hzc[i]) : INFINITY), zmax = std::max(zmax, std::abs(hzc[i]));
-      err = std::max(err, dmax / zmax);
+      err = std::max(err, bench::max_rel_err(hz, zc.to_host()));
       what += " and max |z - z_cpu| / max |z_cpu| <= 1e-8";
     } else if (poisoned(pc.label)) {
       err = INFINITY;  // the hook must fail the CPU check too: the residual reduction of the poisoned output
@@ -472,17 +464,13 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
         Array<double> zv(e, A.scalar_rows());
         fill(zv, nan_v);
         const auto t = cuda::cublas_block_jacobi(e, A, diag, r, zv, 2, reps);
-        const auto hv = zv.to_host(), hz0 = z.to_host();
-        double dmax = 0, zmax = 0;
-        for (std::size_t i = 0; i < hv.size(); ++i)
-          dmax = std::max(dmax, std::isfinite(hv[i]) ? std::abs(hv[i] - hz0[i]) : INFINITY),
-          zmax = std::max(zmax, std::abs(hz0[i]));
-        if (dmax <= 1e-10 * zmax) {
+        const double d = bench::max_rel_err(zv.to_host(), z.to_host());
+        if (d <= 1e-10) {
           set_baseline(srow, "cublasDmatinvBatched (diagonal blocks in place)", t.setup);
           set_baseline(arow, "cublasDgemvStridedBatched", t.apply);
         } else {
           v.warnings.push_back(fmt::format("block_jacobi: cuBLAS's z differs from ours by {:.3g} of max |z|: no baseline",
-                                           dmax / zmax));
+                                           d));
         }
       } catch (const std::exception& ex) {
         v.warnings.push_back(fmt::format("block_jacobi: the cuBLAS peer did not run ({}): no baseline", ex.what()));
@@ -548,13 +536,10 @@ void preconditioner_rows(const ExecPtr& e, const std::string& size, int reps, co
       M->apply(r, z2);
       auto hz2 = z2.to_host();
       if (poisoned("isai_generation")) hz2[0] += 1.0;
-      const auto hz1 = z.to_host();
-      double dmax = 0, zmax = 0;
-      for (std::size_t i = 0; i < hz2.size(); ++i)
-        dmax = std::max(dmax, std::isfinite(hz2[i]) ? std::abs(hz2[i] - hz1[i]) : INFINITY), zmax = std::max(zmax, std::abs(hz1[i]));
+      const double gerr = bench::max_rel_err(hz2, z.to_host());
       Json grow = kernel_row("isai_generation", "7-point", pc.bs, tg, mat_bytes, c.copy_gbs, "copy");
       grow["bytes_meaning"] = "one pass over the matrix (the generation's time in SpMV-equivalents)";
-      set_check(grow, v, dmax / zmax <= 1e-13, dmax / zmax, 1e-13, A.scalar_rows(),
+      set_check(grow, v, gerr <= 1e-13, gerr, 1e-13, A.scalar_rows(),
                 "the application after regenerating equals the one before (max |z2 - z| / max |z|)", log);
       v.timed("isai generation", tg, 1.5);
       log(fmt::format("isai_generation bs {}: {:.3f} ms ({:.1f} SpMV passes)", pc.bs, tg.median_ms,
@@ -638,16 +623,14 @@ void run_krylov_section(const ExecPtr& e, const std::string& size, int reps, con
   if (poisoned("krylov")) o.x[0] += 1.0;
   if (e->is_cuda()) {
     const Outcome oc = run(Executor::create_cpu(), nullptr, nullptr);
-    double dmax = 0, xmax = 0;
-    for (std::size_t i = 0; i < o.x.size(); ++i)
-      dmax = std::max(dmax, std::isfinite(o.x[i]) ? std::abs(o.x[i] - oc.x[i]) : INFINITY), xmax = std::max(xmax, std::abs(oc.x[i]));
+    const double d = bench::max_rel_err(o.x, oc.x);
     row["cpu_residual"] = oc.residual;
-    row["x_difference_to_cpu"] = dmax / xmax;
-    err = std::max(err, dmax / xmax);
+    row["x_difference_to_cpu"] = d;
+    err = std::max(err, d);
     what += ", x within 1e-6 (max norm, relative) of the CPU backend's";
     log(fmt::format("krylov check: residual {:.6e} (reported {:.6e}), CPU backend {:.6e} (reported {:.6e}); max |x - x_cpu| "
                     "/ max |x_cpu| = {:.3g}",
-                    o.residual, st.residual, oc.residual, oc.st.residual, dmax / xmax));
+                    o.residual, st.residual, oc.residual, oc.st.residual, d));
   } else if (poisoned("krylov")) {
     err = INFINITY;
   }

@@ -405,6 +405,20 @@ def cumulative_units(units):
     return f"{units}*day" if units else "day"
 
 
+def step_edges(r):
+    """The accepted steps' time edges: the start of the first step, then every step's end."""
+    import numpy as np
+
+    return np.concatenate([[r.step_time[0] - r.step_dt[0]], r.step_time])
+
+
+def files_with_well(results, w):
+    """(result, the well's column in it, step edges) for every result that has well w and steps."""
+    for r in results:
+        if w in r.well_names and len(r.step_time) > 0:
+            yield r, r.well_names.index(w), step_edges(r)
+
+
 def plot_wells(results, out):
     """Rates, cumulatives and BHP against time, the files overlaid (linestyle = file)."""
     import numpy as np
@@ -466,11 +480,7 @@ def plot_wells(results, out):
     for ax, w in zip(axes, names):
         kinds = sorted({well_type(r, w) for r in results if w in r.well_names} - {""})
         ax.set_title(f"{w}" + (f" ({', '.join(kinds)})" if kinds else ""), fontsize="medium")
-        for r in results:
-            if w not in r.well_names or len(r.step_time) == 0:
-                continue
-            col = r.well_names.index(w)
-            edges = np.concatenate([[r.step_time[0] - r.step_dt[0]], r.step_time])
+        for r, col, edges in files_with_well(results, w):
             for q in r.rate_names:
                 ax.stairs(r.rates[q][:, col], edges, baseline=None, color=colours[q], linestyle=styles[r.path])
     handles = [Line2D([], [], color=colours[q], label=short_rate(q)) for q in rate_names]
@@ -482,11 +492,7 @@ def plot_wells(results, out):
     fig, axes = well_grid()
     for ax, w in zip(axes, names):
         ax.set_title(w, fontsize="medium")
-        for r in results:
-            if w not in r.well_names or len(r.step_time) == 0:
-                continue
-            col = r.well_names.index(w)
-            t = np.concatenate([[r.step_time[0] - r.step_dt[0]], r.step_time])
+        for r, col, t in files_with_well(results, w):
             for q in r.rate_names:
                 total = np.concatenate([[0.0], np.cumsum(np.nan_to_num(r.rates[q][:, col]) * r.step_dt)])
                 ax.plot(t, total, color=colours[q], linestyle=styles[r.path])
@@ -506,7 +512,7 @@ def plot_wells(results, out):
     for r in results:
         if r.bhp is None or len(r.step_time) == 0:
             continue
-        edges = np.concatenate([[r.step_time[0] - r.step_dt[0]], r.step_time])
+        edges = step_edges(r)
         for col, w in enumerate(r.well_names):
             ax.stairs(r.bhp[:, col], edges, baseline=None, color=well_colours[w], linestyle=styles[r.path])
     ax.set_xlabel(f"time [{results[0].time_units}]")
