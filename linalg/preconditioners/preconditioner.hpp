@@ -78,6 +78,9 @@ class Preconditioner {
   // once per pass over it, each vector once per pass), for the run log's and the bench's fraction
   // of the copy bandwidth; 0: not stated.
   virtual double apply_bytes() const { return 0.0; }
+  // After setup(): the bytes one numeric setup moves at least, stated where it is not one pass over the
+  // matrix (block-Jacobi touches only the blocks it inverts); 0: not stated.
+  virtual double setup_bytes() const { return 0.0; }
   // Seconds spent in the parts of setup and apply since construction, for preconditioners made of
   // parts (CPR: weights, each stage's setup and apply); empty for the others. Waits for the work
   // queued so far.

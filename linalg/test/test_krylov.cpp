@@ -220,6 +220,16 @@ TEST(BlockJacobi, EveryFactorizationSolvesItsBlocks)
           largest = std::max(largest, n);
         }
         EXPECT_EQ(largest, M.largest_block()) << what;
+        // setup_bytes: every Jacobi block's entries read and written, plus the pivots where the factorisation has them.
+        double entries = 0;
+        for (std::size_t g = 0; g + 1 < off.size(); ++g) entries += double(off[g + 1] - off[g]) * (off[g + 1] - off[g]);
+        const double sb = M.setup_bytes(), base = 16.0 * entries, pivots = 4.0 * A.scalar_rows();
+        if (f == BlockFactorization::gauss_jordan)
+          EXPECT_EQ(sb, base) << what;
+        else if (f != BlockFactorization::automatic)
+          EXPECT_EQ(sb, base + pivots) << what;
+        else
+          EXPECT_TRUE(sb == base || sb == base + pivots) << what << ": " << sb;
         if (maxb >= 2 * bs) EXPECT_GT(largest, bs) << what << ": nothing agglomerated";
         if (maxb != 1) EXPECT_EQ(largest % bs, 0) << what;
         const double be = jacobi_block_residual(m, bs, off, z.to_host(), hr);

@@ -185,13 +185,13 @@ bench::Timing cublas_gemv(const ExecPtr& e, int n, index_t count, const Array<do
   });
 }
 
-VendorPair cublas_block_jacobi(const ExecPtr& e, const BsrMatrix& A, const std::vector<index_t>& diag,
-                               const Array<double>& r, Array<double>& z, int warmup, int reps)
+VendorPair cublas_block_jacobi(const ExecPtr& e, const BsrMatrix& A, const Array<double>& r, Array<double>& z,
+                               int warmup, int reps)
 {
   const int n = A.block_size();
   const index_t count = A.nrows();
   if (n > 32) throw std::invalid_argument(fmt::format("cublasDmatinvBatched takes blocks up to 32, not {}", n));
-  if (diag.size() != std::size_t(count)) throw std::logic_error("cublas_block_jacobi: one diagonal position per row");
+  const std::vector<index_t> diag = A.diag_pos().to_host();
   Blas bl(e);
   Array<double> inv(e, size64_t(count) * n * n);
   Array<int> info(e, size64_t(count));

@@ -32,14 +32,14 @@ bench::Timing cublas_gemv(const ExecPtr& e, int n, index_t count, const Array<do
                           Array<double>& x, int warmup, int reps);
 
 // Block-Jacobi by cuBLAS alone, the peer of the suite's block_jacobi rows: setup = cublasDmatinvBatched on the
-// diagonal blocks read in place from A's values (diag[k]: the position of block (k, k), host), apply =
-// cublasDgemvStridedBatched with those inverses; z receives the apply's result (the caller compares it with
-// ours). n = A's block size <= 32 (matinvBatched's limit).
+// diagonal blocks read in place from A's values (BsrMatrix::diag_pos), apply = cublasDgemvStridedBatched with
+// those inverses; z receives the apply's result (the caller compares it with ours). n = A's block size <= 32
+// (matinvBatched's limit).
 struct VendorPair {
   bench::Timing setup, apply;
 };
-VendorPair cublas_block_jacobi(const ExecPtr& e, const BsrMatrix& A, const std::vector<index_t>& diag,
-                               const Array<double>& r, Array<double>& z, int warmup, int reps);
+VendorPair cublas_block_jacobi(const ExecPtr& e, const BsrMatrix& A, const Array<double>& r, Array<double>& z,
+                               int warmup, int reps);
 
 }  // namespace blockres::suite::cuda
 

@@ -218,6 +218,14 @@ double BlockJacobiPreconditioner::apply_bytes() const
   return 8.0 * double(factors_.size()) + 4.0 * double(piv_.size()) + 16.0 * double(nrows_) * bs_;
 }
 
+// The Jacobi blocks' entries read from the matrix and the factors written (their fp32 copy, the pivots of the
+// factorisations that have them; Gauss–Jordan inverts without).
+double BlockJacobiPreconditioner::setup_bytes() const
+{
+  const bool pivots = fact_ != BlockFactorization::gauss_jordan;
+  return 16.0 * double(factors_.size()) + 4.0 * double(factors32_.size()) + (pivots ? 4.0 * double(piv_.size()) : 0.0);
+}
+
 void BlockJacobiPreconditioner::apply(const Vector& r, Vector& z) const
 {
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())

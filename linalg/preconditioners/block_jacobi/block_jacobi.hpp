@@ -24,6 +24,7 @@ class BlockJacobiPreconditioner final : public Preconditioner {
   void apply(const Vector& r, Vector& z) const override;
   std::uint64_t launch_epoch() const override;
   double apply_bytes() const override;
+  double setup_bytes() const override;
   std::string name() const override;
 
   index_t num_blocks() const { return layout_.count; }
