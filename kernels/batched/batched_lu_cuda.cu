@@ -1,10 +1,10 @@
 // Batched LU on the GPU: argument checks and dispatch of the size classes to the kernels compiled
-// in batched_lu_cuda_small_*.cu (factor n <= 32, solve n <= 16) and batched_lu_cuda_blocked.cu (factor
-// 33..512, solve 17..512).
+// in batched_lu_cuda_small_*.cu (factor n <= 32, solve n <= 16), batched_lu_cuda_rows_33_56.cu (factor
+// 33..56) and batched_lu_cuda_blocked.cu (factor 57..512, solve 17..512).
 //
-// Uniform batches launch one kernel: the register kernel compiled for exactly n, or the blocked
+// Uniform batches launch one kernel: the register kernel compiled for exactly n, or the row or blocked
 // class holding n. Variable batches launch every class that can hold a block (power-of-two register
-// classes up to 32, then the blocked classes up to max_size); each kernel skips the blocks outside
+// classes up to 32, the row classes to 56, then the blocked classes up to max_size); each kernel skips the blocks outside
 // its class, so the sizes never travel to the host.
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/batched/batched_lu_cuda.cuh"
@@ -19,10 +19,12 @@ namespace lu_detail {
 // Instances live in the other batched_lu_cuda_*.cu files.
 #define BLOCKRES_LU_EXTERN_FACTOR(NP, U) extern BLOCKRES_LU_SMALL_FACTOR_INSTANCE(NP, U)
 #define BLOCKRES_LU_EXTERN_SOLVE(G) extern BLOCKRES_LU_SMALL_SOLVE_INSTANCE(G)
+#define BLOCKRES_LU_EXTERN_ROWS(NP, MB) extern BLOCKRES_LU_ROW_FACTOR_INSTANCE(NP, MB)
 #define BLOCKRES_LU_EXTERN_BLOCKED(T, NB, RPT) extern BLOCKRES_LU_BLOCKED_FACTOR_INSTANCE(T, NB, RPT)
 BLOCKRES_LU_SMALL_1_16(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_SMALL_17_24(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_SMALL_25_32(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
+BLOCKRES_LU_ROW_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_ROWS)
 BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
 extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(1)
@@ -62,6 +64,12 @@ struct BlockedClass {
   int lo, hi;
   BlockedFactorFn factor;
 };
+// The row kernels' classes (NP - 7 .. NP), 33..56.
+#define BLOCKRES_LU_ROW_ENTRY(NP, MB) BlockedClass{(NP) - 7, (NP), &launch_row_factor<NP, MB>},
+constexpr std::array row_classes{BLOCKRES_LU_ROW_FACTOR_CLASSES(BLOCKRES_LU_ROW_ENTRY)};
+#undef BLOCKRES_LU_ROW_ENTRY
+constexpr int blocked_lo = row_classes.back().hi + 1;
+static_assert(row_classes.front().lo == 33 && blocked_lo == 57, "row classes must hold 33..56");
 // Class i holds (previous hi, hi]; one entry per BLOCKRES_LU_BLOCKED_FACTOR_CLASSES instance.
 #define BLOCKRES_LU_CLASS_ENTRY(T, NB, RPT) BlockedClass{0, (T) * (RPT), &launch_blocked_factor<T, NB, RPT>},
 constexpr std::array blocked_classes_raw{BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_CLASS_ENTRY)};
@@ -69,7 +77,7 @@ constexpr std::array blocked_classes_raw{BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOC
 
 constexpr auto blocked_classes = [] {
   auto c = blocked_classes_raw;
-  int lo = 33;
+  int lo = blocked_lo;
   for (auto& k : c) k.lo = lo, lo = k.hi + 1;
   return c;
 }();
@@ -86,6 +94,8 @@ void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* i
     if (n <= 32) {
       small_uniform[n](s, L, n, a, piv, info);
     } else {
+      for (const auto& c : row_classes)
+        if (n >= c.lo && n <= c.hi) c.factor(s, L, c.lo, c.hi, a, piv, info);
       for (const auto& c : blocked_classes)
         if (n >= c.lo && n <= c.hi) c.factor(s, L, c.lo, c.hi, a, piv, info);
     }
@@ -114,6 +124,11 @@ void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* i
     if (L.max_size > 8) launch_small_factor<16, false>(s, L, 9, a, piv, info);
     if (L.max_size > 16) launch_small_factor<32, false>(s, L, 17, a, piv, info);
   }
+  for (const auto& k : row_classes)
+    if (L.max_size >= k.lo) {
+      const BatchLayout c = part(k.lo, k.hi);
+      if (c.count > 0) k.factor(s, c, k.lo, k.hi, a, piv, info);
+    }
   for (const auto& k : blocked_classes)
     if (L.max_size >= k.lo) {
       const BatchLayout c = part(k.lo, k.hi);

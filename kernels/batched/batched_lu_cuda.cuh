@@ -14,7 +14,10 @@
 //   implicit (each lane tracks the position of its row), the pivot row is broadcast through a
 //   double-buffered shared-memory row, and each remaining row does its rank-1 update in registers.
 //   Uniform batches use an instance with NP = n; variable batches the power-of-two classes NP = G.
-// n in 33..512, blocked kernel (blocked_factor): one thread block per matrix, the matrix in global
+// n in 33..56, row kernel (row_factor<NP, MB>): the register kernel's design on two warps, thread i
+//   holding row i; the warps' argmax partials and the pivot row go through shared memory (two
+//   __syncthreads per step). Classes NP = 40, 48, 56.
+// n in 57..512, blocked kernel (blocked_factor): one thread block per matrix, the matrix in global
 //   memory (L2), panels of NB columns:
 //   1. the panel (rows k0..n-1) is loaded into shared memory, column-major;
 //   2. it is factored column by column with the same implicit interchanges, one __syncthreads per
@@ -269,7 +272,130 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
 }
 
 // ------------------------------------------------------------------------------------------------
-// Blocked kernel, 33..512
+// Row kernel, 33..56: two warps per block, a row per thread in registers
+// ------------------------------------------------------------------------------------------------
+
+// The register kernel's design one size range up: thread i of a 64-thread block holds row i (NP doubles,
+// statically indexed: the step loop is unrolled), one block per thread block (grid-stride). The block is
+// staged through shared memory so the global loads and stores are coalesced. Step k: a butterfly argmax in
+// each warp, the two warps' partials through shared memory (double-buffered), the pivot row broadcast
+// through a double-buffered shared row: two __syncthreads per step. Every update is the small kernel's
+// fma(-l, u, a) in step order, so the factors equal the CPU reference's bit for bit. Classes NP = 40, 48,
+// 56 hold the sizes (NP - 8, NP]; a block of n < NP leaves the loop after step n - 1. (At NP 64 it is
+// slower than the blocked kernel on an H200: 10.5 against 7.8 ms for 61035 blocks; a variant with a
+// compact, not unrolled step loop that rotates the row through the registers was slower still, 12.3 ms,
+// so the instruction footprint of the unrolled loop is not what limits it. Not profiled further.)
+template <int NP>
+struct RowFactorShape {
+  static_assert(NP > 32 && NP <= 64 && NP % 8 == 0, "row LU shape");
+  static constexpr int threads = 64;
+  static constexpr int S = NP | 1;  // staging row stride: odd, conflict-free row reads
+  static constexpr int BS = NP + 2;  // broadcast row stride
+  static constexpr std::size_t smem_bytes = (std::size_t(NP) * S + 2 * BS) * sizeof(double);
+};
+
+// Factors the blocks with lo <= n <= hi (hi <= NP).
+template <int NP, int MB>
+__global__ void __launch_bounds__(64, MB)
+    row_factor(BatchLayout L, int lo, int hi, double* __restrict__ a, index_t* __restrict__ piv,
+               int* __restrict__ info)
+{
+  using Sh = RowFactorShape<NP>;
+  constexpr int S = Sh::S;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  double* const stage = reinterpret_cast<double*>(lu_smem);
+  double* const bcast = stage + NP * S;
+  __shared__ double part_key[2][2];
+  __shared__ int part_id[2][2];
+  __shared__ double red_max[2];
+  const int li = threadIdx.x, lane = li & 31, warp = li >> 5;
+
+  for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
+    const index_t b = L.block(bb);
+    const int n = L.size(b);
+    if (n < lo || n > hi) continue;  // uniform over the thread block
+    double* const ab = a + L.mat(b);
+    const bool mine = li < n;  // this thread holds row li of the block
+
+    __syncthreads();  // the previous block's last reads of the stage are done
+#pragma unroll
+    for (int i = 0; i < NP; ++i)
+      if (mine && i < n) stage[i * S + li] = ab[i * n + li];
+    __syncthreads();
+    double r[NP];
+    double amax = 0.0;
+#pragma unroll
+    for (int j = 0; j < NP; ++j) {
+      r[j] = (mine && j < n) ? stage[li * S + j] : 0.0;
+      amax = fmax(amax, fabs(r[j]));  // fmax drops NaN
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) amax = fmax(amax, __shfl_xor_sync(full_mask, amax, off));
+    if (lane == 0) red_max[warp] = amax;
+    __syncthreads();
+    const double thr = double(n) * DBL_EPSILON * fmax(red_max[0], red_max[1]);
+
+    int pos = li;    // current position of this thread's row (implicit interchanges)
+    int mypiv = li;  // pivot of step li
+    int code = 0;    // info
+#pragma unroll
+    for (int k = 0; k < NP; ++k) {
+      if (k >= n) break;  // uniform over the thread block
+      const int par = k & 1;
+      double key = (mine && pos >= k) ? pivot_key(r[k]) : -2.0;
+      int id = (pos << 8) | li;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        const double ok = __shfl_xor_sync(full_mask, key, off);
+        const int oid = __shfl_xor_sync(full_mask, id, off);
+        if (better(ok, oid, key, id)) key = ok, id = oid;
+      }
+      if (lane == 0) part_key[par][warp] = key, part_id[par][warp] = id;
+      __syncthreads();
+      key = part_key[par][0], id = part_id[par][0];
+      if (better(part_key[par][1], part_id[par][1], key, id)) key = part_key[par][1], id = part_id[par][1];
+      const int pl = id & 0xff, ppos = id >> 8;
+      double* const buf = bcast + par * Sh::BS;
+      if (li == pl) {
+#pragma unroll
+        for (int j = k & ~1; j < NP; j += 2) *reinterpret_cast<double2*>(buf + j) = make_double2(r[j], r[j + 1]);
+      }
+      __syncthreads();
+      const double d = buf[k];
+      if (code == 0 && pivot_fails(d, thr)) code = k + 1;
+      if (li == k) mypiv = ppos;
+      if (li == pl)
+        pos = k;
+      else if (pos == k)
+        pos = ppos;
+      if (mine && pos > k) {
+        const double l = r[k] / d;
+        r[k] = l;
+#pragma unroll
+        for (int j = (k + 1) & ~1; j < NP; j += 2) {
+          const double2 u = *reinterpret_cast<const double2*>(buf + j);
+          if (j >= k + 1) r[j] = fma(-l, u.x, r[j]);
+          r[j + 1] = fma(-l, u.y, r[j + 1]);
+        }
+      }
+    }
+
+    if (mine) {
+#pragma unroll
+      for (int j = 0; j < NP; ++j)
+        if (j < n) stage[pos * S + j] = r[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < NP; ++i)
+      if (mine && i < n) ab[i * n + li] = stage[i * S + li];
+    if (mine) piv[L.row(b) + li] = mypiv;
+    if (li == 0) info[b] = code;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Blocked kernel, 57..512
 // ------------------------------------------------------------------------------------------------
 
 // Warp-wide argmax of (key, id) by `better`; every lane ends with the result.
@@ -815,6 +941,8 @@ void launch_small_factor(stream_t s, const BatchLayout& L, int lo, double* a, in
 template <int G>
 void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
                         const double* b, double* x);
+template <int NP, int MB>
+void launch_row_factor(stream_t s, const BatchLayout& L, int lo, int hi, double* a, index_t* piv, int* info);
 template <int T, int NB, int RPT>
 void launch_blocked_factor(stream_t s, const BatchLayout& L, int lo, int hi, double* a, index_t* piv, int* info);
 template <int T>
@@ -842,7 +970,15 @@ void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const d
 #define BLOCKRES_LU_SMALL_SOLVE_INSTANCE(G)                                                                \
   template void launch_small_solve<G>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
                                       const double*, double*);
-// Blocked classes: T threads, panels of NB columns, n <= T * RPT; one blocked solve.
+// Row kernels, in batched_lu_cuda_rows_33_56.cu: class NP holds the sizes NP - 7 .. NP; MB is the launch
+// bound's blocks per SM (1: no register cap). Chosen on an H200 (issue 31, 2026-11-27), getrf speedups of the
+// row kernel against the blocked one: NP 40 with MB 6 (168 registers) 2.59-2.73x against 1.36-1.41x; 48 and
+// 56 uncapped (254 registers) 2.23x and 1.86x against 1.65x and 1.58x (MB 6 there: 1.82x, 1.68x). At 64 the
+// blocked kernel stays faster (1.89x against 1.39x uncapped, 1.60x with MB 6).
+#define BLOCKRES_LU_ROW_FACTOR_CLASSES(X) X(40, 6) X(48, 1) X(56, 1)
+#define BLOCKRES_LU_ROW_FACTOR_INSTANCE(NP, MB) \
+  template void launch_row_factor<NP, MB>(stream_t, const BatchLayout&, int, int, double*, index_t*, int*);
+// Blocked classes (57..512): T threads, panels of NB columns, n <= T * RPT; one blocked solve.
 #define BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(X) X(64, 16, 1) X(128, 16, 1) X(256, 16, 1) X(256, 16, 2)
 #define BLOCKRES_LU_BLOCKED_SOLVE_THREADS 128
 #define BLOCKRES_LU_BLOCKED_FACTOR_INSTANCE(T, NB, RPT) \
@@ -890,6 +1026,15 @@ void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const 
   const size64_t per_cta = size64_t(Sh::warps) * Sh::groups;
   const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + per_cta - 1) / per_cta, max_grid));
   small_solve<G><<<grid, Sh::threads, Sh::smem_bytes, s>>>(L, lo, hi, lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int NP, int MB>
+void launch_row_factor(stream_t s, const BatchLayout& L, int lo, int hi, double* a, index_t* piv, int* info)
+{
+  using Sh = RowFactorShape<NP>;
+  const auto grid = unsigned(std::min<size64_t>(L.count, max_grid));
+  row_factor<NP, MB><<<grid, Sh::threads, Sh::smem_bytes, s>>>(L, lo, hi, a, piv, info);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

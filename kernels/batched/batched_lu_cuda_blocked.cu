@@ -1,4 +1,4 @@
-// Batched LU blocked kernels for blocks of 33..512, the blocked solve (65..512) and the warp solves (17..64)
+// Batched LU blocked kernels for blocks of 57..512, the blocked solve (65..512) and the warp solves (17..64)
 // (see batched_lu_cuda.cuh).
 #include "kernels/batched/batched_lu_cuda.cuh"
 
