@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|omega|bsrprof|bsrmem|lat72|kprof|isaisub|second2|ilu5|classes]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|l2sol|omega|bsrprof|bsrmem|lat72|kprof|isaisub|second2|ilu5|classes]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -338,6 +338,22 @@ for m in "$@"; do
         grep -E "_kernel|Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Memory Throughput|L2 Hit Rate|Mem Busy|Max Bandwidth|Achieved Occupancy" \
           $L/bsrprof_${st}_$b.txt | head -14
       done ;;
+    l2sol)  # issue 29 item 1 (verification/results/issue29_s39_*): the built-in rule at every bs 1-64 on both stencils,
+            # then ncu's speed of light of the rule's kernel at every pair below 85% of the read ceiling (L2SOL_MAX pairs
+            # at most, default all; about 15 s each), one table line per pair as it is measured ($L/l2table.txt)
+      $X bench bsrmv --tuning-cache none --bs $(seq -s, 1 64) --stencils 7,27 --size-gb 1 --reps 10 --warmup 2 \
+        --json $L/l2sol_rule.json > $L/l2sol_rule.txt 2>&1; echo "== rule rc $?"; grep -E "read-only" $L/l2sol_rule.txt
+      awk '$1 ~ /^stencil(7|27)$/ && $8+0 < 85 {sub("stencil", "", $1); print $1, $2, $8}' $L/l2sol_rule.txt |
+        head -n ${L2SOL_MAX:-128} > $L/l2sol_misses.txt
+      echo "pairs below 85% of the read ceiling: $(wc -l < $L/l2sol_misses.txt)"
+      while read -r st b pr; do
+        ncu --clock-control none -k regex:"(wide|slice|staged|small)_kernel" --launch-skip 3 -c 1 --section SpeedOfLight \
+          $X bench bsrmv --tuning-cache none --bs $b --stencils $st --size-gb 1 --reps 4 --warmup 1 > $L/l2sol_${st}_$b.txt 2>&1
+        sol() { grep -E "^ +$1 " $L/l2sol_${st}_$b.txt | awk '{print $NF}' | head -1; }
+        k=$(grep -m1 -oE '(wide|slice|staged|small)_kernel' $L/l2sol_${st}_$b.txt)
+        echo "$st $b read $pr DRAM $(sol 'DRAM Throughput') L2 $(sol 'L2 Cache Throughput') L1 $(sol 'L1/TEX Cache Throughput') $k" \
+          | tee -a $L/l2table.txt
+      done < $L/l2sol_misses.txt ;;
     bsrmem)  # issue 29 item 1, next step after bsrprof: where the staged kernel's L2 traffic comes from (the x gathers
              # through L1, or the cp.async staging of values and columns), at the stencil:bs pairs in BSRMEM
              # (default: two misses and a passing row); the memory tables, then raw counters
