@@ -282,9 +282,11 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
 // through a double-buffered shared row: two __syncthreads per step. Every update is the small kernel's
 // fma(-l, u, a) in step order, so the factors equal the CPU reference's bit for bit. Classes NP = 40, 48,
 // 56 hold the sizes (NP - 8, NP]; a block of n < NP leaves the loop after step n - 1. (At NP 64 it is
-// slower than the blocked kernel on an H200: 10.5 against 7.8 ms for 61035 blocks; a variant with a
-// compact, not unrolled step loop that rotates the row through the registers was slower still, 12.3 ms,
-// so the instruction footprint of the unrolled loop is not what limits it. Not profiled further.)
+// slower than the blocked kernel on an H200: 10.5 ms uncapped, 9.3 ms at 6 blocks per SM, against 7.8 ms
+// for 61035 blocks; a variant with a compact, not unrolled step loop that rotates the row through the
+// registers took 12.3 and 8.9 ms, so the unrolled loop's instruction footprint is not the main limit.
+// ncu at NP 56: latency-bound at the 4 blocks per SM its 254 registers allow, issue slots 20% busy;
+// verification/results/issue31_s39_2026-11-27.txt.)
 template <int NP>
 struct RowFactorShape {
   static_assert(NP > 32 && NP <= 64 && NP % 8 == 0, "row LU shape");
