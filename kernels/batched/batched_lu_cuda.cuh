@@ -82,6 +82,61 @@ __device__ __forceinline__ bool better(double k1, int i1, double k0, int i0)
 }
 
 // ------------------------------------------------------------------------------------------------
+// The load, the step and the write-back shared by the row-per-thread kernels (small_factor, row_factor)
+// ------------------------------------------------------------------------------------------------
+
+// Step k once the pivot row (physical row pl, position ppos) is in buf: the pivot test (info), the implicit
+// interchange, and this row's multiplier and rank-1 update fma(-l, u, a) in column order (the CPU reference's
+// operations), r holding NPR doubles. Macros rather than inline functions: expanded in the unrolled step loop
+// exactly as if written there, k a constant and r statically indexed (an inline function with k as an
+// argument changed the n <= 32 kernels' register allocation: 72-128 registers and spills in two instances).
+#define BLOCKRES_LU_ROW_STEP(NPR)                                          \
+  do {                                                                     \
+    const double d = buf[k];                                               \
+    if (code == 0 && pivot_fails(d, thr)) code = k + 1;                    \
+    if (li == k) mypiv = ppos;                                             \
+    if (li == pl)                                                          \
+      pos = k;                                                             \
+    else if (pos == k)                                                     \
+      pos = ppos;                                                          \
+    if (mine && pos > k) {                                                 \
+      const double l = r[k] / d;                                           \
+      r[k] = l;                                                            \
+      _Pragma("unroll") for (int j = (k + 1) & ~1; j < (NPR); j += 2) {    \
+        const double2 u = *reinterpret_cast<const double2*>(buf + j);      \
+        if (j >= k + 1) r[j] = fma(-l, u.x, r[j]);                         \
+        r[j + 1] = fma(-l, u.y, r[j + 1]);                                 \
+      }                                                                    \
+    }                                                                      \
+  } while (0)
+
+// The block (n rows, row-major) through the stage (row stride S) into r[0..NPR): row li when mine, zeros
+// past n, the global loads coalesced (thread li reads column li); amax = max |r_j| (fmax drops NaN).
+#define BLOCKRES_LU_ROW_LOAD(NP, NPR, BARRIER)                             \
+  do {                                                                     \
+    _Pragma("unroll") for (int i = 0; i < (NP); ++i)                       \
+      if (mine && i < n) stage[i * S + li] = ab[i * n + li];               \
+    BARRIER;                                                               \
+    _Pragma("unroll") for (int j = 0; j < (NPR); ++j) {                    \
+      r[j] = (mine && j < n) ? stage[li * S + j] : 0.0;                    \
+      amax = fmax(amax, fabs(r[j]));                                       \
+    }                                                                      \
+  } while (0)
+
+// The rows back to the block in their final order (row li to position pos) through the stage, the global
+// stores coalesced; BARRIER orders the stage's writes before its reads.
+#define BLOCKRES_LU_ROW_STORE(NP, BARRIER)                                 \
+  do {                                                                     \
+    if (mine) {                                                            \
+      _Pragma("unroll") for (int j = 0; j < (NP); ++j)                     \
+        if (j < n) stage[pos * S + j] = r[j];                              \
+    }                                                                      \
+    BARRIER;                                                               \
+    _Pragma("unroll") for (int i = 0; i < (NP); ++i)                       \
+      if (mine && i < n) ab[i * n + li] = stage[i * S + li];               \
+  } while (0)
+
+// ------------------------------------------------------------------------------------------------
 // Register kernel, n <= 32
 // ------------------------------------------------------------------------------------------------
 
@@ -129,17 +184,9 @@ __global__ void __launch_bounds__(SmallFactorShape<NP>::threads)
     double* const ab = a + (active ? L.mat(index_t(b)) : 0);
     const bool mine = active && li < n;  // this lane holds row li of the block
 
-#pragma unroll
-    for (int i = 0; i < NP; ++i)
-      if (mine && i < n) stage[i * S + li] = ab[i * n + li];
-    __syncwarp();
     double r[NPR];
     double amax = 0.0;
-#pragma unroll
-    for (int j = 0; j < NPR; ++j) {
-      r[j] = (mine && j < n) ? stage[li * S + j] : 0.0;
-      amax = fmax(amax, fabs(r[j]));  // fmax drops NaN
-    }
+    BLOCKRES_LU_ROW_LOAD(NP, NPR, __syncwarp());
 #pragma unroll
     for (int off = G / 2; off > 0; off >>= 1) amax = fmax(amax, __shfl_xor_sync(full_mask, amax, off, G));
     const double thr = double(n) * DBL_EPSILON * amax;
@@ -165,36 +212,10 @@ __global__ void __launch_bounds__(SmallFactorShape<NP>::threads)
         for (int j = k & ~1; j < NPR; j += 2) *reinterpret_cast<double2*>(buf + j) = make_double2(r[j], r[j + 1]);
       }
       __syncwarp();
-      if (valid) {
-        const double d = buf[k];
-        if (code == 0 && pivot_fails(d, thr)) code = k + 1;
-        if (li == k) mypiv = ppos;
-        if (li == pl)
-          pos = k;
-        else if (pos == k)
-          pos = ppos;
-        if (mine && pos > k) {
-          const double l = r[k] / d;
-          r[k] = l;
-#pragma unroll
-          for (int j = (k + 1) & ~1; j < NPR; j += 2) {
-            const double2 u = *reinterpret_cast<const double2*>(buf + j);
-            if (j >= k + 1) r[j] = fma(-l, u.x, r[j]);
-            r[j + 1] = fma(-l, u.y, r[j + 1]);
-          }
-        }
-      }
+      if (valid) BLOCKRES_LU_ROW_STEP(NPR);
     }
 
-    if (mine) {
-#pragma unroll
-      for (int j = 0; j < NP; ++j)
-        if (j < n) stage[pos * S + j] = r[j];
-    }
-    __syncwarp();
-#pragma unroll
-    for (int i = 0; i < NP; ++i)
-      if (mine && i < n) ab[i * n + li] = stage[i * S + li];
+    BLOCKRES_LU_ROW_STORE(NP, __syncwarp());
     if (mine) piv[L.row(index_t(b)) + li] = mypiv;
     if (active && li == 0) info[b] = code;
     __syncwarp();  // the stage is reused by the next blocks
@@ -320,17 +341,9 @@ __global__ void __launch_bounds__(64, MB)
     const bool mine = li < n;  // this thread holds row li of the block
 
     __syncthreads();  // the previous block's last reads of the stage are done
-#pragma unroll
-    for (int i = 0; i < NP; ++i)
-      if (mine && i < n) stage[i * S + li] = ab[i * n + li];
-    __syncthreads();
     double r[NP];
     double amax = 0.0;
-#pragma unroll
-    for (int j = 0; j < NP; ++j) {
-      r[j] = (mine && j < n) ? stage[li * S + j] : 0.0;
-      amax = fmax(amax, fabs(r[j]));  // fmax drops NaN
-    }
+    BLOCKRES_LU_ROW_LOAD(NP, NP, __syncthreads());
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) amax = fmax(amax, __shfl_xor_sync(full_mask, amax, off));
     if (lane == 0) red_max[warp] = amax;
@@ -363,34 +376,10 @@ __global__ void __launch_bounds__(64, MB)
         for (int j = k & ~1; j < NP; j += 2) *reinterpret_cast<double2*>(buf + j) = make_double2(r[j], r[j + 1]);
       }
       __syncthreads();
-      const double d = buf[k];
-      if (code == 0 && pivot_fails(d, thr)) code = k + 1;
-      if (li == k) mypiv = ppos;
-      if (li == pl)
-        pos = k;
-      else if (pos == k)
-        pos = ppos;
-      if (mine && pos > k) {
-        const double l = r[k] / d;
-        r[k] = l;
-#pragma unroll
-        for (int j = (k + 1) & ~1; j < NP; j += 2) {
-          const double2 u = *reinterpret_cast<const double2*>(buf + j);
-          if (j >= k + 1) r[j] = fma(-l, u.x, r[j]);
-          r[j + 1] = fma(-l, u.y, r[j + 1]);
-        }
-      }
+      BLOCKRES_LU_ROW_STEP(NP);
     }
 
-    if (mine) {
-#pragma unroll
-      for (int j = 0; j < NP; ++j)
-        if (j < n) stage[pos * S + j] = r[j];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < NP; ++i)
-      if (mine && i < n) ab[i * n + li] = stage[i * S + li];
+    BLOCKRES_LU_ROW_STORE(NP, __syncthreads());
     if (mine) piv[L.row(b) + li] = mypiv;
     if (li == 0) info[b] = code;
   }
