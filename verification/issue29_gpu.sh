@@ -4,7 +4,7 @@
 # at every block size, the second stage by block size at 1M cells, CPR applications per Newton iteration
 # on both quarter five-spot decks. Logs in /tmp/L, packed to $OUT/logs_<modes>.tgz. Run
 # verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|l2sol|omega|bsrprof|bsrmem|lat72|kprof|isaisub|second2|ilu5|classes]...
+#   usage: verification/issue29_gpu.sh [build|detect|bsrmvtest|gputests|writer|reuse|tests|tune1|shipped|bsrmv|tune|tuned|second|cpr|cprq|probe|graph|bytes|ab|jac64|asmprof|mixed|sweep|abasm|ilu32|l2sol|omega|bsrprof|bsrmem|lat72|kprof|isaisub|second2|ilu5|classes|floor|cyc2]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -408,6 +408,25 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
             "${V[@]}" > $L/lat72_${v}_$k.log 2>&1
           echo "== lat72 $v #$k rc $? $(grep -E '^done' $L/lat72_${v}_$k.log | cut -c7-100)"
           grep -E "^time:|preconditioner parts" $L/lat72_${v}_$k.log | cut -c1-260
+        done
+      done ;;
+    floor)  # issue 30 item 1: the latency floor of dependent GPU work (verification/probes/graph_chain.cu): time per node
+            # of a CUDA graph chain of small kernels, plain and with programmatic dependent launch, and per grid barrier
+      nvcc -std=c++17 -O3 -arch=sm_90 -o /tmp/gc verification/probes/graph_chain.cu > $L/floor_build.log 2>&1 &&
+        /tmp/gc > $L/floor.txt 2>&1; echo "== floor rc $?"; cat $L/floor.txt ;;
+    cyc2)  # issue 29 item 3: the default CPR (one W-cycle per application) against two W-cycles (pressure.cycles = 2),
+           # 60x60x20 deck (72k) and its 200x200x25 variant (1M, 30 days), two runs each, alternated
+      Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+         --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+      for k in 1 2; do
+        for c in 1 2; do
+          for g in 72k 1m; do
+            G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+            $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/c2 --set output.vtk=false \
+              --set solver.linear.tolerance=5e-3 --set $P.pressure.cycles=$c "${G[@]}" > $L/cyc2_${g}_c${c}_$k.log 2>&1
+            echo "== $g cycles=$c #$k rc $? $(grep -E '^done' $L/cyc2_${g}_c${c}_$k.log | cut -c7-100)"
+            grep -E "^time:|preconditioner applications" $L/cyc2_${g}_c${c}_$k.log | cut -c1-220
+          done
         done
       done ;;
     omega)  # issue 29 item 3 / issue 30: the CPR pressure AMG's Jacobi damping (OMEGAS, default "0.6666666666666666
