@@ -411,9 +411,12 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
         done
       done ;;
     floor)  # issue 30 item 1: the latency floor of dependent GPU work (verification/probes/graph_chain.cu): time per node
-            # of a CUDA graph chain of small kernels, plain and with programmatic dependent launch, and per grid barrier
+            # of a CUDA graph chain of small kernels, plain and with programmatic dependent launch, and per grid barrier;
+            # a chain of small SpMVs plain, with PDL and with the matrix prefetched before the wait (spmv_chain.cu)
       nvcc -std=c++17 -O3 -arch=sm_90 -o /tmp/gc verification/probes/graph_chain.cu > $L/floor_build.log 2>&1 &&
-        /tmp/gc > $L/floor.txt 2>&1; echo "== floor rc $?"; cat $L/floor.txt ;;
+        /tmp/gc > $L/floor.txt 2>&1; echo "== floor rc $?"; cat $L/floor.txt
+      nvcc -std=c++17 -O3 -arch=sm_90 -o /tmp/sc verification/probes/spmv_chain.cu > $L/floor_build2.log 2>&1 &&
+        /tmp/sc > $L/floor_spmv.txt 2>&1; echo "== spmv chain rc $?"; cat $L/floor_spmv.txt ;;
     cyc2)  # issue 29 item 3: the default CPR (one W-cycle per application) against two W-cycles (pressure.cycles = 2),
            # 60x60x20 deck (72k) and its 200x200x25 variant (1M, 30 days), two runs each, alternated
       Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
