@@ -1,6 +1,6 @@
 // Batched LU on the GPU: argument checks and dispatch of the size classes to the kernels compiled
 // in batched_lu_cuda_small_*.cu (factor n <= 32, solve n <= 16), batched_lu_cuda_rows_33_56.cu (factor
-// 33..56) and batched_lu_cuda_blocked.cu (factor 57..512, solve 17..512).
+// 33..56) and batched_lu_cuda_blocked.cu (factor 57..512, solve 17..512: warp, row and blocked solves).
 //
 // Uniform batches launch one kernel: the register kernel compiled for exactly n, or the row or blocked
 // class holding n. Variable batches launch every class that can hold a block (power-of-two register
@@ -29,6 +29,8 @@ BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
 extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(1)
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(2)
+extern BLOCKRES_LU_ROW_SOLVE_INSTANCE(3)
+extern BLOCKRES_LU_ROW_SOLVE_INSTANCE(4)
 }  // namespace lu_detail
 
 namespace {
@@ -162,7 +164,7 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   // block of a variable batch does not take a 64-row slot (H200, mixed 33..64 against the uniform batch
   // of its mean size: 1.66x the time per byte with one class, 1.51x with four). Every class launch visits
   // the whole batch: splitting 17..32 in two made a 9..32 mixture slower (1.43x -> 1.66x), so it stays
-  // one class. Above 64, the blocked solve.
+  // one class. Above 64, the row solves, then the blocked solve.
   const auto warp = [&](auto r_const, int lo, int hi) {
     const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
     if (l > h) return;
@@ -174,7 +176,19 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   // the noise, for twice the launches.)
   warp(std::integral_constant<int, 1>{}, 17, 32);
   for (int lo = 33; lo <= 57; lo += 8) warp(std::integral_constant<int, 2>{}, lo, lo + 7);
-  const int l = std::max(65, lo_all);
+  // 65..128: a warp per block going row by row (row_solve), R = 3 rows per lane to 96, R = 4 to 128. On an H100
+  // (2026-11-27, verification/results/issue29_30_31_s40_*) 1.46-1.9x faster than the blocked solve there (65: 1.17
+  // against 2.21 ms, 96: 0.93 against 1.53, 128: 0.87 against 1.27), 59-77% of copy; slower than warp_solve
+  // below 64 (17: 2.50 against 1.19 ms), whose chains are short enough for the staged block.
+  const auto rows = [&](auto r_const, int lo, int hi) {
+    const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
+    if (l > h) return;
+    const BatchLayout c = part(l, h);
+    if (c.count > 0) launch_row_solve<decltype(r_const)::value>(s, c, l, h, lu, piv, b, x);
+  };
+  rows(std::integral_constant<int, 3>{}, 65, 96);
+  rows(std::integral_constant<int, 4>{}, 97, 128);
+  const int l = std::max(129, lo_all);
   if (l <= hi_all) {
     const BatchLayout c = part(l, hi_all);
     if (c.count > 0) launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(s, c, l, hi_all, lu, piv, b, x);

@@ -33,9 +33,11 @@
 //   checks (info) run at the end from the stored pivot values.
 // Solves: lane-group kernel for n <= 16 (rows staged in shared memory, interchanges by shuffles,
 //   column-oriented substitutions); a warp per block for 17..64 (warp_solve: the block copied into
-//   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots); for n > 64 one
-//   thread block per block with 32-row blocks: warp dot products for the off-diagonal part, one warp
-//   for the 32x32 diagonal triangle.
+//   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots); a warp per block
+//   for 65..128 that reads the factors row by row from global memory, coalesced, with a butterfly sum
+//   per row (row_solve: no shared memory, many warps in flight); for n > 128 one thread block per block
+//   with 32-row blocks: warp dot products for the off-diagonal part, one warp for the 32x32 diagonal
+//   triangle.
 #pragma once
 
 #include "kernels/batched/batched.hpp"
@@ -923,6 +925,98 @@ __global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
   }
 }
 
+// x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp per block, WARPS warps per thread
+// block, grid-striding, nothing staged: the substitutions go row by row. Lane l holds y_k (then x_k) for
+// k = l, l + 32, ...; row i of L (or U) is read straight from global memory, coalesced (lane l its entries
+// k = l, l + 32, ...), each lane multiplies its entries by its y_k and a butterfly adds the warp's partial
+// sums, so that every lane has sum_k L(i, k) y_k; lane i % 32 then forms y_i = (P b)_i - sum (x_i = (y_i -
+// sum) / U(i, i) on the way back). No shared memory holds the factors, so as many warps stay in flight as
+// the registers allow and each warp's chain of 2n reductions overlaps other warps' loads. The interchanges
+// as in warp_solve. Results equal the CPU reference's to rounding (the sums are reassociated).
+template <int R>
+struct RowSolveShape {
+  static constexpr int warps = 4;
+};
+template <int R>
+__global__ void __launch_bounds__(32 * RowSolveShape<R>::warps)
+    row_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
+              const double* __restrict__ bv, double* __restrict__ x)
+{
+  constexpr int WARPS = RowSolveShape<R>::warps;
+  __shared__ double ys_all[WARPS][32 * R];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double* const ys = ys_all[warp];
+  for (size64_t bb = size64_t(blockIdx.x) * WARPS + warp; bb < L.count; bb += size64_t(gridDim.x) * WARPS) {
+    const index_t b = L.block(bb);
+    const int n = L.size(b);
+    if (n < lo || n > hi) continue;
+    const double* const A = lu + L.mat(b);
+    const size64_t r0 = L.row(b);
+    double y[R];
+    int pos[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      y[r] = i < n ? bv[r0 + i] : 0.0;
+      pos[r] = i;
+    }
+    for (int k = 0; k < n; ++k) {  // where each owned entry of b goes: the swaps (k, p_k) in order
+      const int p = piv[r0 + k];
+      if (p == k || p < 0 || p >= n) continue;
+#pragma unroll
+      for (int r = 0; r < R; ++r) pos[r] = pos[r] == k ? p : pos[r] == p ? k : pos[r];
+    }
+    __syncwarp();  // the previous block's reads of ys are done
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane + 32 * r < n) ys[pos[r]] = y[r];
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; ++r) y[r] = lane + 32 * r < n ? ys[lane + 32 * r] : 0.0;
+    // L y = P b (unit lower): y_i -= sum_{k < i} L(i, k) y_k.
+#pragma unroll
+    for (int rb = 0; rb < R; ++rb)
+#pragma unroll
+      for (int ii = 0; ii < 32; ++ii) {
+        const int i = 32 * rb + ii;
+        if (i >= n) break;
+        const double* const row = A + size64_t(i) * n;
+        double s = 0.0;
+#pragma unroll
+        for (int r = 0; r <= rb; ++r) {
+          const int k = lane + 32 * r;
+          if (k < i) s = fma(row[k], y[r], s);
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+        if (lane == ii) y[rb] -= s;
+      }
+    // U x = y: x_i = (y_i - sum_{k > i} U(i, k) x_k) / U(i, i).
+#pragma unroll
+    for (int rb = R - 1; rb >= 0; --rb)
+#pragma unroll
+      for (int ii = 31; ii >= 0; --ii) {
+        const int i = 32 * rb + ii;
+        if (i >= n) continue;
+        const double* const row = A + size64_t(i) * n;
+        double s = 0.0;
+#pragma unroll
+        for (int r = rb; r < R; ++r) {
+          const int k = lane + 32 * r;
+          if (k > i && k < n) s = fma(row[k], y[r], s);
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(full_mask, s, off);
+        if (lane == ii) y[rb] = (y[rb] - s) / row[i];
+      }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      if (i < n) x[r0 + i] = y[r];
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Launchers (stream first), explicitly instantiated in the batched_lu_cuda_*.cu files.
 // ------------------------------------------------------------------------------------------------
@@ -942,6 +1036,9 @@ void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, cons
 template <int R>
 void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
                        const double* b, double* x);
+template <int R>
+void launch_row_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                      const double* b, double* x);
 
 // The compiled instances (X-macro lists: the .cu files instantiate them with the *_INSTANCE
 // macros, the dispatch declares them extern with the same macros after `extern`).
@@ -982,6 +1079,10 @@ void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const d
 #define BLOCKRES_LU_WARP_SOLVE_INSTANCE(R)                                                                    \
   template void launch_warp_solve<R>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
                                      const double*, double*);
+// Row solves (row_solve): R rows per lane (R = 3: 65..96, R = 4: 97..128), in batched_lu_cuda_blocked.cu.
+#define BLOCKRES_LU_ROW_SOLVE_INSTANCE(R)                                                                    \
+  template void launch_row_solve<R>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
+                                    const double*, double*);
 
 }  // namespace blockres::kernels::cuda::lu_detail
 
@@ -1066,6 +1167,16 @@ void launch_blocked_solve(stream_t s, const BatchLayout& L, int lo, int hi, cons
   const int h = std::min(hi, L.max_size);
   const auto grid = unsigned(std::min<size64_t>(L.count, max_grid_blocked));
   blocked_solve<T><<<grid, T, solve_smem_bytes(h), s>>>(L, lo, h, lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int R>
+void launch_row_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                      const double* b, double* x)
+{
+  constexpr int warps = RowSolveShape<R>::warps;
+  const auto grid = unsigned(std::min<size64_t>((L.count + warps - 1) / warps, max_grid));
+  row_solve<R><<<grid, 32 * warps, 0, s>>>(L, lo, std::min(hi, L.max_size), lu, piv, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

@@ -208,7 +208,7 @@ TEST(BatchedLuGpu, UniformBatchesEverySizeClass)
     for (index_t count : {1, 33, 1001})
       check(make_batch(std::vector<int>(count, n), cycle(count, n), true),
             "uniform n " + std::to_string(n) + " count " + std::to_string(count));
-  for (int n : {33, 40, 41, 47, 48, 56, 57, 64, 65, 100, 128, 129, 200, 256, 257, 333, 512})  // every row class's ends
+  for (int n : {33, 40, 41, 47, 48, 56, 57, 64, 65, 96, 97, 100, 128, 129, 200, 256, 257, 333, 512})  // every class's ends
     for (index_t count : {1, 33})
       check(make_batch(std::vector<int>(count, n), cycle(count, n), true),
             "uniform n " + std::to_string(n) + " count " + std::to_string(count));
