@@ -5,19 +5,10 @@
 // time per grid-wide barrier of one persistent cooperative kernel (one block of 256 threads per SM) doing the
 // same updates between barriers. Not part of the build; verification/issue29_gpu.sh's `floor` mode compiles it
 // with nvcc on the GPU machine.
-#include <cooperative_groups.h>
-#include <cstdio>
-#include <cuda_runtime.h>
-namespace cg = cooperative_groups;
+#include "probe_util.cuh"
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::printf("CUDA error %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); \
-      return 1;                                                                             \
-    }                                                                                       \
-  } while (0)
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
 
 __global__ void step(double* x, int n, bool pdl)
 {
@@ -53,33 +44,13 @@ int main()
   std::printf("%-10s %-6s %14s\n", "n", "launch", "us per node");
   for (int n : {1, 9000, 144000, 2000000}) {
     for (int pdl = 0; pdl < 2; ++pdl) {
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      for (int k = 0; k < N; ++k) {
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3((n + 255) / 256);
-        cfg.blockDim = dim3(256);
-        cfg.stream = s;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = pdl ? 1 : 0;
-        CK(cudaLaunchKernelEx(&cfg, step, x, n, bool(pdl)));
-      }
-      CK(cudaStreamEndCapture(s, &graph));
-      CK(cudaGraphInstantiate(&exec, graph, 0));
-      for (int w = 0; w < 5; ++w) CK(cudaGraphLaunch(exec, s));
-      CK(cudaEventRecord(a, s));
-      for (int r = 0; r < reps; ++r) CK(cudaGraphLaunch(exec, s));
-      CK(cudaEventRecord(b, s));
-      CK(cudaEventSynchronize(b));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, a, b));
-      std::printf("%-10d %-6s %14.2f\n", n, pdl ? "pdl" : "plain", 1000.0 * ms / (reps * N));
-      CK(cudaGraphExecDestroy(exec));
-      CK(cudaGraphDestroy(graph));
+      double us = 0;
+      if (time_chain(s, N, reps, [&](int) {
+            ChainLaunch l((n + 255) / 256, 256, s, pdl);
+            return cudaLaunchKernelEx(&l.cfg, step, x, n, bool(pdl));
+          }, &us))
+        return 1;
+      std::printf("%-10d %-6s %14.2f\n", n, pdl ? "pdl" : "plain", us);
     }
   }
   for (int n : {1, 9000, 144000}) {

@@ -7,18 +7,10 @@
 //             matrix: written by nobody in the chain) before cudaGridDependencySynchronize(), then only the
 //             gathers of y wait for the previous SpMV; it triggers its successor's launch after the wait.
 // Not part of the build; verification/issue29_gpu.sh's `floor` mode compiles it with nvcc on the GPU machine.
-#include <cstdio>
-#include <cuda_runtime.h>
-#include <vector>
+#include "probe_util.cuh"
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::printf("CUDA error %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); \
-      return 1;                                                                             \
-    }                                                                                       \
-  } while (0)
+#include <algorithm>
+#include <vector>
 
 constexpr int G = 4, PF = 2;  // lanes per row, entries per lane prefetched
 
@@ -99,40 +91,16 @@ int main()
     CK(cudaMemset(x, 0, sizeof(double) * n));
     CK(cudaMemset(y, 0, sizeof(double) * n));
     for (int mode = 0; mode < 3; ++mode) {
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      const int N = 64;
-      for (int k = 0; k < N; ++k) {
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3((unsigned(n) * G + 255) / 256);
-        cfg.blockDim = dim3(256);
-        cfg.stream = s;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = mode ? 1 : 0;
-        const double* in = k % 2 ? y : x;
-        double* out = k % 2 ? x : y;
-        if (mode == 0) CK(cudaLaunchKernelEx(&cfg, spmv<0>, n, (const int*)drp, (const int*)dci, (const double*)dv, in, out));
-        if (mode == 1) CK(cudaLaunchKernelEx(&cfg, spmv<1>, n, (const int*)drp, (const int*)dci, (const double*)dv, in, out));
-        if (mode == 2) CK(cudaLaunchKernelEx(&cfg, spmv<2>, n, (const int*)drp, (const int*)dci, (const double*)dv, in, out));
-      }
-      CK(cudaStreamEndCapture(s, &graph));
-      CK(cudaGraphInstantiate(&exec, graph, 0));
-      for (int w = 0; w < 5; ++w) CK(cudaGraphLaunch(exec, s));
-      const int reps = 200;
-      CK(cudaEventRecord(ea, s));
-      for (int r = 0; r < reps; ++r) CK(cudaGraphLaunch(exec, s));
-      CK(cudaEventRecord(eb, s));
-      CK(cudaEventSynchronize(eb));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, ea, eb));
-      std::printf("%-9d %-9s %12.2f\n", n, mode == 0 ? "plain" : mode == 1 ? "pdl" : "prefetch",
-                  1000.0 * ms / (reps * N));
-      CK(cudaGraphExecDestroy(exec));
-      CK(cudaGraphDestroy(graph));
+      const auto kernel = mode == 0 ? spmv<0> : mode == 1 ? spmv<1> : spmv<2>;
+      double us = 0;
+      if (time_chain(s, 64, 200, [&](int k) {
+            ChainLaunch l((unsigned(n) * G + 255) / 256, 256, s, mode > 0);
+            const double* in = k % 2 ? y : x;
+            double* out = k % 2 ? x : y;
+            return cudaLaunchKernelEx(&l.cfg, kernel, n, (const int*)drp, (const int*)dci, (const double*)dv, in, out);
+          }, &us))
+        return 1;
+      std::printf("%-9d %-9s %12.2f\n", n, mode == 0 ? "plain" : mode == 1 ? "pdl" : "prefetch", us);
     }
     CK(cudaFree(drp));
     CK(cudaFree(dci));
