@@ -821,6 +821,20 @@ struct WarpSolveShape {
   static std::size_t smem_bytes(int R, int nmax) { return warps(R) * warp_doubles(nmax) * sizeof(double); }
 };
 
+// Where each entry of b that a lane owns (row lane + 32 r, starting at pos[r] = its row) ends up after the
+// interchanges (k, p_k), k = 0 .. n - 1, in order (LAPACK's laswp), p_k = pk[k]: each lane follows its entries
+// through the swaps, reading the pivots as broadcasts, so no lane runs the swaps serially.
+template <int R>
+__device__ __forceinline__ void interchanged_positions(int n, const index_t* pk, int (&pos)[R])
+{
+  for (int k = 0; k < n; ++k) {
+    const int p = pk[k];
+    if (p == k || p < 0 || p >= n) continue;
+#pragma unroll
+    for (int r = 0; r < R; ++r) pos[r] = pos[r] == k ? p : pos[r] == p ? k : pos[r];
+  }
+}
+
 // x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp per block, grid-striding.
 // The block's rows are copied into the warp's shared memory with 8-byte cp.async (every warp
 // instruction a coalesced run of a row). The interchanges: lane l follows where each of its
@@ -868,12 +882,7 @@ __global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
       if (i < n) ps[i] = piv[r0 + i];
     }
     __syncwarp();
-    for (int k = 0; k < n; ++k) {  // where each owned entry of b goes: the swaps (k, p_k) in order
-      const int p = ps[k];
-      if (p == k || p < 0 || p >= n) continue;
-#pragma unroll
-      for (int r = 0; r < R; ++r) pos[r] = pos[r] == k ? p : pos[r] == p ? k : pos[r];
-    }
+    interchanged_positions<R>(n, ps, pos);
 #pragma unroll
     for (int r = 0; r < R; ++r)
       if (lane + 32 * r < n) ys[pos[r]] = y[r];
@@ -960,12 +969,7 @@ __global__ void __launch_bounds__(32 * RowSolveShape<R>::warps)
       y[r] = i < n ? bv[r0 + i] : 0.0;
       pos[r] = i;
     }
-    for (int k = 0; k < n; ++k) {  // where each owned entry of b goes: the swaps (k, p_k) in order
-      const int p = piv[r0 + k];
-      if (p == k || p < 0 || p >= n) continue;
-#pragma unroll
-      for (int r = 0; r < R; ++r) pos[r] = pos[r] == k ? p : pos[r] == p ? k : pos[r];
-    }
+    interchanged_positions<R>(n, piv + r0, pos);
     __syncwarp();  // the previous block's reads of ys are done
 #pragma unroll
     for (int r = 0; r < R; ++r)
