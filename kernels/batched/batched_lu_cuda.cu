@@ -147,52 +147,38 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   const int hi_all = L.max_size;
   // With a size index (BatchLayout::by_size) each class launch gets its own blocks only.
   const auto part = [&](int l, int h) { return L.by_size && L.uniform == 0 ? L.by_size->select(L, l, h) : L; };
-  const auto small = [&](auto g_const, int lo, int hi) {
-    constexpr int G = decltype(g_const)::value;
+  // One class: its blocks (lo..hi within the batch's range) to one launcher, when it has any.
+  using SolveFn = void (*)(stream_t, const BatchLayout&, int, int, const double*, const index_t*, const double*,
+                           double*);
+  const auto solve_class = [&](SolveFn launch, int lo, int hi) {
     const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
     if (l > h) return;
     const BatchLayout c = part(l, h);
-    if (c.count > 0) launch_small_solve<G>(s, c, l, h, lu, piv, b, x);
+    if (c.count > 0) launch(s, c, l, h, lu, piv, b, x);
   };
-  small(std::integral_constant<int, 1>{}, 0, 1);
-  small(std::integral_constant<int, 2>{}, 2, 2);
-  small(std::integral_constant<int, 4>{}, 3, 4);
-  small(std::integral_constant<int, 8>{}, 5, 8);
-  small(std::integral_constant<int, 16>{}, 9, 16);
+  solve_class(&launch_small_solve<1>, 0, 1);
+  solve_class(&launch_small_solve<2>, 2, 2);
+  solve_class(&launch_small_solve<4>, 3, 4);
+  solve_class(&launch_small_solve<8>, 5, 8);
+  solve_class(&launch_small_solve<16>, 9, 16);
   // 17..64: a warp per block (warp_solve), R = 1 rows per lane for 17..32 in one class, R = 2 for 33..64
   // in classes of 8 sizes: the warp's shared memory is sized to its class's largest block, so a 33-row
   // block of a variable batch does not take a 64-row slot (H200, mixed 33..64 against the uniform batch
   // of its mean size: 1.66x the time per byte with one class, 1.51x with four). Every class launch visits
   // the whole batch: splitting 17..32 in two made a 9..32 mixture slower (1.43x -> 1.66x), so it stays
   // one class. Above 64, the row solves, then the blocked solve.
-  const auto warp = [&](auto r_const, int lo, int hi) {
-    const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
-    if (l > h) return;
-    const BatchLayout c = part(l, h);
-    if (c.count > 0) launch_warp_solve<decltype(r_const)::value>(s, c, l, h, lu, piv, b, x);
-  };
   // (With a size index, narrower classes, 17..24, 25..32 and four sizes each to 64, were measured and
   // dropped: H200, 6b684de, mixed 33..64 1.39x against 1.36x with these, 9..32 1.07x against 1.11x, within
   // the noise, for twice the launches.)
-  warp(std::integral_constant<int, 1>{}, 17, 32);
-  for (int lo = 33; lo <= 57; lo += 8) warp(std::integral_constant<int, 2>{}, lo, lo + 7);
+  solve_class(&launch_warp_solve<1>, 17, 32);
+  for (int lo = 33; lo <= 57; lo += 8) solve_class(&launch_warp_solve<2>, lo, lo + 7);
   // 65..128: a warp per block going row by row (row_solve), R = 3 rows per lane to 96, R = 4 to 128. On an H100
   // (2026-11-27, verification/results/issue29_30_31_s40_*) 1.46-1.9x faster than the blocked solve there (65: 1.17
   // against 2.21 ms, 96: 0.93 against 1.53, 128: 0.87 against 1.27), 59-77% of copy; slower than warp_solve
   // below 64 (17: 2.50 against 1.19 ms), whose chains are short enough for the staged block.
-  const auto rows = [&](auto r_const, int lo, int hi) {
-    const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
-    if (l > h) return;
-    const BatchLayout c = part(l, h);
-    if (c.count > 0) launch_row_solve<decltype(r_const)::value>(s, c, l, h, lu, piv, b, x);
-  };
-  rows(std::integral_constant<int, 3>{}, 65, 96);
-  rows(std::integral_constant<int, 4>{}, 97, 128);
-  const int l = std::max(129, lo_all);
-  if (l <= hi_all) {
-    const BatchLayout c = part(l, hi_all);
-    if (c.count > 0) launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>(s, c, l, hi_all, lu, piv, b, x);
-  }
+  solve_class(&launch_row_solve<3>, 65, 96);
+  solve_class(&launch_row_solve<4>, 97, 128);
+  solve_class(&launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>, 129, batched_lu_max_size);
 }
 
 }  // namespace blockres::kernels::cuda
