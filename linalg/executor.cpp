@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -172,6 +173,16 @@ std::multimap<int, kernels::BsrmvConfig> Executor::bsrmv_plans() const
   return bsrmv_plans_;
 }
 
+void Executor::warm_up_cuda([[maybe_unused]] int device) noexcept
+{
+#if BLOCKRES_HAVE_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && device >= 0 && device < n && cudaSetDevice(device) == cudaSuccess)
+    (void)cudaFree(nullptr);
+  (void)cudaGetLastError();  // this thread's error state only
+#endif
+}
+
 std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int device,
                                                       [[maybe_unused]] KernelTuning tuning)
 {
@@ -185,7 +196,15 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   auto e = std::shared_ptr<Executor>(new Executor(Backend::cuda));
   e->device_ = device;
   e->tuning_ = std::move(tuning);
+  auto t0 = std::chrono::steady_clock::now();
+  auto part = [&](const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    e->creation_parts_.emplace_back(what, std::chrono::duration<double>(now - t0).count());
+    t0 = now;
+  };
   BLOCKRES_CUDA_CHECK(cudaSetDevice(device));
+  BLOCKRES_CUDA_CHECK(cudaFree(nullptr));  // the context, now (not inside whatever CUDA call comes first)
+  part("CUDA context");
   cudaDeviceProp prop{};
   BLOCKRES_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   e->device_name_ = prop.name;
@@ -202,6 +221,7 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   e->dram_gbps_per_sm_ = kernels::dram_gbps_per_sm(attribute(cudaDevAttrMemoryClockRate),
                                                    attribute(cudaDevAttrGlobalMemoryBusWidth),
                                                    attribute(cudaDevAttrMultiProcessorCount));
+  part("device query");
   cudaStream_t s = nullptr;
   BLOCKRES_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   e->stream_ = s;
@@ -211,8 +231,14 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
   e->blas_ = h;
   if (const cublasStatus_t st = cublasSetStream(h, s); st != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(fmt::format("cublasSetStream failed: {}", cublasGetStatusString(st)));
+  part("stream and cuBLAS handle");
   const AllocationLabel label("the executor's reduction workspace");
   e->workspace_ = static_cast<double*>(e->allocate(reduction_workspace_doubles * sizeof(double)));
+  const AllocationLabel ticket_label("the executor's reduction tickets");
+  e->tickets_ = static_cast<unsigned*>(e->allocate(reduction_ticket_count * sizeof(unsigned)));
+  BLOCKRES_CUDA_CHECK(cudaMemsetAsync(e->tickets_, 0, reduction_ticket_count * sizeof(unsigned), s));
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  part("workspaces");
   return e;
 #else
   throw std::runtime_error(missing_gpu_message("CUDA executor",
@@ -224,6 +250,7 @@ std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int devic
 Executor::~Executor()
 {
   deallocate(workspace_);
+  deallocate(tickets_);
 #if BLOCKRES_HAVE_CUDA
   if (blas_) cublasDestroy(blas_);
   if (stream_) cudaStreamDestroy(stream_);

@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 namespace blockres {
@@ -42,6 +44,10 @@ class Executor {
   // device query fails otherwise. `why_none`, when given, receives why the count is 0.
   static int cuda_device_count(std::string* why_none = nullptr);
   static bool built_with_cuda();
+  // Starts the CUDA runtime and `device`'s primary context (what create_cuda waits for first), so
+  // that a thread can do it while the caller reads a deck. Never throws: a failure here is met again,
+  // and reported, by create_cuda. A no-op without CUDA.
+  static void warm_up_cuda(int device = 0) noexcept;
 
   ~Executor();
   Executor(const Executor&) = delete;
@@ -49,6 +55,9 @@ class Executor {
 
   Backend backend() const { return backend_; }
   bool is_cuda() const { return backend_ == Backend::cuda; }
+  // Where create_cuda's time went, in order (seconds): the runtime and context, the device query,
+  // the stream and cuBLAS handle, the workspaces. Empty on the CPU.
+  const std::vector<std::pair<std::string, double>>& creation_parts() const { return creation_parts_; }
   // "cpu (N OpenMP threads)" or the CUDA device's name.
   const std::string& device_name() const { return device_name_; }
   stream_t stream() const { return stream_; }
@@ -78,7 +87,11 @@ class Executor {
 
   // Scratch for reductions (CUDA: device memory of reduction_workspace_doubles doubles).
   double* reduction_workspace() const { return workspace_; }
-  static constexpr std::size_t reduction_workspace_doubles = 32 * 1024 + 64;
+  static constexpr std::size_t reduction_workspace_doubles = 34 * 1024;
+  // Ticket counters for reductions that finish in their last block (CUDA: device memory, 0 at
+  // creation; a kernel that takes a ticket puts it back to 0). Counter 0: kernels::cuda::cgs2.
+  unsigned* reduction_tickets() const { return tickets_; }
+  static constexpr std::size_t reduction_ticket_count = 4;
 
  private:
   explicit Executor(Backend b) : backend_(b) {}
@@ -88,6 +101,8 @@ class Executor {
   stream_t stream_ = nullptr;
   blas_handle_t blas_ = nullptr;
   double* workspace_ = nullptr;
+  unsigned* tickets_ = nullptr;
+  std::vector<std::pair<std::string, double>> creation_parts_;
   double dram_gbps_per_sm_ = 0;
   KernelTuning tuning_;
   // A record of what was done on the executor, not its state: kept behind the const interface.

@@ -387,12 +387,14 @@ void KrylovSolver::gmres_update(Context& c, int j, const double* y, bool flexibl
 }
 
 // GMRES(m) and flexible GMRES(m) (Saad), right preconditioned, with classical Gram–Schmidt
-// applied twice (CGS2) as GEMVs on the contiguous basis V (cuBLAS on the device):
+// applied twice (CGS2) on the contiguous basis V (vector_ops' cgs2: on the device three fused passes
+// by default, or cuBLAS / own GEMVs, KrylovConfig::gemv):
 //   h1 = V^T w; w -= V h1; h2 = V^T w; w -= V h2; ||w||   (one host synchronisation)
 // The Hessenberg matrix, its Givens rotations and the small triangular solve stay on the host.
 // FGMRES keeps z_j = M^{-1} v_j in Z and updates x += Z y, so M may vary between iterations;
 // GMRES forms x += M^{-1} (V y) once per cycle. Iteration j (k = j + 1 basis vectors) moves
-// an SpMV plus 2 (2k + 3) vectors of Gram–Schmidt, 1 for the norm and 2 for the scaling.
+// an SpMV plus 2 (2k + 3) vectors of Gram–Schmidt and 1 for the norm (3k + 5 for both when fused)
+// and 2 for the scaling.
 SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool flexible)
 {
   const int m = config_.restart;
@@ -426,16 +428,13 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
       c.orth_begin();
       const int k = j + 1;
       const GemvKernel gk = config_.gemv;
-      gemv_t(V, k, w, hd, gk);
-      gemv_n(-1.0, V, k, hd, 1.0, w, gk);
-      gemv_t(V, k, w, hd + m1, gk);
-      gemv_n(-1.0, V, k, hd + m1, 1.0, w, gk);
-      dot_to(w, w, hd + 2 * m1);
+      cgs2(V, k, w, hd, hd + m1, hd + 2 * m1, gk);
       exec_->copy_to_host(hh.data(), hd, sizeof(double) * hh.size());
       for (int i = 0; i <= j; ++i) h(i, j) = hh[i] + hh[m1 + i];
       const double hn = std::sqrt(hh[2 * m1]);
       ++st.iterations;
-      c.vectors(4.0 * k + 9.0);  // CGS2 2 (2k + 3), the norm 1, the scaling 2
+      // CGS2 2 (2k + 3) and the norm 1, or 3k + 5 fused (kernels::cuda::cgs2); the scaling 2
+      c.vectors((cgs2_is_fused(*exec_, k, gk) ? 3.0 * k + 5.0 : 4.0 * k + 7.0) + 2.0);
       if (!std::isfinite(hn) || !std::all_of(hh.begin(), hh.begin() + k, [](double e) { return std::isfinite(e); }) ||
           !std::all_of(hh.begin() + m1, hh.begin() + m1 + k, [](double e) { return std::isfinite(e); })) {
         c.orth_end();
@@ -788,7 +787,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
 
 // Bytes per unpreconditioned iteration, from the operation counts stated above each method
 // (8 n bytes per vector pass; an SpMV reads A and x and writes y).
-double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix_bytes)
+double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix_bytes, bool on_cuda)
 {
   const double vec = 8.0 * static_cast<double>(n);
   const double spmv = matrix_bytes + 2.0 * vec;
@@ -803,6 +802,8 @@ double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix
       // product (m + 2). Per iteration over a full cycle: (m^2 + 15 m - 4) / m.
       if (config.orthogonalization == Orthogonalization::dcgs2) return spmv + (m + 15.0 - 4.0 / m) * vec;
       // cgs2, iteration j (k = j + 1): SpMV + CGS2 2 (2k + 3) + norm 1 + scaling 2; mean k = (m + 1) / 2.
+      // Fused (GemvKernel::fused, m <= 32, as the CUDA backend runs it): 3k + 5 + 2.
+      if (on_cuda && config.gemv == GemvKernel::fused && m <= 32) return spmv + (1.5 * (m + 1.0) + 7.0) * vec;
       return spmv + (2.0 * (m + 1.0) + 9.0) * vec;
     }
     case KrylovMethod::idr: {

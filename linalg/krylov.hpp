@@ -38,6 +38,12 @@ inline constexpr auto orthogonalization_names =
     name_table<Orthogonalization>({{Orthogonalization::cgs2, "cgs2"}, {Orthogonalization::dcgs2, "dcgs2"}});
 constexpr std::string_view to_string(Orthogonalization o) { return orthogonalization_names.name(o); }
 
+// Deck names of GemvKernel (linalg/vector_ops.hpp), the device's CGS2 step: "fused" (three passes,
+// the default), "cublas" (five products with cuBLAS GEMVs), "own" (five with the own GEMVs).
+inline constexpr auto gram_schmidt_names = name_table<GemvKernel>(
+    {{GemvKernel::fused, "fused"}, {GemvKernel::cublas, "cublas"}, {GemvKernel::own, "own"}});
+constexpr std::string_view to_string(GemvKernel g) { return gram_schmidt_names.name(g); }
+
 // What the relative tolerance is relative to.
 enum class ToleranceReference { initial_residual, rhs };
 inline constexpr auto tolerance_reference_names = name_table<ToleranceReference>(
@@ -61,8 +67,9 @@ struct KrylovConfig {
   int idr_s = 4;              // IDR(s): dimension of the shadow space, 1..max_idr_s
   // ref = b - A x0 (initial_residual) or b (rhs). With x0 = 0 the two are the same.
   ToleranceReference reference = ToleranceReference::initial_residual;
-  // GMRES/FGMRES Gram–Schmidt on the device: cuBLAS GEMV or the own tall-skinny kernels (cgs2).
-  GemvKernel gemv = GemvKernel::cublas;
+  // GMRES/FGMRES Gram–Schmidt on the device (cgs2): three fused passes (vector_ops' cgs2), or five
+  // products with cuBLAS GEMVs or the own tall-skinny kernels.
+  GemvKernel gemv = GemvKernel::fused;
   Orthogonalization orthogonalization = Orthogonalization::cgs2;  // GMRES, FGMRES
 };
 
@@ -96,8 +103,9 @@ struct KrylovProfile {
 // full restart cycle of m iterations (classical Gram–Schmidt applied twice); IDR(s): the
 // average over a cycle of s + 1 iterations. Restart and convergence-check work (explicit
 // residuals, the solution update) is not counted: it is part of the measured time only.
-// The formulas are spelled out next to each algorithm in krylov.cpp.
-double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix_bytes);
+// The formulas are spelled out next to each algorithm in krylov.cpp. `on_cuda`: as the CUDA backend
+// runs it (GMRES's fused Gram–Schmidt, GemvKernel::fused, moves fewer vectors there).
+double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix_bytes, bool on_cuda = false);
 
 enum class SolveReason { converged, max_iterations, breakdown, not_finite };
 std::string_view to_string(SolveReason r);

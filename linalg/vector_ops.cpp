@@ -193,6 +193,41 @@ void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Ve
                     kernels::cuda::gemv_n(y.exec().blas_handle(), V.rows(), k, a, V.data(), h, b, y.data()));
 }
 
+static_assert(kernels::cuda::cgs2_workspace_doubles <= static_cast<size64_t>(Executor::reduction_workspace_doubles),
+              "the executor's reduction workspace is too small for kernels::cuda::cgs2");
+
+bool cgs2_is_fused(const Executor& e, int k, GemvKernel kernel)
+{
+  return e.is_cuda() && kernel == GemvKernel::fused && k >= 1 && k <= kernels::cuda::cgs2_max_cols;
+}
+
+void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel)
+{
+  check_gemv(V, k, w, "cgs2");
+  if (k > 0 && w.data() < V.data() + size64_t(k) * V.rows() && V.data() < w.data() + w.size())
+    throw std::invalid_argument("cgs2: w is one of the columns it is orthogonalised against");
+  if (k == 0) {
+    dot_to(w, w, nrm2);
+    return;
+  }
+  if (!w.exec().is_cuda()) {
+    kernels::cpu::cgs2(V.rows(), k, V.data(), w.data(), h1, h2, nrm2);
+    return;
+  }
+  if (cgs2_is_fused(w.exec(), k, kernel)) {
+    BLOCKRES_DISPATCH(w.exec(), (void)0,
+                      kernels::cuda::cgs2(w.exec().stream(), V.rows(), k, V.data(), w.data(), h1, h2, nrm2,
+                                          w.exec().reduction_workspace(), w.exec().reduction_tickets()));
+    return;
+  }
+  const GemvKernel gk = kernel == GemvKernel::own ? GemvKernel::own : GemvKernel::cublas;
+  gemv_t(V, k, w, h1, gk);
+  gemv_n(-1.0, V, k, h1, 1.0, w, gk);
+  gemv_t(V, k, w, h2, gk);
+  gemv_n(-1.0, V, k, h2, 1.0, w, gk);
+  dot_to(w, w, nrm2);
+}
+
 void gemm_t(const MultiVector& V, int k, int col, int m, double* out)
 {
   if (k < 0 || m < 0 || col < 0 || k > V.cols() || col + m > V.cols())

@@ -51,8 +51,9 @@ class MultiVector {
 };
 
 // Which GEMV runs on the device: cuBLAS (cublasDgemv) or the own one-pass tall-skinny kernels
-// (kernels/blas1/blas1.hpp). The CPU backend has one implementation.
-enum class GemvKernel { cublas, own };
+// (kernels/blas1/blas1.hpp); `fused` is cuBLAS for single products and the three-pass
+// kernels::cuda::cgs2 for a Gram–Schmidt step (cgs2 below). The CPU backend has one implementation.
+enum class GemvKernel { cublas, own, fused };
 // h[j] = V(:, j) . w for j < k, into h in the executor's memory (k doubles); asynchronous.
 void gemv_t(const MultiVector& V, int k, const Vector& w, double* h, GemvKernel kernel = GemvKernel::cublas);
 // y = a V(:, 0:k) h + b y with h in the executor's memory; b == 0: y is not read.
@@ -64,6 +65,15 @@ void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Ve
 // k x m in executor memory (col >= k: the columns written are not read as V(:, 0:k)).
 void gemm_t(const MultiVector& V, int k, int col, int m, double* out);
 void gemm_n(double a, MultiVector& V, int k, const double* C, double b, int col, int m);
+// One step of classical Gram–Schmidt applied twice against V(:, 0:k) (kernels::cpu::cgs2):
+// h1 = V^T w; w -= V h1; h2 = V^T w; w -= V h2; nrm2 = w.w, with h1, h2 (k each) and nrm2 in the
+// executor's memory; asynchronous. w must not be one of V's first k columns. On CUDA, `fused` runs
+// kernels::cuda::cgs2 (k <= 32; more columns take the cuBLAS sequence), `cublas` and `own` the five
+// products one by one with those GEMVs.
+void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel);
+// Whether cgs2 runs the three fused passes (3k + 5 vector passes) rather than the five products
+// (4k + 7) on this executor.
+bool cgs2_is_fused(const Executor& e, int k, GemvKernel kernel);
 // result[0] = x . y into the executor's memory, without synchronising (CUDA).
 void dot_to(const Vector& x, const Vector& y, double* result);
 

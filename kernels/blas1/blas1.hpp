@@ -27,6 +27,9 @@ namespace blockres::kernels {
 // Dense products with a column-major n x k block V (leading dimension n), for Gram–Schmidt:
 //   gemv_t: h[j] = sum_i V[i + j n] * w[i], j < k     (h in the executor's memory)
 //   gemv_n: y[i] = a * sum_j V[i + j n] * h[j] + b * y[i]   (h in the executor's memory; b == 0: y not read)
+//   cgs2:   one step of classical Gram–Schmidt applied twice against V's first k columns (GMRES):
+//           h1 = V^T w; w -= V h1; h2 = V^T w; w -= V h2; nrm2 = w.w    (h1, h2, nrm2 in the
+//           executor's memory; w must not be one of the k columns)
 constexpr int max_fused_vectors = 16;
 
 namespace cpu {
@@ -42,6 +45,8 @@ void bicgstab_update(size64_t n, double alpha, const double* ph, double omega, c
                      const double* t, const double* rh, double* x, double* r, double* out);
 void gemv_t(size64_t n, int k, const double* V, const double* w, double* h);
 void gemv_n(size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
+// gemv_t, gemv_n (a = -1, b = 1), gemv_t, gemv_n, dot: the reference of cuda::cgs2.
+void cgs2(size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2);
 // The two-column forms of GMRES's delayed reorthogonalisation (Krylov dcgs2), V and X column-major
 // with n rows: out (k x m, leading dimension k) = V(:, 0:k)^T X(:, 0:m), and
 // Y(:, 0:m) = a V(:, 0:k) C + b Y(:, 0:m) with C k x m (leading dimension k). Y must not overlap
@@ -102,6 +107,16 @@ void gemm_n(blas_handle_t h, size64_t n, int k, int m, double a, const double* V
 // does not synchronise.
 void gemv_t_own(stream_t s, size64_t n, int k, const double* V, const double* w, double* out, double* workspace);
 void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const double* h, double b, double* y);
+// cpu::cgs2 in three passes over V and w instead of five (the update of each pass fused with the
+// next one's products, 3k + 5 vectors moved instead of 4k + 7), 1 <= k <= cgs2_max_cols; does not
+// synchronise. Each pass sums its blocks' partials in its last block (a ticket in `ticket`, device
+// memory that is 0 before the call and is 0 again after it), in a fixed order: the bits depend on n
+// only. The workspace holds cgs2_workspace_doubles doubles. The sums differ from cpu::cgs2's by
+// rounding (another order).
+constexpr int cgs2_max_cols = 32;
+constexpr size64_t cgs2_workspace_doubles = size64_t(cgs2_max_cols + 1) * 1024;
+void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+          double* workspace, unsigned* ticket);
 // cpu::stream_sum written to `result` (device memory) without synchronising: 16-byte loads, eight in
 // flight per thread, one block per tile of stream_sum_tile_pairs pairs of doubles; the blocks' partials
 // summed the same way once more and those by one block, in order, so the bits depend on n only. The

@@ -122,6 +122,15 @@ void gemv_n(size64_t n, int k, double a, const double* V, const double* h, doubl
   }
 }
 
+void cgs2(size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2)
+{
+  gemv_t(n, k, V, w, h1);
+  gemv_n(n, k, -1.0, V, h1, 1.0, w);
+  gemv_t(n, k, V, w, h2);
+  gemv_n(n, k, -1.0, V, h2, 1.0, w);
+  *nrm2 = dot(n, w, w);
+}
+
 void gemm_t(size64_t n, int k, const double* V, int m, const double* X, double* out)
 {
   for (int c = 0; c < m; ++c) gemv_t(n, k, V, X + size64_t(c) * n, out + size64_t(c) * k);

@@ -301,6 +301,113 @@ __global__ void gemv_n_kernel(size64_t n, int k, double a, const double* __restr
   }
 }
 
+// CGS2 in three fused passes (cgs2): pass p reads V's first k <= MaxK columns and w once, one
+// thread per row (grid-stride):
+//   Update: w_i -= sum_j V_ij c_j, c (k values) read from device memory, where the previous pass
+//           left it;
+//   Dots:   out[j] = sum_i V_ij w_i (w as updated), j < k;   Norm: out[R - 1] = sum_i w_i^2.
+// Each block adds its rows' terms warp by warp into partial[r * gridDim.x + b]; the last block to
+// finish (a ticket counter in device memory, put back to 0 by that block) adds the partials in a
+// fixed order, so the results depend on n only, not on which block finished when.
+constexpr int gs_max_blocks = 1024;
+constexpr int gs_block = 256;
+static_assert(size64_t(cgs2_max_cols + 1) * gs_max_blocks <= cgs2_workspace_doubles, "cgs2's partial sums");
+
+template <int MaxK, bool Update, bool Dots, bool Norm>
+__global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1) gs_pass_kernel(size64_t n, int k, const double* __restrict__ V,
+                                                           const double* __restrict__ c, double* __restrict__ w,
+                                                           double* __restrict__ partial, double* __restrict__ out,
+                                                           unsigned* __restrict__ ticket)
+{
+  constexpr int MaxR = (Dots ? MaxK : 0) + (Norm ? 1 : 0);
+  constexpr int warps = gs_block / 32;
+  __shared__ double cs[MaxK];
+  __shared__ double warp_part[warps][MaxR];
+  __shared__ bool last;
+  if constexpr (Update) {
+    if (threadIdx.x < k) cs[threadIdx.x] = c[threadIdx.x];
+    __syncthreads();
+  }
+  double acc[MaxK];  // Dots
+#pragma unroll
+  for (int j = 0; j < MaxK; ++j) acc[j] = 0.0;
+  double sq = 0.0;  // Norm
+  for (size64_t i = blockIdx.x * size64_t(gs_block) + threadIdx.x; i < n; i += size64_t(gridDim.x) * gs_block) {
+    double v[MaxK];
+#pragma unroll
+    for (int j = 0; j < MaxK; ++j) v[j] = j < k ? V[i + j * n] : 0.0;
+    double wi = w[i];
+    if constexpr (Update) {
+      double t = 0.0;
+#pragma unroll
+      for (int j = 0; j < MaxK; ++j)
+        if (j < k) t += v[j] * cs[j];
+      wi = -t + wi;  // gemv_n's a (V c) + b w with a = -1, b = 1
+      w[i] = wi;
+    }
+    if constexpr (Dots) {
+#pragma unroll
+      for (int j = 0; j < MaxK; ++j)
+        if (j < k) acc[j] += v[j] * wi;
+    }
+    if constexpr (Norm) sq += wi * wi;
+  }
+  // The values: Dots' k sums in slots 0..k-1, then Norm's in slot R - 1.
+  const int R = (Dots ? k : 0) + (Norm ? 1 : 0);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  auto warp_total = [](double t) {
+    for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+    return t;
+  };
+  if constexpr (Dots) {
+#pragma unroll
+    for (int j = 0; j < MaxK; ++j)
+      if (j < k) {  // uniform over the block
+        const double t = warp_total(acc[j]);
+        if (lane == 0) warp_part[warp][j] = t;
+      }
+  }
+  if constexpr (Norm) {
+    const double t = warp_total(sq);
+    if (lane == 0) warp_part[warp][R - 1] = t;
+  }
+  __syncthreads();
+  const unsigned nb = gridDim.x;
+  if (threadIdx.x < R) {
+    double t = 0.0;
+#pragma unroll
+    for (int q = 0; q < warps; ++q) t += warp_part[q][threadIdx.x];
+    partial[threadIdx.x * size64_t(nb) + blockIdx.x] = t;
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == nb - 1;
+  __syncthreads();
+  if (!last) return;
+  // The last block: warp q adds up values q, q + warps, ...; lane l the partials l, l + 32, ...
+  for (int r = warp; r < R; r += warps) {
+    const double* p = partial + r * size64_t(nb);
+    double t = 0.0;
+    for (unsigned b = lane; b < nb; b += 32) t += __ldcg(p + b);
+    for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+    if (lane == 0) out[r] = t;
+  }
+  if (threadIdx.x == 0) *ticket = 0u;
+}
+
+template <int MaxK>
+void gs_passes(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+               double* workspace, unsigned* ticket)
+{
+  const unsigned nb = grid_for(n, gs_block, gs_max_blocks);
+  gs_pass_kernel<MaxK, false, true, false><<<nb, gs_block, 0, s>>>(n, k, V, nullptr, w, workspace, h1, ticket);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  gs_pass_kernel<MaxK, true, true, false><<<nb, gs_block, 0, s>>>(n, k, V, h1, w, workspace, h2, ticket);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  gs_pass_kernel<MaxK, true, false, true><<<nb, gs_block, 0, s>>>(n, k, V, h2, w, workspace, nrm2, ticket);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
 void check_cublas(cublasStatus_t st, const char* what)
 {
   if (st != CUBLAS_STATUS_SUCCESS)
@@ -514,6 +621,26 @@ void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const 
   else
     gemv_n_kernel<true><<<grid_for(n), cuda_detail::default_block, 0, s>>>(n, k, a, V, h, b, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+          double* workspace, unsigned* ticket)
+{
+  if (k < 1 || k > cgs2_max_cols) throw std::invalid_argument("cgs2: k must be in 1..32");
+  if (n <= 0) {
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(h1, 0, sizeof(double) * k, s));
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(h2, 0, sizeof(double) * k, s));
+    BLOCKRES_CUDA_CHECK(cudaMemsetAsync(nrm2, 0, sizeof(double), s));
+    return;
+  }
+  if (k <= 4)
+    gs_passes<4>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+  else if (k <= 8)
+    gs_passes<8>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+  else if (k <= 16)
+    gs_passes<16>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+  else
+    gs_passes<32>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
 }
 
 }  // namespace blockres::kernels::cuda

@@ -323,3 +323,85 @@ TEST(KrylovSuiteGpu, FusedKernelsAndGemvMatchCpu)
       }
   }
 }
+
+// One CGS2 step (vector_ops' cgs2) on the device, every Gram–Schmidt kernel choice, against the CPU
+// reference: odd sizes, k across the fused kernels' column classes (4, 8, 16, 32) and past them (33:
+// the cuBLAS sequence), unit columns (nearly orthogonal for large n), h1, h2 and ||w||^2 poisoned
+// before the call; the fused passes give bitwise the same results when repeated (their last-block
+// sums follow a fixed order and the ticket goes back to 0).
+TEST(KrylovSuiteGpu, Cgs2StepMatchesCpu)
+{
+  auto& B = backends();
+  for (size64_t n : {1, 31, 4099, 100003, (1 << 20) + 3}) {
+    for (int k : {1, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33}) {
+      std::vector<double> hv(static_cast<std::size_t>(n) * (k + 1));
+      for (int j = 0; j <= k; ++j) {
+        const auto col = test::random_vector(n);
+        double nn = 0.0;
+        for (double e : col) nn += e * e;
+        const double s = j < k ? 1.0 / std::sqrt(nn) : 1.0;  // column k is w
+        for (size64_t i = 0; i < n; ++i) hv[static_cast<std::size_t>(j * n + i)] = s * col[static_cast<std::size_t>(i)];
+      }
+      MultiVector Vc(B.cpu, n, k + 1);
+      std::copy(hv.begin(), hv.end(), Vc.data());
+      std::vector<double> hc(2 * k + 1, nan_v);
+      cgs2(Vc, k, Vc.col(k), hc.data(), hc.data() + k, hc.data() + 2 * k, GemvKernel::fused);
+      const auto wc = Vc.col(k).to_host();
+      ASSERT_TRUE(std::isfinite(hc[2 * k])) << n << " " << k;
+      // The rounding bound of a dot product of length n (the CPU adds in sequence, the device in a
+      // tree): n eps ||v|| ||w|| with unit columns; w's entries move by k such errors times |v_ij|.
+      double s2 = 0.0, vmax = 0.0;
+      for (size64_t i = 0; i < n; ++i) s2 += hv[static_cast<std::size_t>(k * n + i)] * hv[static_cast<std::size_t>(k * n + i)];
+      for (size64_t i = 0; i < n * k; ++i) vmax = std::max(vmax, std::abs(hv[static_cast<std::size_t>(i)]));
+      const double s = std::sqrt(s2), eps = std::numeric_limits<double>::epsilon();
+      const double tol_h = 4.0 * eps * double(n + 2 * k) * s;
+      const double tol_w = tol_h * (1.0 + k * vmax);
+      auto upload = [&](MultiVector& V) {
+        for (int j = 0; j <= k; ++j)
+          V.col(j).copy_from_host(std::span<const double>(hv.data() + j * n, static_cast<std::size_t>(n)));
+      };
+      for (GemvKernel kernel : {GemvKernel::fused, GemvKernel::cublas, GemvKernel::own}) {
+        const std::string what = std::string(to_string(kernel)) + " n " + std::to_string(n) + " k " + std::to_string(k);
+        MultiVector Vg(B.gpu, n, k + 1);
+        upload(Vg);
+        Array<double> hg(B.gpu, std::span<const double>(std::vector<double>(2 * k + 1, nan_v)));
+        cgs2(Vg, k, Vg.col(k), hg.data(), hg.data() + k, hg.data() + 2 * k, kernel);
+        const auto hgh = hg.to_host();
+        for (int j = 0; j < 2 * k; ++j) EXPECT_NEAR(hgh[j], hc[j], tol_h) << what << " h[" << j << "]";
+        EXPECT_NEAR(hgh[2 * k], hc[2 * k], 2.0 * tol_h * s) << what << " ||w||^2";
+        const auto wg = Vg.col(k).to_host();
+        double d = 0.0;
+        for (size64_t i = 0; i < n; ++i) d = std::max(d, std::abs(wg[i] - wc[i]));
+        EXPECT_LE(d, tol_w) << what << " w";
+        if (kernel == GemvKernel::fused) {
+          upload(Vg);
+          Array<double> again(B.gpu, 2 * size64_t(k) + 1);
+          cgs2(Vg, k, Vg.col(k), again.data(), again.data() + k, again.data() + 2 * k, kernel);
+          EXPECT_EQ(again.to_host(), hgh) << what << ": not reproducible";
+          EXPECT_EQ(Vg.col(k).to_host(), wg) << what << ": w not reproducible";
+        }
+      }
+    }
+  }
+  // w among the columns it is orthogonalised against: refused.
+  MultiVector V(B.gpu, 64, 4);
+  Array<double> h(B.gpu, 9);
+  EXPECT_THROW(cgs2(V, 3, V.col(2), h.data(), h.data() + 3, h.data() + 6, GemvKernel::fused), std::invalid_argument);
+}
+
+// GMRES(40) on the device: its Gram-Schmidt steps pass from the fused kernels (k <= 32) to the cuBLAS
+// sequence within a cycle; within 2 iterations of the CPU, to its residual and solution.
+TEST(KrylovSuiteGpu, FusedGramSchmidtPastItsColumnLimit)
+{
+  for (KrylovMethod method : {KrylovMethod::gmres, KrylovMethod::fgmres})
+    for (GemvKernel kernel : {GemvKernel::fused, GemvKernel::cublas}) {
+      KrylovConfig cfg;
+      cfg.method = method;
+      cfg.restart = 40;
+      cfg.gemv = kernel;
+      cfg.rel_tol = 1e-10;
+      cfg.max_iterations = 2000;
+      (void)expect_same_solve(matrix_for(method, 13, 14, 11, 3), cfg, false,
+                              std::string(to_string(method)) + "(40) " + std::string(to_string(kernel)));
+    }
+}

@@ -322,6 +322,16 @@ TEST(KrylovSuite, BytesPerIterationFollowTheOperationCounts)
   EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), spmv + 71 * vec);
   c.method = KrylovMethod::fgmres;
   EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), spmv + 71 * vec);
+  // The fused Gram-Schmidt of the CUDA backend: sum over j of (3 (j + 1) + 5 + 2) / 30 = 1.5 * 31 + 7;
+  // the other GEMV choices, and m above 32 columns, run the five products there too.
+  c.gemv = GemvKernel::fused;
+  EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat, true), spmv + 53.5 * vec);
+  c.gemv = GemvKernel::cublas;
+  EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat, true), spmv + 71 * vec);
+  c.gemv = GemvKernel::fused;
+  c.restart = 40;
+  EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat, true), spmv + (2 * 41 + 9) * vec);
+  c.restart = 30;
   // dcgs2: (9 + sum over j = 1..29 of (2 j + 15) + the cycle's end 32) / 30 = 1346 / 30
   c.orthogonalization = Orthogonalization::dcgs2;
   EXPECT_DOUBLE_EQ(bytes_per_iteration(c, n, mat), spmv + 1346.0 / 30.0 * vec);

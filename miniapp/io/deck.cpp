@@ -456,18 +456,21 @@ void read_solver(Section s, std::string_view model, const LinearSystemTraits& sy
 
   Section l = s.sub("linear", false);
   l.only({"method", "tolerance", "tolerance_reference", "forcing", "eta_min", "eta_max", "eta_initial",
-          "max_iterations", "restart", "orthogonalization", "idr_s", "preconditioner"});
+          "max_iterations", "restart", "orthogonalization", "gram_schmidt", "idr_s", "preconditioner"});
   // Keys that apply to another method or forcing are an inconsistency, not something to ignore.
   const DefaultLinearSolver def = default_linear_solver(system);
   const KrylovMethod method = l.choice("method", def.krylov.method, krylov_method_names);
   linear.krylov.method = method;
   const bool restarted = method == KrylovMethod::gmres || method == KrylovMethod::fgmres;
-  if (!restarted) l.reject({"restart", "orthogonalization"}, "method = \"gmres\" or \"fgmres\"");
+  if (!restarted) l.reject({"restart", "orthogonalization", "gram_schmidt"}, "method = \"gmres\" or \"fgmres\"");
   if (method != KrylovMethod::idr) l.reject({"idr_s"}, "method = \"idr\"");
   if (restarted) {
     linear.krylov.restart = l.integer("restart", def.krylov.restart, at_least(1));
     linear.krylov.orthogonalization =
         l.choice("orthogonalization", def.krylov.orthogonalization, orthogonalization_names);
+    if (linear.krylov.orthogonalization != Orthogonalization::cgs2)
+      l.reject({"gram_schmidt"}, "orthogonalization = \"cgs2\"");
+    linear.krylov.gemv = l.choice("gram_schmidt", def.krylov.gemv, gram_schmidt_names);
   }
   if (method == KrylovMethod::idr) linear.krylov.idr_s = l.integer("idr_s", def.krylov.idr_s, between(1, max_idr_s));
   linear.krylov.max_iterations = l.integer("max_iterations", def.krylov.max_iterations, at_least(1));
