@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The device runs behind issue 30's notes from session 41 on (verification/results/issue30_s41_*): the fused
+# Gram-Schmidt step against cuBLAS's in `bench solver` and in the runs, the backend's start-up split. Logs in
+# /tmp/L, packed by the caller. Run verification/stamp_provenance.sh here first; carry .gpu-carry.
+#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun]...
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+L=/tmp/L; mkdir -p $L
+B=${B:-/tmp/blockres-build}; X=$B/miniapp/blockres
+# The 200x200x25 variant of the 60x60x20 deck (1M cells, 30 days), as in the issue's table.
+Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
+   --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,temperature.gpu --format=csv,noheader >> $L/gpu.txt 2>&1
+for m in "$@"; do
+  case $m in
+    build) verification/issue29_gpu.sh build ;;
+    ktests)  # the Krylov and vector GPU tests alone
+      for t in linalg/test/test_krylov_gpu linalg/test/test_linalg_gpu; do
+        BLOCKRES_REQUIRE_GPU=1 $B/$t > $L/$(basename $t).log 2>&1; echo "== $(basename $t) rc $?"
+        grep -E "^\[  (PASSED|FAILED) |FAILED  \]" $L/$(basename $t).log | head -8
+      done ;;
+    gputests) verification/issue29_gpu.sh gputests ;;
+    gsbench)  # bench solver's iteration cost: GMRES/FGMRES(30) with the fused, cuBLAS and own Gram-Schmidt, bs 2,
+              # 42^3 (74k cells, the 60x60x20 deck's size) and 100^3 (1M)
+      for side in 42 100; do
+        $X bench solver --bs 2 --side $side --methods gmres,fgmres --no-solve --json $L/gsbench_$side.json \
+          > $L/gsbench_$side.txt 2>&1
+        echo "== bench solver side $side rc $?"; grep -E "copy:|gmres" $L/gsbench_$side.txt | cut -c1-160
+      done ;;
+    gsrun)  # the 60x60x20 deck and its 1M variant with gram_schmidt = fused (the default) and cublas, two rounds,
+            # alternated
+      for k in 1 2; do
+        for g in 72k 1m; do
+          for gs in fused cublas; do
+            G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+            $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/gs --set output.vtk=false \
+              "${G[@]}" --set solver.linear.gram_schmidt=\"$gs\" > $L/gs_${g}_${gs}_$k.log 2>&1
+            echo "== $g $gs #$k rc $? $(grep -E '^done' $L/gs_${g}_${gs}_$k.log | cut -c7-100)"
+            grep -E "^time:|^backend start-up|^start-up parts|^linear iteration" $L/gs_${g}_${gs}_$k.log | cut -c1-330
+          done
+        done
+      done ;;
+    *) echo "unknown mode $m"; exit 2 ;;
+  esac
+done
