@@ -173,16 +173,6 @@ std::multimap<int, kernels::BsrmvConfig> Executor::bsrmv_plans() const
   return bsrmv_plans_;
 }
 
-void Executor::warm_up_cuda([[maybe_unused]] int device) noexcept
-{
-#if BLOCKRES_HAVE_CUDA
-  int n = 0;
-  if (cudaGetDeviceCount(&n) == cudaSuccess && device >= 0 && device < n && cudaSetDevice(device) == cudaSuccess)
-    (void)cudaFree(nullptr);
-  (void)cudaGetLastError();  // this thread's error state only
-#endif
-}
-
 std::shared_ptr<const Executor> Executor::create_cuda([[maybe_unused]] int device,
                                                       [[maybe_unused]] KernelTuning tuning)
 {

@@ -44,10 +44,6 @@ class Executor {
   // device query fails otherwise. `why_none`, when given, receives why the count is 0.
   static int cuda_device_count(std::string* why_none = nullptr);
   static bool built_with_cuda();
-  // Starts the CUDA runtime and `device`'s primary context (what create_cuda waits for first), so
-  // that a thread can do it while the caller reads a deck. Never throws: a failure here is met again,
-  // and reported, by create_cuda. A no-op without CUDA.
-  static void warm_up_cuda(int device = 0) noexcept;
 
   ~Executor();
   Executor(const Executor&) = delete;

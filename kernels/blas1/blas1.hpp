@@ -110,8 +110,8 @@ void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const 
 // cpu::cgs2 in three passes over V and w instead of five (the update of each pass fused with the
 // next one's products, 3k + 5 vectors moved instead of 4k + 7), 1 <= k <= cgs2_max_cols; does not
 // synchronise. Each pass sums its blocks' partials in its last block (a ticket in `ticket`, device
-// memory that is 0 before the call and is 0 again after it), in a fixed order: the bits depend on n
-// only. The workspace holds cgs2_workspace_doubles doubles. The sums differ from cpu::cgs2's by
+// memory that is 0 before the call and is 0 again after it), in a fixed order over a grid fixed by n
+// and the device (one wave of blocks): the bits repeat from call to call on a device. The workspace holds cgs2_workspace_doubles doubles. The sums differ from cpu::cgs2's by
 // rounding (another order).
 constexpr int cgs2_max_cols = 32;
 constexpr size64_t cgs2_workspace_doubles = size64_t(cgs2_max_cols + 1) * 1024;

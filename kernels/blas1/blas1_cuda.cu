@@ -308,7 +308,8 @@ __global__ void gemv_n_kernel(size64_t n, int k, double a, const double* __restr
 //   Dots:   out[j] = sum_i V_ij w_i (w as updated), j < k;   Norm: out[R - 1] = sum_i w_i^2.
 // Each block adds its rows' terms warp by warp into partial[r * gridDim.x + b]; the last block to
 // finish (a ticket counter in device memory, put back to 0 by that block) adds the partials in a
-// fixed order, so the results depend on n only, not on which block finished when.
+// fixed order, so the results depend on n and the grid (gs_grid: fixed on a device), not on which
+// block finished when.
 constexpr int gs_max_blocks = 1024;
 constexpr int gs_block = 256;
 static_assert(size64_t(cgs2_max_cols + 1) * gs_max_blocks <= cgs2_workspace_doubles, "cgs2's partial sums");
@@ -384,28 +385,51 @@ __global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1) gs_pass_kernel(s
   if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == nb - 1;
   __syncthreads();
   if (!last) return;
-  // The last block: warp q adds up values q, q + warps, ...; lane l the partials l, l + 32, ...
+  // The last block: warp q adds up values q, q + warps, ...; lane l the partials l, l + 32, ... (eight
+  // loads in flight a lane: this tail is on every pass's critical path).
   for (int r = warp; r < R; r += warps) {
     const double* p = partial + r * size64_t(nb);
     double t = 0.0;
+#pragma unroll 8
     for (unsigned b = lane; b < nb; b += 32) t += __ldcg(p + b);
-    for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+    t = warp_total(t);
     if (lane == 0) out[r] = t;
   }
   if (threadIdx.x == 0) *ticket = 0u;
+}
+
+// One pass's grid: a block per 256 rows up to the blocks the device holds at once (one wave; fewer
+// partials for the last block to add). Fixed for a kernel on a device, so the sums depend on n only.
+template <int MaxK, bool Update, bool Dots, bool Norm>
+unsigned gs_grid(size64_t n)
+{
+  static const unsigned resident = [] {
+    int device = 0, sms = 0, per_sm = 0;
+    BLOCKRES_CUDA_CHECK(cudaGetDevice(&device));
+    BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    BLOCKRES_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gs_pass_kernel<MaxK, Update, Dots, Norm>, gs_block, 0));
+    return static_cast<unsigned>(std::clamp(sms * std::max(per_sm, 1), 1, gs_max_blocks));
+  }();
+  return grid_for(n, gs_block, resident);
+}
+
+template <int MaxK, bool Update, bool Dots, bool Norm>
+void gs_pass(stream_t s, size64_t n, int k, const double* V, const double* c, double* w, double* out,
+             double* workspace, unsigned* ticket)
+{
+  gs_pass_kernel<MaxK, Update, Dots, Norm>
+      <<<gs_grid<MaxK, Update, Dots, Norm>(n), gs_block, 0, s>>>(n, k, V, c, w, workspace, out, ticket);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 template <int MaxK>
 void gs_passes(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
                double* workspace, unsigned* ticket)
 {
-  const unsigned nb = grid_for(n, gs_block, gs_max_blocks);
-  gs_pass_kernel<MaxK, false, true, false><<<nb, gs_block, 0, s>>>(n, k, V, nullptr, w, workspace, h1, ticket);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
-  gs_pass_kernel<MaxK, true, true, false><<<nb, gs_block, 0, s>>>(n, k, V, h1, w, workspace, h2, ticket);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
-  gs_pass_kernel<MaxK, true, false, true><<<nb, gs_block, 0, s>>>(n, k, V, h2, w, workspace, nrm2, ticket);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
+  gs_pass<MaxK, false, true, false>(s, n, k, V, nullptr, w, h1, workspace, ticket);
+  gs_pass<MaxK, true, true, false>(s, n, k, V, h1, w, h2, workspace, ticket);
+  gs_pass<MaxK, true, false, true>(s, n, k, V, h2, w, nrm2, workspace, ticket);
 }
 
 void check_cublas(cublasStatus_t st, const char* what)

@@ -14,11 +14,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace blockres {
@@ -51,17 +49,6 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   if (!o.output_dir.empty()) overrides.push_back("output.directory=" + quote_literal(o.output_dir));
   // The start-up before run_simulation, timed for the run log's start-up parts (and its wall time).
   StartupLaps startup;
-  // The CUDA runtime and context start in a thread while the deck is read (joined before the backend
-  // is chosen, which then finds them ready; with no usable GPU the thread finds nothing and
-  // choose_backend says why, as before).
-  double warm_up_seconds = -1.0;  // < 0: no warm-up thread
-  std::jthread warm_up;
-  if (o.backend != "cpu" && Executor::built_with_cuda())
-    warm_up = std::jthread([&warm_up_seconds] {
-      const auto t0 = std::chrono::steady_clock::now();
-      Executor::warm_up_cuda(0);
-      warm_up_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    });
   RunConfig cfg = [&] {
     const AllocationLabel label("the deck's grid and rock properties");
     return load_deck(o.deck, overrides);
@@ -76,15 +63,13 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   // What changed the deck, in the log as well as in the result's resolved deck.
   for (const std::string& set : o.overrides) context.log(fmt::format("override: --set {}", set));
   context.log(fmt::format("threads: {}", current_thread_policy().text()));
-  if (warm_up.joinable()) warm_up.join();
   auto exec = choose_backend(o.backend, context.log, o.verbose, o.tuning_cache);
   startup.lap("output checks and the backend");
-  // What the backend's start-up was made of: the thread's time (hidden behind the deck as far as the
-  // deck took longer) and the executor's own creation, part by part.
+  // What the backend's start-up was made of (CUDA: the context, the device query, the stream and
+  // cuBLAS handle, the workspaces).
   std::string parts;
-  if (warm_up_seconds >= 0.0 && exec->is_cuda()) parts = fmt::format("CUDA runtime and context in a thread beside the deck {:.3f} s", warm_up_seconds);
   for (const auto& [what, sec] : exec->creation_parts())
-    parts += fmt::format("{}{} {:.3f} s", parts.empty() ? "" : ", then ", what, sec);
+    parts += fmt::format("{}{} {:.3f} s", parts.empty() ? "" : ", ", what, sec);
   if (exec->is_cuda()) context.log("backend start-up: " + parts);
   RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
   ro.startup_before = startup.take();
