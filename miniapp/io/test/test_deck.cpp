@@ -985,6 +985,16 @@ TEST_F(DeckTest, KrylovMethods)
   EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "orthogonalization = \"dcgs2\"")))
                 .linear.krylov.orthogonalization,
             Orthogonalization::dcgs2);
+  // gram_schmidt: fused by default, cublas or own on request; only with gmres/fgmres and cgs2.
+  EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "method = \"gmres\""))).linear.krylov.gemv,
+            GemvKernel::fused);
+  EXPECT_EQ(load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "gram_schmidt = \"cublas\""))).linear.krylov.gemv,
+            GemvKernel::cublas);
+  expect_edit_error("dt_initial = 0.5", lin + "gram_schmidt = \"mgs\"", k + "gram_schmidt", "gram_schmidt");
+  expect_edit_error("dt_initial = 0.5", lin + "method = \"bicgstab\"\ngram_schmidt = \"own\"", k + "gram_schmidt",
+                    "gram_schmidt");
+  expect_edit_error("dt_initial = 0.5", lin + "orthogonalization = \"dcgs2\"\ngram_schmidt = \"own\"",
+                    k + "gram_schmidt", "gram_schmidt");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"minres\"", k + "method", "method");
   expect_edit_error("dt_initial = 0.5", lin + "method = \"CG\"", k + "method", "method");
   expect_edit_error("dt_initial = 0.5", lin + "tolerance_reference = \"b\"", k + "tolerance_reference",
