@@ -315,10 +315,9 @@ constexpr int gs_block = 256;
 static_assert(size64_t(cgs2_max_cols + 1) * gs_max_blocks <= cgs2_workspace_doubles, "cgs2's partial sums");
 
 template <int MaxK, bool Update, bool Dots, bool Norm>
-__global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1) gs_pass_kernel(size64_t n, int k, const double* __restrict__ V,
-                                                           const double* __restrict__ c, double* __restrict__ w,
-                                                           double* __restrict__ partial, double* __restrict__ out,
-                                                           unsigned* __restrict__ ticket)
+__global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1)
+    gs_pass_kernel(size64_t n, int k, const double* __restrict__ V, const double* __restrict__ c, double* __restrict__ w,
+                   double* __restrict__ partial, double* __restrict__ out, unsigned* __restrict__ ticket)
 {
   constexpr int MaxR = (Dots ? MaxK : 0) + (Norm ? 1 : 0);
   constexpr int warps = gs_block / 32;
@@ -399,7 +398,9 @@ __global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1) gs_pass_kernel(s
 }
 
 // One pass's grid: a block per 256 rows up to the blocks the device holds at once (one wave; fewer
-// partials for the last block to add). Fixed for a kernel on a device, so the sums depend on n only.
+// partials for the last block to add). Taken from the device current at the first call and kept, so
+// the sums repeat from call to call (a process that used devices of different models would give the
+// later ones this grid too: the same results, another occupancy).
 template <int MaxK, bool Update, bool Dots, bool Norm>
 unsigned gs_grid(size64_t n)
 {
