@@ -84,10 +84,10 @@ class Executor {
   // Scratch for reductions (CUDA: device memory of reduction_workspace_doubles doubles).
   double* reduction_workspace() const { return workspace_; }
   static constexpr std::size_t reduction_workspace_doubles = 34 * 1024;
-  // Ticket counters for reductions that finish in their last block (CUDA: device memory, 0 at
-  // creation; a kernel that takes a ticket puts it back to 0). Counter 0: kernels::cuda::cgs2.
+  // The ticket counter of reductions that finish in their last block (kernels::cuda::cgs2; CUDA:
+  // device memory, 0 at creation; a kernel that takes tickets puts it back to 0).
   unsigned* reduction_tickets() const { return tickets_; }
-  static constexpr std::size_t reduction_ticket_count = 4;
+  static constexpr std::size_t reduction_ticket_count = 1;
 
  private:
   explicit Executor(Backend b) : backend_(b) {}

@@ -802,8 +802,9 @@ double bytes_per_iteration(const KrylovConfig& config, size64_t n, double matrix
       // product (m + 2). Per iteration over a full cycle: (m^2 + 15 m - 4) / m.
       if (config.orthogonalization == Orthogonalization::dcgs2) return spmv + (m + 15.0 - 4.0 / m) * vec;
       // cgs2, iteration j (k = j + 1): SpMV + CGS2 2 (2k + 3) + norm 1 + scaling 2; mean k = (m + 1) / 2.
-      // Fused (GemvKernel::fused, m <= 32, as the CUDA backend runs it): 3k + 5 + 2.
-      if (on_cuda && config.gemv == GemvKernel::fused && m <= 32) return spmv + (1.5 * (m + 1.0) + 7.0) * vec;
+      // Fused (GemvKernel::fused with every k <= m within the kernels' limit, as the CUDA backend runs
+      // it): 3k + 5 + 2.
+      if (on_cuda && config.gemv == GemvKernel::fused && m <= cgs2_fused_max_cols) return spmv + (1.5 * (m + 1.0) + 7.0) * vec;
       return spmv + (2.0 * (m + 1.0) + 9.0) * vec;
     }
     case KrylovMethod::idr: {

@@ -196,9 +196,11 @@ void gemv_n(double a, const MultiVector& V, int k, const double* h, double b, Ve
 static_assert(kernels::cuda::cgs2_workspace_doubles <= static_cast<size64_t>(Executor::reduction_workspace_doubles),
               "the executor's reduction workspace is too small for kernels::cuda::cgs2");
 
+static_assert(cgs2_fused_max_cols == kernels::cuda::cgs2_max_cols, "cgs2's column limit, stated twice");
+
 bool cgs2_is_fused(const Executor& e, int k, GemvKernel kernel)
 {
-  return e.is_cuda() && kernel == GemvKernel::fused && k >= 1 && k <= kernels::cuda::cgs2_max_cols;
+  return e.is_cuda() && kernel == GemvKernel::fused && k >= 1 && k <= cgs2_fused_max_cols;
 }
 
 void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel)

@@ -72,7 +72,8 @@ void gemm_n(double a, MultiVector& V, int k, const double* C, double b, int col,
 // products one by one with those GEMVs.
 void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel);
 // Whether cgs2 runs the three fused passes (3k + 5 vector passes) rather than the five products
-// (4k + 7) on this executor.
+// (4k + 7) on this executor: CUDA, GemvKernel::fused and 1 <= k <= cgs2_fused_max_cols.
+inline constexpr int cgs2_fused_max_cols = 32;
 bool cgs2_is_fused(const Executor& e, int k, GemvKernel kernel);
 // result[0] = x . y into the executor's memory, without synchronising (CUDA).
 void dot_to(const Vector& x, const Vector& y, double* result);

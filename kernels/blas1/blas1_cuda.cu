@@ -355,20 +355,16 @@ __global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1)
   // The values: Dots' k sums in slots 0..k-1, then Norm's in slot R - 1.
   const int R = (Dots ? k : 0) + (Norm ? 1 : 0);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  auto warp_total = [](double t) {
-    for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
-    return t;
-  };
   if constexpr (Dots) {
 #pragma unroll
     for (int j = 0; j < MaxK; ++j)
       if (j < k) {  // uniform over the block
-        const double t = warp_total(acc[j]);
+        const double t = cuda_detail::warp_sum_down(acc[j]);
         if (lane == 0) warp_part[warp][j] = t;
       }
   }
   if constexpr (Norm) {
-    const double t = warp_total(sq);
+    const double t = cuda_detail::warp_sum_down(sq);
     if (lane == 0) warp_part[warp][R - 1] = t;
   }
   __syncthreads();
@@ -391,7 +387,7 @@ __global__ void __launch_bounds__(gs_block, MaxK <= 16 ? 2 : 1)
     double t = 0.0;
 #pragma unroll 8
     for (unsigned b = lane; b < nb; b += 32) t += __ldcg(p + b);
-    t = warp_total(t);
+    t = cuda_detail::warp_sum_down(t);
     if (lane == 0) out[r] = t;
   }
   if (threadIdx.x == 0) *ticket = 0u;

@@ -67,10 +67,12 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   startup.lap("output checks and the backend");
   // What the backend's start-up was made of (CUDA: the context, the device query, the stream and
   // cuBLAS handle, the workspaces).
-  std::string parts;
-  for (const auto& [what, sec] : exec->creation_parts())
-    parts += fmt::format("{}{} {:.3f} s", parts.empty() ? "" : ", ", what, sec);
-  if (exec->is_cuda()) context.log("backend start-up: " + parts);
+  if (exec->is_cuda()) {
+    std::string parts;
+    for (const auto& [what, sec] : exec->creation_parts())
+      parts += fmt::format("{}{} {:.3f} s", parts.empty() ? "" : ", ", what, sec);
+    context.log("backend start-up: " + parts);
+  }
   RunOptions ro(cfg.output.directory, context.command_line, o.verbose, o.jacobian_path);
   ro.startup_before = startup.take();
   ro.restart_file = o.restart_file;
