@@ -3,12 +3,44 @@
 
 #include "linalg/executor.hpp"
 
+#include <memory>
 #include <span>
+#include <type_traits>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 namespace blockres {
+
+// An allocator whose resize() leaves new elements default-initialised (arithmetic types: not
+// written), so a large host buffer's pages are first touched by the loop that fills it, on that
+// loop's threads, instead of by a serial zero fill (at a million cells the page faults of the
+// set-up's arrays cost as much as filling them).
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept
+  {
+  }
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>)
+  {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args)
+  {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+// A host vector for set-up arrays filled in parallel after resize().
+template <class T>
+using HostBuffer = std::vector<T, DefaultInitAllocator<T>>;
 
 template <class T>
 class Array {
@@ -95,8 +127,8 @@ class Array {
 };
 
 // A host vector copied into exec's memory (the element type deduced).
-template <class T>
-Array<T> to_executor(const ExecPtr& exec, const std::vector<T>& host)
+template <class T, class A>
+Array<T> to_executor(const ExecPtr& exec, const std::vector<T, A>& host)
 {
   return Array<T>(exec, std::span<const T>(host));
 }

@@ -35,42 +35,84 @@ Grid::Grid(const GridSpec& g, const RockSpec& rock) : spec_(g)
     top += g.dz[k];
   }
 
+  // Active cells numbered in global order, and the faces of each active cell a toward its x+, y+ and
+  // z+ neighbours (in that order) listed by a: faces() is sorted by a. Both built row by row (the nx
+  // cells of one (j, k)) in two passes, counts then fill, so any thread count gives the order and the
+  // values of the sequential loop.
+  const long long rows = 1LL * g.ny * g.nz;
   active_.assign(std::size_t(n), -1);
-  for (int k = 0; k < g.nz; ++k)
-    for (int j = 0; j < g.ny; ++j)
-      for (int i = 0; i < g.nx; ++i) {
-        const index_t c = global_index(i, j, k);
-        if (rock.porosity[c] > 0.0) {
-          active_[c] = static_cast<index_t>(global_.size());
-          global_.push_back(c);
-          depth_.push_back(layer_depth_[k]);
-          pv_ref_.push_back(rock.porosity[c] * g.dx[i] * g.dy[j] * g.dz[k]);
-        }
+  std::vector<index_t> row_active(std::size_t(rows) + 1, 0), row_faces(std::size_t(rows) + 1, 0);
+  const bool par = n >= (1 << 14);
+#pragma omp parallel for schedule(static) if (par)
+  for (long long r = 0; r < rows; ++r) {
+    const index_t c0 = index_t(r) * g.nx;
+    index_t cnt = 0;
+    for (int i = 0; i < g.nx; ++i) cnt += rock.porosity[c0 + i] > 0.0;
+    row_active[r + 1] = cnt;
+  }
+  for (long long r = 0; r < rows; ++r) row_active[r + 1] += row_active[r];
+  const index_t na = row_active[rows];
+  global_.resize(std::size_t(na)), depth_.resize(std::size_t(na)), pv_ref_.resize(std::size_t(na));
+#pragma omp parallel for schedule(static) if (par)
+  for (long long r = 0; r < rows; ++r) {
+    const int j = int(r % g.ny), k = int(r / g.ny);
+    index_t a = row_active[r];
+    for (int i = 0; i < g.nx; ++i) {
+      const index_t c = global_index(i, j, k);
+      if (!(rock.porosity[c] > 0.0)) continue;
+      active_[c] = a, global_[a] = c, depth_[a] = layer_depth_[k];
+      pv_ref_[a] = rock.porosity[c] * g.dx[i] * g.dy[j] * g.dz[k];
+      ++a;
+    }
+  }
+  // Cell c's faces toward x+, y+, z+ (those between two active cells with a positive
+  // transmissibility), written at out when out is not null; returns how many.
+  const auto cell_faces_up = [&](int i, int j, int k, Face* out) {
+    const index_t c = global_index(i, j, k), a = active_[c];
+    if (a < 0) return 0;
+    int m = 0;
+    const auto add = [&](index_t e, double l1, double k1, double l2, double k2, double area) {
+      const index_t b = active_[e];
+      if (b < 0) return;
+      const double t = tpfa_transmissibility(l1, k1, l2, k2, area);
+      if (t > 0.0) {
+        if (out) out[m] = Face{std::min(a, b), std::max(a, b), t};
+        ++m;
       }
-
-  auto add = [&](index_t c1, index_t c2, double l1, double k1, double l2, double k2, double area) {
-    const index_t a = active_[c1], b = active_[c2];
-    if (a < 0 || b < 0) return;
-    const double t = tpfa_transmissibility(l1, k1, l2, k2, area);
-    if (t > 0.0) faces_.push_back({std::min(a, b), std::max(a, b), t});
+    };
+    if (i + 1 < g.nx) add(c + 1, g.dx[i], rock.kx[c], g.dx[i + 1], rock.kx[c + 1], g.dy[j] * g.dz[k]);
+    if (j + 1 < g.ny) {
+      const index_t e = global_index(i, j + 1, k);
+      add(e, g.dy[j], rock.ky[c], g.dy[j + 1], rock.ky[e], g.dx[i] * g.dz[k]);
+    }
+    if (k + 1 < g.nz) {
+      const index_t e = global_index(i, j, k + 1);
+      add(e, g.dz[k], rock.kz[c], g.dz[k + 1], rock.kz[e], g.dx[i] * g.dy[j]);
+    }
+    return m;
   };
-  for (int k = 0; k < g.nz; ++k)
-    for (int j = 0; j < g.ny; ++j)
-      for (int i = 0; i < g.nx; ++i) {
-        const index_t c = global_index(i, j, k);
-        if (i + 1 < g.nx) {
-          const index_t e = global_index(i + 1, j, k);
-          add(c, e, g.dx[i], rock.kx[c], g.dx[i + 1], rock.kx[e], g.dy[j] * g.dz[k]);
-        }
-        if (j + 1 < g.ny) {
-          const index_t e = global_index(i, j + 1, k);
-          add(c, e, g.dy[j], rock.ky[c], g.dy[j + 1], rock.ky[e], g.dx[i] * g.dz[k]);
-        }
-        if (k + 1 < g.nz) {
-          const index_t e = global_index(i, j, k + 1);
-          add(c, e, g.dz[k], rock.kz[c], g.dz[k + 1], rock.kz[e], g.dx[i] * g.dy[j]);
-        }
-      }
+  face_start_.assign(std::size_t(na) + 1, 0);
+#pragma omp parallel for schedule(static) if (par)
+  for (long long r = 0; r < rows; ++r) {
+    const int j = int(r % g.ny), k = int(r / g.ny);
+    index_t cnt = 0;
+    for (int i = 0; i < g.nx; ++i) {
+      const int m = cell_faces_up(i, j, k, nullptr);
+      const index_t a = active_[global_index(i, j, k)];
+      if (a >= 0) face_start_[a + 1] = m;
+      cnt += m;
+    }
+    row_faces[r + 1] = cnt;
+  }
+  for (long long r = 0; r < rows; ++r) row_faces[r + 1] += row_faces[r];
+  for (index_t a = 0; a < na; ++a) face_start_[a + 1] += face_start_[a];
+  faces_.resize(std::size_t(row_faces[rows]));
+#pragma omp parallel for schedule(static) if (par)
+  for (long long r = 0; r < rows; ++r) {
+    const int j = int(r % g.ny), k = int(r / g.ny);
+    Face* out = faces_.data() + row_faces[r];
+    for (int i = 0; i < g.nx; ++i) out += cell_faces_up(i, j, k, out);
+  }
 }
 
 namespace {
@@ -174,18 +216,47 @@ std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, dou
 
 Grid::CellFaces Grid::cell_faces() const
 {
+  // Cell a's faces in the order of faces(): first those it shares with lower-numbered cells (faces
+  // listed by their a: its z-, y- and x- neighbours, which are numbered in that order), then its own
+  // (face_start_[a] .. face_start_[a + 1]: toward x+, y+, z+). The same lists as a counting sort of
+  // faces() by both cells, built per cell in parallel.
   const index_t n = num_active();
-  CellFaces c;
-  c.ptr.assign(static_cast<std::size_t>(n) + 1, 0);
-  for (const Face& f : faces_) ++c.ptr[f.a + 1], ++c.ptr[f.b + 1];
-  for (index_t i = 0; i < n; ++i) c.ptr[i + 1] += c.ptr[i];
-  c.face.resize(static_cast<std::size_t>(c.ptr[n]));
-  std::vector<index_t> next(c.ptr.begin(), c.ptr.end() - 1);
-  for (std::size_t f = 0; f < faces_.size(); ++f) {
-    c.face[next[faces_[f].a]++] = static_cast<index_t>(f);
-    c.face[next[faces_[f].b]++] = static_cast<index_t>(f);
+  const int nx = spec_.nx, ny = spec_.ny;
+  const index_t plane = index_t(nx) * ny;
+  // The face from lower-numbered cell l to cell a, or -1.
+  const auto face_from = [&](index_t l, index_t a) -> index_t {
+    if (l < 0) return -1;
+    for (index_t f = face_start_[l]; f < face_start_[l + 1]; ++f)
+      if (faces_[f].b == a) return f;
+    return -1;
+  };
+  const auto incoming = [&](index_t a, index_t* out) {
+    const index_t c = global_[a];
+    const index_t i = c % nx, j = (c / nx) % ny, k = c / plane;
+    int m = 0;
+    for (const index_t f : {k > 0 ? face_from(active_[c - plane], a) : -1, j > 0 ? face_from(active_[c - nx], a) : -1,
+                            i > 0 ? face_from(active_[c - 1], a) : -1})
+      if (f >= 0) {
+        if (out) out[m] = f;
+        ++m;
+      }
+    return m;
+  };
+  CellFaces cf;
+  cf.ptr.resize(static_cast<std::size_t>(n) + 1);
+  cf.ptr[0] = 0;
+  const bool par = n >= (1 << 14);
+#pragma omp parallel for schedule(static) if (par)
+  for (index_t a = 0; a < n; ++a) cf.ptr[a + 1] = incoming(a, nullptr) + (face_start_[a + 1] - face_start_[a]);
+  for (index_t a = 0; a < n; ++a) cf.ptr[a + 1] += cf.ptr[a];
+  cf.face.resize(static_cast<std::size_t>(cf.ptr[n]));
+#pragma omp parallel for schedule(static) if (par)
+  for (index_t a = 0; a < n; ++a) {
+    index_t* out = cf.face.data() + cf.ptr[a];
+    out += incoming(a, out);
+    for (index_t f = face_start_[a]; f < face_start_[a + 1]; ++f) *out++ = f;
   }
-  return c;
+  return cf;
 }
 
 }  // namespace blockres::physics

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernels/common.hpp"
+#include "linalg/array.hpp"
 #include "physics/spec.hpp"
 
 #include <vector>
@@ -40,13 +41,13 @@ class Grid {
   // Per active cell
   const std::vector<double>& depth() const { return depth_; }
   const std::vector<double>& pore_volume_ref() const { return pv_ref_; }
-  const std::vector<Face>& faces() const { return faces_; }
+  const HostBuffer<Face>& faces() const { return faces_; }
 
   // The faces of every active cell as flat lists (no per-cell allocation, millions of cells):
   // cell i's are face[ptr[i] .. ptr[i + 1]), in the order of faces() (a face is listed for both
   // its cells). The neighbour across face f of cell i is faces()[f].a + faces()[f].b - i.
   struct CellFaces {
-    std::vector<index_t> ptr, face;
+    HostBuffer<index_t> ptr, face;
   };
   CellFaces cell_faces() const;
 
@@ -54,7 +55,8 @@ class Grid {
   GridSpec spec_;
   std::vector<index_t> active_, global_;
   std::vector<double> layer_depth_, depth_, pv_ref_;
-  std::vector<Face> faces_;
+  HostBuffer<Face> faces_;  // sorted by a (then toward x+, y+, z+)
+  std::vector<index_t> face_start_;  // cell a's own faces (its x+, y+, z+ ones): face_start_[a] .. [a + 1]
 };
 
 // Two-point transmissibility between two cells sharing a face of area `area`, with cell

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <stdexcept>
@@ -65,35 +66,88 @@ std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, con
 
 BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells)
 {
-  // Flat lists (no per-row allocation): candidates per row (itself, face neighbours, the row's
-  // well partners), then every row sorted, duplicates dropped, compacted.
+  return jacobian_pattern(grid, grid.cell_faces(), wells);
+}
+
+BsrPattern jacobian_pattern(const Grid& grid, const Grid::CellFaces& cf, const std::vector<WellInfo>& wells)
+{
+  // Row i: itself, its face neighbours and, when a rate-controlled well completes it, that well's
+  // completed cells; sorted, duplicates dropped. Rows are independent: counted, then filled, in
+  // parallel (any thread count gives the same pattern).
   const index_t n = grid.num_active();
-  std::vector<size64_t> ptr(static_cast<std::size_t>(n) + 1, 0);
-  for (index_t i = 0; i < n; ++i) ptr[i + 1] = 1;
-  for (const auto& f : grid.faces()) ++ptr[f.a + 1], ++ptr[f.b + 1];
-  for (const auto& w : wells)
-    if (w.rate_control)
-      for (const auto& c : w.completions) ptr[c.cell + 1] += w.completions.size();
-  for (index_t i = 0; i < n; ++i) ptr[i + 1] += ptr[i];
-  std::vector<index_t> cand(static_cast<std::size_t>(ptr[n]));
-  std::vector<size64_t> next(ptr.begin(), ptr.end() - 1);
-  for (index_t i = 0; i < n; ++i) cand[next[i]++] = i;
-  for (const auto& f : grid.faces()) cand[next[f.a]++] = f.b, cand[next[f.b]++] = f.a;
-  for (const auto& w : wells)
-    if (w.rate_control)
-      for (const auto& c : w.completions)
-        for (const auto& c2 : w.completions) cand[next[c.cell]++] = c2.cell;
+  std::vector<int> rate_well(static_cast<std::size_t>(n), -1);  // a cell is completed by one well at most
+  for (std::size_t w = 0; w < wells.size(); ++w)
+    if (wells[w].rate_control)
+      for (const auto& c : wells[w].completions) rate_well[c.cell] = int(w);
+  const auto& faces = grid.faces();
+  // Row i's sorted, unique columns into buf (cleared first).
+  const auto row = [&](index_t i, std::vector<index_t>& buf) {
+    buf.clear();
+    buf.push_back(i);
+    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) buf.push_back(faces[cf.face[q]].a + faces[cf.face[q]].b - i);
+    if (rate_well[i] >= 0)
+      for (const auto& c : wells[std::size_t(rate_well[i])].completions) buf.push_back(c.cell);
+    if (buf.size() <= 32) {  // a Cartesian row is sorted but for i itself: insertion sort
+      for (std::size_t a = 1; a < buf.size(); ++a)
+        for (std::size_t b = a; b > 0 && buf[b] < buf[b - 1]; --b) std::swap(buf[b], buf[b - 1]);
+    } else {
+      std::sort(buf.begin(), buf.end());
+    }
+    buf.erase(std::unique(buf.begin(), buf.end()), buf.end());
+  };
   BsrPattern p;
   p.nrows = p.ncols = n;
   p.row_ptr.assign(std::size_t(n) + 1, 0);
-  p.col_ind.reserve(cand.size());
+  const bool par = n >= (1 << 14);
+#pragma omp parallel if (par)
+  {
+    std::vector<index_t> buf;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      row(i, buf);
+      p.row_ptr[i + 1] = static_cast<index_t>(buf.size());
+    }
+  }
+  size64_t total = 0;
   for (index_t i = 0; i < n; ++i) {
-    const auto first = cand.begin() + std::ptrdiff_t(ptr[i]), last = cand.begin() + std::ptrdiff_t(ptr[i + 1]);
-    std::sort(first, last);
-    p.col_ind.insert(p.col_ind.end(), first, std::unique(first, last));
-    p.row_ptr[i + 1] = static_cast<index_t>(p.col_ind.size());
+    total += size64_t(p.row_ptr[i + 1]);
+    if (total > size64_t(std::numeric_limits<index_t>::max()))
+      throw std::invalid_argument(fmt::format("the Jacobian pattern has more than {} blocks (row {} of {})",
+                                              std::numeric_limits<index_t>::max(), i, n));
+    p.row_ptr[i + 1] = static_cast<index_t>(total);
+  }
+  p.col_ind.resize(std::size_t(total));
+#pragma omp parallel if (par)
+  {
+    std::vector<index_t> buf;
+#pragma omp for schedule(static)
+    for (index_t i = 0; i < n; ++i) {
+      row(i, buf);
+      std::copy(buf.begin(), buf.end(), p.col_ind.begin() + p.row_ptr[i]);
+    }
   }
   return p;
+}
+
+CellConnections cell_connections(const Grid& grid, const Grid::CellFaces& cf, const BsrPattern& pattern)
+{
+  const index_t n = grid.num_active();
+  const auto& faces = grid.faces();
+  CellConnections c;
+  const std::size_t m = cf.face.size();
+  c.cell.resize(m), c.block.resize(m), c.trans.resize(m), c.diag_block.resize(std::size_t(n));
+#pragma omp parallel for schedule(static) if (n >= (1 << 14))
+  for (index_t i = 0; i < n; ++i) {
+    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) {
+      const Grid::Face& f = faces[cf.face[q]];
+      const index_t j = f.a + f.b - i;
+      c.cell[q] = j;
+      c.trans[q] = f.trans;
+      c.block[q] = pattern.find(i, j);
+    }
+    c.diag_block[i] = pattern.find(i, i);
+  }
+  return c;
 }
 
 WellConnectivity::WellConnectivity(const ExecPtr& exec, const std::vector<WellInfo>& wells, const BsrPattern& pattern)

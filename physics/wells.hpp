@@ -32,6 +32,18 @@ std::vector<WellInfo> complete_wells(const Grid& grid, const RockSpec& rock, con
 // and, for wells under rate control, every pair of completed cells (the implicit BHP couples them);
 // columns sorted.
 BsrPattern jacobian_pattern(const Grid& grid, const std::vector<WellInfo>& wells);
+// The same from the grid's cell faces when the caller has them (rows built in parallel).
+BsrPattern jacobian_pattern(const Grid& grid, const Grid::CellFaces& cf, const std::vector<WellInfo>& wells);
+
+// Each cell's connections as the models' assembly reads them, in the order of cf (the order the
+// assembly sums its fluxes): connection q of cell i, cf.ptr[i] <= q < cf.ptr[i + 1], goes to
+// cell[q] through face cf.face[q] with transmissibility trans[q] and Jacobian block block[q]
+// (row i, column cell[q]); diag_block[i] is the block (i, i). Built per cell in parallel.
+struct CellConnections {
+  HostBuffer<index_t> cell, block, diag_block;
+  HostBuffer<double> trans;
+};
+CellConnections cell_connections(const Grid& grid, const Grid::CellFaces& cf, const BsrPattern& pattern);
 
 // The completions of every well on the executor, as the models' well kernels read them: completion
 // c of well w is comp_ptr[w] <= c < comp_ptr[w + 1] (cell, well index, depth); a rate-controlled

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 
@@ -99,9 +100,11 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   const index_t n = grid.num_active();
   const GridSpec& g = grid.spec();
   const Grid::CellFaces cf = grid.cell_faces();  // per cell in face order, as the assembly sums
-  face_diff_.reserve(grid.faces().size());
-  for (std::size_t f = 0; f < grid.faces().size(); ++f) {
-    const auto& face = grid.faces()[f];
+  face_diff_.resize(grid.faces().size());
+  const auto nfaces = static_cast<std::int64_t>(grid.faces().size());
+#pragma omp parallel for schedule(static) if (nfaces >= (1 << 14))
+  for (std::int64_t f = 0; f < nfaces; ++f) {
+    const auto& face = grid.faces()[std::size_t(f)];
     const index_t ga = grid.global_of_active(face.a), gb = grid.global_of_active(face.b);
     const int ia = int(ga % g.nx), ja = int((ga / g.nx) % g.ny), ka = int(ga / (index_t(g.nx) * g.ny));
     const int ib = int(gb % g.nx), jb = int((gb / g.nx) % g.ny), kb = int(gb / (index_t(g.nx) * g.ny));
@@ -113,50 +116,57 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
     else
       area = g.dx[ia] * g.dy[ja], dist = 0.5 * (g.dz[ka] + g.dz[kb]);
     const double phi_face = 0.5 * (rock.porosity[ga] + rock.porosity[gb]);
-    face_diff_.push_back(phi_face * comps_.diffusion * area / dist);
+    face_diff_[std::size_t(f)] = phi_face * comps_.diffusion * area / dist;
   }
 
   // ---- Jacobian pattern: the cell, its neighbours, and for rate-controlled wells every pair of
   // completed cells (the implicit BHP couples them).
-  pattern_ = jacobian_pattern(grid, wells_);
+  pattern_ = jacobian_pattern(grid, cf, wells_);
 
   // ---- connection arrays with their Jacobian positions; blocks no face writes
-  std::vector<index_t> nbr_ptr(static_cast<std::size_t>(n) + 1, 0), nbr_cell, nbr_block, diag_block(static_cast<std::size_t>(n));
+  const CellConnections conn = cell_connections(grid, cf, pattern_);
+  HostBuffer<double> nbr_diff(cf.face.size());
   std::vector<index_t> extra_ptr(static_cast<std::size_t>(n) + 1, 0), extra_block;
-  std::vector<double> nbr_trans, nbr_diff;
-  for (index_t i = 0; i < n; ++i) {
-    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) {
-      const index_t f = cf.face[q];
-      const index_t j = grid.faces()[f].a + grid.faces()[f].b - i;
-      nbr_cell.push_back(j);
-      nbr_trans.push_back(grid.faces()[f].trans);
-      nbr_diff.push_back(face_diff_[f]);
-      nbr_block.push_back(pattern_.find(i, j));
-    }
-    nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
-    // The CUDA assembly stages a row's faces in shared memory (multicomponent_cuda.cuh).
-    if (nbr_ptr[i + 1] - nbr_ptr[i] > multicomponent::max_shared_faces)
+  // The CUDA assembly stages a row's faces in shared memory (multicomponent_cuda.cuh).
+  for (index_t i = 0; i < n; ++i)
+    if (cf.ptr[i + 1] - cf.ptr[i] > multicomponent::max_shared_faces)
       throw std::invalid_argument(fmt::format("multicomponent: cell {} has {} faces, more than the {} of a Cartesian grid",
-                                              i, nbr_ptr[i + 1] - nbr_ptr[i], multicomponent::max_shared_faces));
-    diag_block[i] = pattern_.find(i, i);
+                                              i, cf.ptr[i + 1] - cf.ptr[i], multicomponent::max_shared_faces));
+  // A row's blocks that are neither the diagonal nor a face's (the wells' couplings): counted, then
+  // listed, per row in parallel.
+  const auto extra = [&](index_t i, index_t* out) {
+    index_t m = 0;
     for (index_t b = pattern_.row_ptr[i]; b < pattern_.row_ptr[i + 1]; ++b) {
       const index_t c = pattern_.col_ind[b];
-      const bool face = std::any_of(nbr_cell.begin() + nbr_ptr[i], nbr_cell.begin() + nbr_ptr[i + 1],
+      const bool face = std::any_of(conn.cell.begin() + cf.ptr[i], conn.cell.begin() + cf.ptr[i + 1],
                                     [&](index_t j) { return j == c; });
-      if (c != i && !face) extra_block.push_back(b);
+      if (c != i && !face) {
+        if (out) out[m] = b;
+        ++m;
+      }
     }
-    extra_ptr[i + 1] = static_cast<index_t>(extra_block.size());
+    return m;
+  };
+  const bool par = n >= (1 << 14);
+#pragma omp parallel for schedule(static) if (par)
+  for (index_t i = 0; i < n; ++i) {
+    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) nbr_diff[q] = face_diff_[cf.face[q]];
+    extra_ptr[i + 1] = extra(i, nullptr);
   }
+  for (index_t i = 0; i < n; ++i) extra_ptr[i + 1] += extra_ptr[i];
+  extra_block.resize(std::size_t(extra_ptr[n]));
+#pragma omp parallel for schedule(static) if (par)
+  for (index_t i = 0; i < n; ++i) extra(i, extra_block.data() + extra_ptr[i]);
   host_pv_ref_ = grid.pore_volume_ref();
   host_depth_ = grid.depth();
   pv_ref_ = to_executor(exec_, host_pv_ref_);
   depth_ = to_executor(exec_, host_depth_);
-  nbr_ptr_ = to_executor(exec_, nbr_ptr);
-  nbr_cell_ = to_executor(exec_, nbr_cell);
-  nbr_trans_ = to_executor(exec_, nbr_trans);
+  nbr_ptr_ = to_executor(exec_, cf.ptr);
+  nbr_cell_ = to_executor(exec_, conn.cell);
+  nbr_trans_ = to_executor(exec_, conn.trans);
   nbr_diff_ = to_executor(exec_, nbr_diff);
-  nbr_block_ = to_executor(exec_, nbr_block);
-  diag_block_ = to_executor(exec_, diag_block);
+  nbr_block_ = to_executor(exec_, conn.block);
+  diag_block_ = to_executor(exec_, conn.diag_block);
   extra_ptr_ = to_executor(exec_, extra_ptr);
   extra_block_ = to_executor(exec_, extra_block);
   mesh_ = Mesh{n,

@@ -77,30 +77,17 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
   // ---- Jacobian pattern: the cell, its TPFA neighbours, and for rate-controlled wells
   // every pair of completed cells (the implicit BHP couples them).
   const Grid::CellFaces cf = grid.cell_faces();  // per cell in face order, as the assembly sums
-  pattern_ = jacobian_pattern(grid, wells_);
+  pattern_ = jacobian_pattern(grid, cf, wells_);
 
   // ---- connection arrays with their Jacobian positions
-  std::vector<index_t> nbr_ptr(static_cast<std::size_t>(n) + 1, 0), nbr_cell, nbr_block, diag_block(static_cast<std::size_t>(n));
-  std::vector<double> nbr_trans;
-  nbr_cell.reserve(cf.face.size()), nbr_block.reserve(cf.face.size()), nbr_trans.reserve(cf.face.size());
-  for (index_t i = 0; i < n; ++i) {
-    for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) {
-      const Grid::Face& f = grid.faces()[cf.face[q]];
-      const index_t j = f.a + f.b - i;
-      nbr_cell.push_back(j);
-      nbr_trans.push_back(f.trans);
-      nbr_block.push_back(pattern_.find(i, j));
-    }
-    nbr_ptr[i + 1] = static_cast<index_t>(nbr_cell.size());
-    diag_block[i] = pattern_.find(i, i);
-  }
+  const CellConnections conn = cell_connections(grid, cf, pattern_);
   pv_ref_ = to_executor(exec_, grid.pore_volume_ref());
   depth_ = to_executor(exec_, grid.depth());
-  nbr_ptr_ = to_executor(exec_, nbr_ptr);
-  nbr_cell_ = to_executor(exec_, nbr_cell);
-  nbr_trans_ = to_executor(exec_, nbr_trans);
-  nbr_block_ = to_executor(exec_, nbr_block);
-  diag_block_ = to_executor(exec_, diag_block);
+  nbr_ptr_ = to_executor(exec_, cf.ptr);
+  nbr_cell_ = to_executor(exec_, conn.cell);
+  nbr_trans_ = to_executor(exec_, conn.trans);
+  nbr_block_ = to_executor(exec_, conn.block);
+  diag_block_ = to_executor(exec_, conn.diag_block);
   row_ptr_ = to_executor(exec_, pattern_.row_ptr);
   mesh_ = MeshView{n,
                    pv_ref_.data(),

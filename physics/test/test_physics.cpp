@@ -10,6 +10,7 @@
 #include "physics/oil_water/oil_water_local.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
 #include "physics/test/model_fixture.hpp"
+#include "physics/wells.hpp"
 
 #include <gtest/gtest.h>
 #include <fmt/format.h>
@@ -75,6 +76,124 @@ TEST(Grid, ActiveCellsDepthsPoreVolumesFaces)
       EXPECT_DOUBLE_EQ(f.trans, tpfa_transmissibility(1, 2, 2, 2, 24));
     }
   EXPECT_TRUE(found);
+}
+
+// The set-up's arrays are built row by row and cell by cell in parallel (issue 30: start-up at a
+// million cells). They must be those of the plain serial loops, in the same order (the assembly sums
+// a cell's fluxes in cell_faces() order), for any thread count: checked against those loops, written
+// here as the reference, on grids above and below the size where the loops go parallel, with
+// inactive cells, zero permeabilities (faces dropped) and wells under rate and BHP control.
+TEST(Grid, ParallelSetupMatchesTheSerialLoops)
+{
+  const int before = omp_get_max_threads();
+  for (const auto [nx, ny, nz] : {std::array{41, 23, 19}, std::array{7, 5, 3}, std::array{1, 1, 9}, std::array{29, 1, 1}}) {
+    SCOPED_TRACE(fmt::format("{}x{}x{}", nx, ny, nz));
+    GridSpec g;
+    g.nx = nx, g.ny = ny, g.nz = nz, g.top = 1000, g.gravity = true;
+    for (int i = 0; i < nx; ++i) g.dx.push_back(test::uniform(1, 3));
+    for (int j = 0; j < ny; ++j) g.dy.push_back(test::uniform(1, 3));
+    for (int k = 0; k < nz; ++k) g.dz.push_back(test::uniform(0.5, 2));
+    const std::size_t n = std::size_t(nx) * ny * nz;
+    RockSpec r;
+    for (std::size_t c = 0; c < n; ++c) {
+      r.porosity.push_back(test::uniform(0, 1) < 0.15 ? 0.0 : test::uniform(0.1, 0.3));
+      for (auto* k : {&r.kx, &r.ky, &r.kz}) k->push_back(test::uniform(0, 1) < 0.05 ? 0.0 : test::uniform(1e-14, 1e-12));
+    }
+    r.porosity[0] = 0.2;  // one active cell at least
+    // The serial reference: active cells in global order, faces toward x+, y+, z+ cell by cell.
+    std::vector<index_t> active(n, -1), global;
+    std::vector<double> depth, pv;
+    std::vector<Grid::Face> faces;
+    double top = g.top;
+    for (int k = 0; k < nz; ++k) {
+      const double dep = top + 0.5 * g.dz[k];
+      top += g.dz[k];
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          const index_t c = i + nx * (j + ny * k);
+          if (r.porosity[c] > 0.0) {
+            active[c] = index_t(global.size()), global.push_back(c), depth.push_back(dep);
+            pv.push_back(r.porosity[c] * g.dx[i] * g.dy[j] * g.dz[k]);
+          }
+        }
+    }
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          const index_t c = i + nx * (j + ny * k);
+          const auto add = [&](index_t e, double l1, double k1, double l2, double k2, double area) {
+            if (active[c] < 0 || active[e] < 0) return;
+            const double t = tpfa_transmissibility(l1, k1, l2, k2, area);
+            if (t > 0.0) faces.push_back({active[c], active[e], t});
+          };
+          if (i + 1 < nx) add(c + 1, g.dx[i], r.kx[c], g.dx[i + 1], r.kx[c + 1], g.dy[j] * g.dz[k]);
+          if (j + 1 < ny) add(c + nx, g.dy[j], r.ky[c], g.dy[j + 1], r.ky[c + nx], g.dx[i] * g.dz[k]);
+          if (k + 1 < nz) add(c + nx * ny, g.dz[k], r.kz[c], g.dz[k + 1], r.kz[c + nx * ny], g.dx[i] * g.dy[j]);
+        }
+    const index_t na = index_t(global.size());
+    // cell faces: a counting sort of the faces by both their cells
+    std::vector<index_t> cf_ptr(std::size_t(na) + 1, 0), cf_face;
+    for (const auto& f : faces) ++cf_ptr[f.a + 1], ++cf_ptr[f.b + 1];
+    for (index_t a = 0; a < na; ++a) cf_ptr[a + 1] += cf_ptr[a];
+    cf_face.resize(std::size_t(cf_ptr[na]));
+    std::vector<index_t> next(cf_ptr.begin(), cf_ptr.end() - 1);
+    for (std::size_t f = 0; f < faces.size(); ++f) cf_face[next[faces[f].a]++] = index_t(f), cf_face[next[faces[f].b]++] = index_t(f);
+    // two wells on up to 5 active cells each (distinct cells), one under rate control
+    std::vector<WellInfo> wells(2);
+    wells[0].rate_control = true;
+    for (index_t a = 0; a < na; a += std::max<index_t>(1, na / 9)) {
+      WellInfo& w = wells[std::size_t(wells[0].completions.size() < 5 ? 0 : 1)];
+      if (w.completions.size() < 5) w.completions.push_back({0, 0, 0, a, 1.0, 0.0});
+    }
+    // pattern: per row sorted unique {i, neighbours, rate-well partners}
+    std::vector<std::vector<index_t>> rows(static_cast<std::size_t>(na), std::vector<index_t>{});
+    for (index_t a = 0; a < na; ++a) rows[a].push_back(a);
+    for (const auto& f : faces) rows[f.a].push_back(f.b), rows[f.b].push_back(f.a);
+    for (const auto& c : wells[0].completions)
+      for (const auto& c2 : wells[0].completions) rows[c.cell].push_back(c2.cell);
+    std::vector<index_t> row_ptr{0}, col;
+    for (auto& row : rows) {
+      std::sort(row.begin(), row.end());
+      row.erase(std::unique(row.begin(), row.end()), row.end());
+      col.insert(col.end(), row.begin(), row.end());
+      row_ptr.push_back(index_t(col.size()));
+    }
+    for (const int threads : {1, 3}) {
+      SCOPED_TRACE(fmt::format("{} threads", threads));
+      omp_set_num_threads(threads);
+      const Grid grid(g, r);
+      ASSERT_EQ(grid.num_active(), na);
+      EXPECT_EQ(grid.active_map(), active);
+      EXPECT_EQ(grid.global_map(), global);
+      EXPECT_EQ(grid.depth(), depth);
+      EXPECT_EQ(grid.pore_volume_ref(), pv);
+      ASSERT_EQ(grid.faces().size(), faces.size());
+      for (std::size_t f = 0; f < faces.size(); ++f) {
+        ASSERT_EQ(grid.faces()[f].a, faces[f].a) << f;
+        ASSERT_EQ(grid.faces()[f].b, faces[f].b) << f;
+        ASSERT_EQ(grid.faces()[f].trans, faces[f].trans) << f;  // bit for bit
+      }
+      const Grid::CellFaces cf = grid.cell_faces();
+      EXPECT_TRUE(std::equal(cf.ptr.begin(), cf.ptr.end(), cf_ptr.begin(), cf_ptr.end()));
+      EXPECT_TRUE(std::equal(cf.face.begin(), cf.face.end(), cf_face.begin(), cf_face.end()));
+      const BsrPattern p = jacobian_pattern(grid, wells);
+      EXPECT_EQ(p.row_ptr, row_ptr);
+      EXPECT_EQ(p.col_ind, col);
+      const CellConnections conn = cell_connections(grid, cf, p);
+      ASSERT_EQ(conn.cell.size(), cf_face.size());
+      for (index_t a = 0; a < na; ++a) {
+        EXPECT_EQ(conn.diag_block[a], p.find(a, a));
+        for (index_t q = cf_ptr[a]; q < cf_ptr[a + 1]; ++q) {
+          const Grid::Face& f = faces[cf_face[q]];
+          ASSERT_EQ(conn.cell[q], f.a + f.b - a) << a;
+          ASSERT_EQ(conn.trans[q], f.trans) << a;
+          ASSERT_EQ(conn.block[q], p.find(a, f.a + f.b - a)) << a;
+          ASSERT_GE(conn.block[q], 0) << a;
+        }
+      }
+    }
+  }
+  omp_set_num_threads(before);
 }
 
 TEST(Dual, DerivativesMatchFiniteDifferences)
