@@ -2,7 +2,10 @@
 # The device runs behind issue 30's notes from session 41 on (verification/results/issue30_s41_*): the fused
 # Gram-Schmidt step against cuBLAS's in `bench solver` and in the runs, the backend's start-up split. Logs in
 # /tmp/L, packed by the caller. Run verification/stamp_provenance.sh here first; carry .gpu-carry.
-#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun]...
+# From session 42: A/B against reference trees (.gpu-carry/ab_src*.tgz: git archives, their names one a line in
+# .gpu-carry/ab_names): abref builds them, abrun runs the 60x60x20 deck and its 1M variant on each tree and on this
+# one (two rounds, alternated), abasm their `bench model` assembly (72k, 1M).
+#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun|abref|abrun|abasm]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -11,6 +14,7 @@ B=${B:-/tmp/blockres-build}; X=$B/miniapp/blockres
 Q=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5 --set grid.dz=0.8
    --set wells.PROD.i=200 --set wells.PROD.j=200 --set schedule.end_time=30 --set schedule.report_interval=30)
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,temperature.gpu --format=csv,noheader >> $L/gpu.txt 2>&1
+refs=()
 for m in "$@"; do
   case $m in
     build) verification/issue29_gpu.sh build ;;
@@ -37,6 +41,42 @@ for m in "$@"; do
               "${G[@]}" --set solver.linear.gram_schmidt=\"$gs\" > $L/gs_${g}_${gs}_$k.log 2>&1
             echo "== $g $gs #$k rc $? $(grep -E '^done' $L/gs_${g}_${gs}_$k.log | cut -c7-100)"
             grep -E "^time:|^backend start-up|^start-up parts|^linear iteration" $L/gs_${g}_${gs}_$k.log | cut -c1-330
+          done
+        done
+      done ;;
+    abref)  # build the reference trees (the blockres target only)
+      i=0
+      for t in .gpu-carry/ab_src*.tgz; do
+        i=$((i + 1)); d=/tmp/absrc$i; rm -rf $d && mkdir -p $d/.gpu-carry/provenance && tar xzf $t -C $d
+        cp -r .gpu-carry/include $d/.gpu-carry/ && sed -n "${i}p" .gpu-carry/ab_names > $d/.gpu-carry/provenance/commit
+        : > $d/.gpu-carry/provenance/tree.diff
+        (cd $d && B=/tmp/ab-build$i TARGETS=blockres OUT=$L/ab$i verification/h200_amg.sh none > $L/ab${i}_setup.log 2>&1)
+        echo "== reference $i ($(cat $d/.gpu-carry/provenance/commit)) build: $(tail -1 $L/ab${i}_setup.log)"
+        refs+=(/tmp/ab-build$i/miniapp/blockres)
+      done ;;
+    abrun)  # the runs on every tree, alternated, two rounds
+      for k in 1 2; do
+        for g in 72k 1m; do
+          j=0
+          for x in "${refs[@]}" $X; do
+            j=$((j + 1)); G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+            $x run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/ab --set output.vtk=false \
+              "${G[@]}" > $L/abrun_${g}_${j}_$k.log 2>&1
+            echo "== $g tree $j #$k rc $? $(grep -E '^done' $L/abrun_${g}_${j}_$k.log | cut -c7-100)"
+            grep -E "^time:|^start-up parts" $L/abrun_${g}_${j}_$k.log | cut -c1-400
+          done
+        done
+      done ;;
+    abasm)  # bench model's assembly on every tree, alternated, two rounds
+      for k in 1 2; do
+        for g in 72k 1m; do
+          G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+          j=0
+          for x in "${refs[@]}" $X; do
+            j=$((j + 1))
+            $x bench model inputs/quarter_five_spot_60x60x20.toml "${G[@]}" --preconditioners deck --newton 1 --reps 10 \
+              > $L/abasm_${g}_${j}_$k.txt 2>&1
+            echo "== abasm $g tree $j round $k rc $? | $(grep -E "^assembly:" $L/abasm_${g}_${j}_$k.txt | head -1)"
           done
         done
       done ;;

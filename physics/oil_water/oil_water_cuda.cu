@@ -1,6 +1,6 @@
 // CUDA kernels of the oil_water model: one thread per cell (assembly, norms, update) and one
-// thread block per well (its completions and coupling blocks over the threads), all calling the
-// shared local functions of oil_water_local.hpp.
+// thread block per well (its completions, then its completion pairs, over the threads), all calling
+// the shared local functions of oil_water_local.hpp.
 #include "kernels/cuda_check.hpp"
 #include "kernels/launch.cuh"
 #include "physics/oil_water/oil_water_kernels.hpp"
@@ -37,13 +37,21 @@ __global__ void face_props_kernel(OilWaterParams P, MeshView M, const double* __
 // 7-point rows of its cells; not a stretch with a well's coupling blocks), each thread writes its row
 // into shared memory and the thread block then copies the stretch out with coalesced 16-byte
 // stores; otherwise each thread writes its row straight to J.
+// The first W.nwell thread blocks compute the wells' terms instead (well_terms: they read x only),
+// so each well's latency-bound chain of dependent steps runs beside the cells, not after them (it
+// needs fewer registers than a cell: the kernel's count is unchanged). well_apply_kernel adds them.
 constexpr int cell_block = 128, cell_stage_blocks = 7 * cell_block;  // 28 KiB
+static_assert(cell_block == well_block, "the wells' thread blocks are the cells'");
 __global__ void __launch_bounds__(cell_block)
-    assemble_cells_kernel(OilWaterParams P, MeshView M, const double* __restrict__ x, const double* __restrict__ x0,
-                          double dt, double* __restrict__ R, double* __restrict__ J)
+    assemble_cells_kernel(OilWaterParams P, MeshView M, WellsView W, const double* __restrict__ x,
+                          const double* __restrict__ x0, double dt, double* __restrict__ R, double* __restrict__ J)
 {
+  if (int(blockIdx.x) < W.nwell) {  // uniform over the block: its syncs are reached by every thread
+    well_terms(P, W, x, int(blockIdx.x), threadIdx.x, blockDim.x, BlockSync{});
+    return;
+  }
   __shared__ __align__(16) double stage[4 * cell_stage_blocks];
-  const index_t i0 = index_t(blockIdx.x) * cell_block, i = i0 + threadIdx.x;
+  const index_t i0 = index_t(blockIdx.x - unsigned(W.nwell)) * cell_block, i = i0 + threadIdx.x;
   const index_t i1 = min(M.ncell, i0 + cell_block);
   const index_t k0 = M.row_ptr[i0], k1 = M.row_ptr[i1];
   if (k1 - k0 > cell_stage_blocks) {
@@ -57,11 +65,13 @@ __global__ void __launch_bounds__(cell_block)
   for (index_t t = threadIdx.x; t < 2 * (k1 - k0); t += cell_block) dst[t] = src[t];
 }
 
-__global__ void __launch_bounds__(well_block) assemble_wells_kernel(OilWaterParams P, WellsView W, MeshView M,
-                                                                    const double* __restrict__ x,
-                                                                    double* __restrict__ R, double* __restrict__ J)
+// The wells' terms into R and J, after the cells' rows are written: a thread block per well, its
+// threads over the well's items (well_apply: no sync, a few dependent loads per item).
+constexpr int apply_block = 1024;
+__global__ void __launch_bounds__(apply_block) well_apply_kernel(WellsView W, MeshView M, double* __restrict__ R,
+                                                                 double* __restrict__ J)
 {
-  assemble_well(P, W, M, x, R, J, blockIdx.x, threadIdx.x, blockDim.x, BlockSync{});
+  well_apply(W, M, R, J, int(blockIdx.x), threadIdx.x, blockDim.x);
 }
 
 constexpr int reduce_block = 256;
@@ -131,13 +141,15 @@ void assemble(stream_t s, const OilWaterParams& P, const MeshView& M, const Well
   if (!M.face_props) throw std::invalid_argument("cuda::assemble: the mesh view has no face property array");
   if (reinterpret_cast<std::uintptr_t>(J) % 16 != 0 || reinterpret_cast<std::uintptr_t>(R) % 16 != 0)  // 16-byte stores
     throw std::invalid_argument("cuda::assemble: the Jacobian's values or the residual are not 16-byte aligned");
-  // every cell's properties once, then each face from its two cells' (face_flux_stored)
+  // every cell's properties once, then each face from its two cells' (face_flux_stored), the
+  // wells' terms in the same launch
   face_props_kernel<<<blocks_for(M.ncell, 128), 128, 0, s>>>(P, M, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
-  assemble_cells_kernel<<<blocks_for(M.ncell, cell_block), cell_block, 0, s>>>(P, M, x, x0, dt, R, J);
+  assemble_cells_kernel<<<blocks_for(M.ncell, cell_block) + unsigned(W.nwell), cell_block, 0, s>>>(P, M, W, x, x0, dt,
+                                                                                                  R, J);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   if (W.nwell > 0) {
-    assemble_wells_kernel<<<W.nwell, well_block, 0, s>>>(P, W, M, x, R, J);
+    well_apply_kernel<<<W.nwell, apply_block, 0, s>>>(W, M, R, J);
     BLOCKRES_CUDA_CHECK_LAUNCH();
   }
 }

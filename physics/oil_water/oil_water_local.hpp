@@ -40,8 +40,9 @@ enum WellControlCode : int { control_rate = 0, control_bhp = 1, control_rate_at_
 
 inline constexpr int well_scratch_per_completion = 8;
 // bhp [Pa], q_w, q_o [surface m^3/s, + = into the reservoir], at_bhp (0/1); for wells with a rate
-// target (control != control_bhp): whether some BHP meets the target (0/1) and that BHP [Pa].
-inline constexpr int well_out_per_well = 6;
+// target (control != control_bhp): whether some BHP meets the target (0/1) and that BHP [Pa]; then,
+// for well_apply, dF/dbhp of the weighted rate when the BHP couples the completed cells, else 0.
+inline constexpr int well_out_per_well = 7;
 
 struct WellsView {
   int nwell = 0;
@@ -365,14 +366,14 @@ BLOCKRES_HD bool solve_well_bhp(const double* scratch, index_t nc, double goal, 
   return true;
 }
 
-// Adds well w's connection rates to R and their derivatives to J (block rows of its
-// completed cells), and writes the well's BHP and rates to W.out. Under rate control the BHP
-// is an implicit function of every completed cell's state: its derivative couples the cells
-// through the blocks in W.couple_block (exact Newton, no separate well unknown). Lanes: over the
-// completions, then over the completion pairs of the coupling blocks (see NoSync).
+// Well w's connection rates and their derivatives (scratch slots 0..7 of each completion) and its
+// BHP, rates and control (W.out) for the state x; well_apply then adds them to R and J. Under rate
+// control the BHP is an implicit function of every completed cell's state: its derivative couples
+// the cells through the blocks in W.couple_block (exact Newton, no separate well unknown). Lanes:
+// over the completions (see NoSync). Reads x only, so it may run beside the cells' assembly.
 template <class Sync = NoSync>
-BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, const MeshView& M, const double* x,
-                               double* R, double* J, int w, int lane = 0, int nl = 1, Sync sync = {})
+BLOCKRES_HD void well_terms(const OilWaterParams& P, const WellsView& W, const double* x, int w, int lane = 0,
+                            int nl = 1, Sync sync = {})
 {
   using D3 = Dual<3>;
   const index_t c0 = W.comp_ptr[w], c1 = W.comp_ptr[w + 1], nc = c1 - c0;
@@ -432,44 +433,62 @@ BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, cons
     s[6] = Q[water].d[2], s[7] = Q[oil].d[2];
   }
   sync();
-  double dF_dbhp = 0.0;
-  for (index_t c = 0; c < nc; ++c) {
-    const double* s = scr + size64_t(c) * well_scratch_per_completion;
-    dF_dbhp += ww * s[6] + wo * s[7];
-  }
-  for (index_t c = lane; c < nc; c += nl) {
-    const index_t cell = W.comp_cell[c0 + c];
-    const double* s = scr + size64_t(c) * well_scratch_per_completion;
-    R[2 * cell] -= s[0];
-    R[2 * cell + 1] -= s[1];
-    double* Jd = J + size64_t(M.diag_block[cell]) * 4;
-    Jd[0] -= s[2], Jd[1] -= s[3], Jd[2] -= s[4], Jd[3] -= s[5];
-  }
-  const bool coupled = !at_bhp && dF_dbhp > 0.0;
-  if (coupled) {
-    sync();  // the pair (c, c) is the diagonal block just written
-    for (size64_t t = lane; t < size64_t(nc) * size64_t(nc); t += nl) {
-      const index_t c = index_t(t / size64_t(nc)), c2 = index_t(t % size64_t(nc));
-      const double* s = scr + size64_t(c) * well_scratch_per_completion;
-      const double* s2 = scr + size64_t(c2) * well_scratch_per_completion;
-      // d bhp / d x_c2 = -(dF/dx_c2) / (dF/dbhp)
-      const double db_dp = -(ww * s2[2] + wo * s2[4]) / dF_dbhp;
-      const double db_ds = -(ww * s2[3] + wo * s2[5]) / dF_dbhp;
-      double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + t]) * 4;
-      Jc[0] -= s[6] * db_dp, Jc[1] -= s[6] * db_ds;
-      Jc[2] -= s[7] * db_dp, Jc[3] -= s[7] * db_ds;
-    }
-  }
   if (lane == 0) {
-    double qw = 0.0, qo = 0.0;
+    double dF_dbhp = 0.0, qw = 0.0, qo = 0.0;
     for (index_t c = 0; c < nc; ++c) {
       const double* s = scr + size64_t(c) * well_scratch_per_completion;
+      dF_dbhp += ww * s[6] + wo * s[7];
       qw += s[0], qo += s[1];
     }
     double* out = W.out + size64_t(w) * well_out_per_well;
     out[0] = bhp, out[1] = qw, out[2] = qo, out[3] = at_bhp ? 1.0 : 0.0;
     out[4] = reachable ? 1.0 : 0.0, out[5] = needed;
+    out[6] = !at_bhp && dF_dbhp > 0.0 ? dF_dbhp : 0.0;
   }
+}
+
+// Adds well w's terms (well_terms, run before) to R and J: item t < nc*nc of a coupled well is the
+// completion pair (c, c2) = (t / nc, t % nc), of an uncoupled one the completion t < nc. The item
+// (c, c) (or c) first takes completion c's rates and their derivatives into R and c's diagonal
+// block, then (coupled) the pair's coupling term, so every entry sees its subtractions in one order
+// whatever the lanes: the CPU and the device give the same bits. Lanes over the items; no sync.
+BLOCKRES_HD void well_apply(const WellsView& W, const MeshView& M, double* R, double* J, int w, int lane = 0,
+                            int nl = 1)
+{
+  const index_t c0 = W.comp_ptr[w], nc = W.comp_ptr[w + 1] - c0;
+  const double* scr = W.scratch + size64_t(c0) * well_scratch_per_completion;
+  const double dF_dbhp = W.out[size64_t(w) * well_out_per_well + 6];
+  const bool coupled = dF_dbhp > 0.0;
+  const double ww = W.weight[2 * w], wo = W.weight[2 * w + 1];
+  const size64_t items = coupled ? size64_t(nc) * size64_t(nc) : size64_t(nc);
+  for (size64_t t = lane; t < items; t += nl) {
+    const index_t c = coupled ? index_t(t / size64_t(nc)) : index_t(t);
+    const index_t c2 = coupled ? index_t(t % size64_t(nc)) : c;
+    const double* s = scr + size64_t(c) * well_scratch_per_completion;
+    if (c2 == c) {
+      const index_t cell = W.comp_cell[c0 + c];
+      R[2 * cell] -= s[0];
+      R[2 * cell + 1] -= s[1];
+      double* Jd = J + size64_t(M.diag_block[cell]) * 4;
+      Jd[0] -= s[2], Jd[1] -= s[3], Jd[2] -= s[4], Jd[3] -= s[5];
+    }
+    if (!coupled) continue;
+    const double* s2 = scr + size64_t(c2) * well_scratch_per_completion;
+    // d bhp / d x_c2 = -(dF/dx_c2) / (dF/dbhp)
+    const double db_dp = -(ww * s2[2] + wo * s2[4]) / dF_dbhp;
+    const double db_ds = -(ww * s2[3] + wo * s2[5]) / dF_dbhp;
+    double* Jc = J + size64_t(W.couple_block[W.couple_ptr[w] + index_t(t)]) * 4;
+    Jc[0] -= s[6] * db_dp, Jc[1] -= s[6] * db_ds;
+    Jc[2] -= s[7] * db_dp, Jc[3] -= s[7] * db_ds;
+  }
+}
+
+// Both, as one call (the CPU loop).
+BLOCKRES_HD void assemble_well(const OilWaterParams& P, const WellsView& W, const MeshView& M, const double* x,
+                               double* R, double* J, int w)
+{
+  well_terms(P, W, x, w);
+  well_apply(W, M, R, J, w);
 }
 
 // Terms reduced over cells for the convergence test:

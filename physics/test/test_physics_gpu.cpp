@@ -139,20 +139,28 @@ TEST_P(AssemblyGpu, AccumulationBlocksMatchCpu)
 
 TEST(AssemblyGpu, LargeGridMatchesCpu)
 {
-  // Enough cells to fill many thread blocks, odd dimensions; a rate-controlled well with 13
-  // completions: 169 coupling blocks, more than the 128 threads of its thread block.
-  auto setup = test::small_setup(false, 5);
-  setup.grid.nx = 37, setup.grid.ny = 29, setup.grid.nz = 13;
-  setup.grid.dx.assign(37, 7.0), setup.grid.dy.assign(29, 9.0), setup.grid.dz.assign(13, 2.0);
-  const std::size_t n = 37 * 29 * 13;
-  setup.rock.porosity.assign(n, 0.2);
-  setup.rock.kx = lognormal_field(37, 29, 13, std::log(200.0), 1.0, 3.0, 99);
-  for (auto& k : setup.rock.kx) k *= units::millidarcy;
-  setup.rock.ky = setup.rock.kx, setup.rock.kz = setup.rock.kx;
-  setup.wells[1].i = 36, setup.wells[1].j = 28, setup.wells[1].k_bottom = 12;
-  setup.wells[2].i = 36, setup.wells[2].j = 0;
-  Pair P(setup);
-  P.assemble(10 * units::day);
-  EXPECT_LE(test::max_rel_diff(P.Rg.to_host(), P.Rc.to_host()), 1e-12);
-  EXPECT_LE(test::max_rel_diff(P.Jg.values().to_host(), P.Jc.values().to_host()), 1e-12);
+  // Enough cells to fill many thread blocks, odd dimensions; a rate-controlled producer completed in
+  // every layer: 13 completions (169 coupling blocks, more than the 128 threads that compute its
+  // terms) and 35 (1,225 completion pairs, more than the 1,024 threads that add them to R and J).
+  for (const int nz : {13, 35}) {
+    SCOPED_TRACE(nz);
+    auto setup = test::small_setup(false, 5);
+    setup.grid.nx = 37, setup.grid.ny = 29, setup.grid.nz = nz;
+    setup.grid.dx.assign(37, 7.0), setup.grid.dy.assign(29, 9.0), setup.grid.dz.assign(std::size_t(nz), 2.0);
+    const std::size_t n = 37 * 29 * std::size_t(nz);
+    setup.rock.porosity.assign(n, 0.2);
+    setup.rock.kx = lognormal_field(37, 29, nz, std::log(200.0), 1.0, 3.0, 99);
+    for (auto& k : setup.rock.kx) k *= units::millidarcy;
+    setup.rock.ky = setup.rock.kx, setup.rock.kz = setup.rock.kx;
+    setup.wells[1].i = 36, setup.wells[1].j = 28, setup.wells[1].k_bottom = nz - 1;
+    setup.wells[2].i = 36, setup.wells[2].j = 0;
+    Pair P(setup);
+    P.assemble(10 * units::day);
+    EXPECT_LE(test::max_rel_diff(P.Rg.to_host(), P.Rc.to_host()), 1e-12);
+    EXPECT_LE(test::max_rel_diff(P.Jg.values().to_host(), P.Jc.values().to_host()), 1e-12);
+    // The producer meets its rate (its BHP couples its cells): the coupling blocks were written.
+    const auto wc = P.mc.well_results(), wg = P.mg.well_results();
+    EXPECT_FALSE(wc[1].at_bhp);
+    EXPECT_EQ(wg[1].at_bhp, wc[1].at_bhp);
+  }
 }
