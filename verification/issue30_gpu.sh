@@ -4,8 +4,9 @@
 # /tmp/L, packed by the caller. Run verification/stamp_provenance.sh here first; carry .gpu-carry.
 # From session 42: A/B against reference trees (.gpu-carry/ab_src*.tgz: git archives, their names one a line in
 # .gpu-carry/ab_names): abref builds them, abrun runs the 60x60x20 deck and its 1M variant on each tree and on this
-# one (two rounds, alternated), abasm their `bench model` assembly (72k, 1M).
-#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun|abref|abrun|abasm]...
+# one (two rounds, alternated), abasm their `bench model` assembly (72k, 1M); kprof1m
+# ncu's kernel times in the 1M variant's first launches.
+#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun|abref|abrun|abasm|kprof1m]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -80,6 +81,13 @@ for m in "$@"; do
           done
         done
       done ;;
+    kprof1m)  # ncu's time of each kernel (graph nodes one by one) in the first KPROF_COUNT launches of the 1M variant
+      ncu --csv --print-units base --metrics gpu__time_duration.sum -c ${KPROF_COUNT:-1500} \
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/kp --set output.vtk=false \
+        "${Q[@]}" --set schedule.end_time=${KPROF_DAYS:-1} --set schedule.report_interval=${KPROF_DAYS:-1} \
+        > $L/kprof1m.csv 2> $L/kprof1m.err
+      echo "== kprof1m rc $? $(grep -c gpu__time_duration $L/kprof1m.csv) kernels"
+      python3 verification/probes/kernel_times.py $L/kprof1m.csv --top 40 > $L/kprof1m_top.txt 2>&1; head -45 $L/kprof1m_top.txt ;;
     *) echo "unknown mode $m"; exit 2 ;;
   esac
 done
