@@ -89,19 +89,23 @@ for m in "$@"; do
       echo "== kprof1m rc $? $(grep -c gpu__time_duration $L/kprof1m.csv) kernels"
       python3 verification/probes/kernel_times.py $L/kprof1m.csv --top 40 > $L/kprof1m_top.txt 2>&1; head -45 $L/kprof1m_top.txt ;;
     sweep)  # the CPR pressure stage's cycle parameters on the 1M variant and the 72k deck, two rounds, alternated:
-            # the default against each `--set` variant of SWEEP_VARIANTS (';'-separated, '+' joins keys of one variant)
+            # the default against each `--set` variant of SWEEP_VARIANTS (';'-separated, '+' joins keys of one variant);
+            # each run stopped after SWEEP_TIMEOUT (20) s: session 42's first sweep lost a whole call to a variant without it
       P=solver.linear.preconditioner.pressure
       IFS=';' read -ra V <<< "${SWEEP_VARIANTS:-default;$P.post_sweeps=0;$P.pre_sweeps=0;$P.keep_interpolation=true;$P.theta=0.25;$P.aggregation=\"matching\"+$P.aggregate_size=8}"
-      for k in 1 2; do
+      for k in $(seq ${SWEEP_ROUNDS:-2}); do
         for g in ${SWEEP_CASES:-1m 72k}; do
+          j=0
           for v in "${V[@]}"; do
+            j=$((j + 1))
             G=(); [[ $g == 1m ]] && G=("${Q[@]}")
             S=(); [[ $v != default ]] && { IFS='+' read -ra kv <<< "$v"; for e in "${kv[@]}"; do S+=(--set "$e"); done; }
             tag=$(echo "$v" | tr -c 'a-zA-Z0-9_=.\n' '_' | sed "s/solver.linear.preconditioner.pressure./p./g" | cut -c1-60)
-            $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/sw --set output.vtk=false \
-              "${G[@]}" "${S[@]}" > $L/sweep_${g}_${tag}_$k.log 2>&1
-            echo "== $g [$tag] #$k rc $? $(grep -E '^done' $L/sweep_${g}_${tag}_$k.log | cut -c7-100)"
-            grep -E "^time:|^preconditioner built" $L/sweep_${g}_${tag}_$k.log | cut -c1-260
+            # a variant whose solves fail cuts steps for minutes: stopped after SWEEP_TIMEOUT seconds
+            timeout ${SWEEP_TIMEOUT:-20} $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/sw \
+              --set output.vtk=false "${G[@]}" "${S[@]}" > $L/sweep_${g}_${j}_${tag}_$k.log 2>&1
+            echo "== $g [$tag] #$k rc $? $(grep -E '^done' $L/sweep_${g}_${j}_${tag}_$k.log | cut -c7-100)"
+            grep -E "^time:|^preconditioner built" $L/sweep_${g}_${j}_${tag}_$k.log | cut -c1-260
           done
         done
       done ;;
