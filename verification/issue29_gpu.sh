@@ -474,8 +474,8 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
           grep -E "^stencil" $L/ab_${t}_$k.txt | awk '{printf "%s %s %s | ", $1, $2, $8}'; echo
         done
       done ;;
-    abasm)  # A/B of the oil-water assembly in one session: `bench model` (72k, 1M) on every tree in
-            # .gpu-carry/ab_src*.tgz (git archives; names in .gpu-carry/ab_names, one a line) and on this one, alternated
+    abref)  # build every reference tree in .gpu-carry/ab_src*.tgz (git archives; names in .gpu-carry/ab_names, one a
+            # line): the blockres target; their binaries listed in $L/ab_bins (one line, space-separated)
       refs=(); i=0
       for t in .gpu-carry/ab_src*.tgz; do
         i=$((i + 1)); d=/tmp/absrc$i; rm -rf $d && mkdir -p $d/.gpu-carry/provenance && tar xzf $t -C $d
@@ -485,6 +485,12 @@ launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_ac
         echo "== A/B reference $i ($(cat $d/.gpu-carry/provenance/commit)) build: $(tail -1 $L/ab${i}_setup.log)"
         refs+=(/tmp/ab-build$i/miniapp/blockres)
       done
+      echo "${refs[*]}" > $L/ab_bins ;;
+    abasm)  # A/B of the oil-water assembly in one session: the reference trees (abref), then abasm_run
+      verification/issue29_gpu.sh abref && AB_BINS="$(cat $L/ab_bins)" verification/issue29_gpu.sh abasm_run ;;
+    abasm_run)  # the assembly A/B alone: `bench model` (72k, 1M) on every binary of AB_BINS (space-separated) and on
+                # this tree's, alternated, two rounds
+      refs=(${AB_BINS:-})
       for k in 1 2; do
         for g in 72k 1m; do
           G=(); [[ $g == 1m ]] && G=(--set grid.nx=200 --set grid.ny=200 --set grid.nz=25 --set grid.dx=1.5 --set grid.dy=1.5

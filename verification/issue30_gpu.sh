@@ -45,16 +45,8 @@ for m in "$@"; do
           done
         done
       done ;;
-    abref)  # build the reference trees (the blockres target only)
-      i=0
-      for t in .gpu-carry/ab_src*.tgz; do
-        i=$((i + 1)); d=/tmp/absrc$i; rm -rf $d && mkdir -p $d/.gpu-carry/provenance && tar xzf $t -C $d
-        cp -r .gpu-carry/include $d/.gpu-carry/ && sed -n "${i}p" .gpu-carry/ab_names > $d/.gpu-carry/provenance/commit
-        : > $d/.gpu-carry/provenance/tree.diff
-        (cd $d && B=/tmp/ab-build$i TARGETS=blockres OUT=$L/ab$i verification/h200_amg.sh none > $L/ab${i}_setup.log 2>&1)
-        echo "== reference $i ($(cat $d/.gpu-carry/provenance/commit)) build: $(tail -1 $L/ab${i}_setup.log)"
-        refs+=(/tmp/ab-build$i/miniapp/blockres)
-      done ;;
+    abref)  # build the reference trees (issue29_gpu.sh abref: the blockres target only)
+      B=$B verification/issue29_gpu.sh abref; refs=($(cat $L/ab_bins)) ;;
     abrun)  # the runs on every tree, alternated, two rounds
       for k in 1 2; do
         for g in 72k 1m; do
@@ -68,19 +60,8 @@ for m in "$@"; do
           done
         done
       done ;;
-    abasm)  # bench model's assembly on every tree, alternated, two rounds
-      for k in 1 2; do
-        for g in 72k 1m; do
-          G=(); [[ $g == 1m ]] && G=("${Q[@]}")
-          j=0
-          for x in "${refs[@]}" $X; do
-            j=$((j + 1))
-            $x bench model inputs/quarter_five_spot_60x60x20.toml "${G[@]}" --preconditioners deck --newton 1 --reps 10 \
-              > $L/abasm_${g}_${j}_$k.txt 2>&1
-            echo "== abasm $g tree $j round $k rc $? | $(grep -E "^assembly:" $L/abasm_${g}_${j}_$k.txt | head -1)"
-          done
-        done
-      done ;;
+    abasm)  # bench model's assembly on every tree, alternated, two rounds (issue29_gpu.sh's loop)
+      AB_BINS="${refs[*]}" B=$B verification/issue29_gpu.sh abasm_run ;;
     kprof1m)  # ncu's time of each kernel (graph nodes one by one) in the first KPROF_COUNT launches of the 1M variant
       ncu --csv --print-units base --metrics gpu__time_duration.sum -c ${KPROF_COUNT:-1500} \
         $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/kp --set output.vtk=false \
