@@ -90,6 +90,28 @@ for m in "$@"; do
           done
         done
       done ;;
+    forcing)  # the default forcing (Eisenstat-Walker, session 42) against the fixed 1e-4 before it, rounds alternated:
+              # FORCING_CASES (72k 1m nc16 nc32 nc64), each run stopped after 30 s; nc 32 and 64 also with
+              # Eisenstat-Walker named (their default keeps the fixed term) at eta_max 0.001 and 0.01
+      for k in $(seq ${FORCING_ROUNDS:-2}); do
+        for g in ${FORCING_CASES:-72k 1m nc16 nc32 nc64}; do
+          d=quarter_five_spot_60x60x20; G=()
+          case $g in 1m) G=("${Q[@]}") ;; nc16) d=multicomponent_16 ;; nc32) d=multicomponent_32 ;; nc64) d=multicomponent_64 ;; esac
+          V=(default fixed); [[ $g == nc32 || $g == nc64 ]] && V=(default ew001 ew0001)
+          for v in "${V[@]}"; do
+            S=()
+            case $v in
+              fixed) S=(--set 'solver.linear.forcing="fixed"') ;;
+              ew001) S=(--set 'solver.linear.forcing="eisenstat_walker"' --set solver.linear.eta_max=0.01) ;;
+              ew0001) S=(--set 'solver.linear.forcing="eisenstat_walker"' --set solver.linear.eta_max=0.001) ;;
+            esac
+            timeout 30 $X run inputs/$d.toml --backend cuda --output /tmp/runs/fo --set output.vtk=false "${G[@]}" "${S[@]}" \
+              > $L/forcing_${g}_${v}_$k.log 2>&1
+            echo "== $g $v #$k rc $? $(grep -E '^done' $L/forcing_${g}_${v}_$k.log | cut -c7-100)"
+            grep -E "^time:" $L/forcing_${g}_${v}_$k.log | cut -c1-200
+          done
+        done
+      done ;;
     *) echo "unknown mode $m"; exit 2 ;;
   esac
 done

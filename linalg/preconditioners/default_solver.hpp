@@ -42,6 +42,9 @@ struct DefaultLinearSolver {
   // method, restart (or idr_s), max_iterations and rel_tol (the fixed forcing term); the other
   // fields keep KrylovConfig's values.
   KrylovConfig krylov;
+  // > 0: inexact Newton by default, Eisenstat–Walker forcing with this largest term (where a deck gives
+  // no `tolerance`: one that does keeps the fixed krylov.rel_tol); 0: the fixed rel_tol.
+  double eta_max = 0.0;
   PreconditionerSpec preconditioner;
   std::string description;  // describe_linear_solver(krylov, preconditioner)
   std::string reason;       // one line: why this choice for these traits

@@ -57,6 +57,8 @@ TEST(DefaultSolver, PressureUnknownGetsFgmresWithCpr)
     EXPECT_EQ(d.krylov.restart, 30);
     EXPECT_EQ(d.krylov.max_iterations, 1000);
     EXPECT_EQ(d.krylov.rel_tol, 1e-4);
+    // inexact Newton's largest forcing term (issue 30): 0.01 up to bs 8, 0.001 to 16, the fixed term above
+    EXPECT_EQ(d.eta_max, bs <= 8 ? 0.01 : bs <= 16 ? 0.001 : 0.0);
     ASSERT_EQ(d.preconditioner.type, "cpr");
     const CprOptions& c = options_as<CprOptions>(d.preconditioner);
     EXPECT_EQ(c.weights, CprWeights::true_impes);

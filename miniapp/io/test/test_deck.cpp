@@ -328,7 +328,8 @@ TEST_F(DeckTest, FullDeckInSiUnits)
   EXPECT_FALSE(c.newton.predict_failure);     // so is the failure prediction
   // The default linear solver of oil_water (block size 2, compressible): FGMRES(30) + CPR (issue 29).
   EXPECT_EQ(c.linear.krylov.method, KrylovMethod::fgmres);
-  EXPECT_EQ(c.linear.krylov.rel_tol, 1e-4);
+  EXPECT_EQ(c.linear.forcing.kind, ForcingKind::eisenstat_walker);  // inexact Newton (issue 30)
+  EXPECT_EQ(c.linear.krylov.rel_tol, 0.01);                          // its first term
   EXPECT_EQ(c.linear.krylov.max_iterations, 1000);
   EXPECT_EQ(c.linear.krylov.restart, 30);
   EXPECT_EQ(c.linear.preconditioner.type, "cpr");
@@ -1006,37 +1007,60 @@ TEST_F(DeckTest, KrylovMethods)
   expect_error(gm, k + "restart", line_of(gm, "restart"), {"solver.linear.method=cg"});
 }
 
-// Forcing terms: fixed (tolerance) by default; Eisenstat–Walker with eta_min, eta_max and
-// eta_initial; keys of the other forcing and an inverted range are errors naming the key.
+// Forcing terms: Eisenstat–Walker by default (eta_max 0.01), fixed where the deck gives `tolerance`
+// (or names it); eta_min, eta_max and eta_initial; keys of the other forcing and an inverted range
+// are errors naming the key.
 TEST_F(DeckTest, ForcingTerms)
 {
   const std::string lin = "dt_initial = 0.5\n[solver.linear]\n";
   const RunConfig d = load_deck(write(kDeck));
-  EXPECT_EQ(d.linear.forcing.kind, ForcingKind::fixed);
-  EXPECT_EQ(d.linear.krylov.rel_tol, 1e-4);
+  EXPECT_EQ(d.linear.forcing.kind, ForcingKind::eisenstat_walker);
+  EXPECT_EQ(d.linear.forcing.eta_min, 1e-6);
+  EXPECT_EQ(d.linear.forcing.eta_max, 0.01);
+  EXPECT_EQ(d.linear.forcing.eta_initial, 0.01);
+  EXPECT_EQ(d.linear.krylov.rel_tol, 0.01);  // the first solve's term
   {
     const toml::table t = toml::parse(d.resolved_toml);
+    EXPECT_EQ(t.at_path("solver.linear.forcing").value<std::string>(), "eisenstat_walker");
+    EXPECT_EQ(t.at_path("solver.linear.eta_max").value<double>(), 0.01);
+    EXPECT_FALSE(t.at_path("solver.linear.tolerance"));
+    const RunConfig r = load_deck(write(d.resolved_toml, "resolved_default.toml"));  // the same solver again
+    EXPECT_EQ(r.linear.forcing.kind, ForcingKind::eisenstat_walker);
+    EXPECT_EQ(r.linear.forcing.eta_max, 0.01);
+  }
+  // A deck that gives a tolerance asks for the fixed forcing: in the deck or from the command line.
+  for (const RunConfig& f : {load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "tolerance = 1e-4"))),
+                             load_deck(write(kDeck), {"solver.linear.tolerance=1e-4"}),
+                             load_deck(write(kDeck), {"solver.linear.forcing=\"fixed\""})}) {
+    EXPECT_EQ(f.linear.forcing.kind, ForcingKind::fixed);
+    EXPECT_EQ(f.linear.krylov.rel_tol, 1e-4);
+    const toml::table t = toml::parse(f.resolved_toml);
     EXPECT_EQ(t.at_path("solver.linear.forcing").value<std::string>(), "fixed");
     EXPECT_EQ(t.at_path("solver.linear.tolerance").value<double>(), 1e-4);
     EXPECT_FALSE(t.at_path("solver.linear.eta_min"));
+    EXPECT_EQ(load_deck(write(f.resolved_toml, "resolved_fixed.toml")).linear.forcing.kind, ForcingKind::fixed);
   }
 
   const RunConfig e = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "forcing = \"eisenstat_walker\"")));
   EXPECT_EQ(e.linear.forcing.kind, ForcingKind::eisenstat_walker);
   EXPECT_EQ(e.linear.forcing.eta_min, 1e-6);
-  EXPECT_EQ(e.linear.forcing.eta_max, 0.1);
-  EXPECT_EQ(e.linear.forcing.eta_initial, 0.1);  // defaults to eta_max
+  EXPECT_EQ(e.linear.forcing.eta_max, 0.01);
+  EXPECT_EQ(e.linear.forcing.eta_initial, 0.01);  // defaults to eta_max
   {
     const toml::table t = toml::parse(e.resolved_toml);
     EXPECT_EQ(t.at_path("solver.linear.forcing").value<std::string>(), "eisenstat_walker");
     EXPECT_EQ(t.at_path("solver.linear.eta_min").value<double>(), 1e-6);
-    EXPECT_EQ(t.at_path("solver.linear.eta_max").value<double>(), 0.1);
-    EXPECT_EQ(t.at_path("solver.linear.eta_initial").value<double>(), 0.1);
+    EXPECT_EQ(t.at_path("solver.linear.eta_max").value<double>(), 0.01);
+    EXPECT_EQ(t.at_path("solver.linear.eta_initial").value<double>(), 0.01);
     EXPECT_FALSE(t.at_path("solver.linear.tolerance"));  // it would not load again
     const RunConfig r = load_deck(write(e.resolved_toml, "resolved.toml"));
     EXPECT_EQ(r.linear.forcing.kind, ForcingKind::eisenstat_walker);
-    EXPECT_EQ(r.linear.forcing.eta_initial, 0.1);
+    EXPECT_EQ(r.linear.forcing.eta_initial, 0.01);
   }
+  // eta keys alone: the default forcing takes them
+  const RunConfig m = load_deck(write(edit(kDeck, "dt_initial = 0.5", lin + "eta_max = 0.05")));
+  EXPECT_EQ(m.linear.forcing.kind, ForcingKind::eisenstat_walker);
+  EXPECT_EQ(m.linear.forcing.eta_max, 0.05);
   const RunConfig g = load_deck(write(edit(kDeck, "dt_initial = 0.5",
                                            lin + "forcing = \"eisenstat_walker\"\neta_min = 1e-5\neta_max = 0.5\n"
                                                  "eta_initial = 0.2")));
@@ -1059,9 +1083,10 @@ TEST_F(DeckTest, ForcingTerms)
             std::string::npos);
   for (const char* key : {"eta_min", "eta_max", "eta_initial"}) {
     SCOPED_TRACE(key);
-    expect_edit_error("dt_initial = 0.5", lin + key + " = 0.01", k + key, key);  // fixed forcing (the default)
+    // fixed forcing: named, or asked for by a tolerance
+    expect_edit_error("dt_initial = 0.5", lin + "tolerance = 1e-4\n" + key + " = 0.01", k + key, key);
     expect_edit_error("dt_initial = 0.5", lin + "forcing = \"fixed\"\n" + key + " = 0.01", k + key, key);
-    EXPECT_NE(error_of(edit(kDeck, "dt_initial = 0.5", lin + key + " = 0.01"))
+    EXPECT_NE(error_of(edit(kDeck, "dt_initial = 0.5", lin + "tolerance = 1e-4\n" + key + " = 0.01"))
                   .find("only applies to forcing = \"eisenstat_walker\""),
               std::string::npos);
   }
@@ -1081,7 +1106,7 @@ TEST_F(DeckTest, ForcingTerms)
   const std::string tol = edit(kDeck, "dt_initial = 0.5", lin + "tolerance = 1e-6");
   expect_error(tol, k + "tolerance", line_of(tol, "tolerance"), {"solver.linear.forcing=eisenstat_walker"});
   EXPECT_EQ(error_of(kDeck, {"solver.linear.forcing=eisenstat_walker", "solver.linear.eta_min=0.5"}),
-            "--set solver.linear.eta_min=0.5: solver.linear.eta_min: must be <= eta_max = 0.1 (got 0.5)");
+            "--set solver.linear.eta_min=0.5: solver.linear.eta_min: must be <= eta_max = 0.01 (got 0.5)");
 }
 
 // The rows of the largest Jacobi block of the preconditioner a run of c makes, set up on one 2x2

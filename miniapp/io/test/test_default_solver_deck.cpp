@@ -116,7 +116,14 @@ void expect_default(const RunConfig& c, const LinearSystemTraits& traits)
   EXPECT_EQ(c.linear.krylov.method, d.krylov.method);
   EXPECT_EQ(c.linear.krylov.restart, d.krylov.restart);
   EXPECT_EQ(c.linear.krylov.max_iterations, d.krylov.max_iterations);
-  EXPECT_EQ(c.linear.krylov.rel_tol, d.krylov.rel_tol);
+  if (d.eta_max > 0.0) {  // inexact Newton: the first solve's term is eta_max (issue 30)
+    EXPECT_EQ(c.linear.forcing.kind, ForcingKind::eisenstat_walker);
+    EXPECT_EQ(c.linear.forcing.eta_max, d.eta_max);
+    EXPECT_EQ(c.linear.krylov.rel_tol, d.eta_max);
+  } else {
+    EXPECT_EQ(c.linear.forcing.kind, ForcingKind::fixed);
+    EXPECT_EQ(c.linear.krylov.rel_tol, d.krylov.rel_tol);
+  }
   EXPECT_TRUE(c.linear.preconditioner == d.preconditioner) << solver_line(c);
 }
 
@@ -169,7 +176,9 @@ TEST_F(DefaultSolverDeck, NoSolverKeysGiveTheModelsDefaultInTheResolvedDeck)
   EXPECT_EQ(t.at_path("solver.linear.method").value<std::string>(), "fgmres");
   EXPECT_EQ(t.at_path("solver.linear.restart").value<int64_t>(), 30);
   EXPECT_EQ(t.at_path("solver.linear.max_iterations").value<int64_t>(), 1000);
-  EXPECT_EQ(t.at_path("solver.linear.tolerance").value<double>(), 1e-4);
+  EXPECT_EQ(t.at_path("solver.linear.forcing").value<std::string>(), "eisenstat_walker");
+  EXPECT_EQ(t.at_path("solver.linear.eta_max").value<double>(), 0.01);
+  EXPECT_FALSE(t.at_path("solver.linear.tolerance"));
   EXPECT_EQ(t.at_path("solver.linear.preconditioner.type").value<std::string>(), "cpr");
   EXPECT_EQ(t.at_path("solver.linear.preconditioner.weights").value<std::string>(), "true_impes");
   EXPECT_EQ(t.at_path("solver.linear.preconditioner.pressure.type").value<std::string>(), "amg");
@@ -225,6 +234,7 @@ TEST_F(DefaultSolverDeck, KeysTheDeckGivesWinTheRestIsTheDefault)
 
   // Only the tolerance: the default method and preconditioner, the deck's tolerance.
   const RunConfig tol = load_deck(deck, {"solver.linear.tolerance=1e-6"});
+  EXPECT_EQ(tol.linear.forcing.kind, ForcingKind::fixed);  // a tolerance asks for the fixed forcing
   EXPECT_EQ(tol.linear.krylov.rel_tol, 1e-6);
   EXPECT_EQ(tol.linear.krylov.method, KrylovMethod::fgmres);
   EXPECT_EQ(tol.linear.krylov.max_iterations, 1000);
@@ -236,7 +246,8 @@ TEST_F(DefaultSolverDeck, KeysTheDeckGivesWinTheRestIsTheDefault)
   const RunConfig bicg = load_deck(deck, {"solver.linear.method=bicgstab"});
   EXPECT_EQ(bicg.linear.krylov.method, KrylovMethod::bicgstab);
   EXPECT_EQ(bicg.linear.krylov.max_iterations, 1000);
-  EXPECT_EQ(bicg.linear.krylov.rel_tol, 1e-4);
+  EXPECT_EQ(bicg.linear.forcing.kind, ForcingKind::eisenstat_walker);  // the default forcing: no tolerance given
+  EXPECT_EQ(bicg.linear.krylov.rel_tol, 0.01);
   EXPECT_TRUE(bicg.linear.preconditioner == d.preconditioner);
   EXPECT_FALSE(toml::parse(bicg.resolved_toml).at_path("solver.linear.restart"));
   EXPECT_EQ(solver_line(bicg),
