@@ -78,7 +78,12 @@ BsrPattern jacobian_pattern(const Grid& grid, const Grid::CellFaces& cf, const s
   std::vector<int> rate_well(static_cast<std::size_t>(n), -1);  // a cell is completed by one well at most
   for (std::size_t w = 0; w < wells.size(); ++w)
     if (wells[w].rate_control)
-      for (const auto& c : wells[w].completions) rate_well[c.cell] = int(w);
+      for (const auto& c : wells[w].completions) {
+        if (rate_well[c.cell] >= 0 && rate_well[c.cell] != int(w))  // complete_wells refuses it; checked here too
+          throw std::invalid_argument(fmt::format("wells '{}' and '{}' both complete active cell {}",
+                                                  wells[std::size_t(rate_well[c.cell])].name, wells[w].name, c.cell));
+        rate_well[c.cell] = int(w);
+      }
   const auto& faces = grid.faces();
   // Row i's sorted, unique columns into buf (cleared first).
   const auto row = [&](index_t i, std::vector<index_t>& buf) {

@@ -196,6 +196,24 @@ TEST(Grid, ParallelSetupMatchesTheSerialLoops)
   omp_set_num_threads(before);
 }
 
+// Two rate-controlled wells on one cell would need both wells' couplings in its row: complete_wells
+// refuses such decks, and the pattern builder refuses such wells too rather than keep one.
+TEST(Grid, PatternRefusesTwoRateWellsOnACell)
+{
+  GridSpec g{3, 1, 1, {1, 1, 1}, {1}, {1}, 100.0, false};
+  RockSpec r;
+  r.porosity.assign(3, 0.2), r.kx.assign(3, 1e-13), r.ky.assign(3, 1e-13), r.kz.assign(3, 1e-13);
+  const Grid grid(g, r);
+  std::vector<WellInfo> wells(2);
+  for (auto& w : wells) w.rate_control = true;
+  wells[0].name = "A", wells[1].name = "B";
+  wells[0].completions.push_back({0, 0, 0, 1, 1.0, 0.0});
+  wells[1].completions.push_back({0, 0, 0, 1, 1.0, 0.0});
+  EXPECT_THROW(jacobian_pattern(grid, wells), std::invalid_argument);
+  wells[1].completions[0].cell = 2;  // different cells: fine
+  EXPECT_EQ(jacobian_pattern(grid, wells).nnzb(), 7);  // 3 diagonal + 2 x 2 face blocks
+}
+
 TEST(Dual, DerivativesMatchFiniteDifferences)
 {
   auto f = [](auto x, auto y) { return (x * x + 3.0 * y) / (1.0 + x * y) - pow_nonneg(x, 2.5) * y; };
