@@ -41,7 +41,7 @@ Grid::Grid(const GridSpec& g, const RockSpec& rock) : spec_(g)
   // values of the sequential loop.
   const long long rows = 1LL * g.ny * g.nz;
   active_.assign(std::size_t(n), -1);
-  std::vector<index_t> row_active(std::size_t(rows) + 1, 0), row_faces(std::size_t(rows) + 1, 0);
+  std::vector<index_t> row_active(std::size_t(rows) + 1, 0);
   const bool par = n >= (1 << 14);
 #pragma omp parallel for schedule(static) if (par)
   for (long long r = 0; r < rows; ++r) {
@@ -91,26 +91,23 @@ Grid::Grid(const GridSpec& g, const RockSpec& rock) : spec_(g)
     }
     return m;
   };
+  // Each active cell's face count, then their running sum: cell a's faces start at face_start_[a]
+  // (a row's first active cell, row_active[r], is where the row's faces start).
   face_start_.assign(std::size_t(na) + 1, 0);
 #pragma omp parallel for schedule(static) if (par)
   for (long long r = 0; r < rows; ++r) {
     const int j = int(r % g.ny), k = int(r / g.ny);
-    index_t cnt = 0;
     for (int i = 0; i < g.nx; ++i) {
-      const int m = cell_faces_up(i, j, k, nullptr);
       const index_t a = active_[global_index(i, j, k)];
-      if (a >= 0) face_start_[a + 1] = m;
-      cnt += m;
+      if (a >= 0) face_start_[a + 1] = cell_faces_up(i, j, k, nullptr);
     }
-    row_faces[r + 1] = cnt;
   }
-  for (long long r = 0; r < rows; ++r) row_faces[r + 1] += row_faces[r];
   for (index_t a = 0; a < na; ++a) face_start_[a + 1] += face_start_[a];
-  faces_.resize(std::size_t(row_faces[rows]));
+  faces_.resize(std::size_t(face_start_[na]));
 #pragma omp parallel for schedule(static) if (par)
   for (long long r = 0; r < rows; ++r) {
     const int j = int(r % g.ny), k = int(r / g.ny);
-    Face* out = faces_.data() + row_faces[r];
+    Face* out = faces_.data() + face_start_[row_active[r]];
     for (int i = 0; i < g.nx; ++i) out += cell_faces_up(i, j, k, out);
   }
 }

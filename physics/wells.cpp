@@ -92,12 +92,7 @@ BsrPattern jacobian_pattern(const Grid& grid, const Grid::CellFaces& cf, const s
     for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) buf.push_back(faces[cf.face[q]].a + faces[cf.face[q]].b - i);
     if (rate_well[i] >= 0)
       for (const auto& c : wells[std::size_t(rate_well[i])].completions) buf.push_back(c.cell);
-    if (buf.size() <= 32) {  // a Cartesian row is sorted but for i itself: insertion sort
-      for (std::size_t a = 1; a < buf.size(); ++a)
-        for (std::size_t b = a; b > 0 && buf[b] < buf[b - 1]; --b) std::swap(buf[b], buf[b - 1]);
-    } else {
-      std::sort(buf.begin(), buf.end());
-    }
+    std::sort(buf.begin(), buf.end());
     buf.erase(std::unique(buf.begin(), buf.end()), buf.end());
   };
   BsrPattern p;
