@@ -6,7 +6,7 @@
 # .gpu-carry/ab_names): abref builds them, abrun runs the 60x60x20 deck and its 1M variant on each tree and on this
 # one (two rounds, alternated), abasm their `bench model` assembly (72k, 1M); kprof1m
 # ncu's kernel times in the 1M variant's first launches.
-#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun|abref|abrun|abasm|kprof1m]...
+#   usage: verification/issue30_gpu.sh [build|ktests|gputests|gsbench|gsrun|abref|abrun|abasm|kprof1m|kprof72k|sweep|forcing]...
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 L=/tmp/L; mkdir -p $L
@@ -69,6 +69,13 @@ for m in "$@"; do
         > $L/kprof1m.csv 2> $L/kprof1m.err
       echo "== kprof1m rc $? $(grep -c gpu__time_duration $L/kprof1m.csv) kernels"
       python3 verification/probes/kernel_times.py $L/kprof1m.csv --top 40 > $L/kprof1m_top.txt 2>&1; head -45 $L/kprof1m_top.txt ;;
+    kprof72k)  # as kprof1m, on the 60x60x20 deck itself (its first KPROF_DAYS days)
+      ncu --csv --print-units base --metrics gpu__time_duration.sum -c ${KPROF_COUNT:-1500} \
+        $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/kp --set output.vtk=false \
+        --set schedule.end_time=${KPROF_DAYS:-1} --set schedule.report_interval=${KPROF_DAYS:-1} \
+        > $L/kprof72k.csv 2> $L/kprof72k.err
+      echo "== kprof72k rc $? $(grep -c gpu__time_duration $L/kprof72k.csv) kernels"
+      python3 verification/probes/kernel_times.py $L/kprof72k.csv --top 40 > $L/kprof72k_top.txt 2>&1; head -45 $L/kprof72k_top.txt ;;
     sweep)  # the CPR pressure stage's cycle parameters on the 1M variant and the 72k deck, two rounds, alternated:
             # the default against each `--set` variant of SWEEP_VARIANTS (';'-separated, '+' joins keys of one variant);
             # each run stopped after SWEEP_TIMEOUT (20) s: session 42's first sweep lost a whole call to a variant without it
