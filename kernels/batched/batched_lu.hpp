@@ -29,6 +29,17 @@ void lu_factor(const BatchLayout& L, double* a, index_t* piv, int* info);
 void lu_solve(const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x);
 }  // namespace cpu
 
+// lu_inverse: the explicit inverse A^{-1} (row-major n x n, 1 <= n <= 512) of ONE block from lu_factor's
+//   output (lu, piv of a batch of one): column j is lu_solve's x for b = e_j, with the same interchanges
+//   and the same substitutions in the same order, so both backends give the same bits. inv must not alias
+//   lu. For the AMG's coarsest level (issue 30): a dense product with the inverse is one short launch,
+//   where the substitutions of a 129..512-row block take a thread block ~200 us. A block whose
+//   factorisation failed gives an undefined inverse (every access stays inside it). Throws
+//   std::invalid_argument when n is outside 1..512. cuda: a thread block per column, asynchronous on s.
+namespace cpu {
+void lu_inverse(int n, const double* lu, const index_t* piv, double* inv);
+}
+
 // Asynchronous on stream s (no synchronisation, no allocation); all pointers, including the
 // layout's offset arrays, are device memory. No workspace is needed. lu_factor: blocks of size 0..32
 // use a register kernel (one lane group per block), 33..56 a row kernel (two warps per block, a row per
@@ -43,6 +54,7 @@ void lu_solve(const BatchLayout& L, const double* lu, const index_t* piv, const 
 namespace cuda {
 void lu_factor(stream_t s, const BatchLayout& L, double* a, index_t* piv, int* info);
 void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b, double* x);
+void lu_inverse(stream_t s, int n, const double* lu, const index_t* piv, double* inv);
 // Test hook: a nonzero value replaces the device's shared-memory limit per thread block (a GPU test
 // plays an sm_86 on a Hopper); 0 restores the device's.
 void set_lu_shared_limit_for_tests(std::size_t bytes);

@@ -6,11 +6,13 @@
 #include "kernels/batched/batched_lu.hpp"
 #include "kernels/parallel_cpu.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace blockres::kernels {
 
@@ -106,6 +108,25 @@ void lu_solve(const BatchLayout& L, const double* lu, const index_t* piv, const 
 #pragma omp parallel for schedule(dynamic, 16) if (parallel_worth(size64_t(L.count) * L.max_size * L.max_size))
   for (index_t k = 0; k < L.count; ++k)
     solve_block(L.size(k), lu + L.mat(k), piv + L.row(k), b + L.row(k), x + L.row(k));
+}
+
+void lu_inverse(int n, const double* lu, const index_t* piv, double* inv)
+{
+  if (n < 1 || n > batched_lu_max_size)
+    throw std::invalid_argument("cpu::lu_inverse: size " + std::to_string(n) + " is outside 1.." +
+                                std::to_string(batched_lu_max_size));
+  const auto un = static_cast<std::size_t>(n);
+#pragma omp parallel if (parallel_worth(size64_t(n) * n * n))
+  {
+    std::vector<double> e(un), x(un);
+#pragma omp for schedule(static)
+    for (int j = 0; j < n; ++j) {
+      std::fill(e.begin(), e.end(), 0.0);
+      e[static_cast<std::size_t>(j)] = 1.0;
+      solve_block(n, lu, piv, e.data(), x.data());
+      for (int i = 0; i < n; ++i) inv[static_cast<std::size_t>(i) * un + static_cast<std::size_t>(j)] = x[i];
+    }
+  }
 }
 
 }  // namespace cpu

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace blockres::kernels::cuda {
@@ -179,6 +181,59 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   solve_class(&launch_row_solve<3>, 65, 96);
   solve_class(&launch_row_solve<4>, 97, 128);
   solve_class(&launch_blocked_solve<BLOCKRES_LU_BLOCKED_SOLVE_THREADS>, 129, batched_lu_max_size);
+}
+
+namespace {
+
+// A^{-1}'s column j (blockIdx.x) from lu_factor's output: x = e_j with the factorisation's interchanges
+// (thread 0, in order), then L y = x column by column and U x = y from the last row up, each step's
+// updates spread over the threads, every update the CPU's fma in the CPU's order (cpu::lu_inverse gives
+// the same bits). U's step c divides in every thread (the same value) and writes x_c straight to the
+// inverse: x_c in shared memory is not needed again, so one barrier a step suffices.
+__global__ void __launch_bounds__(256)
+    lu_inverse_kernel(int n, const double* __restrict__ lu, const index_t* __restrict__ piv, double* __restrict__ inv)
+{
+  extern __shared__ double x[];
+  const int j = static_cast<int>(blockIdx.x);
+  const auto un = static_cast<size64_t>(n);
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) x[i] = i == j ? 1.0 : 0.0;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int k = 0; k < n; ++k) {
+      const int p = piv[k];
+      if (p != k && p >= 0 && p < n) {
+        const double t = x[k];
+        x[k] = x[p];
+        x[p] = t;
+      }
+    }
+  __syncthreads();
+  for (int c = 0; c < n; ++c) {  // L y = P e_j (unit lower)
+    const double xc = x[c];
+    for (int i = c + 1 + static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))
+      x[i] = fma(-lu[size64_t(i) * un + c], xc, x[i]);
+    __syncthreads();
+  }
+  for (int c = n - 1; c >= 0; --c) {  // U x = y
+    const double xc = x[c] / lu[size64_t(c) * un + c];
+    if (threadIdx.x == 0) inv[size64_t(c) * un + j] = xc;
+    for (int i = static_cast<int>(threadIdx.x); i < c; i += static_cast<int>(blockDim.x))
+      x[i] = fma(-lu[size64_t(i) * un + c], xc, x[i]);
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+void lu_inverse(stream_t s, int n, const double* lu, const index_t* piv, double* inv)
+{
+  if (n < 1 || n > batched_lu_max_size)
+    throw std::invalid_argument("cuda::lu_inverse: size " + std::to_string(n) + " is outside 1.." +
+                                std::to_string(batched_lu_max_size));
+  const int threads = std::min(256, (n + 31) / 32 * 32);
+  lu_inverse_kernel<<<static_cast<unsigned>(n), static_cast<unsigned>(threads), sizeof(double) * std::size_t(n), s>>>(
+      n, lu, piv, inv);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace blockres::kernels::cuda

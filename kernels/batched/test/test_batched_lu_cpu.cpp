@@ -244,3 +244,50 @@ TEST(BatchedLuCpu, InvalidArgumentsThrow)
   M.count = 0;  // an empty batch is fine
   EXPECT_NO_THROW(cpu::lu_factor(M, a.data(), piv.data(), info.data()));
 }
+
+// lu_inverse (one block): column j is lu_solve's x for b = e_j, bit for bit; A inv = I to the
+// conditioning (well-conditioned blocks: ||A inv - I||_max <= 100 n eps; the others: each column's
+// backward error as lu_solve's); sizes 1, 2, 7, 64, 65, 130, 329 and 512; pivoting kinds included.
+TEST(BatchedLuCpu, InverseIsTheSolveOfEveryUnitVector)
+{
+  for (int n : {1, 2, 7, 64, 65, 130, 329, 512}) {
+    for (Kind kind : {Kind::well_conditioned, Kind::random, Kind::zero_diagonal, Kind::ill_conditioned}) {
+      if (n == 1 && kind == Kind::zero_diagonal) continue;
+      const auto where = ::testing::Message() << "n " << n << " " << name(kind);
+      const auto un = static_cast<std::size_t>(n);
+      std::vector<double> a(un * un), lu;
+      fill(kind, n, a.data());
+      lu = a;
+      std::vector<index_t> piv(un, -1);
+      int info = -7;
+      kernels::BatchLayout L;
+      L.count = 1;
+      L.uniform = L.max_size = n;
+      cpu::lu_factor(L, lu.data(), piv.data(), &info);
+      ASSERT_EQ(info, 0) << where;
+      std::vector<double> inv(un * un, nan_v), e(un), x(un);
+      cpu::lu_inverse(n, lu.data(), piv.data(), inv.data());
+      double worst = 0.0;
+      for (int j = 0; j < n; ++j) {
+        std::fill(e.begin(), e.end(), 0.0);
+        e[static_cast<std::size_t>(j)] = 1.0;
+        cpu::lu_solve(L, lu.data(), piv.data(), e.data(), x.data());
+        for (int i = 0; i < n; ++i) ASSERT_EQ(inv[i * un + j], x[i]) << where << " entry (" << i << ", " << j << ")";
+        std::vector<double> col(un);
+        for (int i = 0; i < n; ++i) col[i] = inv[i * un + j];
+        EXPECT_LE(backward_error(n, a.data(), col.data(), e.data()), 100 * n * eps) << where << " column " << j;
+        for (int i = 0; i < n && kind == Kind::well_conditioned; ++i) {
+          long double s = 0;
+          for (int k = 0; k < n; ++k) s += (long double)a[i * un + k] * inv[k * un + j];
+          worst = std::max(worst, double(std::abs(s - (i == j ? 1.0L : 0.0L))));
+        }
+      }
+      if (kind == Kind::well_conditioned) EXPECT_LE(worst, 100 * n * eps) << where;
+    }
+  }
+  std::vector<double> lu(1, 1.0), inv(1);
+  std::vector<index_t> piv(1, 0);
+  EXPECT_THROW(cpu::lu_inverse(0, lu.data(), piv.data(), inv.data()), std::invalid_argument);
+  EXPECT_THROW(cpu::lu_inverse(kernels::batched_lu_max_size + 1, lu.data(), piv.data(), inv.data()),
+               std::invalid_argument);
+}

@@ -173,9 +173,11 @@ class AmgPreconditioner final : public Preconditioner {
   Array<float> fine32_;  // StoragePrecision::fp32: its values in fp32
   Array<index_t> key_row_ptr_, key_col_ind_;  // structure of the last full setup
   std::vector<amg::Level> levels_;
-  // Coarsest level: dense LU (row-major, one-block batch layout).
+  // Coarsest level: dense LU (row-major, one-block batch layout) and, on CUDA from
+  // amg::coarse_inverse_min_rows rows, the explicit inverse the cycle multiplies by (else empty).
   Array<double> coarse_lu_;
   Array<index_t> coarse_piv_;
+  Array<double> coarse_inv_;
   bool coarse_direct_ = false;
   // Device-side results of the numeric setup: the Jacobi radius bound of every smoothed level
   // (its damping 4 / (3 rho) is computed where it is used) and, read with one copy at the end of

@@ -10,6 +10,10 @@
 
 namespace blockres::amg {
 
+// The CUDA backend's coarsest level from this many rows up is solved by a product with its explicit
+// inverse (Ops::coarse_factor); below, lu_solve's register and warp kernels substitute in a few us.
+inline constexpr index_t coarse_inverse_min_rows = 65;
+
 class Ops {
  public:
   virtual ~Ops() = default;
@@ -39,8 +43,12 @@ class Ops {
   virtual void smoothed_prolongation(const CsrRef& A, const Array<index_t>& agg, double omega, Matrix& P) = 0;
   virtual index_t jacobi_scaling(const CsrRef& A, double omega, bool l1, Array<double>& dinv) = 0;
   // Dense row-major copy of A (n x n, n = A.nrows <= 512), LU with partial pivoting in place;
-  // returns the LU's info (0: factored).
-  virtual int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv) = 0;
+  // returns the LU's info (0: factored). inv: the CUDA backend above coarse_inverse_min_rows rows also
+  // forms the explicit inverse from the factors (kernels::cuda::lu_inverse), which coarse_solve then
+  // multiplies by (one cuBLAS gemv: a 329-row coarsest level's substitutions took ~200 us a solve on an
+  // H100, a product a few); elsewhere inv is left empty and coarse_solve substitutes with the LU (the
+  // CPU backend's results are the ones before the inverse existed).
+  virtual int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, Array<double>& inv) = 0;
   // The numeric re-setup's forms of the four above: results stay in executor memory, so the
   // CUDA backend queues a whole re-setup without waiting for the device (the driver reads every
   // level's status with one copy at the end). *rho: the radius bound; smoothed_prolongation_from
@@ -49,7 +57,8 @@ class Ops {
   virtual void jacobi_radius_bound_into(const CsrRef& A, double* rho) = 0;
   virtual void smoothed_prolongation_from(const CsrRef& A, const Array<index_t>& agg, const double* rho, Matrix& P) = 0;
   virtual void jacobi_scaling_into(const CsrRef& A, double omega, bool l1, Array<double>& dinv, index_t* first_bad) = 0;
-  virtual void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) = 0;
+  virtual void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, Array<double>& inv,
+                                  index_t* info) = 0;
 
   // ILU(0) smoother (AmgSmoother::ilu0) of one level. ilu_symbolic (full setup, may wait for the
   // device): A's pattern sorted by row (cpu::sorted_pattern), its level schedule and the work
@@ -66,8 +75,8 @@ class Ops {
 
   // Cycle. The operator is a CycleRef: fp64 values, or with fp32 storage (StoragePrecision::fp32) the
   // fp32 copy of its values, read in fp64 arithmetic with fp64 vectors.
-  virtual void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b,
-                            double* x) = 0;
+  virtual void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const Array<double>& inv,
+                            const double* b, double* x) = 0;
   virtual void spmv(const CycleRef& A, double alpha, const double* x, double beta, double* y) = 0;
   virtual void jacobi_sweep(const CycleRef& A, const double* dinv, const double* b, const double* x_in,
                             double* x_out) = 0;

@@ -139,12 +139,14 @@ class CpuOps final : public Ops {
     const index_t bad = jacobi_scaling(A, omega, l1, dinv);
     *first_bad = bad ? bad - 1 : INT_MAX;
   }
-  void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) override
+  void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, Array<double>& inv,
+                          index_t* info) override
   {
-    *info = coarse_factor(A, lu, piv);
+    *info = coarse_factor(A, lu, piv, inv);
   }
-  int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv) override
+  int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, Array<double>& inv) override
   {
+    inv = Array<double>();  // the substitutions (see amg_ops.hpp)
     const index_t n = A.nrows;
     if (lu.size() != size64_t(n) * n) lu = Array<double>(e_, size64_t(n) * n);
     if (piv.size() != n) piv = Array<index_t>(e_, n);
@@ -199,7 +201,8 @@ class CpuOps final : public Ops {
         [&](const double* x, const double* u, double* out) { kernels::cpu::axpbypcz(n, 1.0, x, 1.0, u, 0.0, out); });
   }
 
-  void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b, double* x) override
+  void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const Array<double>& /*inv*/,
+                    const double* b, double* x) override
   {
     kernels::BatchLayout layout;
     layout.count = 1;

@@ -320,7 +320,8 @@ class CudaOps final : public Ops {
     if (dinv.size() != A.nrows) dinv = Array<double>(e_, A.nrows);
     cuda::jacobi_scaling_into(s_, A, omega, l1, dinv.data(), first_bad);
   }
-  void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, index_t* info) override
+  void coarse_factor_into(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, Array<double>& inv,
+                          index_t* info) override
   {
     const index_t n = A.nrows;
     if (lu.size() != size64_t(n) * n) lu = Array<double>(e_, size64_t(n) * n);
@@ -331,6 +332,12 @@ class CudaOps final : public Ops {
     layout.uniform = layout.max_size = n;
     static_assert(sizeof(index_t) == sizeof(int), "the LU's info is an int");
     kernels::cuda::lu_factor(s_, layout, lu.data(), piv.data(), reinterpret_cast<int*>(info));
+    if (n < coarse_inverse_min_rows) {
+      inv = Array<double>();
+      return;
+    }
+    if (inv.size() != size64_t(n) * n) inv = Array<double>(e_, size64_t(n) * n);
+    kernels::cuda::lu_inverse(s_, n, lu.data(), piv.data(), inv.data());
   }
 
   double jacobi_radius_bound(const CsrRef& A) override
@@ -349,14 +356,19 @@ class CudaOps final : public Ops {
     return cuda::jacobi_scaling(s_, A, omega, l1, dinv.data(), scalar_.data());
   }
 
-  int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv) override
+  int coarse_factor(const CsrRef& A, Array<double>& lu, Array<index_t>& piv, Array<double>& inv) override
   {
-    coarse_factor_into(A, lu, piv, scalar_.data());
+    coarse_factor_into(A, lu, piv, inv, scalar_.data());
     return scalar_.to_host()[0];
   }
 
-  void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const double* b, double* x) override
+  void coarse_solve(index_t n, const Array<double>& lu, const Array<index_t>& piv, const Array<double>& inv,
+                    const double* b, double* x) override
   {
+    if (!inv.empty()) {  // x = A^{-1} b: inv is row-major, so column-major it is A^{-T}, and gemv_t gives A^{-1} b
+      kernels::cuda::gemv_t(e_->blas_handle(), size64_t(n), n, inv.data(), b, x);
+      return;
+    }
     kernels::BatchLayout layout;
     layout.count = 1;
     layout.uniform = layout.max_size = n;

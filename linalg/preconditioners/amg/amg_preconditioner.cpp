@@ -386,8 +386,9 @@ void AmgPreconditioner::queue_finish()
   if (!(coarse_direct_ && nc > 0)) {
     coarse_lu_ = Array<double>();
     coarse_piv_ = Array<index_t>();
+    coarse_inv_ = Array<double>();
   } else {
-    ops_->coarse_factor_into(level_operator(nl - 1), coarse_lu_, coarse_piv_, status_.data() + nl);
+    ops_->coarse_factor_into(level_operator(nl - 1), coarse_lu_, coarse_piv_, coarse_inv_, status_.data() + nl);
   }
   narrow_levels();
 }
@@ -487,7 +488,7 @@ std::uint64_t AmgPreconditioner::launch_epoch() const
     k.add(L.dinv).add(L.b).add(L.r).add_pair(L.x, L.t).add(L.A32).add(L.P32).add(L.R32);
     k.add(reinterpret_cast<std::uintptr_t>(L.ilu.get()));
   }
-  return k.add(coarse_lu_).add(coarse_piv_).value();
+  return k.add(coarse_lu_).add(coarse_piv_).add(coarse_inv_).value();
 }
 
 // Bytes of the operations of cycle(l, zero_guess), branch for branch: a CSR pass reads values and
@@ -499,7 +500,8 @@ double AmgPreconditioner::cycle_bytes(int l, bool zero_guess) const
   const double entry = opt_.storage == StoragePrecision::fp32 ? 8.0 : 12.0;
   const double n = A.nrows, csr = entry * double(A.nnz()) + 4.0 * (n + 1.0);
   const int nl = num_levels();
-  if (l == nl - 1 && coarse_direct_) return 8.0 * n * n + 4.0 * n + 16.0 * n;  // LU, pivots, b and x
+  if (l == nl - 1 && coarse_direct_)  // the inverse, or the LU and pivots; b and x
+    return coarse_inv_.empty() ? 8.0 * n * n + 4.0 * n + 16.0 * n : 8.0 * n * n + 16.0 * n;
   const double sweep = csr + 32.0 * n;       // x_in, b, dinv read, x_out written
   const double first = 24.0 * n;            // from zero: dinv, b read, x written
   auto smooth = [&](int sweeps, bool from_zero) {
@@ -538,7 +540,7 @@ void AmgPreconditioner::cycle(int l, bool zero_guess) const
   const int nl = num_levels();
   if (l == nl - 1 && coarse_direct_) {  // exact: the guess does not matter
     if (A.nrows == 0) return;
-    ops_->coarse_solve(A.nrows, coarse_lu_, coarse_piv_, L.b.data(), L.x.data());
+    ops_->coarse_solve(A.nrows, coarse_lu_, coarse_piv_, coarse_inv_, L.b.data(), L.x.data());
     return;
   }
   // Smoothing; x and t alternate (Jacobi reads the old iterate everywhere). Ac: the operator in the

@@ -310,16 +310,19 @@ TEST(AmgGpu, NumericKernelsMatchCpu)
       S.row_ptr.push_back(static_cast<index_t>(S.col_ind.size()));
     }
     const amg::Matrix Sc = upload(backends().cpu, S), Sg = upload(backends().gpu, S);
-    Array<double> luc, lug;
+    Array<double> luc, lug, invc, invg;
     Array<index_t> pvc, pvg;
-    EXPECT_EQ(cpu->coarse_factor(Sc.ref(), luc, pvc), 0);
-    EXPECT_EQ(gpu->coarse_factor(Sg.ref(), lug, pvg), 0);
+    EXPECT_EQ(cpu->coarse_factor(Sc.ref(), luc, pvc, invc), 0);
+    EXPECT_EQ(gpu->coarse_factor(Sg.ref(), lug, pvg, invg), 0);
+    // The CPU substitutes; the GPU above amg::coarse_inverse_min_rows rows multiplies by the inverse.
+    EXPECT_TRUE(invc.empty());
+    EXPECT_EQ(invg.size(), m >= amg::coarse_inverse_min_rows ? size64_t(m) * m : 0);
     const auto b = test::random_vector(m);
     Array<double> bc = to_executor(backends().cpu, b), bg = to_executor(backends().gpu, b);
     Array<double> xc(backends().cpu, m), xg(backends().gpu, m);
     fill(xg, nan_value);
-    cpu->coarse_solve(m, luc, pvc, bc.data(), xc.data());
-    gpu->coarse_solve(m, lug, pvg, bg.data(), xg.data());
+    cpu->coarse_solve(m, luc, pvc, invc, bc.data(), xc.data());
+    gpu->coarse_solve(m, lug, pvg, invg, bg.data(), xg.data());
     const auto hc = xc.to_host(), hg = xg.to_host();
     for (index_t i = 0; i < m; ++i) ASSERT_NEAR(hc[i], hg[i], 1e-10 * (1.0 + std::abs(hc[i]))) << i;
   }
