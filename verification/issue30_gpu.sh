@@ -47,16 +47,19 @@ for m in "$@"; do
       done ;;
     abref)  # build the reference trees (issue29_gpu.sh abref: the blockres target only)
       B=$B verification/issue29_gpu.sh abref; refs=($(cat $L/ab_bins)) ;;
-    abrun)  # the runs on every tree, alternated, two rounds
-      for k in 1 2; do
+    abrun)  # the runs on every tree, alternated, AB_ROUNDS (2) rounds; "process" is the wall time of the whole
+            # process (library loading, CUDA start-up and teardown, the result file's commit included)
+      for k in $(seq ${AB_ROUNDS:-2}); do
         for g in 72k 1m; do
           j=0
           for x in "${refs[@]}" $X; do
             j=$((j + 1)); G=(); [[ $g == 1m ]] && G=("${Q[@]}")
+            t0=$(date +%s.%N)
             $x run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/ab --set output.vtk=false \
               "${G[@]}" > $L/abrun_${g}_${j}_$k.log 2>&1
-            echo "== $g tree $j #$k rc $? $(grep -E '^done' $L/abrun_${g}_${j}_$k.log | cut -c7-100)"
-            grep -E "^time:|^start-up parts" $L/abrun_${g}_${j}_$k.log | cut -c1-400
+            rc=$?; t1=$(date +%s.%N)
+            echo "== $g tree $j #$k rc $rc process $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s $(grep -E '^done' $L/abrun_${g}_${j}_$k.log | cut -c7-100)"
+            grep -E "^time:|^start-up parts|^preconditioner parts" $L/abrun_${g}_${j}_$k.log | cut -c1-400
           done
         done
       done ;;
