@@ -79,15 +79,6 @@ struct IsaiBlockPattern {
   std::vector<index_t> long_cols;                  // the others (m > 32)
   index_t max_long_m = 0;                          // largest m of the long columns (0: none)
   index_t max_short_m = 0;                         // largest m of the short columns (0: none)
-  // The block substitution's products (kinds unit_block_lower and block_upper only; empty otherwise):
-  // for the block at position e of the column order (col_ptr / row_ind: step s of column j is
-  // e = col_ptr[j] + s), its G_R's products T_RS X_S are the pairs sub_q[i] (the position of T_RS in the
-  // block pattern the pattern was built from, which is the factors') and sub_x[i] (the position in M of
-  // X_S), i in [sub_ptr[e], sub_ptr[e + 1]), in the merge order isai_block_substitute takes them: built
-  // once per pattern, so the numeric substitution does no merging (issue 30: the merge's dependent loads
-  // made the CUDA generation ~250 us of every block ILU(0)/ISAI setup at 72k cells, bs 2).
-  std::vector<size64_t> sub_ptr;
-  std::vector<index_t> sub_q, sub_x;
   index_t nnzb() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
 };
 IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const index_t* row_ptr,
@@ -138,11 +129,6 @@ struct IsaiBlockDevicePattern {
   const index_t* bsr_pos = nullptr;
   const index_t* short_cols = nullptr;
   const index_t* long_cols = nullptr;
-  // The substitution plan (IsaiBlockPattern::sub_ptr, sub_q, sub_x); null: isai_block_substitute merges
-  // F's rows with the columns' blocks itself (the same products in the same order, the same bits).
-  const size64_t* sub_ptr = nullptr;
-  const index_t* sub_q = nullptr;
-  const index_t* sub_x = nullptr;
 };
 // Doubles of device scratch memory isai_block_generate needs for p's long columns (0 when there
 // are none). Bounded: the long columns are processed by a limited number of resident thread
@@ -154,9 +140,7 @@ void isai_block_generate(stream_t s, const IsaiBlockDevicePattern& p, BlockValue
                          double* m_val, double* scratch, int* info);
 // cpu::isai_block_substitute on the device, asynchronous on `s`, one launch (no scratch): a team
 // of threads per block column (the next power of two >= bs^2, at most 256; several columns per
-// warp for bs^2 <= 32), each thread owning entries of the bs x bs block being computed. With p's
-// substitution plan (sub_ptr, sub_q, sub_x) F's block pattern must be the one the pattern was built
-// from; without it (null) the kernel merges F's rows with the columns itself. The same bits either way.
+// warp for bs^2 <= 32), each thread owning entries of the bs x bs block being computed.
 void isai_block_substitute(stream_t s, const IsaiBlockDevicePattern& p, BlockValuesView<const double> F,
                            const double* dinv, double* m_val);
 }  // namespace cuda

@@ -17,7 +17,6 @@
 #include "kernels/ilu_isai/isai_block.hpp"
 
 #include "kernels/ilu_isai/pattern_power.hpp"
-#include "kernels/parallel_cpu.hpp"
 
 #include <omp.h>
 
@@ -81,58 +80,6 @@ bool bad_pivot(double d) { return d == 0.0 || !std::isfinite(d); }
 
 }  // namespace
 
-namespace {
-
-// IsaiBlockPattern::sub_ptr, sub_q, sub_x: for every step (column j, position e of block row R in its
-// column), the merge of F's block row R (row_ptr / col_ind: the factors' pattern) with the column's
-// blocks already done, as cpu::isai_block_substitute walks it. Two passes (counts, then the pairs),
-// in parallel over the columns.
-void substitution_plan(IsaiBlockPattern& p, const index_t* row_ptr, const index_t* col_ind)
-{
-  const bool upper = p.kind == IsaiKind::block_upper;
-  const index_t n = p.nrows;
-  const auto steps = static_cast<std::size_t>(p.col_ptr[static_cast<std::size_t>(n)]);
-  p.sub_ptr.assign(steps + 1, 0);
-  // f(e, pair) for every pair of the step at position e, in order; returns the count.
-  const auto walk = [&](index_t j, index_t s, auto&& f) {
-    const index_t base = p.col_ptr[static_cast<std::size_t>(j)], nb = p.col_ptr[static_cast<std::size_t>(j) + 1] - base;
-    const index_t* J = p.row_ind.data() + base;
-    const index_t R = J[s];
-    const index_t b0 = upper ? s + 1 : 0, b1 = upper ? nb : s;
-    size64_t count = 0;
-    for (index_t q = row_ptr[R], b = b0; q < row_ptr[R + 1] && b < b1;) {
-      if (col_ind[q] < J[b]) {
-        ++q;
-      } else if (col_ind[q] > J[b]) {
-        ++b;
-      } else {
-        f(count++, q, p.bsr_pos[static_cast<std::size_t>(base + b)]);
-        ++q, ++b;
-      }
-    }
-    return count;
-  };
-#pragma omp parallel for schedule(dynamic, 256) if (cpu::parallel_worth(steps))
-  for (index_t j = 0; j < n; ++j)
-    for (index_t e = p.col_ptr[static_cast<std::size_t>(j)]; e < p.col_ptr[static_cast<std::size_t>(j) + 1]; ++e)
-      p.sub_ptr[static_cast<std::size_t>(e) + 1] =
-          walk(j, e - p.col_ptr[static_cast<std::size_t>(j)], [](size64_t, index_t, index_t) {});
-  for (std::size_t e = 0; e < steps; ++e) p.sub_ptr[e + 1] += p.sub_ptr[e];
-  p.sub_q.resize(static_cast<std::size_t>(p.sub_ptr[steps]));
-  p.sub_x.resize(p.sub_q.size());
-#pragma omp parallel for schedule(dynamic, 256) if (cpu::parallel_worth(steps))
-  for (index_t j = 0; j < n; ++j)
-    for (index_t e = p.col_ptr[static_cast<std::size_t>(j)]; e < p.col_ptr[static_cast<std::size_t>(j) + 1]; ++e) {
-      const size64_t at = p.sub_ptr[static_cast<std::size_t>(e)];
-      walk(j, e - p.col_ptr[static_cast<std::size_t>(j)], [&](size64_t k, index_t q, index_t x) {
-        p.sub_q[static_cast<std::size_t>(at + k)] = q;
-        p.sub_x[static_cast<std::size_t>(at + k)] = x;
-      });
-    }
-}
-
-}  // namespace
-
 IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const index_t* row_ptr,
                                     const index_t* col_ind, int power)
 {
@@ -176,7 +123,6 @@ IsaiBlockPattern isai_block_pattern(IsaiKind kind, index_t nrows, int bs, const 
   p.long_cols = std::move(split.long_cols);
   p.max_short_m = split.max_short_m;
   p.max_long_m = split.max_long_m;
-  if (kind == IsaiKind::unit_block_lower || kind == IsaiKind::block_upper) substitution_plan(p, row_ptr, col_ind);
   return p;
 }
 

@@ -6,9 +6,7 @@
 // larger ones have a thread block of their own. Thread t of a team owns the entries e = t, t + TEAM,
 // ... of the bs x bs block X_R being computed; per step it walks block row R of F merged with the
 // blocks of J already done (every thread of the team the same walk: broadcast loads) and chains its
-// fma(-T_RS(a, k), X_S(k, c), .); with the pattern's substitution plan (IsaiBlockPattern::sub_ptr, the
-// default through IsaiMatrix) the step's products come listed, so the walk is a loop over independent
-// loads instead of a merge whose every step waits for the last one's (issue 30). X_S is read back from M (written by the team at an earlier step;
+// fma(-T_RS(a, k), X_S(k, c), .). X_S is read back from M (written by the team at an earlier step;
 // plain loads, not the read-only path), so each step ends with the team's barrier (__syncwarp for the
 // warp's teams, run to the warp's longest column; __syncthreads otherwise). For U the step's G_R goes
 // to shared memory first and X_R = dinv_R G_R after a barrier.
@@ -34,20 +32,12 @@ __device__ __forceinline__ void team_sync()
   else __syncthreads();
 }
 
-// The substitution plan (IsaiBlockPattern::sub_ptr, sub_q, sub_x): each step's products listed once per
-// pattern, so a step issues its loads without the merge's data-dependent walk. Null: merge F's rows.
-struct SubPlan {
-  const size64_t* ptr = nullptr;
-  const index_t* q = nullptr;
-  const index_t* x = nullptr;
-};
-
-template <bool UPPER, int TEAM, bool PLAN>
+template <bool UPPER, int TEAM>
 __global__ void __launch_bounds__(TEAM <= 32 ? warp_block_threads : TEAM)
     isai_substitute_kernel(index_t ncols, const index_t* __restrict__ col_ptr, const index_t* __restrict__ row_ind,
                            const index_t* __restrict__ bsr_pos, const index_t* __restrict__ f_row_ptr,
                            const index_t* __restrict__ f_col, const double* __restrict__ f_val,
-                           const double* __restrict__ dinv, int bs, double* m_val, SubPlan plan)
+                           const double* __restrict__ dinv, int bs, double* m_val)
 {
   extern __shared__ double g_shared[];  // U: one bs x bs G per team
   constexpr int per_block = TEAM <= 32 ? warp_block_threads / TEAM : 1;
@@ -71,20 +61,11 @@ __global__ void __launch_bounds__(TEAM <= 32 ? warp_block_threads : TEAM)
       R = row_ind[base + s];
       XR = m_val + size64_t(bsr_pos[base + s]) * bs2;
       const index_t b0 = UPPER ? s + 1 : 0, b1 = UPPER ? nb : s;  // the blocks of J already done
-      const index_t q0 = PLAN ? 0 : f_row_ptr[R], q1 = PLAN ? 0 : f_row_ptr[R + 1];
-      size64_t i0 = 0, i1 = 0;
-      if constexpr (PLAN) i0 = plan.ptr[base + s], i1 = plan.ptr[base + s + 1];
+      const index_t q0 = f_row_ptr[R], q1 = f_row_ptr[R + 1];
       for (int e = t; e < bs2; e += TEAM) {
         const int a = e / bs, c = e - a * bs;
         double acc = R == j && a == c ? 1.0 : 0.0;
-        if constexpr (PLAN) {
-          for (size64_t i = i0; i < i1; ++i) {
-            const double* T = f_val + size64_t(plan.q[i]) * bs2 + size64_t(a) * bs;
-            const double* X = m_val + size64_t(plan.x[i]) * bs2 + c;
-            for (int kk = 0; kk < bs; ++kk) acc = fma(-T[kk], X[size64_t(kk) * bs], acc);
-          }
-        }
-        for (index_t q = q0, b = b0; !PLAN && q < q1 && b < b1;) {
+        for (index_t q = q0, b = b0; q < q1 && b < b1;) {
           const index_t fc = f_col[q], S = row_ind[base + b];
           if (fc < S) {
             ++q;
@@ -125,14 +106,8 @@ void launch(stream_t s, const IsaiBlockDevicePattern& p, const BlockValuesView<c
   const index_t n = p.host->nrows;
   const auto grid = static_cast<unsigned>((size64_t(n) + per_block - 1) / per_block);
   const std::size_t smem = UPPER ? size64_t(per_block) * F.bs * F.bs * sizeof(double) : 0;
-  const unsigned threads = TEAM <= 32 ? warp_block_threads : TEAM;
-  const SubPlan plan{p.sub_ptr, p.sub_q, p.sub_x};
-  if (plan.ptr)
-    isai_substitute_kernel<UPPER, TEAM, true><<<grid, threads, smem, s>>>(
-        n, p.col_ptr, p.row_ind, p.bsr_pos, F.row_ptr, F.col_ind, F.val, dinv, F.bs, m_val, plan);
-  else
-    isai_substitute_kernel<UPPER, TEAM, false><<<grid, threads, smem, s>>>(
-        n, p.col_ptr, p.row_ind, p.bsr_pos, F.row_ptr, F.col_ind, F.val, dinv, F.bs, m_val, plan);
+  isai_substitute_kernel<UPPER, TEAM><<<grid, TEAM <= 32 ? warp_block_threads : TEAM, smem, s>>>(
+      n, p.col_ptr, p.row_ind, p.bsr_pos, F.row_ptr, F.col_ind, F.val, dinv, F.bs, m_val);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
@@ -159,9 +134,6 @@ void isai_block_substitute(stream_t s, const IsaiBlockDevicePattern& p, BlockVal
     throw std::invalid_argument("cuda::isai_block_substitute: IsaiBlockDevicePattern without host pattern");
   check_isai_substitute(*p.host, F, dinv, "cuda::isai_block_substitute");
   if (p.host->nrows == 0) return;
-  if (p.sub_ptr && (p.sub_q == nullptr || p.sub_x == nullptr || p.host->sub_ptr.empty()))
-    throw std::invalid_argument("cuda::isai_block_substitute: a substitution plan needs sub_q, sub_x and the host "
-                                "pattern's plan (IsaiBlockPattern::sub_ptr)");
   if (F.bs > isai_substitute_max_bs)
     throw std::invalid_argument("cuda::isai_block_substitute: block size " + std::to_string(F.bs) + " is above " +
                                 std::to_string(isai_substitute_max_bs) + " (48 KB of shared memory per column)");

@@ -24,11 +24,6 @@ IsaiMatrix::IsaiMatrix(ExecPtr exec, kernels::IsaiKind kind, index_t nrows, int 
   bsr_pos_ = to_executor(exec_, pattern_.bsr_pos);
   short_cols_ = to_executor(exec_, pattern_.short_cols);
   long_cols_ = to_executor(exec_, pattern_.long_cols);
-  if (exec_->is_cuda() && !pattern_.sub_ptr.empty()) {  // the substitution plan (the CPU merges as it goes)
-    sub_ptr_ = to_executor(exec_, pattern_.sub_ptr);
-    sub_q_ = to_executor(exec_, pattern_.sub_q);
-    sub_x_ = to_executor(exec_, pattern_.sub_x);
-  }
   info_ = Array<int>(exec_, 1);  // the long columns' scratch: at the first generate() (generate_factor needs none)
   BsrPattern p;
   p.nrows = p.ncols = nrows;
@@ -70,8 +65,7 @@ void IsaiMatrix::generate_factor(kernels::BlockValuesView<const double> F, const
 
 kernels::cuda::IsaiBlockDevicePattern IsaiMatrix::device_pattern() const
 {
-  return {&pattern_,        col_ptr_.data(),   row_ind_.data(), bsr_pos_.data(), short_cols_.data(),
-          long_cols_.data(), sub_ptr_.empty() ? nullptr : sub_ptr_.data(), sub_q_.data(), sub_x_.data()};
+  return {&pattern_, col_ptr_.data(), row_ind_.data(), bsr_pos_.data(), short_cols_.data(), long_cols_.data()};
 }
 
 IsaiPreconditioner::IsaiPreconditioner(ExecPtr exec, IsaiOptions opt) : exec_(std::move(exec)), opt_(opt)

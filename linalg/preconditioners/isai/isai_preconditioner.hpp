@@ -31,15 +31,12 @@ class IsaiMatrix {
   void generate_factor(kernels::BlockValuesView<const double> F, const double* dinv);
   const BsrMatrix& M() const { return *M_; }
   const kernels::IsaiBlockPattern& pattern() const { return pattern_; }
-  // The pattern's device arrays (CUDA; the block kinds' substitution plan included).
-  kernels::cuda::IsaiBlockDevicePattern device_pattern() const;
 
  private:
+  kernels::cuda::IsaiBlockDevicePattern device_pattern() const;
   ExecPtr exec_;
   kernels::IsaiBlockPattern pattern_;
   Array<index_t> col_ptr_, row_ind_, bsr_pos_, short_cols_, long_cols_;
-  Array<size64_t> sub_ptr_;     // the block substitution's plan (CUDA, block kinds; IsaiBlockPattern::sub_ptr)
-  Array<index_t> sub_q_, sub_x_;
   Array<double> scratch_;
   Array<int> info_;
   std::unique_ptr<BsrMatrix> M_;
