@@ -72,10 +72,11 @@ for m in "$@"; do
         > $L/kprof1m.csv 2> $L/kprof1m.err
       echo "== kprof1m rc $? $(grep -c gpu__time_duration $L/kprof1m.csv) kernels"
       python3 verification/probes/kernel_times.py $L/kprof1m.csv --top 40 > $L/kprof1m_top.txt 2>&1; head -45 $L/kprof1m_top.txt ;;
-    kprof72k)  # as kprof1m, on the 60x60x20 deck itself (its first KPROF_DAYS days)
+    kprof72k)  # as kprof1m, on the 60x60x20 deck itself (its first KPROF_DAYS days; KPROF_SET: one more --set)
+      KS=(); [[ -n ${KPROF_SET:-} ]] && KS=(--set "$KPROF_SET")
       ncu --csv --print-units base --metrics gpu__time_duration.sum -c ${KPROF_COUNT:-1500} \
         $X run inputs/quarter_five_spot_60x60x20.toml --backend cuda --output /tmp/runs/kp --set output.vtk=false \
-        --set schedule.end_time=${KPROF_DAYS:-1} --set schedule.report_interval=${KPROF_DAYS:-1} \
+        --set schedule.end_time=${KPROF_DAYS:-1} --set schedule.report_interval=${KPROF_DAYS:-1} "${KS[@]}" \
         > $L/kprof72k.csv 2> $L/kprof72k.err
       echo "== kprof72k rc $? $(grep -c gpu__time_duration $L/kprof72k.csv) kernels"
       python3 verification/probes/kernel_times.py $L/kprof72k.csv --top 40 > $L/kprof72k_top.txt 2>&1; head -45 $L/kprof72k_top.txt ;;
