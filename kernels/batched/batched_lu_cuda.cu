@@ -193,14 +193,22 @@ namespace {
 __global__ void __launch_bounds__(256)
     lu_inverse_kernel(int n, const double* __restrict__ lu, const index_t* __restrict__ piv, double* __restrict__ inv)
 {
+  // x, then U's diagonal and the pivots staged once (coalesced): the serial parts (thread 0's interchanges,
+  // every step's division) then read shared memory instead of waiting on a global load each step.
   extern __shared__ double x[];
+  double* diag = x + n;
+  int* p_s = reinterpret_cast<int*>(diag + n);
   const int j = static_cast<int>(blockIdx.x);
   const auto un = static_cast<size64_t>(n);
-  for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) x[i] = i == j ? 1.0 : 0.0;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
+    x[i] = i == j ? 1.0 : 0.0;
+    diag[i] = lu[size64_t(i) * un + i];
+    p_s[i] = static_cast<int>(piv[i]);
+  }
   __syncthreads();
   if (threadIdx.x == 0)
     for (int k = 0; k < n; ++k) {
-      const int p = piv[k];
+      const int p = p_s[k];
       if (p != k && p >= 0 && p < n) {
         const double t = x[k];
         x[k] = x[p];
@@ -215,7 +223,7 @@ __global__ void __launch_bounds__(256)
     __syncthreads();
   }
   for (int c = n - 1; c >= 0; --c) {  // U x = y
-    const double xc = x[c] / lu[size64_t(c) * un + c];
+    const double xc = x[c] / diag[c];
     if (threadIdx.x == 0) inv[size64_t(c) * un + j] = xc;
     for (int i = static_cast<int>(threadIdx.x); i < c; i += static_cast<int>(blockDim.x))
       x[i] = fma(-lu[size64_t(i) * un + c], xc, x[i]);
@@ -231,8 +239,8 @@ void lu_inverse(stream_t s, int n, const double* lu, const index_t* piv, double*
     throw std::invalid_argument("cuda::lu_inverse: size " + std::to_string(n) + " is outside 1.." +
                                 std::to_string(batched_lu_max_size));
   const int threads = std::min(256, (n + 31) / 32 * 32);
-  lu_inverse_kernel<<<static_cast<unsigned>(n), static_cast<unsigned>(threads), sizeof(double) * std::size_t(n), s>>>(
-      n, lu, piv, inv);
+  const std::size_t smem = (2 * sizeof(double) + sizeof(int)) * std::size_t(n);  // x, U's diagonal, the pivots
+  lu_inverse_kernel<<<static_cast<unsigned>(n), static_cast<unsigned>(threads), smem, s>>>(n, lu, piv, inv);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
