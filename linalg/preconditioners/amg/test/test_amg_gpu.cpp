@@ -535,6 +535,7 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
     AmgCycle cycle = AmgCycle::v;
     int cycles = 1;
     StoragePrecision storage = StoragePrecision::fp64;
+    index_t max_coarse = 60;
   } cases[] = {{AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi},
                {AmgAggregation::mis2, 0, AmgInterpolation::plain, AmgSmoother::l1_jacobi},
                {AmgAggregation::matching, 8, AmgInterpolation::smoothed, AmgSmoother::l1_jacobi},
@@ -546,7 +547,12 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
                {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi, 0, AmgCycle::v, 1,
                 StoragePrecision::fp32},
                {AmgAggregation::matching, 4, AmgInterpolation::plain, AmgSmoother::l1_jacobi, 0, AmgCycle::w, 2,
-                StoragePrecision::fp32}};
+                StoragePrecision::fp32},
+               // A coarsest level of amg::coarse_inverse_min_rows rows or more: the GPU multiplies by its
+               // inverse (formed in the recorded numeric re-setup, applied in the recorded cycle), the CPU
+               // substitutes with the LU.
+               {AmgAggregation::mis2, 0, AmgInterpolation::smoothed, AmgSmoother::jacobi, 0, AmgCycle::w, 1,
+                StoragePrecision::fp64, 400}};
   for (const auto& c : cases) {
     AmgOptions opt;
     opt.aggregation = c.agg;
@@ -557,10 +563,17 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
     opt.cycle = c.cycle;
     opt.cycles = c.cycles;
     opt.storage = c.storage;
-    opt.max_coarse = 60;
-    SCOPED_TRACE(fmt::format("{} {} {} {} {} {}-cycle x{} {}", to_string(c.agg), c.size, to_string(c.interp),
-                             to_string(c.smoother), c.trisolve_sweeps, to_string(c.cycle), c.cycles,
-                             to_string(c.storage)));
+    opt.max_coarse = c.max_coarse;
+    SCOPED_TRACE(fmt::format("{} {} {} {} {} {}-cycle x{} {} max_coarse {}", to_string(c.agg), c.size,
+                             to_string(c.interp), to_string(c.smoother), c.trisolve_sweeps, to_string(c.cycle),
+                             c.cycles, to_string(c.storage), c.max_coarse));
+    // The Poisson hierarchy's coarsest level, when the case means the inverse: large enough for it (7429,
+    // 744, 99 rows on the CPU; the random matrix's ends at 20 rows either way).
+    const auto expect_inverse_sized = [&](const Built& b) {
+      if (c.max_coarse < amg::coarse_inverse_min_rows) return;
+      EXPECT_GE(b.gpu->statistics().levels.back().rows, amg::coarse_inverse_min_rows);
+      EXPECT_TRUE(b.gpu->statistics().coarsest_direct);
+    };
     // fp32 storage: the two backends' fp64 hierarchies agree to 1e-12, so a value can round to
     // neighbouring fp32 numbers on the two (one fp32 ulp, 6e-8 relative): the cycles then agree to
     // that rounding, not to fp64's.
@@ -574,6 +587,7 @@ TEST(AmgGpu, HierarchiesAndCyclesAgree)
       const int nx = 23, ny = 19, nz = 17;
       auto m = test::fv_poisson(nx, ny, nz, test::lognormal(nx * ny * nz, 1.0, 5));
       auto b = build_both(m, opt);
+      expect_inverse_sized(b);
       ASSERT_GE(b.cpu->num_levels(), 3);
       EXPECT_EQ(b.cpu->statistics().levels.size(), b.gpu->statistics().levels.size());
       expect_cycles_agree(b, cycle_tol);
