@@ -1,6 +1,7 @@
 // Grid construction (active cells, depths, pore volumes, transmissibilities) and the
 // reproducible log-normal property generator.
 #include "physics/grid.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -42,7 +43,7 @@ Grid::Grid(const GridSpec& g, const RockSpec& rock) : spec_(g)
   const long long rows = 1LL * g.ny * g.nz;
   active_.assign(std::size_t(n), -1);
   std::vector<index_t> row_active(std::size_t(rows) + 1, 0);
-  const bool par = n >= (1 << 14);
+  const bool par = kernels::cpu::parallel_worth(size64_t(n));
 #pragma omp parallel for schedule(static) if (par)
   for (long long r = 0; r < rows; ++r) {
     const index_t c0 = index_t(r) * g.nx;
@@ -242,7 +243,7 @@ Grid::CellFaces Grid::cell_faces() const
   CellFaces cf;
   cf.ptr.resize(static_cast<std::size_t>(n) + 1);
   cf.ptr[0] = 0;
-  const bool par = n >= (1 << 14);
+  const bool par = kernels::cpu::parallel_worth(size64_t(n));
 #pragma omp parallel for schedule(static) if (par)
   for (index_t a = 0; a < n; ++a) cf.ptr[a + 1] = incoming(a, nullptr) + (face_start_[a + 1] - face_start_[a]);
   for (index_t a = 0; a < n; ++a) cf.ptr[a + 1] += cf.ptr[a];

@@ -1,5 +1,6 @@
 // Well completions and Peaceman well indices, shared by every model.
 #include "physics/wells.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -98,7 +99,7 @@ BsrPattern jacobian_pattern(const Grid& grid, const Grid::CellFaces& cf, const s
   BsrPattern p;
   p.nrows = p.ncols = n;
   p.row_ptr.assign(std::size_t(n) + 1, 0);
-  const bool par = n >= (1 << 14);
+  const bool par = kernels::cpu::parallel_worth(size64_t(n));
 #pragma omp parallel if (par)
   {
     std::vector<index_t> buf;
@@ -136,7 +137,7 @@ CellConnections cell_connections(const Grid& grid, const Grid::CellFaces& cf, co
   CellConnections c;
   const std::size_t m = cf.face.size();
   c.cell.resize(m), c.block.resize(m), c.trans.resize(m), c.diag_block.resize(std::size_t(n));
-#pragma omp parallel for schedule(static) if (n >= (1 << 14))
+#pragma omp parallel for schedule(static) if (kernels::cpu::parallel_worth(size64_t(n)))
   for (index_t i = 0; i < n; ++i) {
     for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) {
       const Grid::Face& f = faces[cf.face[q]];

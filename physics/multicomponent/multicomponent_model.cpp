@@ -6,6 +6,7 @@
 // (pass-1 records) + 2 doubles (reductions). The Jacobian (nnzb nc^2 doubles) and the vectors
 // belong to the caller.
 #include "physics/multicomponent/multicomponent_model.hpp"
+#include "kernels/parallel_cpu.hpp"
 
 #include "physics/multicomponent/multicomponent_kernels.hpp"
 #include "physics/dispatch.hpp"
@@ -102,7 +103,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   const Grid::CellFaces cf = grid.cell_faces();  // per cell in face order, as the assembly sums
   face_diff_.resize(grid.faces().size());
   const auto nfaces = static_cast<std::int64_t>(grid.faces().size());
-#pragma omp parallel for schedule(static) if (nfaces >= (1 << 14))
+#pragma omp parallel for schedule(static) if (kernels::cpu::parallel_worth(size64_t(nfaces)))
   for (std::int64_t f = 0; f < nfaces; ++f) {
     const auto& face = grid.faces()[std::size_t(f)];
     const index_t ga = grid.global_of_active(face.a), gb = grid.global_of_active(face.b);
@@ -147,7 +148,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
     }
     return m;
   };
-  const bool par = n >= (1 << 14);
+  const bool par = kernels::cpu::parallel_worth(size64_t(n));
 #pragma omp parallel for schedule(static) if (par)
   for (index_t i = 0; i < n; ++i) {
     for (index_t q = cf.ptr[i]; q < cf.ptr[i + 1]; ++q) nbr_diff[q] = face_diff_[cf.face[q]];
