@@ -18,33 +18,35 @@ namespace blockres::kernels {
 //   elimination step k is zero or not finite (then w_r is left undefined). `values` may be any
 //   array of bs x bs blocks: true-IMPES passes the model's accumulation blocks with diag_pos[r] = r.
 // cpr_pressure_values: ap[k] = sum_a w[r*bs + a] * A_k(a, 0) for every block k of block row r
-//   (the bs = 1 pressure matrix W^T A P on A's block pattern, in A's block order).
+//   (the bs = 1 pressure matrix W^T A P on A's block pattern, in A's block order), and col[k*bs + a] =
+//   A_k(a, 0): column 0 of every block, contiguous, the only part of A that cpr_pressure_residual reads.
 // cpr_restrict: rp[r] = sum_a w[r*bs + a] * x[r*bs + a].
 // cpr_prolong_add: x[r*bs] += xp[r] (the other unknowns are left alone).
 // cpr_pressure_residual: r2 = r - A P xp, P xp the pressure vector in unknown 0 of every cell (0
 //   elsewhere): r2[r*bs + a] = r[r*bs + a] - sum over the blocks k of block row r (in storage order)
-//   of A_k(a, 0) * xp[col_ind[k]]; only column 0 of every block is read (a bs-th of the values,
-//   a sector of 32 bytes at least per block row of a block on the GPU). The CPU's sum is, bit for
-//   bit, the one a full product with x = P xp would give (the other columns add zeros).
+//   of A_k(a, 0) * xp[col_ind[k]], A_k(a, 0) read from col (cpr_pressure_values' copy of column 0).
+//   Reading the column in place (entry a*bs of each block) cost a 32-byte sector for every 8 bytes
+//   used on the GPU; the copy is read contiguously, bs doubles a block, every application. The CPU's
+//   sum is, bit for bit, the one a full product with x = P xp would give (the other columns add zeros).
 namespace cpu {
 void cpr_quasi_impes_weights(index_t nrows, int bs, const index_t* diag_pos, const double* values, double* w,
                              int* info);
 void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const double* values, const double* w,
-                         double* ap);
+                         double* ap, double* col);
 void cpr_restrict(index_t nrows, int bs, const double* w, const double* x, double* rp);
 void cpr_prolong_add(index_t nrows, int bs, const double* xp, double* x);
-void cpr_pressure_residual(index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind, const double* values,
+void cpr_pressure_residual(index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind, const double* col,
                            const double* xp, const double* r, double* r2);
 }  // namespace cpu
 namespace cuda {
 void cpr_quasi_impes_weights(stream_t s, index_t nrows, int bs, const index_t* diag_pos, const double* values,
                              double* w, int* info);
 void cpr_pressure_values(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const double* values,
-                         const double* w, double* ap);
+                         const double* w, double* ap, double* col);
 void cpr_restrict(stream_t s, index_t nrows, int bs, const double* w, const double* x, double* rp);
 void cpr_prolong_add(stream_t s, index_t nrows, int bs, const double* xp, double* x);
 void cpr_pressure_residual(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind,
-                           const double* values, const double* xp, const double* r, double* r2);
+                           const double* col, const double* xp, const double* r, double* r2);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

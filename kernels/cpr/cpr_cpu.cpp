@@ -60,7 +60,7 @@ void cpr_quasi_impes_weights(index_t nrows, int bs, const index_t* diag_pos, con
 }
 
 void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const double* values, const double* w,
-                         double* ap)
+                         double* ap, double* col)
 {
   const size64_t bb = size64_t(bs) * bs;
 #pragma omp parallel for schedule(static) if (parallel_worth(size64_t(row_ptr[nrows]) * bs * bs))
@@ -68,8 +68,12 @@ void cpr_pressure_values(index_t nrows, int bs, const index_t* row_ptr, const do
     const double* wr = w + size64_t(r) * bs;
     for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
       const double* a = values + size64_t(k) * bb;
+      double* c = col + size64_t(k) * bs;
       double s = 0.0;
-      for (int i = 0; i < bs; ++i) s += wr[i] * a[size64_t(i) * bs];
+      for (int i = 0; i < bs; ++i) {
+        c[i] = a[size64_t(i) * bs];
+        s += wr[i] * c[i];
+      }
       ap[k] = s;
     }
   }
@@ -91,15 +95,14 @@ void cpr_prolong_add(index_t nrows, int bs, const double* xp, double* x)
   for (index_t r = 0; r < nrows; ++r) x[size64_t(r) * bs] += xp[r];
 }
 
-void cpr_pressure_residual(index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind, const double* values,
+void cpr_pressure_residual(index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind, const double* col,
                            const double* xp, const double* r, double* r2)
 {
-  const size64_t bs2 = size64_t(bs) * bs;
 #pragma omp parallel for schedule(static) if (parallel_worth(size64_t(row_ptr[nrows]) * bs))
   for (index_t i = 0; i < nrows; ++i)
     for (int a = 0; a < bs; ++a) {
       double sum = 0.0;
-      for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[size64_t(k) * bs2 + size64_t(a) * bs] * xp[col_ind[k]];
+      for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += col[size64_t(k) * bs + a] * xp[col_ind[k]];
       const size64_t row = size64_t(i) * bs + a;
       r2[row] = r[row] - sum;
     }

@@ -166,10 +166,10 @@ __global__ void weights_block_kernel(index_t nrows, int bs, const index_t* __res
   }
 }
 
-// A warp per block row, a lane per block: ap[k] = w_r . column 0 of block k.
+// A warp per block row, a lane per block: ap[k] = w_r . column 0 of block k, that column copied to col.
 __global__ void pressure_values_kernel(index_t nrows, int bs, const index_t* __restrict__ row_ptr,
                                        const double* __restrict__ values, const double* __restrict__ w,
-                                       double* __restrict__ ap)
+                                       double* __restrict__ ap, double* __restrict__ col)
 {
   const size64_t bb = size64_t(bs) * bs;
   const int lane = threadIdx.x & 31;
@@ -178,8 +178,13 @@ __global__ void pressure_values_kernel(index_t nrows, int bs, const index_t* __r
     const double* wr = w + r * bs;
     for (index_t k = row_ptr[r] + lane; k < row_ptr[r + 1]; k += 32) {
       const double* a = values + size64_t(k) * bb;
+      double* c = col + size64_t(k) * bs;
       double s = 0.0;
-      for (int i = 0; i < bs; ++i) s += wr[i] * a[size64_t(i) * bs];
+      for (int i = 0; i < bs; ++i) {
+        const double v = a[size64_t(i) * bs];
+        c[i] = v;
+        s += wr[i] * v;
+      }
       ap[k] = s;
     }
   }
@@ -201,18 +206,19 @@ __global__ void prolong_add_kernel(index_t nrows, int bs, const double* __restri
     x[r * bs] += xp[r];
 }
 
-// r2 = r - A P xp: a thread per scalar row (i, a), neighbouring threads the rows of one block row.
+// r2 = r - A P xp: a thread per scalar row (i, a), neighbouring threads the rows of one block row, so they read
+// consecutive entries of each block's column copy (coalesced).
 __global__ void pressure_residual_kernel(size64_t rows, int bs, const index_t* __restrict__ row_ptr,
-                                         const index_t* __restrict__ col_ind, const double* __restrict__ values,
+                                         const index_t* __restrict__ col_ind, const double* __restrict__ col,
                                          const double* __restrict__ xp, const double* __restrict__ r,
                                          double* __restrict__ r2)
 {
-  const size64_t bs2 = size64_t(bs) * bs;
   for (size64_t t = blockIdx.x * size64_t(blockDim.x) + threadIdx.x; t < rows; t += size64_t(gridDim.x) * blockDim.x) {
     const index_t i = static_cast<index_t>(t / bs);
     const int a = static_cast<int>(t - size64_t(i) * bs);
     double sum = 0.0;
-    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[size64_t(k) * bs2 + size64_t(a) * bs] * xp[col_ind[k]];
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      sum += col[size64_t(k) * bs + a] * xp[col_ind[k]];
     r2[t] = r[t] - sum;
   }
 }
@@ -251,11 +257,11 @@ void cpr_quasi_impes_weights(stream_t s, index_t nrows, int bs, const index_t* d
 }
 
 void cpr_pressure_values(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const double* values,
-                         const double* w, double* ap)
+                         const double* w, double* ap, double* col)
 {
   if (nrows <= 0) return;
   pressure_values_kernel<<<cuda_detail::grid_for(size64_t(nrows) * 32), cuda_detail::default_block, 0, s>>>(
-      nrows, bs, row_ptr, values, w, ap);
+      nrows, bs, row_ptr, values, w, ap, col);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
@@ -274,12 +280,12 @@ void cpr_prolong_add(stream_t s, index_t nrows, int bs, const double* xp, double
 }
 
 void cpr_pressure_residual(stream_t s, index_t nrows, int bs, const index_t* row_ptr, const index_t* col_ind,
-                           const double* values, const double* xp, const double* r, double* r2)
+                           const double* col, const double* xp, const double* r, double* r2)
 {
   if (nrows <= 0) return;
   const size64_t rows = size64_t(nrows) * bs;
   pressure_residual_kernel<<<cuda_detail::grid_for(rows), cuda_detail::default_block, 0, s>>>(
-      rows, bs, row_ptr, col_ind, values, xp, r, r2);
+      rows, bs, row_ptr, col_ind, col, xp, r, r2);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 

@@ -120,15 +120,21 @@ TEST(CprGpu, PressureValuesRestrictProlong)
     auto xpd = upload(xp);
     const auto s = gpu()->stream();
 
-    // Pressure values: each entry a sum of bs products, compared within the rounding bound.
-    std::vector<double> apc(nnzb, nan_v), sum_abs(nnzb, 0.0);
-    kc::cpr_pressure_values(n, bs, c.m.pattern.row_ptr.data(), c.m.values.data(), w.data(), apc.data());
+    // Pressure values: each entry a sum of bs products, compared within the rounding bound; the copy of
+    // column 0 bit for bit, both outputs poisoned.
+    std::vector<double> apc(nnzb, nan_v), sum_abs(nnzb, 0.0), colc(std::size_t(nnzb) * bs, nan_v);
+    kc::cpr_pressure_values(n, bs, c.m.pattern.row_ptr.data(), c.m.values.data(), w.data(), apc.data(), colc.data());
+    for (index_t k = 0; k < nnzb; ++k)
+      for (int a = 0; a < bs; ++a)
+        ASSERT_EQ(colc[std::size_t(k) * bs + a], c.m.values[k * bb + a * bs]) << "CPU column, bs " << bs;
     for (index_t r = 0; r < n; ++r)
       for (index_t k = c.m.pattern.row_ptr[r]; k < c.m.pattern.row_ptr[r + 1]; ++k)
         for (int a = 0; a < bs; ++a) sum_abs[k] += std::abs(w[std::size_t(r) * bs + a] * c.m.values[k * bb + a * bs]);
     auto apg = poisoned<double>(nnzb, nan_v);
-    kg::cpr_pressure_values(s, n, bs, rp_d.data(), vals.data(), wd.data(), apg.data());
+    auto colg = poisoned<double>(size64_t(nnzb) * bs, nan_v);
+    kg::cpr_pressure_values(s, n, bs, rp_d.data(), vals.data(), wd.data(), apg.data(), colg.data());
     EXPECT_LE(test::rounding_units(apg.to_host(), apc, sum_abs, bs), 1.0) << "pressure values, bs " << bs;
+    EXPECT_EQ(colg.to_host(), colc) << "column 0, bs " << bs;
 
     // Restriction.
     std::vector<double> rc(n, nan_v), rabs(n, 0.0);
@@ -163,8 +169,12 @@ TEST(CprGpu, PressureResidualMatchesCpu)
     const auto xp = test::random_vector(n);
     const auto r = test::random_vector(size64_t(n) * bs);
     std::vector<double> rc(size64_t(n) * bs, nan_v), sum_abs(size64_t(n) * bs, 0.0);
-    kc::cpr_pressure_residual(n, bs, c.m.pattern.row_ptr.data(), c.m.pattern.col_ind.data(), c.m.values.data(),
-                              xp.data(), r.data(), rc.data());
+    // Column 0 of every block, as cpr_pressure_values copies it.
+    std::vector<double> col(std::size_t(c.m.pattern.nnzb()) * bs);
+    for (index_t k = 0; k < c.m.pattern.nnzb(); ++k)
+      for (int a = 0; a < bs; ++a) col[std::size_t(k) * bs + a] = c.m.values[k * bb + a * bs];
+    kc::cpr_pressure_residual(n, bs, c.m.pattern.row_ptr.data(), c.m.pattern.col_ind.data(), col.data(), xp.data(),
+                              r.data(), rc.data());
     index_t longest = 0;
     for (index_t i = 0; i < n; ++i) {
       longest = std::max(longest, c.m.pattern.row_ptr[i + 1] - c.m.pattern.row_ptr[i]);
@@ -177,11 +187,11 @@ TEST(CprGpu, PressureResidualMatchesCpu)
     }
     auto rp_d = upload(c.m.pattern.row_ptr);
     auto ci_d = upload(c.m.pattern.col_ind);
-    auto vals = upload(c.m.values);
+    auto cold = upload(col);
     auto xpd = upload(xp);
     auto rd = upload(r);
     auto r2 = poisoned<double>(size64_t(n) * bs, nan_v);
-    kg::cpr_pressure_residual(gpu()->stream(), n, bs, rp_d.data(), ci_d.data(), vals.data(), xpd.data(), rd.data(),
+    kg::cpr_pressure_residual(gpu()->stream(), n, bs, rp_d.data(), ci_d.data(), cold.data(), xpd.data(), rd.data(),
                               r2.data());
     EXPECT_LE(test::rounding_units(r2.to_host(), rc, sum_abs, int(longest) + 1), 1.0) << "bs " << bs;
   }

@@ -102,6 +102,7 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   ap_ = std::make_unique<BsrMatrix>(exec_, 1, p);
   const index_t n = A.nrows();
   if (w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
+  if (col_.size() != size64_t(A.nnzb()) * bs) col_ = Vector(exec_, size64_t(A.nnzb()) * bs);
   if (opt_.weights == CprWeights::true_impes) {
     std::vector<index_t> id(static_cast<std::size_t>(n));
     std::iota(id.begin(), id.end(), index_t(0));
@@ -157,14 +158,14 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
     failed = kernels::cuda::count_nonzero(s, n, info_.data(), counter_.data());
     if (failed == 0)
       kernels::cuda::cpr_pressure_values(s, n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
-                                         ap_->values().data());
+                                         ap_->values().data(), col_.data());
 #endif
   } else {
     kernels::cpu::cpr_quasi_impes_weights(n, bs_, block_pos, blocks, w_.data(), info_.data());
     failed = kernels::cpu::count_nonzero(n, info_.data());
     if (failed == 0)
       kernels::cpu::cpr_pressure_values(n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
-                                        ap_->values().data());
+                                        ap_->values().data(), col_.data());
   }
   timer_->end(PhaseTimer::cpr_weights);
   if (failed != 0) {
@@ -192,7 +193,7 @@ std::uint64_t CprPreconditioner::launch_epoch() const
   const std::uint64_t e1 = stage1_->launch_epoch(), e2 = stage2_->launch_epoch();
   if (e1 == 0 || e2 == 0) return 0;
   LaunchKey k;
-  k.add(*A_).add(*ap_).add(w_).add(rp_).add(xp_).add(r2_).add(rin_).add(zout_);
+  k.add(*A_).add(*ap_).add(w_).add(col_).add(rp_).add(xp_).add(r2_).add(rin_).add(zout_);
   return k.add(std::uint64_t(nrows_)).add(std::uint64_t(bs_)).add(e1).add(e2).value();
 }
 
@@ -203,7 +204,7 @@ double CprPreconditioner::apply_bytes() const
   if (b1 == 0.0 || b2 == 0.0) return 0.0;
   const double n = nrows_, v = 8.0 * n * bs_, p = 8.0 * n, nnzb = A_->nnzb();
   double bytes = 2.0 * v + p + b1;  // restriction (w and r read, r_p written), pressure stage
-  // r2 = r - A P x_p: column 0 of every block, the columns and row pointers, x_p, r read, r2 written
+  // r2 = r - A P x_p: the copy of column 0 of every block, the columns and row pointers, x_p, r read, r2 written
   bytes += nnzb * (8.0 * bs_ + 4.0) + 4.0 * (n + 1.0) + p + 2.0 * v;
   bytes += b2 + (p + 2.0 * v);  // second stage; z += P x_p
   if (graph_ && !graph_failed_) bytes += 4.0 * v;  // the copies in and out of the recording
@@ -259,11 +260,11 @@ void CprPreconditioner::apply_stages(const Vector& r, Vector& z) const
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     kernels::cuda::cpr_pressure_residual(exec_->stream(), n, bs_, A.row_ptr().data(), A.col_ind().data(),
-                                         A.values().data(), xp_.data(), r.data(), r2_.data());
+                                         col_.data(), xp_.data(), r.data(), r2_.data());
 #endif
   } else {
-    kernels::cpu::cpr_pressure_residual(n, bs_, A.row_ptr().data(), A.col_ind().data(), A.values().data(),
-                                        xp_.data(), r.data(), r2_.data());
+    kernels::cpu::cpr_pressure_residual(n, bs_, A.row_ptr().data(), A.col_ind().data(), col_.data(), xp_.data(),
+                                        r.data(), r2_.data());
   }
   stage2_->apply(r2_, z);
   if (exec_->is_cuda()) {

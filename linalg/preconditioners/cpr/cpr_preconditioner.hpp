@@ -90,6 +90,7 @@ class CprPreconditioner final : public Preconditioner {
   const Vector* accumulation_ = nullptr;  // true_impes
   Array<index_t> block_index_;            // true_impes: 0, 1, .., n-1 (block r of C is cell r's)
   Vector w_;
+  Vector col_;  // column 0 of every block of A (cpr_pressure_values' copy, read by each application)
   Array<int> info_;
   Array<index_t> counter_;
   std::unique_ptr<BsrMatrix> ap_;

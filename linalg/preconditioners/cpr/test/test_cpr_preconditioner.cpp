@@ -669,7 +669,12 @@ TEST(CprKernels, PressureResidualIsTheFullProductBitForBit)
     kernels::cpu::cpr_prolong_add(n, bs, xp.data(), x1.data());
     spmv(A, -1.0, x1, 1.0, full);
     std::vector<double> r2(A.scalar_rows(), std::numeric_limits<double>::quiet_NaN());
-    kernels::cpu::cpr_pressure_residual(n, bs, tm.pattern.row_ptr.data(), tm.pattern.col_ind.data(), tm.values.data(),
+    // Column 0 of every block as cpr_pressure_values copies it (with the pressure values of some weights).
+    const auto w = test::random_vector(A.scalar_rows());
+    std::vector<double> ap(tm.pattern.nnzb()), col(std::size_t(tm.pattern.nnzb()) * bs);
+    kernels::cpu::cpr_pressure_values(n, bs, tm.pattern.row_ptr.data(), tm.values.data(), w.data(), ap.data(),
+                                      col.data());
+    kernels::cpu::cpr_pressure_residual(n, bs, tm.pattern.row_ptr.data(), tm.pattern.col_ind.data(), col.data(),
                                         xp.data(), r.data(), r2.data());
     const auto h = full.to_host();
     for (std::size_t i = 0; i < r2.size(); ++i) ASSERT_EQ(r2[i], h[i]) << "bs " << bs << " row " << i;
