@@ -31,6 +31,7 @@ BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
 extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(1)
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(2)
+extern BLOCKRES_LU_PANEL_SOLVE_INSTANCE(2, 16, 2)
 extern BLOCKRES_LU_ROW_SOLVE_INSTANCE(3)
 extern BLOCKRES_LU_ROW_SOLVE_INSTANCE(4)
 }  // namespace lu_detail
@@ -163,7 +164,7 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   solve_class(&launch_small_solve<4>, 3, 4);
   solve_class(&launch_small_solve<8>, 5, 8);
   solve_class(&launch_small_solve<16>, 9, 16);
-  // 17..64: a warp per block (warp_solve), R = 1 rows per lane for 17..32 in one class, R = 2 for 33..64
+  // 17..56: a warp per block (warp_solve), R = 1 rows per lane for 17..32 in one class, R = 2 for 33..56
   // in classes of 8 sizes: the warp's shared memory is sized to its class's largest block, so a 33-row
   // block of a variable batch does not take a 64-row slot (H200, mixed 33..64 against the uniform batch
   // of its mean size: 1.66x the time per byte with one class, 1.51x with four). Every class launch visits
@@ -173,7 +174,14 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   // dropped: H200, 6b684de, mixed 33..64 1.39x against 1.36x with these, 9..32 1.07x against 1.11x, within
   // the noise, for twice the launches.)
   solve_class(&launch_warp_solve<1>, 17, 32);
-  for (int lo = 33; lo <= 57; lo += 8) solve_class(&launch_warp_solve<2>, lo, lo + 7);
+  for (int lo = 33; lo <= 49; lo += 8) solve_class(&launch_warp_solve<2>, lo, lo + 7);
+  // 57..64: the panel solve (panel_solve, 16-column panels, two slots), whose warps hold 17 KB of shared memory
+  // instead of warp_solve's 34 KB. Measured in one call per card against warp_solve (issue 31, session 44,
+  // verification/results/issue31_s44_*), n 64: H200 1.06 -> 0.75 ms (46.2 -> 65.6% of copy), H100 1.07 -> 0.87
+  // ms (64.4 -> 79.7%); in the nc 64 deck's second stage (H100, ncu) 2.06 -> 1.49 ms per application. Below 57
+  // it loses on one card or both (H100 n 49 73.2 -> 55.3%, 56 69.3 -> 64.0%; H200 n 33 51.5 -> 43.7%, 40 54.5
+  // -> 48.5%; H200 n 48 55.1 -> 60.0%, H100 n 48 73.4 -> 74.1%), so 33..56 keeps warp_solve.
+  solve_class(&launch_panel_solve<2, 16, 2>, 57, 64);
   // 65..128: a warp per block going row by row (row_solve), R = 3 rows per lane to 96, R = 4 to 128. On an H100
   // (2026-11-27, verification/results/issue29_30_31_s40_*) 1.46-1.9x faster than the blocked solve there (65: 1.17
   // against 2.21 ms, 96: 0.93 against 1.53, 128: 0.87 against 1.27), 59-77% of copy; slower than warp_solve

@@ -934,6 +934,147 @@ __global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
   }
 }
 
+// Panel solve, 33..64: warp_solve's substitutions with a ring of column panels in shared memory instead of the
+// whole block. warp_solve stages all n x n entries per warp (34 KB at 64 rows), so an SM holds six such warps and
+// each waits out its own copy and then its chain of 2n steps with little else to run (ncu, H200, n 64: 9.4%
+// occupancy, 40.7% of DRAM's peak, 5.8 cycles between a warp's instructions). Here a warp holds SL panels of P
+// columns (rows of P + 1 doubles, so a column read by the 32 lanes is conflict-free): the forward substitution
+// reads panel p's rows below its first column (the entries L(i, k) it needs), the backward one panel p's rows
+// above its last (U(i, k) and U's diagonal), panels in the order the steps use them, the next SL - 1 copied
+// (8-byte cp.async, every warp instruction P-double runs of 32 / P rows) while the current one is used. The
+// arithmetic is warp_solve's, in the same order (the same bits): y_i -= L(i, k) y_k for i > k, then
+// x_k = y_k (1 / U(k, k)) and y_i -= U(i, k) x_k for i < k; the reciprocals are read from global memory at the
+// block's start, off the chain.
+template <int P, int SL>
+struct PanelSolveShape {
+  static constexpr int stride = P + 1;
+  __host__ __device__ static std::size_t warp_doubles(int nmax)
+  {
+    return std::size_t(SL) * nmax * stride + nmax + (std::size_t(nmax) * sizeof(index_t) + 7) / 8;
+  }
+  static std::size_t smem_bytes(int nmax) { return warp_doubles(nmax) * sizeof(double); }  // one warp a block
+};
+
+// Copies stage st of a block's 2 np stages into slot M (rows of P + 1): forward panel st (st < np, rows
+// below its first column) or backward panel 2 np - 1 - st (rows above its last column), then commits the
+// group (an empty group past the last stage, so the waits count the same for every stage).
+template <int P>
+__device__ __forceinline__ void panel_copy(const double* A, int n, int np, int st, double* M, int lane)
+{
+  if (st < 2 * np) {
+    const bool fwd = st < np;
+    const int c0 = (fwd ? st : 2 * np - 1 - st) * P;
+    const int w = min(P, n - c0);
+    const int rlo = fwd ? c0 + 1 : 0, rhi = fwd ? n : min(n, c0 + P);
+    for (int e = lane; e < (rhi - rlo) * P; e += 32) {
+      const int i = rlo + e / P, c = e % P;
+      if (c < w) __pipeline_memcpy_async(M + i * (P + 1) + c, A + size64_t(i) * n + c0 + c, 8);
+    }
+  }
+  __pipeline_commit();
+}
+
+// One panel's steps: columns c0 .. c0 + P - 1 of L (forward) or, in reverse, of U (backward). P divides 32, so
+// every column of a panel is held by entry KB = c0 / 32 of its lane's y (a static index: the caller branches
+// on KB, and y stays in registers).
+template <int R, int P, int KB>
+__device__ __forceinline__ void panel_forward(const double* M, int n, int c0, int lane, double (&y)[R])
+{
+#pragma unroll
+  for (int kk = 0; kk < P; ++kk) {
+    const int k = c0 + kk;
+    if (k >= n) break;
+    const double yk = __shfl_sync(full_mask, y[KB], k & 31);
+#pragma unroll
+    for (int r = KB; r < R; ++r) {
+      const int i = lane + 32 * r;
+      if (i > k && i < n) y[r] = fma(-M[i * (P + 1) + kk], yk, y[r]);
+    }
+  }
+}
+template <int R, int P, int KB>
+__device__ __forceinline__ void panel_backward(const double* M, int n, int c0, int lane, const double (&d)[R],
+                                               double (&y)[R])
+{
+#pragma unroll
+  for (int kk = P - 1; kk >= 0; --kk) {
+    const int k = c0 + kk;
+    if (k >= n) continue;
+    if (lane == (k & 31)) y[KB] *= d[KB];
+    const double xk = __shfl_sync(full_mask, y[KB], k & 31);
+#pragma unroll
+    for (int r = 0; r <= KB; ++r) {
+      const int i = lane + 32 * r;
+      if (i < k) y[r] = fma(-M[i * (P + 1) + kk], xk, y[r]);
+    }
+  }
+}
+
+// x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp per thread block, grid-striding.
+template <int R, int P, int SL>
+__global__ void __launch_bounds__(32)
+    panel_solve(BatchLayout L, int lo, int hi, const double* __restrict__ lu, const index_t* __restrict__ piv,
+                const double* __restrict__ bv, double* __restrict__ x)
+{
+  using Sh = PanelSolveShape<P, SL>;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  const int lane = threadIdx.x & 31;
+  double* const ring = reinterpret_cast<double*>(lu_smem);
+  double* const ys = ring + size64_t(SL) * hi * Sh::stride;
+  index_t* const ps = reinterpret_cast<index_t*>(ys + hi);
+  for (size64_t bb = blockIdx.x; bb < L.count; bb += gridDim.x) {
+    const index_t b = L.block(bb);  // block bb, or select[bb] in a size class
+    const int n = L.size(b);
+    if (n < lo || n > hi) continue;
+    const double* const A = lu + L.mat(b);
+    const size64_t r0 = L.row(b);
+    const int np = (n + P - 1) / P, stages = 2 * np;
+    __syncwarp();  // the previous block's ring, ys and ps are no longer read
+#pragma unroll
+    for (int st = 0; st < SL - 1; ++st) panel_copy<P>(A, n, np, st, ring + size64_t(st) * hi * Sh::stride, lane);
+    double y[R], d[R];
+    int pos[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      y[r] = i < n ? bv[r0 + i] : 0.0;
+      d[r] = i < n ? 1.0 / A[size64_t(i) * n + i] : 0.0;
+      pos[r] = i;
+      if (i < n) ps[i] = piv[r0 + i];
+    }
+    __syncwarp();
+    interchanged_positions<R>(n, ps, pos);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane + 32 * r < n) ys[pos[r]] = y[r];
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; ++r) y[r] = lane + 32 * r < n ? ys[lane + 32 * r] : 0.0;
+    for (int st = 0; st < stages; ++st) {
+      __pipeline_wait_prior(SL - 2);
+      __syncwarp();  // every lane's copies of stage st are visible; stage st - 1's slot is no longer read
+      panel_copy<P>(A, n, np, st + SL - 1, ring + size64_t((st + SL - 1) % SL) * hi * Sh::stride, lane);
+      const double* const M = ring + size64_t(st % SL) * hi * Sh::stride;
+      static_assert(32 % P == 0 && R <= 2, "panel_solve: P divides 32, at most 64 rows");
+      if (st < np) {  // L y = P b (unit lower), columns c0 .. c0 + P - 1
+        const int c0 = st * P;
+        if (R == 1 || c0 < 32) panel_forward<R, P, 0>(M, n, c0, lane, y);
+        else panel_forward<R, P, R - 1>(M, n, c0, lane, y);
+      } else {  // U x = y, columns c0 + P - 1 down to c0
+        const int c0 = (stages - 1 - st) * P;
+        if (R == 1 || c0 < 32) panel_backward<R, P, 0>(M, n, c0, lane, d, y);
+        else panel_backward<R, P, R - 1>(M, n, c0, lane, d, y);
+      }
+    }
+    __pipeline_wait_prior(0);  // the empty groups past the last stage
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int i = lane + 32 * r;
+      if (i < n) x[r0 + i] = y[r];
+    }
+  }
+}
+
 // x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp per block, WARPS warps per thread
 // block, grid-striding, nothing staged: the substitutions go row by row. Lane l holds y_k (then x_k) for
 // k = l, l + 32, ...; row i of L (or U) is read straight from global memory, coalesced (lane l its entries
@@ -1043,6 +1184,9 @@ void launch_warp_solve(stream_t s, const BatchLayout& L, int lo, int hi, const d
 template <int R>
 void launch_row_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
                       const double* b, double* x);
+template <int R, int P, int SL>
+void launch_panel_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                        const double* b, double* x);
 
 // The compiled instances (X-macro lists: the .cu files instantiate them with the *_INSTANCE
 // macros, the dispatch declares them extern with the same macros after `extern`).
@@ -1083,6 +1227,10 @@ void launch_row_solve(stream_t s, const BatchLayout& L, int lo, int hi, const do
 #define BLOCKRES_LU_WARP_SOLVE_INSTANCE(R)                                                                    \
   template void launch_warp_solve<R>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
                                      const double*, double*);
+// Panel solves (panel_solve): R rows per lane, panels of P columns, SL slots, in batched_lu_cuda_blocked.cu.
+#define BLOCKRES_LU_PANEL_SOLVE_INSTANCE(R, P, SL)                                                              \
+  template void launch_panel_solve<R, P, SL>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
+                                             const double*, double*);
 // Row solves (row_solve): R rows per lane (R = 3: 65..96, R = 4: 97..128), in batched_lu_cuda_blocked.cu.
 #define BLOCKRES_LU_ROW_SOLVE_INSTANCE(R)                                                                    \
   template void launch_row_solve<R>(stream_t, const BatchLayout&, int, int, const double*, const index_t*, \
@@ -1181,6 +1329,17 @@ void launch_row_solve(stream_t s, const BatchLayout& L, int lo, int hi, const do
   constexpr int warps = RowSolveShape<R>::warps;
   const auto grid = unsigned(std::min<size64_t>((L.count + warps - 1) / warps, max_grid));
   row_solve<R><<<grid, 32 * warps, 0, s>>>(L, lo, std::min(hi, L.max_size), lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int R, int P, int SL>
+void launch_panel_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
+                        const double* b, double* x)
+{
+  const int h = std::min(hi, L.max_size);
+  const std::size_t smem = PanelSolveShape<P, SL>::smem_bytes(h);  // <= 15 KB (64 rows, P 8, SL 3)
+  const auto grid = unsigned(std::min<size64_t>(L.count, max_grid));
+  panel_solve<R, P, SL><<<grid, 32, smem, s>>>(L, lo, h, lu, piv, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
