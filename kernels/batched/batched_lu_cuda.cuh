@@ -32,8 +32,9 @@
 //   max|A| is gathered while the first panel step reads every original entry once; the pivot
 //   checks (info) run at the end from the stored pivot values.
 // Solves: lane-group kernel for n <= 16 (rows staged in shared memory, interchanges by shuffles,
-//   column-oriented substitutions); a warp per block for 17..64 (warp_solve: the block copied into
-//   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots); a warp per block
+//   column-oriented substitutions); a warp per block for 17..56 (warp_solve: the block copied into
+//   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots) and for 57..64
+//   (panel_solve: the same substitutions over a ring of two 16-column panels); a warp per block
 //   for 65..128 that reads the factors row by row from global memory, coalesced, with a butterfly sum
 //   per row (row_solve: no shared memory, many warps in flight); for n > 128 one thread block per block
 //   with 32-row blocks: warp dot products for the off-diagonal part, one warp for the 32x32 diagonal
