@@ -836,6 +836,31 @@ __device__ __forceinline__ void interchanged_positions(int n, const index_t* pk,
   }
 }
 
+// The right-hand side after the interchanges, for the warp solves: lane l reads b's entries l, l + 32, ... and the
+// pivots (to ps), follows where each entry ends up (interchanged_positions) and scatters it into ys; with Diag, also
+// d[r] = 1 / U(i, i) of its rows i from the factors A (n x n, row-major). The caller synchronises the warp before
+// reading ys.
+template <int R, bool Diag>
+__device__ __forceinline__ void permuted_rhs(int n, int lane, const double* A, const index_t* piv, const double* bv,
+                                             index_t* ps, double* ys, double (&d)[R])
+{
+  double y[R];
+  int pos[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = lane + 32 * r;
+    y[r] = i < n ? bv[i] : 0.0;
+    if constexpr (Diag) d[r] = i < n ? 1.0 / A[size64_t(i) * n + i] : 0.0;
+    pos[r] = i;
+    if (i < n) ps[i] = piv[i];
+  }
+  __syncwarp();
+  interchanged_positions<R>(n, ps, pos);
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (lane + 32 * r < n) ys[pos[r]] = y[r];
+}
+
 // x = A^{-1} b for the blocks with lo <= n <= hi (hi <= 32 R), one warp per block, grid-striding.
 // The block's rows are copied into the warp's shared memory with 8-byte cp.async (every warp
 // instruction a coalesced run of a row). The interchanges: lane l follows where each of its
@@ -873,23 +898,10 @@ __global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
       }
     }
     __pipeline_commit();
-    double y[R];
-    int pos[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int i = lane + 32 * r;
-      y[r] = i < n ? bv[r0 + i] : 0.0;
-      pos[r] = i;
-      if (i < n) ps[i] = piv[r0 + i];
-    }
-    __syncwarp();
-    interchanged_positions<R>(n, ps, pos);
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (lane + 32 * r < n) ys[pos[r]] = y[r];
+    double y[R], d[R];
+    permuted_rhs<R, false>(n, lane, A, piv + r0, bv + r0, ps, ys, d);
     __pipeline_wait_prior(0);
     __syncwarp();
-    double d[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int i = lane + 32 * r;
@@ -1034,20 +1046,7 @@ __global__ void __launch_bounds__(32)
 #pragma unroll
     for (int st = 0; st < SL - 1; ++st) panel_copy<P>(A, n, np, st, ring + size64_t(st) * hi * Sh::stride, lane);
     double y[R], d[R];
-    int pos[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int i = lane + 32 * r;
-      y[r] = i < n ? bv[r0 + i] : 0.0;
-      d[r] = i < n ? 1.0 / A[size64_t(i) * n + i] : 0.0;
-      pos[r] = i;
-      if (i < n) ps[i] = piv[r0 + i];
-    }
-    __syncwarp();
-    interchanged_positions<R>(n, ps, pos);
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (lane + 32 * r < n) ys[pos[r]] = y[r];
+    permuted_rhs<R, true>(n, lane, A, piv + r0, bv + r0, ps, ys, d);
     __syncwarp();
 #pragma unroll
     for (int r = 0; r < R; ++r) y[r] = lane + 32 * r < n ? ys[lane + 32 * r] : 0.0;
