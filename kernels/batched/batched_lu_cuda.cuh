@@ -947,8 +947,8 @@ __global__ void __launch_bounds__(32 * WarpSolveShape::warps(R))
   }
 }
 
-// Panel solve, 33..64: warp_solve's substitutions with a ring of column panels in shared memory instead of the
-// whole block. warp_solve stages all n x n entries per warp (34 KB at 64 rows), so an SM holds six such warps and
+// Panel solve, 33..64 rows (dispatched for 57..64, where it wins on both cards: batched_lu_cuda.cu): warp_solve's
+// substitutions with a ring of column panels in shared memory instead of the whole block. warp_solve stages all n x n entries per warp (34 KB at 64 rows), so an SM holds six such warps and
 // each waits out its own copy and then its chain of 2n steps with little else to run (ncu, H200, n 64: 9.4%
 // occupancy, 40.7% of DRAM's peak, 5.8 cycles between a warp's instructions). Here a warp holds SL panels of P
 // columns (rows of P + 1 doubles, so a column read by the 32 lanes is conflict-free): the forward substitution
