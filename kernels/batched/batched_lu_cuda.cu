@@ -214,15 +214,7 @@ __global__ void __launch_bounds__(256)
     p_s[i] = static_cast<int>(piv[i]);
   }
   __syncthreads();
-  if (threadIdx.x == 0)
-    for (int k = 0; k < n; ++k) {
-      const int p = p_s[k];
-      if (p != k && p >= 0 && p < n) {
-        const double t = x[k];
-        x[k] = x[p];
-        x[p] = t;
-      }
-    }
+  if (threadIdx.x == 0) lu_detail::interchange_serial(n, p_s, x);
   __syncthreads();
   for (int c = 0; c < n; ++c) {  // L y = P e_j (unit lower)
     const double xc = x[c];

@@ -701,6 +701,20 @@ __global__ void __launch_bounds__(T, BlockedShape<T, NB, RPT>::min_blocks)
   }
 }
 
+// LAPACK's laswp on one vector in shared memory, by the calling thread alone: the interchanges (k, p_k),
+// k = 0 .. n - 1, in the order the factorisation made them (p_k = p[k]; one outside 0..n-1 is skipped).
+__device__ __forceinline__ void interchange_serial(int n, const index_t* p, double* v)
+{
+  for (int k = 0; k < n; ++k) {
+    const int pk = p[k];
+    if (pk != k && pk >= 0 && pk < n) {
+      const double t = v[k];
+      v[k] = v[pk];
+      v[pk] = t;
+    }
+  }
+}
+
 // x = A^{-1} b for blocks with lo <= n <= hi, one thread block per block; shared memory:
 // solve_smem_bytes(hi).
 constexpr std::size_t solve_smem_bytes(int hi) { return std::size_t(hi) * (sizeof(double) + sizeof(index_t)); }
@@ -746,15 +760,7 @@ __global__ void __launch_bounds__(T)
     __syncthreads();  // ys, ps and Ds of the previous block are no longer read
     for (int i = t; i < n; i += T) ys[i] = bv[L.row(b) + i], ps[i] = pb[i];
     __syncthreads();
-    if (t == 0)  // sequential, as the interchanges were made, from shared memory
-      for (int k = 0; k < n; ++k) {
-        const int p = ps[k];
-        if (p != k && p >= 0 && p < n) {
-          const double tmp = ys[k];
-          ys[k] = ys[p];
-          ys[p] = tmp;
-        }
-      }
+    if (t == 0) interchange_serial(n, ps, ys);  // sequential, as the interchanges were made, from shared memory
     __syncthreads();
 
     // Forward: rows r0..r0+rb-1 subtract L(rows, 0:r0) y(0:r0), then the unit-lower triangle.
