@@ -132,10 +132,14 @@ __global__ void weights_block_kernel(index_t nrows, int bs, const index_t* __res
         __syncthreads();
       }
       const double piv = m[k * bs + k];
+      // The multipliers l_i = m(i, k) / piv, once per row, into column k (which no later step reads): one
+      // division a row instead of one per updated entry (bs = 64: 2080 instead of 87360 a cell), same values.
+      for (int i = k + 1 + tid; i < bs; i += nt) m[i * bs + k] /= piv;
+      __syncthreads();
       const int rows = bs - k - 1, cols = bs - k;  // rows k+1.., columns k+1..bs-1 and the rhs
       for (int t = tid; t < rows * cols; t += nt) {
         const int i = k + 1 + t / cols, jj = t - (t / cols) * cols, j = k + 1 + jj;
-        const double l = m[i * bs + k] / piv;
+        const double l = m[i * bs + k];
         if (j < bs) m[i * bs + j] -= l * m[k * bs + j];
         else x[i] -= l * x[k];
       }
