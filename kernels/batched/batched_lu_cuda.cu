@@ -28,6 +28,8 @@ BLOCKRES_LU_SMALL_17_24(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_SMALL_25_32(BLOCKRES_LU_EXTERN_FACTOR, BLOCKRES_LU_EXTERN_SOLVE)
 BLOCKRES_LU_ROW_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_ROWS)
 BLOCKRES_LU_BLOCKED_FACTOR_CLASSES(BLOCKRES_LU_EXTERN_BLOCKED)
+#define BLOCKRES_LU_EXTERN_LANE(N) extern BLOCKRES_LU_LANE_SOLVE_INSTANCE(N)
+BLOCKRES_LU_LANE_SOLVES(BLOCKRES_LU_EXTERN_LANE)
 extern BLOCKRES_LU_BLOCKED_SOLVE_INSTANCE
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(1)
 extern BLOCKRES_LU_WARP_SOLVE_INSTANCE(2)
@@ -64,6 +66,15 @@ constexpr std::array<SmallFactorFn, sizeof...(NP) + 1> uniform_table(std::intege
   return {nullptr, &launch_small_factor<NP + 1, true>...};
 }
 constexpr auto small_uniform = uniform_table(std::make_integer_sequence<int, 32>{});
+
+// The lane solves of the uniform sizes lane_lo .. lane_hi (4..15), indexed by n - lane_lo.
+using LaneSolveFn = bool (*)(stream_t, const BatchLayout&, const double*, const index_t*, const double*, double*);
+constexpr int lane_lo = 4;
+#define BLOCKRES_LU_LANE_ENTRY(N) &launch_lane_solve<N>,
+constexpr std::array lane_solves{BLOCKRES_LU_LANE_SOLVES(BLOCKRES_LU_LANE_ENTRY)};
+#undef BLOCKRES_LU_LANE_ENTRY
+constexpr int lane_hi = lane_lo + int(lane_solves.size()) - 1;
+static_assert(lane_hi == 15, "the lane solves hold 4..15");
 
 struct BlockedClass {
   int lo, hi;
@@ -145,6 +156,13 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
 {
   batched_lu_check_layout(L, "cuda::lu_solve");
   if (L.count == 0) return;
+  // Uniform 4..15 without a selection: a lane per block (lane_solve), unless its stage does not fit the GPU. H200,
+  // one call (issue 31, session 45), % of copy, small_solve -> lane_solve: 4 79.2 -> 93.9, 5 50.4 -> 93.8, 9 39.5 ->
+  // 91.5, 12 56.6 -> 88.9, 14 68.8 -> 84.7, 15 73.0 -> 90.2; at 16 small_solve stays (83.3 against 75.7: the
+  // 16-row stage, 72 KB a warp, leaves three warps per SM).
+  if (L.uniform >= lane_lo && L.uniform <= lane_hi && L.select == nullptr &&
+      lane_solves[std::size_t(L.uniform - lane_lo)](s, L, lu, piv, b, x))
+    return;
   // Uniform: one launch, class bounds [n, n]; variable: every class up to max_size.
   const int lo_all = L.uniform > 0 ? L.uniform : 0;
   const int hi_all = L.max_size;

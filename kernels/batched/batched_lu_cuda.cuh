@@ -31,8 +31,9 @@
 //      chunks of T columns.
 //   max|A| is gathered while the first panel step reads every original entry once; the pivot
 //   checks (info) run at the end from the stored pivot values.
-// Solves: lane-group kernel for n <= 16 (rows staged in shared memory, interchanges by shuffles,
-//   column-oriented substitutions); a warp per block for 17..56 (warp_solve: the block copied into
+// Solves: a lane per block for uniform layouts of 4..15 rows (lane_solve: 32 blocks per warp staged in shared
+//   memory, the CPU reference's steps in registers); otherwise a lane-group kernel for n <= 16 (rows staged in
+//   shared memory, interchanges by shuffles, column-oriented substitutions); a warp per block for 17..56 (warp_solve: the block copied into
 //   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots) and for 57..64
 //   (panel_solve: the same substitutions over a ring of two 16-column panels); a warp per block
 //   for 65..128 that reads the factors row by row from global memory, coalesced, with a butterfly sum
@@ -292,6 +293,92 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
     }
     if (mine) x[r0 + li] = y;
     __syncwarp();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Lane solve, uniform layouts of N = 4..15 rows: a lane per block
+// ------------------------------------------------------------------------------------------------
+
+// small_solve gives a block a group of G lanes and runs 3 n dependent shuffle steps for it: at n = 9 a warp
+// carries two blocks (1.3 KB) through a chain of 27 shuffles, and G - n lanes idle (H200: 39.6% of copy at
+// 9, 50.8% at 5). Here a warp takes 32 consecutive blocks of a uniform layout, lane l block b0 + l: the 32
+// blocks' factors (32 N^2 contiguous doubles), right-hand sides and pivots are copied into the warp's shared
+// memory, coalesced (8-byte cp.async; 4 bytes for the pivots), each block's factors at an odd stride S and
+// its vectors at an odd stride SN (lane l reading entry e of its own block is conflict-free); then every
+// lane runs the CPU reference's solve on its block with its vector in registers (the same operations in the
+// same order: the same bits), and the solution goes back through shared memory, coalesced.
+template <int N>
+struct LaneSolveShape {
+  static constexpr int NN = N * N;
+  static constexpr int S = NN | 1;
+  static constexpr int SN = N | 1;
+  static constexpr std::size_t smem_bytes = 32 * (std::size_t(S) + SN) * sizeof(double) + 32 * SN * sizeof(index_t);
+};
+
+template <int N>
+__global__ void __launch_bounds__(32)
+    lane_solve(BatchLayout L, const double* __restrict__ lu, const index_t* __restrict__ piv,
+               const double* __restrict__ bv, double* __restrict__ x)
+{
+  using Sh = LaneSolveShape<N>;
+  constexpr int NN = Sh::NN, S = Sh::S, SN = Sh::SN;
+  BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
+  double* const M = reinterpret_cast<double*>(lu_smem);
+  double* const Y = M + 32 * S;
+  index_t* const P = reinterpret_cast<index_t*>(Y + 32 * SN);
+  const int lane = threadIdx.x;
+  for (size64_t b0 = size64_t(blockIdx.x) * 32; b0 < size64_t(L.count); b0 += size64_t(gridDim.x) * 32) {
+    const int cnt = int(min(size64_t(32), size64_t(L.count) - b0));
+    const double* const A = lu + b0 * NN;
+    const size64_t r0 = b0 * N;
+    __syncwarp();  // the previous blocks' stage is no longer read
+    for (int e = lane; e < cnt * NN; e += 32) {
+      const int k = e / NN;
+      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
+    }
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N;
+      __pipeline_memcpy_async(Y + k * SN + (e - k * N), bv + r0 + e, 8);
+      __pipeline_memcpy_async(P + k * SN + (e - k * N), piv + r0 + e, sizeof(index_t));
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    if (lane < cnt) {
+      const double* const a = M + lane * S;
+      double y[N];
+#pragma unroll
+      for (int i = 0; i < N; ++i) y[i] = Y[lane * SN + i];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {  // the interchanges in order (static register indices)
+        const int p = P[lane * SN + k];
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          if (j != k && p == j) {
+            const double t = y[k];
+            y[k] = y[j];
+            y[j] = t;
+          }
+      }
+#pragma unroll
+      for (int j = 0; j < N; ++j)  // L y = P b, L unit lower, column by column
+#pragma unroll
+        for (int i = j + 1; i < N; ++i) y[i] = fma(-a[i * N + j], y[j], y[i]);
+#pragma unroll
+      for (int j = N - 1; j >= 0; --j) {  // U x = y
+        y[j] = y[j] / a[j * N + j];
+#pragma unroll
+        for (int i = 0; i < j; ++i) y[i] = fma(-a[i * N + j], y[j], y[i]);
+      }
+#pragma unroll
+      for (int i = 0; i < N; ++i) Y[lane * SN + i] = y[i];
+    }
+    __syncwarp();
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N;
+      x[r0 + e] = Y[k * SN + (e - k * N)];
+    }
   }
 }
 
@@ -1177,6 +1264,9 @@ void launch_small_factor(stream_t s, const BatchLayout& L, int lo, double* a, in
 template <int G>
 void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const double* lu, const index_t* piv,
                         const double* b, double* x);
+template <int N>
+bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b,
+                       double* x);
 template <int NP, int MB>
 void launch_row_factor(stream_t s, const BatchLayout& L, int lo, int hi, double* a, index_t* piv, int* info);
 template <int T, int NB, int RPT>
@@ -1202,6 +1292,10 @@ void launch_panel_solve(stream_t s, const BatchLayout& L, int lo, int hi, const 
   F(1, true) F(2, true) F(3, true) F(4, true) F(5, true) F(6, true) F(7, true) F(8, true) F(9, true)      \
   F(10, true) F(11, true) F(12, true) F(13, true) F(14, true) F(15, true) F(16, true)                     \
   F(1, false) F(2, false) F(4, false) F(8, false) F(16, false) S(1) S(2) S(4) S(8) S(16)
+// Lane solves (lane_solve), uniform layouts of 4..15 rows, in batched_lu_cuda_small_1_16.cu.
+#define BLOCKRES_LU_LANE_SOLVES(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define BLOCKRES_LU_LANE_SOLVE_INSTANCE(N) \
+  template bool launch_lane_solve<N>(stream_t, const BatchLayout&, const double*, const index_t*, const double*, double*);
 #define BLOCKRES_LU_SMALL_17_24(F, S) \
   F(17, true) F(18, true) F(19, true) F(20, true) F(21, true) F(22, true) F(23, true) F(24, true)
 #define BLOCKRES_LU_SMALL_25_32(F, S)                                                                \
@@ -1277,6 +1371,23 @@ void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const 
   const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + per_cta - 1) / per_cta, max_grid));
   small_solve<G><<<grid, Sh::threads, Sh::smem_bytes, s>>>(L, lo, hi, lu, piv, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+// A uniform layout of N rows without a selection (lane_solve's layout); false, launching nothing, when its
+// stage does not fit this GPU's shared memory per thread block (the caller falls back to small_solve).
+template <int N>
+bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b,
+                       double* x)
+{
+  using Sh = LaneSolveShape<N>;
+  if (Sh::smem_bytes > shared_bytes_per_block_limit()) return false;
+  const auto kernel = &lane_solve<N>;
+  if (Sh::smem_bytes > 48 * 1024)
+    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Sh::smem_bytes)));
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, max_grid));
+  kernel<<<grid, 32, Sh::smem_bytes, s>>>(L, lu, piv, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  return true;
 }
 
 template <int NP, int MB>

@@ -204,7 +204,8 @@ TEST(BatchedLuGpu, VariableBatchesWithOddCounts)
 
 TEST(BatchedLuGpu, UniformBatchesEverySizeClass)
 {
-  for (int n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32})
+  // Every size to 17 (each of the lane solves, uniform 4..16, and its neighbours), then each register class's ends.
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 24, 31, 32})
     for (index_t count : {1, 33, 1001})
       check(make_batch(std::vector<int>(count, n), cycle(count, n), true),
             "uniform n " + std::to_string(n) + " count " + std::to_string(count));
