@@ -88,16 +88,38 @@ void gauss_jordan_invert(stream_t s, const BatchLayout& L, double* a, int* info)
   for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_invert<decltype(w)::value>(s, c, a, info); });
 }
 
-void block_diag_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
+namespace {
+template <class T>
+void gemv_dispatch(stream_t s, const BatchLayout& L, const T* inv, const double* x, double* y)
 {
   if (!check_layout(L, "block_diag_gemv")) return;
-  for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_gemv<decltype(w)::value, double>(s, c, inv, x, y); });
+  if (L.uniform == 0 && L.max_size > 8 && L.select == nullptr) {
+    // Variable blocks above 8 rows: every row in order, one launch (launch_gemv_rows), the size index unused
+    // but for the row count (the grid: exactly the rows, or count x max_size without an index). H200 (issue 31,
+    // session 45), mixed 9..32 against the uniform batch of size 21 (95% of copy): one launch per size class
+    // with the group form of gemv_staged_kernel 60.5% of copy (1.57x the time per byte), rows in order 71.7%
+    // (1.33x); the column kernel before both, per class: 54.6% (1.08x against its uniform 21, then at 59%).
+    size64_t rows = size64_t(L.count) * L.max_size;
+    if (L.by_size) {
+      rows = 0;
+      for (int n = 1; n <= L.by_size->max_size(); ++n)
+        rows += size64_t(n) * size64_t(L.by_size->start[std::size_t(n) + 1] - L.by_size->start[std::size_t(n)]);
+    }
+    cuda_gh::launch_gemv_rows<T>(s, L, rows, inv, x, y);
+    return;
+  }
+  for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_gemv<decltype(w)::value, T>(s, c, inv, x, y); });
+}
+}  // namespace
+
+void block_diag_gemv(stream_t s, const BatchLayout& L, const double* inv, const double* x, double* y)
+{
+  gemv_dispatch(s, L, inv, x, y);
 }
 
 void block_diag_gemv(stream_t s, const BatchLayout& L, const float* inv, const double* x, double* y)
 {
-  if (!check_layout(L, "block_diag_gemv")) return;
-  for_each_class(L, [&](const BatchLayout& c, auto w) { cuda_gh::launch_gemv<decltype(w)::value, float>(s, c, inv, x, y); });
+  gemv_dispatch(s, L, inv, x, y);
 }
 
 }  // namespace blockres::kernels::cuda

@@ -20,8 +20,11 @@
 //     run-time loop that reads each step's two entries (fewer registers, more warps per SM) from a
 //     copy of the block in shared memory (staged_solve). BGHT reads U(j, k) from row n-1-k of the
 //     stored block, so its global loads are coalesced.
-//   gemv: lane j loads column j of the inverse and x(j); the W partial row sums are reduced with
-//     a transposing butterfly (W - 1 shuffles per lane), which leaves row j's sum in lane j.
+//   gemv: W <= 8: lane j loads column j of the inverse and x(j); the W partial row sums are reduced
+//     with a transposing butterfly (W - 1 shuffles per lane), which leaves row j's sum in lane j.
+//     W >= 16 (gemv_staged_kernel, gemv_rows_kernel): 32 rows per warp copied coalesced into shared
+//     memory, a row's sum per lane (uniform layouts: the batch as one tall matrix; variable layouts:
+//     the rows in order, whatever blocks hold them).
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
@@ -48,6 +51,15 @@ template <int W>
 void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info);
 template <int W, class T>
 void launch_gemv(stream_t s, const BatchLayout& L, const T* inv, const double* x, double* y);
+// A variable layout (row_off, mat_off) of blocks up to 32 rows, all rows in one launch (gemv_rows_kernel);
+// rows_bound: about the layout's rows (the grid's size: the warps stride, so fewer still cover every row). In
+// batched_gh_cuda_17_32.cu.
+template <class T>
+void launch_gemv_rows(stream_t s, const BatchLayout& L, size64_t rows_bound, const T* inv, const double* x, double* y);
+extern template void launch_gemv_rows<double>(stream_t, const BatchLayout&, size64_t, const double*, const double*,
+                                              double*);
+extern template void launch_gemv_rows<float>(stream_t, const BatchLayout&, size64_t, const float*, const double*,
+                                             double*);
 
 #define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
   PREFIX template void launch_factor<W>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);     \
@@ -559,6 +571,193 @@ __global__ void __launch_bounds__(threads_per_block)
     for (int i = j; i < g.n_true; i += W) y[g.row + i] = CUDART_NAN;
 }
 
+// ---- Block-diagonal GEMV from a staged copy, a row per lane (W = 16, 32) ----------------------
+// The column kernel above holds W products per lane (78 registers at W = 32: 37.5% occupancy) and moves n^2
+// doubles per group of W lanes, so at n = 17 a warp has 2.3 KB in flight and 15 idle lanes (H200: 46.9% of
+// copy at 17, 63.0% at 9). Here each unit of rows is copied, contiguous and coalesced (8-byte cp.async for
+// fp64, 4-byte for fp32, every copy instruction one run of the unit), into the warp's shared memory with
+// odd row stride S (a column read by the lanes is conflict-free), then lane i forms its row's sum
+// sum_j inv(i, j) x(j) in column order, one fma chain (the CPU reference's order). Units:
+//   Packed (uniform layouts): the batch is one tall (count n) x n row-major matrix, row r of block r / n
+//     at r n; a warp takes 32 consecutive rows (32 n contiguous entries, blocks straddling warps are
+//     fine: row r's x entries start at r - r % n), so every lane has a row whatever n.
+//   group (variable layouts and size classes): a group of W lanes takes one block, as the column kernel.
+// Entry e of a unit sits at row e / n, column e % n; the quotient comes from a float reciprocal (e < 32 n
+// <= 1024, so (e + 0.5) / n is at least 1 / 64 from an integer and the float error is below 1e-5).
+struct GemvStage {
+  static constexpr int warps = threads_per_block / 32;
+  __host__ __device__ static constexpr int stride(int nmax) { return nmax | 1; }
+  template <class T>
+  static std::size_t bytes(int nmax)
+  {
+    return std::size_t(warps) * 32 * stride(nmax) * sizeof(T);
+  }
+};
+
+template <int W, class T, bool Packed>
+__global__ void __launch_bounds__(threads_per_block)
+    gemv_staged_kernel(BatchLayout L, const T* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
+{
+  static_assert(W == 16 || W == 32, "gemv_staged_kernel: W = 16 or 32");
+  extern __shared__ __align__(16) unsigned char gh_gemv_stage[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nmax = Packed ? L.uniform : min(L.max_size, W);
+  const int S = GemvStage::stride(nmax);
+  constexpr int U = Packed ? 32 : W;  // lanes (and rows) per unit
+  const int li = lane & (U - 1);
+  T* const m = reinterpret_cast<T*>(gh_gemv_stage) + (size64_t(warp) * 32 + (lane - li)) * S;
+
+  int n, rows;          // block size, rows of the unit
+  const T* src;         // the unit's first entry
+  size64_t yrow, xrow;  // this lane's row of y, the first entry of its block's x
+  bool live = true, oversize = false;
+  int n_true = 0;
+  if constexpr (Packed) {
+    n = L.uniform;
+    const size64_t total = size64_t(L.count) * n;
+    const size64_t r0 = (size64_t(blockIdx.x) * GemvStage::warps + warp) * 32;
+    if (r0 >= total) return;  // whole warps only: the copy below is warp-synchronous
+    rows = int(min(size64_t(32), total - r0));
+    src = inv + r0 * n;
+    yrow = r0 + li;
+    xrow = yrow - yrow % size64_t(n);
+  } else {
+    const GroupBlock<W> g(L);
+    n = g.n;
+    rows = n;
+    src = inv + g.mat;
+    yrow = g.row + li;
+    xrow = g.row;
+    live = g.live;
+    oversize = g.oversize;
+    n_true = g.n_true;
+  }
+  const int count = rows * n;
+  const float rn = 1.0f / float(max(n, 1));
+  for (int e = li; e < count; e += U) {
+    const int i = int((float(e) + 0.5f) * rn), j = e - i * n;
+    __pipeline_memcpy_async(m + i * S + j, src + e, sizeof(T));
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncwarp();
+  if (li < rows) {
+    const T* const row = m + li * S;
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s = fma(double(row[j]), x[xrow + j], s);
+    y[yrow] = s;
+  }
+  if (live && oversize)
+    for (int i = li; i < n_true; i += W) y[xrow + i] = CUDART_NAN;
+}
+
+// ---- Block-diagonal GEMV of a variable layout, a row per lane over the rows in order ----------
+// The group form of gemv_staged_kernel gives each block a W-lane group and a 32-row slot sized for the largest
+// block: a 21-row block fills 42% of it, and the warps in flight carry that much less (H200: mixed 9..32 at 60.5%
+// of copy against 95.0% for the uniform 21). Here, as for uniform layouts, a warp takes 32 consecutive rows of
+// the whole batch (units of 32 rows, gemv_rows_units of them in a row per warp), whatever blocks they belong
+// to: the warp finds the block holding its first row once (a 32-ary search of row_off, then a window of 32
+// offsets per unit), copies each block's part of the unit (its rows are contiguous: one coalesced run per
+// block, 8-byte cp.async, 4-byte for fp32) into the unit's rows of the stage (odd stride), and lane l forms row
+// r0 + l's sum in column order, as the staged kernel. Blocks of size 0 hold no row; a block larger than the
+// layout's max_size gets NaN, as in the other kernels. Blocks may sit anywhere in memory (mat_off). The warps
+// stride over the batch, so any grid covers every row.
+constexpr int gemv_rows_units = 8;
+
+template <class T>
+__global__ void __launch_bounds__(threads_per_block)
+    gemv_rows_kernel(BatchLayout L, const T* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
+{
+  extern __shared__ __align__(16) unsigned char gh_gemv_stage[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nmax = min(L.max_size, 32);
+  const int S = GemvStage::stride(nmax);
+  T* const m = reinterpret_cast<T*>(gh_gemv_stage) + size64_t(warp) * 32 * S;
+  const index_t* const ro = L.row_off;
+  const size64_t total = size64_t(ro[L.count]);
+  constexpr size64_t span = 32 * gemv_rows_units;  // rows per warp and pass
+  const size64_t stride = size64_t(gridDim.x) * GemvStage::warps * span;
+  for (size64_t base = size64_t(ro[0]) + (size64_t(blockIdx.x) * GemvStage::warps + warp) * span; base < total;
+       base += stride) {
+    // b0: the last block with row_off[b0] <= base (the block holding that row, past any empty blocks before it).
+    index_t b0 = 0;
+    {
+      index_t hi = L.count;  // the answer lies in [b0, hi)
+      while (hi - b0 > 32) {
+        const index_t step = (hi - b0 + 31) / 32;
+        const index_t p = b0 + lane * step;
+        const unsigned ok = __ballot_sync(full_mask, p < hi && size64_t(ro[p]) <= base);  // lane 0 always
+        b0 += (31 - __clz(static_cast<int>(ok))) * step;
+        hi = min(hi, b0 + step);
+      }
+    }
+    // The unit's first window of 32 blocks (row_off of each block and the next, mat_off), loaded a unit ahead:
+    // the next unit's window loads while this unit's copies are in flight.
+    const auto load_window = [&](index_t bw, size64_t& ws, size64_t& we, size64_t& wm) {
+      const index_t bl = bw + lane;
+      ws = we = total, wm = 0;
+      if (bl < L.count) ws = size64_t(ro[bl]), we = size64_t(ro[bl + 1]), wm = L.mat_off[bl];
+    };
+    const auto advance = [&](size64_t r) {  // b0 to the block holding row r (the hits are a prefix)
+      for (;;) {
+        const index_t p = b0 + 1 + lane;
+        const unsigned ok = __ballot_sync(full_mask, p < L.count && size64_t(ro[p]) <= r);
+        b0 += __popc(ok);
+        if (ok != full_mask) break;
+      }
+    };
+    advance(base);
+    size64_t ws, we, wm;
+    load_window(b0, ws, we, wm);
+    const size64_t end = min(total, base + span);
+    for (size64_t r0 = base; r0 < end; r0 += 32) {
+      const int rows = int(min(size64_t(32), total - r0));
+      __syncwarp();  // the previous unit's stage is no longer read
+      size64_t my_s = 0;
+      int my_n = 0;
+      for (index_t bw = b0;; bw += 32) {  // windows of 32 blocks until the unit's last row is covered
+        size64_t s = ws, e = we, mo = wm;
+        if (bw != b0) load_window(bw, s, e, mo);
+        for (int l = 0; l < 32; ++l) {
+          const size64_t bs = __shfl_sync(full_mask, s, l), be = __shfl_sync(full_mask, e, l);
+          if (bs >= r0 + rows) break;  // warp-uniform
+          const size64_t first = max(bs, r0), last = min(be, r0 + rows);
+          if (first >= last) continue;
+          const int n = int(be - bs);
+          if (lane >= int(first - r0) && lane < int(last - r0)) my_s = bs, my_n = n;
+          if (n > nmax) continue;  // oversize: NaN below
+          const T* const src = inv + __shfl_sync(full_mask, mo, l) + (first - bs) * n;
+          const int d0 = int(first - r0), cnt = int(last - first) * n;
+          const float rn = 1.0f / float(n);
+          for (int q = lane; q < cnt; q += 32) {
+            const int i = int((float(q) + 0.5f) * rn), j = q - i * n;
+            __pipeline_memcpy_async(m + (d0 + i) * S + j, src + q, sizeof(T));
+          }
+        }
+        if (__shfl_sync(full_mask, e, 31) >= r0 + rows || bw + 32 >= L.count) break;
+      }
+      __pipeline_commit();
+      if (r0 + 32 < end) {  // the next unit's block and window, from this window's row_off where it reaches
+        const unsigned ok = __ballot_sync(full_mask, b0 + 1 + lane < L.count && we <= r0 + 32);
+        b0 += __popc(ok);
+        if (ok == full_mask) advance(r0 + 32);
+        load_window(b0, ws, we, wm);
+      }
+      __pipeline_wait_prior(0);
+      __syncwarp();
+      if (lane < rows) {
+        double sum = CUDART_NAN;
+        if (my_n <= nmax) {
+          const T* const row = m + lane * S;
+          sum = 0.0;
+          for (int j = 0; j < my_n; ++j) sum = fma(double(row[j]), x[my_s + j], sum);
+        }
+        y[r0 + lane] = sum;
+      }
+    }
+  }
+}
+
 inline unsigned grid_for_groups(index_t count, int W)
 {
   const size64_t threads = size64_t(count) * W;
@@ -595,6 +794,16 @@ void launch_solve(stream_t s, const BatchLayout& L, const double* f, const index
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+void launch_gemv_rows(stream_t s, const BatchLayout& L, size64_t rows_bound, const T* inv, const double* x, double* y)
+{
+  using detail::GemvStage;
+  const size64_t warps = (rows_bound + 32 * detail::gemv_rows_units - 1) / (32 * detail::gemv_rows_units);
+  const auto grid = unsigned(std::clamp<size64_t>((warps + GemvStage::warps - 1) / GemvStage::warps, 1, 1 << 20));
+  detail::gemv_rows_kernel<T><<<grid, threads_per_block, GemvStage::bytes<T>(std::min(L.max_size, 32)), s>>>(L, inv, x, y);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
 template <int W>
 void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info)
 {
@@ -605,6 +814,19 @@ void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info)
 template <int W, class T>
 void launch_gemv(stream_t s, const BatchLayout& L, const T* inv, const double* x, double* y)
 {
+  if constexpr (W >= 16) {  // staged, a row per lane (gemv_staged_kernel); <= 34 KB of shared memory
+    using detail::GemvStage;
+    if (L.uniform > 0 && L.select == nullptr) {
+      const size64_t warps = (size64_t(L.count) * L.uniform + 31) / 32;
+      const auto grid = unsigned((warps + GemvStage::warps - 1) / GemvStage::warps);
+      detail::gemv_staged_kernel<W, T, true><<<grid, threads_per_block, GemvStage::bytes<T>(L.uniform), s>>>(L, inv, x, y);
+    } else {
+      detail::gemv_staged_kernel<W, T, false><<<detail::grid_for_groups(L.count, W), threads_per_block,
+                                                GemvStage::bytes<T>(std::min(L.max_size, W)), s>>>(L, inv, x, y);
+    }
+    BLOCKRES_CUDA_CHECK_LAUNCH();
+    return;
+  }
   detail::gemv_kernel<W, T><<<detail::grid_for_groups(L.count, W), threads_per_block, 0, s>>>(L, inv, x, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }

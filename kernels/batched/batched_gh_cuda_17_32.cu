@@ -5,4 +5,7 @@ namespace blockres::kernels::cuda_gh {
 
 BLOCKRES_GH_LAUNCHERS(32, )
 
+template void launch_gemv_rows<double>(stream_t, const BatchLayout&, size64_t, const double*, const double*, double*);
+template void launch_gemv_rows<float>(stream_t, const BatchLayout&, size64_t, const float*, const double*, double*);
+
 }  // namespace blockres::kernels::cuda_gh

@@ -12,6 +12,7 @@
 
 #include <memory>
 
+#include <cmath>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -383,6 +384,76 @@ TEST(BatchedGhGpu, BlockLargerThanMaxSizeIsFlaggedNotTouched)
                 stable_bound(B.sizes[k]))
           << what << " block " << k;
   }
+}
+
+TEST(BatchedGhGpu, GemvOfVariableLayoutsWithGapsAndEmptyBlocks)
+{
+  // The row-ordered GEMV of variable layouts (gemv_rows_kernel) on what block-Jacobi's agglomerated layouts may
+  // hold: blocks of 0..32 rows (every tenth empty, and a run of 70 empty blocks, longer than a window of 32),
+  // stored with NaN-filled gaps between them (a read outside a block poisons its row), 4001 blocks (the
+  // search for a warp's first block runs several rounds), fp64 and fp32 inverses, with and without a size
+  // index; every row of y poisoned first. Each row against the CPU reference within 4 n eps sum |a| |x|.
+  auto gpu = Executor::create_cuda(0);
+  const index_t count = 4001;
+  std::vector<index_t> row_off{0};
+  std::vector<size64_t> mat_off{0};
+  for (index_t b = 0; b < count; ++b) {
+    const int n = (b % 10 == 3 || (b >= 2000 && b < 2070)) ? 0 : uniform_int(1, 32);
+    row_off.push_back(row_off.back() + n);
+    mat_off.push_back(mat_off.back() + size64_t(n) * n + size64_t(b % 3));
+  }
+  std::vector<double> values(mat_off.back(), nan_v);
+  for (index_t b = 0; b < count; ++b) {
+    const size64_t n = size64_t(row_off[b + 1] - row_off[b]);
+    for (size64_t e = 0; e < n * n; ++e) values[mat_off[b] + e] = uniform();
+  }
+  std::vector<float> values32(values.size());
+  for (std::size_t k = 0; k < values.size(); ++k) values32[k] = static_cast<float>(values[k]);
+  std::vector<double> x(std::size_t(row_off.back()));
+  for (auto& v : x) v = uniform();
+  BatchLayout H;
+  H.count = count;
+  H.row_off = row_off.data();
+  H.mat_off = mat_off.data();
+  H.max_size = 32;
+  std::vector<double> want(x.size()), want32(x.size());
+  kc::block_diag_gemv(H, values.data(), x.data(), want.data());
+  kc::block_diag_gemv(H, values32.data(), x.data(), want32.data());
+
+  Array<index_t> drow = upload(gpu, row_off);
+  Array<size64_t> dmat = upload(gpu, mat_off);
+  Array<double> dv = upload(gpu, values), dx = upload(gpu, x);
+  Array<float> dv32 = upload(gpu, values32);
+  std::vector<index_t> order;
+  kernels::BatchSizeIndex ix = kernels::sort_by_size(count, row_off.data(), order);
+  Array<index_t> dorder = upload(gpu, order);
+  ix.order = dorder.data();
+  for (bool indexed : {false, true})
+    for (bool fp32 : {false, true}) {
+      const std::string what = std::string(indexed ? "size index" : "no size index") + (fp32 ? ", fp32" : ", fp64");
+      BatchLayout L = H;
+      L.row_off = drow.data();
+      L.mat_off = dmat.data();
+      L.by_size = indexed ? &ix : nullptr;
+      Array<double> y = upload(gpu, std::vector<double>(x.size(), nan_v));
+      if (fp32) kg::block_diag_gemv(gpu->stream(), L, dv32.data(), dx.data(), y.data());
+      else kg::block_diag_gemv(gpu->stream(), L, dv.data(), dx.data(), y.data());
+      const std::vector<double> got = y.to_host();
+      const std::vector<double>& ref = fp32 ? want32 : want;
+      for (index_t b = 0; b < count; ++b) {
+        const int n = row_off[b + 1] - row_off[b];
+        for (int i = 0; i < n; ++i) {
+          double mag = 0.0;
+          for (int j = 0; j < n; ++j)
+            mag += std::abs((fp32 ? double(values32[mat_off[b] + size64_t(i) * n + j]) : values[mat_off[b] + size64_t(i) * n + j]) *
+                            x[std::size_t(row_off[b] + j)]);
+          const std::size_t r = std::size_t(row_off[b] + i);
+          ASSERT_TRUE(std::isfinite(got[r])) << what << ": block " << b << " row " << i;
+          ASSERT_LE(std::abs(got[r] - ref[r]), 4.0 * n * std::numeric_limits<double>::epsilon() * mag)
+              << what << ": block " << b << " row " << i;
+        }
+      }
+    }
 }
 
 TEST(BatchedGhGpu, InvalidArgumentsThrowBeforeLaunchAndEmptyBatchesAreNoOps)
