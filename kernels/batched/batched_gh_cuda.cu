@@ -73,6 +73,19 @@ void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, 
                        GhStorage storage, const double* b, double* x)
 {
   if (!check_layout(L, "gauss_huard_solve")) return;
+  // Uniform 4..15 without a selection: a lane per block (launch_lane_solve), unless its stage does not fit. H200,
+  // one call (issue 31, session 45), % of copy, group solve -> lane solve (standard storage; transposed alike):
+  // 4 82.1 -> 93.3, 5 54.0 -> 93.7, 9 54.1 -> 92.0, 11 63.3 -> 89.9, 14 72.3 -> 88.4, 15 75.8 -> 98.4.
+  if (L.uniform >= 4 && L.uniform <= 15 && L.select == nullptr) {
+    using LaneFn = bool (*)(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, const double*,
+                            double*);
+#define BLOCKRES_GH_LANE_ENTRY(N, PREFIX) &cuda_gh::launch_lane_solve<N>,
+    static constexpr LaneFn lane[] = {BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_ENTRY, )
+                                          BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_ENTRY, )};
+#undef BLOCKRES_GH_LANE_ENTRY
+    static_assert(sizeof(lane) / sizeof(lane[0]) == 12, "lane solves for 4..15");
+    if (lane[L.uniform - 4](s, L, factors, perm, storage, b, x)) return;
+  }
   // One launch on the whole layout, size index or not: the solve reads each block once, and visiting the
   // blocks class by class (sorted order, scattered in memory) cost more than the idle lanes save. Mixed
   // 9..32 against the uniform batch of size 21, time per byte: H100 1.06x whole / 1.37x by class (transposed

@@ -25,6 +25,8 @@
 //     W >= 16 (gemv_staged_kernel, gemv_rows_kernel): 32 rows per warp copied coalesced into shared
 //     memory, a row's sum per lane (uniform layouts: the batch as one tall matrix; variable layouts:
 //     the rows in order, whatever blocks hold them).
+//   lane solves (uniform 4..15, gh_lane_solve_kernel): a lane per block, 32 blocks per warp staged
+//     in shared memory, the CPU reference's steps in registers.
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
@@ -60,6 +62,20 @@ extern template void launch_gemv_rows<double>(stream_t, const BatchLayout&, size
                                               double*);
 extern template void launch_gemv_rows<float>(stream_t, const BatchLayout&, size64_t, const float*, const double*,
                                              double*);
+// A uniform layout of N rows without a selection (gh_lane_solve_kernel's layout); false, launching nothing, when
+// its stage does not fit this GPU's shared memory per thread block (the caller then runs the group solve).
+template <int N>
+bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
+                       const double* b, double* x);
+#define BLOCKRES_GH_LANE_SOLVE(N, PREFIX)                                                                     \
+  PREFIX template bool launch_lane_solve<N>(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, \
+                                            const double*, double*);
+// Instantiated in batched_gh_cuda_1_8.cu (4..8) and batched_gh_cuda_9_16.cu (9..15).
+#define BLOCKRES_GH_LANE_SOLVES_4_8(X, PREFIX) X(4, PREFIX) X(5, PREFIX) X(6, PREFIX) X(7, PREFIX) X(8, PREFIX)
+#define BLOCKRES_GH_LANE_SOLVES_9_15(X, PREFIX) \
+  X(9, PREFIX) X(10, PREFIX) X(11, PREFIX) X(12, PREFIX) X(13, PREFIX) X(14, PREFIX) X(15, PREFIX)
+BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_SOLVE, extern)
+BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_SOLVE, extern)
 
 #define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
   PREFIX template void launch_factor<W>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);     \
@@ -474,6 +490,89 @@ __global__ void __launch_bounds__(threads_per_block)
     for (int i = j; i < g.n_true; i += W) x[g.row + i] = CUDART_NAN;
 }
 
+// ---- Gauss–Huard application, a lane per block (uniform layouts of 4..15 rows) ---------------
+// The group solve above runs a group sum and a broadcast per step for one block (at n = 9, two blocks per warp
+// through 9 steps of 5 shuffle rounds each, and 7 of 16 lanes idle; H200: 54.2% of copy at 9, 54.1% at 5).
+// Here a warp takes 32 consecutive blocks of a uniform layout, lane l block b0 + l, as lu_solve's lane solve:
+// the factors (32 N^2 contiguous doubles), right-hand sides and permutations are copied into shared memory
+// (coalesced 8-byte cp.async; a block's factors at odd stride S, its vectors at odd stride SN, so lane l
+// reading entry e of its own block is conflict-free), every lane runs the CPU reference's steps on its block
+// with y in registers (the same operations in the same order, fma for each multiply-subtract), scatters y
+// through the permutation into its row of the stage, and the solution goes out coalesced. An entry whose perm
+// is outside the block is skipped, as in the group solve: x keeps what it held there.
+template <int N>
+struct GhLaneShape {
+  static constexpr int NN = N * N;
+  static constexpr int S = NN | 1;
+  static constexpr int SN = N | 1;
+  static constexpr std::size_t smem_bytes =
+      32 * (std::size_t(S) + SN) * sizeof(double) + 32 * SN * sizeof(index_t) + 32 * sizeof(unsigned);
+};
+
+template <int N, bool Transposed>
+__global__ void __launch_bounds__(32)
+    gh_lane_solve_kernel(BatchLayout L, const double* __restrict__ f, const index_t* __restrict__ perm,
+                         const double* __restrict__ bvec, double* __restrict__ x)
+{
+  using Sh = GhLaneShape<N>;
+  constexpr int NN = Sh::NN, S = Sh::S, SN = Sh::SN;
+  extern __shared__ __align__(16) unsigned char gh_lane_stage[];
+  double* const M = reinterpret_cast<double*>(gh_lane_stage);
+  double* const Y = M + 32 * S;
+  index_t* const P = reinterpret_cast<index_t*>(Y + 32 * SN);
+  unsigned* const W = reinterpret_cast<unsigned*>(P + 32 * SN);  // bit i: x(i) of the lane's block written
+  const int lane = threadIdx.x;
+  for (size64_t b0 = size64_t(blockIdx.x) * 32; b0 < size64_t(L.count); b0 += size64_t(gridDim.x) * 32) {
+    const int cnt = int(min(size64_t(32), size64_t(L.count) - b0));
+    const double* const A = f + b0 * NN;
+    const size64_t r0 = b0 * N;
+    __syncwarp();  // the previous blocks' stage is no longer read
+    for (int e = lane; e < cnt * NN; e += 32) {
+      const int k = e / NN;
+      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
+    }
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N;
+      __pipeline_memcpy_async(Y + k * SN + (e - k * N), bvec + r0 + e, 8);
+      __pipeline_memcpy_async(P + k * SN + (e - k * N), perm + r0 + e, sizeof(index_t));
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    if (lane < cnt) {
+      const double* const a = M + lane * S;
+      const auto U = [a](int i, int k) { return Transposed ? a[(N - 1 - k) * N + (N - 1 - i)] : a[i * N + k]; };
+      double y[N];
+#pragma unroll
+      for (int i = 0; i < N; ++i) y[i] = Y[lane * SN + i];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        double s = y[k];
+#pragma unroll
+        for (int j = 0; j < k; ++j) s = fma(-a[k * N + j], y[j], s);
+        y[k] = s * (1.0 / a[k * N + k]);
+#pragma unroll
+        for (int i = 0; i < k; ++i) y[i] = fma(-U(i, k), y[k], y[i]);
+      }
+      unsigned written = 0;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const unsigned p = static_cast<unsigned>(P[lane * SN + k]);
+        if (p < unsigned(N)) {
+          Y[lane * SN + p] = y[k];
+          written |= 1u << p;
+        }
+      }
+      W[lane] = written;
+    }
+    __syncwarp();
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N, i = e - k * N;
+      if ((W[k] >> i) & 1u) x[r0 + e] = Y[k * SN + i];
+    }
+  }
+}
+
 // ---- Gauss–Jordan inversion: in place, implicit column pivoting ------------------------------
 template <int W>
 __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>())
@@ -802,6 +901,25 @@ void launch_gemv_rows(stream_t s, const BatchLayout& L, size64_t rows_bound, con
   const auto grid = unsigned(std::clamp<size64_t>((warps + GemvStage::warps - 1) / GemvStage::warps, 1, 1 << 20));
   detail::gemv_rows_kernel<T><<<grid, threads_per_block, GemvStage::bytes<T>(std::min(L.max_size, 32)), s>>>(L, inv, x, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
+}
+
+template <int N>
+bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
+                       const double* b, double* x)
+{
+  using Sh = detail::GhLaneShape<N>;
+  int dev = 0, limit = 0;
+  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
+  BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (Sh::smem_bytes > std::size_t(limit)) return false;
+  const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_solve_kernel<N, true>
+                                                       : &detail::gh_lane_solve_kernel<N, false>;
+  if (Sh::smem_bytes > 48 * 1024)
+    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Sh::smem_bytes)));
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, size64_t(1) << 16));
+  kernel<<<grid, 32, Sh::smem_bytes, s>>>(L, f, perm, b, x);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  return true;
 }
 
 template <int W>

@@ -5,4 +5,6 @@ namespace blockres::kernels::cuda_gh {
 
 BLOCKRES_GH_LAUNCHERS(16, )
 
+BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_SOLVE, )
+
 }  // namespace blockres::kernels::cuda_gh
