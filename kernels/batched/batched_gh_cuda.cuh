@@ -30,6 +30,7 @@
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
+#include "kernels/batched/lane_stage.cuh"
 #include "kernels/cuda_check.hpp"
 
 #include <cuda_pipeline.h>
@@ -500,47 +501,23 @@ __global__ void __launch_bounds__(threads_per_block)
 // with y in registers (the same operations in the same order, fma for each multiply-subtract), scatters y
 // through the permutation into its row of the stage, and the solution goes out coalesced. An entry whose perm
 // is outside the block is skipped, as in the group solve: x keeps what it held there.
-template <int N>
-struct GhLaneShape {
-  static constexpr int NN = N * N;
-  static constexpr int S = NN | 1;
-  static constexpr int SN = N | 1;
-  static constexpr std::size_t smem_bytes =
-      32 * (std::size_t(S) + SN) * sizeof(double) + 32 * SN * sizeof(index_t) + 32 * sizeof(unsigned);
-};
-
 template <int N, bool Transposed>
 __global__ void __launch_bounds__(32)
     gh_lane_solve_kernel(BatchLayout L, const double* __restrict__ f, const index_t* __restrict__ perm,
                          const double* __restrict__ bvec, double* __restrict__ x)
 {
-  using Sh = GhLaneShape<N>;
-  constexpr int NN = Sh::NN, S = Sh::S, SN = Sh::SN;
+  using St = cuda_lane::LaneStage<N>;
+  constexpr int S = St::S, SN = St::SN;
   extern __shared__ __align__(16) unsigned char gh_lane_stage[];
-  double* const M = reinterpret_cast<double*>(gh_lane_stage);
-  double* const Y = M + 32 * S;
-  index_t* const P = reinterpret_cast<index_t*>(Y + 32 * SN);
-  unsigned* const W = reinterpret_cast<unsigned*>(P + 32 * SN);  // bit i: x(i) of the lane's block written
+  const St st(gh_lane_stage);
+  double* const Y = st.Y;
+  unsigned* const W = static_cast<unsigned*>(st.after());  // bit i: x(i) of the lane's block written
   const int lane = threadIdx.x;
-  for (size64_t b0 = size64_t(blockIdx.x) * 32; b0 < size64_t(L.count); b0 += size64_t(gridDim.x) * 32) {
-    const int cnt = int(min(size64_t(32), size64_t(L.count) - b0));
-    const double* const A = f + b0 * NN;
+  for (size64_t b0 = St::first(); b0 < size64_t(L.count); b0 += St::step()) {
+    const int cnt = st.next(lane, b0, L.count, f, bvec, perm);
     const size64_t r0 = b0 * N;
-    __syncwarp();  // the previous blocks' stage is no longer read
-    for (int e = lane; e < cnt * NN; e += 32) {
-      const int k = e / NN;
-      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
-    }
-    for (int e = lane; e < cnt * N; e += 32) {
-      const int k = e / N;
-      __pipeline_memcpy_async(Y + k * SN + (e - k * N), bvec + r0 + e, 8);
-      __pipeline_memcpy_async(P + k * SN + (e - k * N), perm + r0 + e, sizeof(index_t));
-    }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncwarp();
     if (lane < cnt) {
-      const double* const a = M + lane * S;
+      const double* const a = st.M + lane * S;
       const auto U = [a](int i, int k) { return Transposed ? a[(N - 1 - k) * N + (N - 1 - i)] : a[i * N + k]; };
       double y[N];
 #pragma unroll
@@ -557,7 +534,7 @@ __global__ void __launch_bounds__(32)
       unsigned written = 0;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        const unsigned p = static_cast<unsigned>(P[lane * SN + k]);
+        const unsigned p = static_cast<unsigned>(st.P[lane * SN + k]);
         if (p < unsigned(N)) {
           Y[lane * SN + p] = y[k];
           written |= 1u << p;
@@ -907,17 +884,18 @@ template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
                        const double* b, double* x)
 {
-  using Sh = detail::GhLaneShape<N>;
+  // the stage and a written-mask word per lane
+  constexpr std::size_t smem = cuda_lane::LaneStage<N>::bytes + 32 * sizeof(unsigned);
   int dev = 0, limit = 0;
   BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
   BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (Sh::smem_bytes > std::size_t(limit)) return false;
+  if (smem > std::size_t(limit)) return false;
   const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_solve_kernel<N, true>
                                                        : &detail::gh_lane_solve_kernel<N, false>;
-  if (Sh::smem_bytes > 48 * 1024)
-    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Sh::smem_bytes)));
+  if (smem > 48 * 1024)
+    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, size64_t(1) << 16));
-  kernel<<<grid, 32, Sh::smem_bytes, s>>>(L, f, perm, b, x);
+  kernel<<<grid, 32, smem, s>>>(L, f, perm, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   return true;
 }

@@ -43,6 +43,7 @@
 #pragma once
 
 #include "kernels/batched/batched.hpp"
+#include "kernels/batched/lane_stage.cuh"
 
 #include <cfloat>
 #include <climits>
@@ -309,50 +310,27 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
 // lane runs the CPU reference's solve on its block with its vector in registers (the same operations in the
 // same order: the same bits), and the solution goes back through shared memory, coalesced.
 template <int N>
-struct LaneSolveShape {
-  static constexpr int NN = N * N;
-  static constexpr int S = NN | 1;
-  static constexpr int SN = N | 1;
-  static constexpr std::size_t smem_bytes = 32 * (std::size_t(S) + SN) * sizeof(double) + 32 * SN * sizeof(index_t);
-};
-
-template <int N>
 __global__ void __launch_bounds__(32)
     lane_solve(BatchLayout L, const double* __restrict__ lu, const index_t* __restrict__ piv,
                const double* __restrict__ bv, double* __restrict__ x)
 {
-  using Sh = LaneSolveShape<N>;
-  constexpr int NN = Sh::NN, S = Sh::S, SN = Sh::SN;
+  using St = cuda_lane::LaneStage<N>;
+  constexpr int S = St::S, SN = St::SN;
   BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
-  double* const M = reinterpret_cast<double*>(lu_smem);
-  double* const Y = M + 32 * S;
-  index_t* const P = reinterpret_cast<index_t*>(Y + 32 * SN);
+  const St st(lu_smem);
+  double* const Y = st.Y;
   const int lane = threadIdx.x;
-  for (size64_t b0 = size64_t(blockIdx.x) * 32; b0 < size64_t(L.count); b0 += size64_t(gridDim.x) * 32) {
-    const int cnt = int(min(size64_t(32), size64_t(L.count) - b0));
-    const double* const A = lu + b0 * NN;
+  for (size64_t b0 = St::first(); b0 < size64_t(L.count); b0 += St::step()) {
+    const int cnt = st.next(lane, b0, L.count, lu, bv, piv);
     const size64_t r0 = b0 * N;
-    __syncwarp();  // the previous blocks' stage is no longer read
-    for (int e = lane; e < cnt * NN; e += 32) {
-      const int k = e / NN;
-      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
-    }
-    for (int e = lane; e < cnt * N; e += 32) {
-      const int k = e / N;
-      __pipeline_memcpy_async(Y + k * SN + (e - k * N), bv + r0 + e, 8);
-      __pipeline_memcpy_async(P + k * SN + (e - k * N), piv + r0 + e, sizeof(index_t));
-    }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncwarp();
     if (lane < cnt) {
-      const double* const a = M + lane * S;
+      const double* const a = st.M + lane * S;
       double y[N];
 #pragma unroll
       for (int i = 0; i < N; ++i) y[i] = Y[lane * SN + i];
 #pragma unroll
       for (int k = 0; k < N; ++k) {  // the interchanges in order (static register indices)
-        const int p = P[lane * SN + k];
+        const int p = st.P[lane * SN + k];
 #pragma unroll
         for (int j = 0; j < N; ++j)
           if (j != k && p == j) {
@@ -1379,13 +1357,13 @@ template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b,
                        double* x)
 {
-  using Sh = LaneSolveShape<N>;
-  if (Sh::smem_bytes > shared_bytes_per_block_limit()) return false;
+  constexpr std::size_t smem = cuda_lane::LaneStage<N>::bytes;
+  if (smem > shared_bytes_per_block_limit()) return false;
   const auto kernel = &lane_solve<N>;
-  if (Sh::smem_bytes > 48 * 1024)
-    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Sh::smem_bytes)));
+  if (smem > 48 * 1024)
+    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, max_grid));
-  kernel<<<grid, 32, Sh::smem_bytes, s>>>(L, lu, piv, b, x);
+  kernel<<<grid, 32, smem, s>>>(L, lu, piv, b, x);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   return true;
 }

@@ -1,0 +1,70 @@
+// The warp stage of the lane-per-block solves of uniform batches (the LU solve's lane_solve, batched_lu_cuda.cuh,
+// and the Gauss–Huard solve's gh_lane_solve_kernel, batched_gh_cuda.cuh): 32 consecutive blocks of N rows, lane l
+// working on block b0 + l. Shared memory: the blocks' N x N entries at odd stride S per block, then their
+// right-hand sides and an index vector (pivots or permutation) at odd stride SN, so that lane l reading entry e
+// of its own block is conflict-free; the caller's own arrays may follow (after()).
+#pragma once
+
+#include "kernels/common.hpp"
+
+#include <cuda_pipeline.h>
+
+#include <cstddef>
+
+namespace blockres::kernels::cuda_lane {
+
+template <int N>
+struct LaneStage {
+  static constexpr int NN = N * N;
+  static constexpr int S = NN | 1;
+  static constexpr int SN = N | 1;
+  static constexpr std::size_t bytes = 32 * (std::size_t(S) + SN) * sizeof(double) + 32 * SN * sizeof(index_t);
+
+  double* M;   // block k's entry (i, j) at M[k S + i N + j]
+  double* Y;   // block k's vector entry i at Y[k SN + i]
+  index_t* P;  // block k's index entry i at P[k SN + i]
+
+  __device__ explicit LaneStage(unsigned char* smem)
+      : M(reinterpret_cast<double*>(smem)), Y(M + 32 * S), P(reinterpret_cast<index_t*>(Y + 32 * SN))
+  {
+  }
+  __device__ void* after() const { return P + 32 * SN; }
+
+  // The warp's groups of 32 blocks: b0 = first(), first() + step(), ... below the batch's count.
+  __device__ static size64_t first() { return size64_t(blockIdx.x) * 32; }
+  __device__ static size64_t step() { return size64_t(gridDim.x) * 32; }
+  // Loads the group at b0 of a batch of count blocks (load(), after the warp's previous use of the stage is
+  // over) and returns its number of blocks.
+  __device__ __forceinline__ int next(int lane, size64_t b0, index_t count, const double* f, const double* b,
+                                      const index_t* p) const
+  {
+    const int cnt = int(min(size64_t(32), size64_t(count) - b0));
+    __syncwarp();  // the previous group's stage is no longer read
+    load(lane, b0, cnt, f, b, p);
+    return cnt;
+  }
+
+  // Copies blocks b0 .. b0 + cnt - 1 (cnt <= 32) of the factors f (N^2 each, contiguous), their vector entries
+  // of b and index entries of p (N each, from row b0 N) into the stage, coalesced (8-byte cp.async, the index
+  // entries at their own size), and waits for them; the warp's previous use of the stage must be over.
+  __device__ __forceinline__ void load(int lane, size64_t b0, int cnt, const double* f, const double* b,
+                                       const index_t* p) const
+  {
+    const double* const A = f + b0 * NN;
+    const size64_t r0 = b0 * N;
+    for (int e = lane; e < cnt * NN; e += 32) {
+      const int k = e / NN;
+      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
+    }
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N;
+      __pipeline_memcpy_async(Y + k * SN + (e - k * N), b + r0 + e, 8);
+      __pipeline_memcpy_async(P + k * SN + (e - k * N), p + r0 + e, sizeof(index_t));
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+  }
+};
+
+}  // namespace blockres::kernels::cuda_lane
