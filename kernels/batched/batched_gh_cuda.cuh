@@ -653,12 +653,12 @@ __global__ void __launch_bounds__(threads_per_block)
 // copy at 17, 63.0% at 9). Here each unit of rows is copied, contiguous and coalesced (8-byte cp.async for
 // fp64, 4-byte for fp32, every copy instruction one run of the unit), into the warp's shared memory with
 // odd row stride S (a column read by the lanes is conflict-free), then lane i forms its row's sum
-// sum_j inv(i, j) x(j) in column order, one fma chain (the CPU reference's order). Units:
-//   Packed (uniform layouts): the batch is one tall (count n) x n row-major matrix, row r of block r / n
-//     at r n; a warp takes 32 consecutive rows (32 n contiguous entries, blocks straddling warps are
-//     fine: row r's x entries start at r - r % n), so every lane has a row whatever n.
-//   group (variable layouts and size classes): a group of W lanes takes one block, as the column kernel.
-// Entry e of a unit sits at row e / n, column e % n; the quotient comes from a float reciprocal (e < 32 n
+// sum_j inv(i, j) x(j) in column order, one fma chain (the CPU reference's order). Uniform layouts (Packed;
+// variable ones: gemv_rows_kernel below): the batch is one tall (count n) x n row-major matrix, row r of block
+// r / n at r n; a warp takes 32 consecutive rows (32 n contiguous entries, blocks straddling warps are fine:
+// row r's x entries start at r - r % n), so every lane has a row whatever n. (A group-per-block form for
+// variable layouts, a W-lane group and a max_size slot per block, reached 60.5% of copy on the mixed 9..32
+// batch against gemv_rows_kernel's 76.2%: removed.) Entry e of a unit sits at row e / n, column e % n; the quotient comes from a float reciprocal (e < 32 n
 // <= 1024, so (e + 0.5) / n is at least 1 / 64 from an integer and the float error is below 1e-5).
 struct GemvStage {
   static constexpr int warps = threads_per_block / 32;
@@ -675,56 +675,34 @@ __global__ void __launch_bounds__(threads_per_block)
     gemv_staged_kernel(BatchLayout L, const T* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
 {
   static_assert(W == 16 || W == 32, "gemv_staged_kernel: W = 16 or 32");
+  static_assert(Packed, "gemv_staged_kernel: uniform layouts (variable ones: gemv_rows_kernel)");
   extern __shared__ __align__(16) unsigned char gh_gemv_stage[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int nmax = Packed ? L.uniform : min(L.max_size, W);
-  const int S = GemvStage::stride(nmax);
-  constexpr int U = Packed ? 32 : W;  // lanes (and rows) per unit
-  const int li = lane & (U - 1);
-  T* const m = reinterpret_cast<T*>(gh_gemv_stage) + (size64_t(warp) * 32 + (lane - li)) * S;
-
-  int n, rows;          // block size, rows of the unit
-  const T* src;         // the unit's first entry
-  size64_t yrow, xrow;  // this lane's row of y, the first entry of its block's x
-  bool live = true, oversize = false;
-  int n_true = 0;
-  if constexpr (Packed) {
-    n = L.uniform;
-    const size64_t total = size64_t(L.count) * n;
-    const size64_t r0 = (size64_t(blockIdx.x) * GemvStage::warps + warp) * 32;
-    if (r0 >= total) return;  // whole warps only: the copy below is warp-synchronous
-    rows = int(min(size64_t(32), total - r0));
-    src = inv + r0 * n;
-    yrow = r0 + li;
-    xrow = yrow - yrow % size64_t(n);
-  } else {
-    const GroupBlock<W> g(L);
-    n = g.n;
-    rows = n;
-    src = inv + g.mat;
-    yrow = g.row + li;
-    xrow = g.row;
-    live = g.live;
-    oversize = g.oversize;
-    n_true = g.n_true;
-  }
+  const int n = L.uniform;
+  const int S = GemvStage::stride(n);
+  T* const m = reinterpret_cast<T*>(gh_gemv_stage) + size64_t(warp) * 32 * S;
+  const size64_t total = size64_t(L.count) * n;
+  const size64_t r0 = (size64_t(blockIdx.x) * GemvStage::warps + warp) * 32;
+  if (r0 >= total) return;  // whole warps only: the copy below is warp-synchronous
+  const int rows = int(min(size64_t(32), total - r0));
+  const T* const src = inv + r0 * n;
+  const size64_t yrow = r0 + lane;                    // this lane's row of y
+  const size64_t xrow = yrow - yrow % size64_t(n);  // the first entry of its block's x
   const int count = rows * n;
   const float rn = 1.0f / float(max(n, 1));
-  for (int e = li; e < count; e += U) {
+  for (int e = lane; e < count; e += 32) {
     const int i = int((float(e) + 0.5f) * rn), j = e - i * n;
     __pipeline_memcpy_async(m + i * S + j, src + e, sizeof(T));
   }
   __pipeline_commit();
   __pipeline_wait_prior(0);
   __syncwarp();
-  if (li < rows) {
-    const T* const row = m + li * S;
+  if (lane < rows) {
+    const T* const row = m + lane * S;
     double s = 0.0;
     for (int j = 0; j < n; ++j) s = fma(double(row[j]), x[xrow + j], s);
     y[yrow] = s;
   }
-  if (live && oversize)
-    for (int i = li; i < n_true; i += W) y[xrow + i] = CUDART_NAN;
 }
 
 // ---- Block-diagonal GEMV of a variable layout, a row per lane over the rows in order ----------
@@ -910,18 +888,18 @@ void launch_invert(stream_t s, const BatchLayout& L, double* a, int* info)
 template <int W, class T>
 void launch_gemv(stream_t s, const BatchLayout& L, const T* inv, const double* x, double* y)
 {
-  if constexpr (W >= 16) {  // staged, a row per lane (gemv_staged_kernel); <= 34 KB of shared memory
-    using detail::GemvStage;
+  // Uniform layouts above 8 rows: staged, a row per lane (gemv_staged_kernel; <= 34 KB of shared memory).
+  // (Variable layouts above 8 rows go to launch_gemv_rows; a size class's selection, which only the dispatch
+  // makes, keeps the column kernel.)
+  if constexpr (W >= 16) {
     if (L.uniform > 0 && L.select == nullptr) {
+      using detail::GemvStage;
       const size64_t warps = (size64_t(L.count) * L.uniform + 31) / 32;
       const auto grid = unsigned((warps + GemvStage::warps - 1) / GemvStage::warps);
       detail::gemv_staged_kernel<W, T, true><<<grid, threads_per_block, GemvStage::bytes<T>(L.uniform), s>>>(L, inv, x, y);
-    } else {
-      detail::gemv_staged_kernel<W, T, false><<<detail::grid_for_groups(L.count, W), threads_per_block,
-                                                GemvStage::bytes<T>(std::min(L.max_size, W)), s>>>(L, inv, x, y);
+      BLOCKRES_CUDA_CHECK_LAUNCH();
+      return;
     }
-    BLOCKRES_CUDA_CHECK_LAUNCH();
-    return;
   }
   detail::gemv_kernel<W, T><<<detail::grid_for_groups(L.count, W), threads_per_block, 0, s>>>(L, inv, x, y);
   BLOCKRES_CUDA_CHECK_LAUNCH();
