@@ -653,8 +653,8 @@ __global__ void __launch_bounds__(threads_per_block)
 // copy at 17, 63.0% at 9). Here each unit of rows is copied, contiguous and coalesced (8-byte cp.async for
 // fp64, 4-byte for fp32, every copy instruction one run of the unit), into the warp's shared memory with
 // odd row stride S (a column read by the lanes is conflict-free), then lane i forms its row's sum
-// sum_j inv(i, j) x(j) in column order, one fma chain (the CPU reference's order). Uniform layouts (Packed;
-// variable ones: gemv_rows_kernel below): the batch is one tall (count n) x n row-major matrix, row r of block
+// sum_j inv(i, j) x(j) in column order, one fma chain (the CPU reference's order). Uniform layouts (variable
+// ones: gemv_rows_kernel below): the batch is one tall (count n) x n row-major matrix, row r of block
 // r / n at r n; a warp takes 32 consecutive rows (32 n contiguous entries, blocks straddling warps are fine:
 // row r's x entries start at r - r % n), so every lane has a row whatever n. (A group-per-block form for
 // variable layouts, a W-lane group and a max_size slot per block, reached 60.5% of copy on the mixed 9..32
@@ -670,12 +670,11 @@ struct GemvStage {
   }
 };
 
-template <int W, class T, bool Packed>
+template <int W, class T>
 __global__ void __launch_bounds__(threads_per_block)
     gemv_staged_kernel(BatchLayout L, const T* __restrict__ inv, const double* __restrict__ x, double* __restrict__ y)
 {
   static_assert(W == 16 || W == 32, "gemv_staged_kernel: W = 16 or 32");
-  static_assert(Packed, "gemv_staged_kernel: uniform layouts (variable ones: gemv_rows_kernel)");
   extern __shared__ __align__(16) unsigned char gh_gemv_stage[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int n = L.uniform;
@@ -862,20 +861,9 @@ template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
                        const double* b, double* x)
 {
-  // the stage and a written-mask word per lane
-  constexpr std::size_t smem = cuda_lane::LaneStage<N>::bytes + 32 * sizeof(unsigned);
-  int dev = 0, limit = 0;
-  BLOCKRES_CUDA_CHECK(cudaGetDevice(&dev));
-  BLOCKRES_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (smem > std::size_t(limit)) return false;
   const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_solve_kernel<N, true>
                                                        : &detail::gh_lane_solve_kernel<N, false>;
-  if (smem > 48 * 1024)
-    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, size64_t(1) << 16));
-  kernel<<<grid, 32, smem, s>>>(L, f, perm, b, x);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
-  return true;
+  return cuda_lane::launch<N>(kernel, 32 * sizeof(unsigned), s, L, f, perm, b, x);  // + a written-mask word per lane
 }
 
 template <int W>
@@ -896,7 +884,7 @@ void launch_gemv(stream_t s, const BatchLayout& L, const T* inv, const double* x
       using detail::GemvStage;
       const size64_t warps = (size64_t(L.count) * L.uniform + 31) / 32;
       const auto grid = unsigned((warps + GemvStage::warps - 1) / GemvStage::warps);
-      detail::gemv_staged_kernel<W, T, true><<<grid, threads_per_block, GemvStage::bytes<T>(L.uniform), s>>>(L, inv, x, y);
+      detail::gemv_staged_kernel<W, T><<<grid, threads_per_block, GemvStage::bytes<T>(L.uniform), s>>>(L, inv, x, y);
       BLOCKRES_CUDA_CHECK_LAUNCH();
       return;
     }

@@ -1325,10 +1325,7 @@ void launch_panel_solve(stream_t s, const BatchLayout& L, int lo, int hi, const 
 
 namespace blockres::kernels::cuda::lu_detail {
 
-// Shared memory one thread block may use on the current device (cudaDevAttrMaxSharedMemoryPerBlockOptin:
-// 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86 and sm_89), or the test hook's value when set
-// (batched_lu_cuda.cu).
-std::size_t shared_bytes_per_block_limit();
+// shared_bytes_per_block_limit(): declared in lane_stage.cuh, defined in batched_lu_cuda.cu.
 
 template <int NP, bool Uniform>
 void launch_small_factor(stream_t s, const BatchLayout& L, int lo, double* a, index_t* piv, int* info)
@@ -1357,15 +1354,7 @@ template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b,
                        double* x)
 {
-  constexpr std::size_t smem = cuda_lane::LaneStage<N>::bytes;
-  if (smem > shared_bytes_per_block_limit()) return false;
-  const auto kernel = &lane_solve<N>;
-  if (smem > 48 * 1024)
-    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, max_grid));
-  kernel<<<grid, 32, smem, s>>>(L, lu, piv, b, x);
-  BLOCKRES_CUDA_CHECK_LAUNCH();
-  return true;
+  return cuda_lane::launch<N>(&lane_solve<N>, 0, s, L, lu, piv, b, x);
 }
 
 template <int NP, int MB>

@@ -2,14 +2,23 @@
 // and the Gauss–Huard solve's gh_lane_solve_kernel, batched_gh_cuda.cuh): 32 consecutive blocks of N rows, lane l
 // working on block b0 + l. Shared memory: the blocks' N x N entries at odd stride S per block, then their
 // right-hand sides and an index vector (pivots or permutation) at odd stride SN, so that lane l reading entry e
-// of its own block is conflict-free; the caller's own arrays may follow (after()).
+// of its own block is conflict-free; the caller's own arrays may follow (after()). launch() starts such a kernel.
 #pragma once
 
-#include "kernels/common.hpp"
+#include "kernels/batched/batched.hpp"
+#include "kernels/cuda_check.hpp"
 
 #include <cuda_pipeline.h>
 
+#include <algorithm>
 #include <cstddef>
+
+namespace blockres::kernels::cuda::lu_detail {
+// Shared memory one thread block may use on the current device (cudaDevAttrMaxSharedMemoryPerBlockOptin:
+// 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86 and sm_89), or the test hook's value when set
+// (batched_lu_cuda.cu).
+std::size_t shared_bytes_per_block_limit();
+}  // namespace blockres::kernels::cuda::lu_detail
 
 namespace blockres::kernels::cuda_lane {
 
@@ -66,5 +75,21 @@ struct LaneStage {
     __syncwarp();
   }
 };
+
+// Launches kernel(L, args...) on a warp per thread block over the uniform layout L, with the stage and `extra`
+// bytes of the kernel's own as dynamic shared memory; false, launching nothing, when that does not fit the
+// device's shared memory per thread block (the callers then run their group kernels).
+template <int N, class... P, class... A>
+bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, const BatchLayout& L, A... args)
+{
+  const std::size_t smem = LaneStage<N>::bytes + extra;
+  if (smem > cuda::lu_detail::shared_bytes_per_block_limit()) return false;
+  if (smem > 48 * 1024)
+    BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, size64_t(1) << 16));
+  kernel<<<grid, 32, smem, s>>>(L, args...);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+  return true;
+}
 
 }  // namespace blockres::kernels::cuda_lane
