@@ -73,17 +73,21 @@ void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, 
                        GhStorage storage, const double* b, double* x)
 {
   if (!check_layout(L, "gauss_huard_solve")) return;
-  // Uniform 4..15 without a selection: a lane per block (launch_lane_solve), unless its stage does not fit. H200,
-  // one call (issue 31, session 45), % of copy, group solve -> lane solve (standard storage; transposed alike):
-  // 4 82.1 -> 93.3, 5 54.0 -> 93.7, 9 54.1 -> 92.0, 11 63.3 -> 89.9, 14 72.3 -> 88.4, 15 75.8 -> 98.4.
-  if (L.uniform >= 4 && L.uniform <= 15 && L.select == nullptr) {
+  // Uniform 4..29 without a selection: a lane per block (launch_lane_solve), unless its stage does not fit. H200,
+  // one call each (issue 31), % of copy, group solve -> lane solve (standard storage; transposed alike): session 45,
+  // 32 blocks a warp: 4 82.1 -> 93.3, 5 54.0 -> 93.7, 9 54.1 -> 92.0, 11 63.3 -> 89.9, 14 72.3 -> 88.4, 15 75.8 ->
+  // 98.4; session 46, fewer blocks a warp (cuda_lane::blocks_per_warp): 16 85.3 -> 91.4, 17 48.5 -> 86.8, 21 57.7 ->
+  // 91.0, 22 58.6 -> 79.9, 24 63.6 -> 77.6, 26 63.7 -> 72.7, 28 65.1 -> 74.6, 29 65.5 -> 70.9. At 30..32 the group
+  // solve stays (62.1-63.8; the lane solve at 8 blocks a warp 52.5-60.0, at 4 64.9-65.8).
+  if (L.uniform >= 4 && L.uniform <= 29 && L.select == nullptr) {
     using LaneFn = bool (*)(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, const double*,
                             double*);
 #define BLOCKRES_GH_LANE_ENTRY(N, PREFIX) &cuda_gh::launch_lane_solve<N>,
     static constexpr LaneFn lane[] = {BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_ENTRY, )
-                                          BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_ENTRY, )};
+                                          BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_ENTRY, )
+                                              BLOCKRES_GH_LANE_SOLVES_16_29(BLOCKRES_GH_LANE_ENTRY, )};
 #undef BLOCKRES_GH_LANE_ENTRY
-    static_assert(sizeof(lane) / sizeof(lane[0]) == 12, "lane solves for 4..15");
+    static_assert(sizeof(lane) / sizeof(lane[0]) == 26, "lane solves for 4..29");
     if (lane[L.uniform - 4](s, L, factors, perm, storage, b, x)) return;
   }
   // One launch on the whole layout, size index or not: the solve reads each block once, and visiting the

@@ -25,8 +25,8 @@
 //     W >= 16 (gemv_staged_kernel, gemv_rows_kernel): 32 rows per warp copied coalesced into shared
 //     memory, a row's sum per lane (uniform layouts: the batch as one tall matrix; variable layouts:
 //     the rows in order, whatever blocks hold them).
-//   lane solves (uniform 4..15, gh_lane_solve_kernel): a lane per block, 32 blocks per warp staged
-//     in shared memory, the CPU reference's steps in registers.
+//   lane solves (uniform 4..29, gh_lane_solve_kernel): a lane per block, 32, 16 or 8 blocks per warp
+//     (cuda_lane::blocks_per_warp) staged in shared memory, the CPU reference's steps in registers.
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
@@ -71,12 +71,16 @@ bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const 
 #define BLOCKRES_GH_LANE_SOLVE(N, PREFIX)                                                                     \
   PREFIX template bool launch_lane_solve<N>(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, \
                                             const double*, double*);
-// Instantiated in batched_gh_cuda_1_8.cu (4..8) and batched_gh_cuda_9_16.cu (9..15).
+// Instantiated in batched_gh_cuda_1_8.cu (4..8), batched_gh_cuda_9_16.cu (9..15) and batched_gh_cuda_lane_16_29.cu.
 #define BLOCKRES_GH_LANE_SOLVES_4_8(X, PREFIX) X(4, PREFIX) X(5, PREFIX) X(6, PREFIX) X(7, PREFIX) X(8, PREFIX)
 #define BLOCKRES_GH_LANE_SOLVES_9_15(X, PREFIX) \
   X(9, PREFIX) X(10, PREFIX) X(11, PREFIX) X(12, PREFIX) X(13, PREFIX) X(14, PREFIX) X(15, PREFIX)
+#define BLOCKRES_GH_LANE_SOLVES_16_29(X, PREFIX)                                                                   \
+  X(16, PREFIX) X(17, PREFIX) X(18, PREFIX) X(19, PREFIX) X(20, PREFIX) X(21, PREFIX) X(22, PREFIX) X(23, PREFIX) \
+  X(24, PREFIX) X(25, PREFIX) X(26, PREFIX) X(27, PREFIX) X(28, PREFIX) X(29, PREFIX)
 BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_SOLVE, extern)
 BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_SOLVE, extern)
+BLOCKRES_GH_LANE_SOLVES_16_29(BLOCKRES_GH_LANE_SOLVE, extern)
 
 #define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
   PREFIX template void launch_factor<W>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);     \
@@ -491,11 +495,12 @@ __global__ void __launch_bounds__(threads_per_block)
     for (int i = j; i < g.n_true; i += W) x[g.row + i] = CUDART_NAN;
 }
 
-// ---- Gauss–Huard application, a lane per block (uniform layouts of 4..15 rows) ---------------
+// ---- Gauss–Huard application, a lane per block (uniform layouts of 4..29 rows) ---------------
 // The group solve above runs a group sum and a broadcast per step for one block (at n = 9, two blocks per warp
 // through 9 steps of 5 shuffle rounds each, and 7 of 16 lanes idle; H200: 54.2% of copy at 9, 54.1% at 5).
-// Here a warp takes 32 consecutive blocks of a uniform layout, lane l block b0 + l, as lu_solve's lane solve:
-// the factors (32 N^2 contiguous doubles), right-hand sides and permutations are copied into shared memory
+// Here a warp takes B = cuda_lane::blocks_per_warp(N) consecutive blocks of a uniform layout (32 up to 15 rows,
+// 16 to 21, 8 above), lane l block b0 + l, as lu_solve's lane solve: the factors (B N^2 contiguous doubles),
+// right-hand sides and permutations are copied into shared memory
 // (coalesced 8-byte cp.async; a block's factors at odd stride S, its vectors at odd stride SN, so lane l
 // reading entry e of its own block is conflict-free), every lane runs the CPU reference's steps on its block
 // with y in registers (the same operations in the same order, fma for each multiply-subtract), scatters y
@@ -863,7 +868,8 @@ bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const 
 {
   const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_solve_kernel<N, true>
                                                        : &detail::gh_lane_solve_kernel<N, false>;
-  return cuda_lane::launch<N>(kernel, 32 * sizeof(unsigned), s, L, f, perm, b, x);  // + a written-mask word per lane
+  // + a written-mask word per block
+  return cuda_lane::launch<N>(kernel, cuda_lane::LaneStage<N>::B * sizeof(unsigned), s, L, f, perm, b, x);
 }
 
 template <int W>

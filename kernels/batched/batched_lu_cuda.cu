@@ -67,14 +67,14 @@ constexpr std::array<SmallFactorFn, sizeof...(NP) + 1> uniform_table(std::intege
 }
 constexpr auto small_uniform = uniform_table(std::make_integer_sequence<int, 32>{});
 
-// The lane solves of the uniform sizes lane_lo .. lane_hi (4..15), indexed by n - lane_lo.
+// The lane solves of the uniform sizes lane_lo .. lane_hi (4..24), indexed by n - lane_lo.
 using LaneSolveFn = bool (*)(stream_t, const BatchLayout&, const double*, const index_t*, const double*, double*);
 constexpr int lane_lo = 4;
 #define BLOCKRES_LU_LANE_ENTRY(N) &launch_lane_solve<N>,
 constexpr std::array lane_solves{BLOCKRES_LU_LANE_SOLVES(BLOCKRES_LU_LANE_ENTRY)};
 #undef BLOCKRES_LU_LANE_ENTRY
 constexpr int lane_hi = lane_lo + int(lane_solves.size()) - 1;
-static_assert(lane_hi == 15, "the lane solves hold 4..15");
+static_assert(lane_hi == 24, "the lane solves hold 4..24");
 
 struct BlockedClass {
   int lo, hi;
@@ -156,10 +156,12 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
 {
   batched_lu_check_layout(L, "cuda::lu_solve");
   if (L.count == 0) return;
-  // Uniform 4..15 without a selection: a lane per block (lane_solve), unless its stage does not fit the GPU. H200,
-  // one call (issue 31, session 45), % of copy, small_solve -> lane_solve: 4 79.2 -> 93.9, 5 50.4 -> 93.8, 9 39.5 ->
-  // 91.5, 12 56.6 -> 88.9, 14 68.8 -> 84.7, 15 73.0 -> 90.2; at 16 small_solve stays (83.3 against 75.7: the
-  // 16-row stage, 72 KB a warp, leaves three warps per SM).
+  // Uniform 4..24 without a selection: a lane per block (lane_solve), unless its stage does not fit the GPU. H200,
+  // one call each (issue 31), % of copy: session 45, small_solve -> lane_solve at 32 blocks a warp: 4 79.2 -> 93.9,
+  // 5 50.4 -> 93.8, 9 39.5 -> 91.5, 12 56.6 -> 88.9, 14 68.8 -> 84.7, 15 73.0 -> 90.2; session 46, fewer blocks a
+  // warp (cuda_lane::blocks_per_warp) and the interchanges on the stage: 16 83.6 -> 87.0, 17 46.0 -> 83.0, 20 56.5
+  // -> 81.2, 21 59.5 -> 83.7 (small_solve or the exact-size warp_solve before), 22 62.5 -> 72.6, 24 69.8 -> 71.2.
+  // From 25 the exact-size warp_solve is faster (72.2 at 25, 84.9 at 32; the lane solve 70.9 and 54.2).
   if (L.uniform >= lane_lo && L.uniform <= lane_hi && L.select == nullptr &&
       lane_solves[std::size_t(L.uniform - lane_lo)](s, L, lu, piv, b, x))
     return;

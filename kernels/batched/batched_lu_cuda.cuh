@@ -31,8 +31,9 @@
 //      chunks of T columns.
 //   max|A| is gathered while the first panel step reads every original entry once; the pivot
 //   checks (info) run at the end from the stored pivot values.
-// Solves: a lane per block for uniform layouts of 4..15 rows (lane_solve: 32 blocks per warp staged in shared
-//   memory, the CPU reference's steps in registers); otherwise a lane-group kernel for n <= 16 (rows staged in
+// Solves: a lane per block for uniform layouts of 4..24 rows (lane_solve: 32, 16 or 8 blocks per warp staged in
+//   shared memory, the CPU reference's steps in registers; above 16 rows reciprocal pivots, as warp_solve);
+//   otherwise a lane-group kernel for n <= 16 (rows staged in
 //   shared memory, interchanges by shuffles, column-oriented substitutions); a warp per block for 17..56 (warp_solve: the block copied into
 //   shared memory asynchronously, R = ceil(n / 32) rows per lane, reciprocal pivots) and for 57..64
 //   (panel_solve: the same substitutions over a ring of two 16-column panels); a warp per block
@@ -298,17 +299,21 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
 }
 
 // ------------------------------------------------------------------------------------------------
-// Lane solve, uniform layouts of N = 4..15 rows: a lane per block
+// Lane solve, uniform layouts of N = 4..24 rows: a lane per block
 // ------------------------------------------------------------------------------------------------
 
 // small_solve gives a block a group of G lanes and runs 3 n dependent shuffle steps for it: at n = 9 a warp
 // carries two blocks (1.3 KB) through a chain of 27 shuffles, and G - n lanes idle (H200: 39.6% of copy at
-// 9, 50.8% at 5). Here a warp takes 32 consecutive blocks of a uniform layout, lane l block b0 + l: the 32
-// blocks' factors (32 N^2 contiguous doubles), right-hand sides and pivots are copied into the warp's shared
-// memory, coalesced (8-byte cp.async; 4 bytes for the pivots), each block's factors at an odd stride S and
-// its vectors at an odd stride SN (lane l reading entry e of its own block is conflict-free); then every
-// lane runs the CPU reference's solve on its block with its vector in registers (the same operations in the
-// same order: the same bits), and the solution goes back through shared memory, coalesced.
+// 9, 50.8% at 5). Here a warp takes B = cuda_lane::blocks_per_warp(N) consecutive blocks of a uniform layout
+// (32 up to 15 rows, 16 to 21, 8 above), lane l block b0 + l: the blocks' factors (B N^2 contiguous doubles),
+// right-hand sides and pivots are copied into the warp's shared memory, coalesced (8-byte cp.async; 4 bytes for
+// the pivots), each block's factors at an odd stride S and its vectors at an odd stride SN (lane l reading entry
+// e of its own block is conflict-free); each lane applies its block's interchanges to its vector in the stage
+// (a swap per step: the register form's N^2 selects cost 17..24 rows a third of their speed), then solves with
+// the vector in registers, and the solution goes back through the stage, coalesced. The operations and their
+// order are the CPU reference's, so up to 16 rows the bits are the CPU's and small_solve's; above 16 each
+// diagonal division is a multiplication by its reciprocal, as in warp_solve (the variable layouts' solve at
+// 17..64), so that a uniform and a variable layout of the same blocks give the same bits there too.
 template <int N>
 __global__ void __launch_bounds__(32)
     lane_solve(BatchLayout L, const double* __restrict__ lu, const index_t* __restrict__ piv,
@@ -325,27 +330,29 @@ __global__ void __launch_bounds__(32)
     const size64_t r0 = b0 * N;
     if (lane < cnt) {
       const double* const a = st.M + lane * S;
+      double* const yl = Y + lane * SN;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {  // the interchanges in order, on the lane's vector in the stage
+        const unsigned p = static_cast<unsigned>(st.P[lane * SN + k]);
+        if (p != unsigned(k) && p < unsigned(N)) {
+          const double t = yl[k];
+          yl[k] = yl[p];
+          yl[p] = t;
+        }
+      }
       double y[N];
 #pragma unroll
-      for (int i = 0; i < N; ++i) y[i] = Y[lane * SN + i];
-#pragma unroll
-      for (int k = 0; k < N; ++k) {  // the interchanges in order (static register indices)
-        const int p = st.P[lane * SN + k];
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-          if (j != k && p == j) {
-            const double t = y[k];
-            y[k] = y[j];
-            y[j] = t;
-          }
-      }
+      for (int i = 0; i < N; ++i) y[i] = yl[i];
 #pragma unroll
       for (int j = 0; j < N; ++j)  // L y = P b, L unit lower, column by column
 #pragma unroll
         for (int i = j + 1; i < N; ++i) y[i] = fma(-a[i * N + j], y[j], y[i]);
 #pragma unroll
       for (int j = N - 1; j >= 0; --j) {  // U x = y
-        y[j] = y[j] / a[j * N + j];
+        if constexpr (N <= 16)
+          y[j] = y[j] / a[j * N + j];
+        else
+          y[j] = y[j] * (1.0 / a[j * N + j]);
 #pragma unroll
         for (int i = 0; i < j; ++i) y[i] = fma(-a[i * N + j], y[j], y[i]);
       }
@@ -1270,8 +1277,11 @@ void launch_panel_solve(stream_t s, const BatchLayout& L, int lo, int hi, const 
   F(1, true) F(2, true) F(3, true) F(4, true) F(5, true) F(6, true) F(7, true) F(8, true) F(9, true)      \
   F(10, true) F(11, true) F(12, true) F(13, true) F(14, true) F(15, true) F(16, true)                     \
   F(1, false) F(2, false) F(4, false) F(8, false) F(16, false) S(1) S(2) S(4) S(8) S(16)
-// Lane solves (lane_solve), uniform layouts of 4..15 rows, in batched_lu_cuda_small_1_16.cu.
-#define BLOCKRES_LU_LANE_SOLVES(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+// Lane solves (lane_solve), uniform layouts of 4..15 rows in batched_lu_cuda_small_1_16.cu, 16..24 in
+// batched_lu_cuda_lane_16_24.cu.
+#define BLOCKRES_LU_LANE_SOLVES_4_15(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define BLOCKRES_LU_LANE_SOLVES_16_24(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24)
+#define BLOCKRES_LU_LANE_SOLVES(X) BLOCKRES_LU_LANE_SOLVES_4_15(X) BLOCKRES_LU_LANE_SOLVES_16_24(X)
 #define BLOCKRES_LU_LANE_SOLVE_INSTANCE(N) \
   template bool launch_lane_solve<N>(stream_t, const BatchLayout&, const double*, const index_t*, const double*, double*);
 #define BLOCKRES_LU_SMALL_17_24(F, S) \

@@ -1,6 +1,6 @@
 // The warp stage of the lane-per-block solves of uniform batches (the LU solve's lane_solve, batched_lu_cuda.cuh,
-// and the Gauss–Huard solve's gh_lane_solve_kernel, batched_gh_cuda.cuh): 32 consecutive blocks of N rows, lane l
-// working on block b0 + l. Shared memory: the blocks' N x N entries at odd stride S per block, then their
+// and the Gauss–Huard solve's gh_lane_solve_kernel, batched_gh_cuda.cuh): B = blocks_per_warp(N) consecutive blocks
+// of N rows, lane l < B working on block b0 + l. Shared memory: the blocks' N x N entries at odd stride S per block, then their
 // right-hand sides and an index vector (pivots or permutation) at odd stride SN, so that lane l reading entry e
 // of its own block is conflict-free; the caller's own arrays may follow (after()). launch() starts such a kernel.
 #pragma once
@@ -22,38 +22,47 @@ std::size_t shared_bytes_per_block_limit();
 
 namespace blockres::kernels::cuda_lane {
 
+// Blocks per warp of the lane solves of N rows. The stage holds B (N^2 + N) doubles: at 32 blocks of 16 rows 72 KB a
+// warp, three warps an SM, too few to hide the loads, so larger blocks take fewer per warp (lanes B..31 idle). H200
+// (issue 31, session 46, one call, % of copy, LU / Gauss-Huard solve): B 16 at 17..21 81.2-84.2 / 84.2-91.0 where B 8
+// gave 79.5-83.7 / 83.6-88.7; B 8 at 22..24 71.2-72.6 / 77.6-83.0 where B 16 gave 50.7-70.3 / 55.8-78.4 (B 16 at 22+
+// leaves one or two warps an SM). B 4 was below B 8 at 16..29 for Gauss-Huard; for LU it was above at 22 and 24
+// (75.7 and 73.0) and below at 23 (58.1). Above 24 (LU) and 29 (Gauss-Huard) the solvers keep their other kernels.
+constexpr int blocks_per_warp(int n) { return n <= 15 ? 32 : n <= 21 ? 16 : 8; }
+
 template <int N>
 struct LaneStage {
+  static constexpr int B = blocks_per_warp(N);
   static constexpr int NN = N * N;
   static constexpr int S = NN | 1;
   static constexpr int SN = N | 1;
-  static constexpr std::size_t bytes = 32 * (std::size_t(S) + SN) * sizeof(double) + 32 * SN * sizeof(index_t);
+  static constexpr std::size_t bytes = B * (std::size_t(S) + SN) * sizeof(double) + B * SN * sizeof(index_t);
 
   double* M;   // block k's entry (i, j) at M[k S + i N + j]
   double* Y;   // block k's vector entry i at Y[k SN + i]
   index_t* P;  // block k's index entry i at P[k SN + i]
 
   __device__ explicit LaneStage(unsigned char* smem)
-      : M(reinterpret_cast<double*>(smem)), Y(M + 32 * S), P(reinterpret_cast<index_t*>(Y + 32 * SN))
+      : M(reinterpret_cast<double*>(smem)), Y(M + B * S), P(reinterpret_cast<index_t*>(Y + B * SN))
   {
   }
-  __device__ void* after() const { return P + 32 * SN; }
+  __device__ void* after() const { return P + B * SN; }
 
-  // The warp's groups of 32 blocks: b0 = first(), first() + step(), ... below the batch's count.
-  __device__ static size64_t first() { return size64_t(blockIdx.x) * 32; }
-  __device__ static size64_t step() { return size64_t(gridDim.x) * 32; }
+  // The warp's groups of B blocks: b0 = first(), first() + step(), ... below the batch's count.
+  __device__ static size64_t first() { return size64_t(blockIdx.x) * B; }
+  __device__ static size64_t step() { return size64_t(gridDim.x) * B; }
   // Loads the group at b0 of a batch of count blocks (load(), after the warp's previous use of the stage is
   // over) and returns its number of blocks.
   __device__ __forceinline__ int next(int lane, size64_t b0, index_t count, const double* f, const double* b,
                                       const index_t* p) const
   {
-    const int cnt = int(min(size64_t(32), size64_t(count) - b0));
+    const int cnt = int(min(size64_t(B), size64_t(count) - b0));
     __syncwarp();  // the previous group's stage is no longer read
     load(lane, b0, cnt, f, b, p);
     return cnt;
   }
 
-  // Copies blocks b0 .. b0 + cnt - 1 (cnt <= 32) of the factors f (N^2 each, contiguous), their vector entries
+  // Copies blocks b0 .. b0 + cnt - 1 (cnt <= B) of the factors f (N^2 each, contiguous), their vector entries
   // of b and index entries of p (N each, from row b0 N) into the stage, coalesced (8-byte cp.async, the index
   // entries at their own size), and waits for them; the warp's previous use of the stage must be over.
   __device__ __forceinline__ void load(int lane, size64_t b0, int cnt, const double* f, const double* b,
@@ -86,7 +95,7 @@ bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, co
   if (smem > cuda::lu_detail::shared_bytes_per_block_limit()) return false;
   if (smem > 48 * 1024)
     BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + 31) / 32, size64_t(1) << 16));
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + LaneStage<N>::B - 1) / LaneStage<N>::B, size64_t(1) << 16));
   kernel<<<grid, 32, smem, s>>>(L, args...);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   return true;
