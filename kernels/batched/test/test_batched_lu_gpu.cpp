@@ -204,8 +204,8 @@ TEST(BatchedLuGpu, VariableBatchesWithOddCounts)
 
 TEST(BatchedLuGpu, UniformBatchesEverySizeClass)
 {
-  // Every size to 17 (each of the lane solves, uniform 4..16, and its neighbours), then each register class's ends.
-  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 24, 31, 32})
+  // Every size to 25 (each of the lane solves, uniform 4..24, and its neighbours), then each register class's ends.
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 31, 32})
     for (index_t count : {1, 33, 1001})
       check(make_batch(std::vector<int>(count, n), cycle(count, n), true),
             "uniform n " + std::to_string(n) + " count " + std::to_string(count));
@@ -217,9 +217,9 @@ TEST(BatchedLuGpu, UniformBatchesEverySizeClass)
 
 TEST(BatchedLuGpu, UniformAndVariableLayoutsGiveIdenticalResults)
 {
-  // Same data through the exact-size register kernel (uniform) and the power-of-two class kernel
-  // (variable); the blocked sizes go through the same kernel either way.
-  for (int n : {3, 5, 13, 20, 32, 40, 64, 300}) {
+  // Same data through the uniform kernels (the lane solves at 4..24, the exact-size register kernels) and the
+  // power-of-two class kernels (variable); the blocked sizes go through the same kernel either way.
+  for (int n : {3, 5, 13, 16, 17, 20, 21, 22, 24, 25, 32, 40, 64, 300}) {
     Batch U = make_batch(std::vector<int>(9, n), cycle(9), true);
     Batch V = U;
     V.uniform = false;
@@ -229,6 +229,15 @@ TEST(BatchedLuGpu, UniformAndVariableLayoutsGiveIdenticalResults)
     EXPECT_EQ(gu.piv, gv.piv) << n;
     EXPECT_EQ(0, std::memcmp(gu.lu.data(), gv.lu.data(), gu.lu.size() * sizeof(double))) << n;
     EXPECT_EQ(0, std::memcmp(gu.x.data(), gv.x.data(), gu.x.size() * sizeof(double))) << n;
+    for (index_t b = 0, shown = 0; b < U.count() && shown < 4; ++b)  // which blocks differ, for the log
+      for (index_t r = U.row_off[b]; r < U.row_off[b + 1]; ++r)
+        if (std::memcmp(&gu.x[r], &gv.x[r], sizeof(double)) != 0) {
+          ADD_FAILURE() << "n " << n << " block " << b << " (" << name(U.kinds[b]) << ", info " << gu.info[b]
+                        << ") row " << r - U.row_off[b] << ": uniform " << std::hexfloat << gu.x[r] << ", variable "
+                        << gv.x[r] << std::defaultfloat;
+          ++shown;
+          break;
+        }
   }
 }
 
