@@ -14,6 +14,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -217,27 +218,35 @@ TEST(BatchedLuGpu, UniformBatchesEverySizeClass)
 
 TEST(BatchedLuGpu, UniformAndVariableLayoutsGiveIdenticalResults)
 {
-  // Same data through the uniform kernels (the lane solves at 4..24, the exact-size register kernels) and the
-  // power-of-two class kernels (variable); the blocked sizes go through the same kernel either way.
+  // Same data through the uniform kernels (the lane solves at 4..24, the exact-size register kernels), the
+  // variable layout with a size index (the lane solves once per size at 4..24, the class kernels elsewhere) and
+  // without one (the power-of-two class kernels over the whole batch); the blocked sizes go through the same
+  // kernel every way.
   for (int n : {3, 5, 13, 16, 17, 20, 21, 22, 24, 25, 32, 40, 64, 300}) {
     Batch U = make_batch(std::vector<int>(9, n), cycle(9), true);
     Batch V = U;
     V.uniform = false;
     const auto rhs = random_rhs(U);
     const Outcome gu = run_gpu(U, rhs), gv = run_gpu(V, rhs);
-    EXPECT_EQ(gu.info, gv.info) << n;
-    EXPECT_EQ(gu.piv, gv.piv) << n;
-    EXPECT_EQ(0, std::memcmp(gu.lu.data(), gv.lu.data(), gu.lu.size() * sizeof(double))) << n;
-    EXPECT_EQ(0, std::memcmp(gu.x.data(), gv.x.data(), gu.x.size() * sizeof(double))) << n;
-    for (index_t b = 0, shown = 0; b < U.count() && shown < 4; ++b)  // which blocks differ, for the log
-      for (index_t r = U.row_off[b]; r < U.row_off[b + 1]; ++r)
-        if (std::memcmp(&gu.x[r], &gv.x[r], sizeof(double)) != 0) {
-          ADD_FAILURE() << "n " << n << " block " << b << " (" << name(U.kinds[b]) << ", info " << gu.info[b]
-                        << ") row " << r - U.row_off[b] << ": uniform " << std::hexfloat << gu.x[r] << ", variable "
-                        << gv.x[r] << std::defaultfloat;
-          ++shown;
-          break;
-        }
+    g_size_index = false;
+    const Outcome gw = run_gpu(V, rhs);
+    g_size_index = true;
+    for (const auto& [go, how] : {std::pair{&gv, "variable, size index"}, std::pair{&gw, "variable, no size index"}}) {
+      const std::string what = "n " + std::to_string(n) + " " + how;
+      EXPECT_EQ(gu.info, go->info) << what;
+      EXPECT_EQ(gu.piv, go->piv) << what;
+      EXPECT_EQ(0, std::memcmp(gu.lu.data(), go->lu.data(), gu.lu.size() * sizeof(double))) << what;
+      EXPECT_EQ(0, std::memcmp(gu.x.data(), go->x.data(), gu.x.size() * sizeof(double))) << what;
+      for (index_t b = 0, shown = 0; b < U.count() && shown < 4; ++b)  // which blocks differ, for the log
+        for (index_t r = U.row_off[b]; r < U.row_off[b + 1]; ++r)
+          if (std::memcmp(&gu.x[r], &go->x[r], sizeof(double)) != 0) {
+            ADD_FAILURE() << what << ": block " << b << " (" << name(U.kinds[b]) << ", info " << gu.info[b]
+                          << ") row " << r - U.row_off[b] << ": uniform " << std::hexfloat << gu.x[r] << ", "
+                          << how << " " << go->x[r] << std::defaultfloat;
+            ++shown;
+            break;
+          }
+    }
   }
 }
 
