@@ -20,8 +20,8 @@ struct BatchSizeIndex;
 // size (BatchSizeIndex below, made once per layout). The CUDA kernels then launch one kernel per size
 // class on that class's blocks only (`select`), so a 4-row block of a batch whose largest block has 32
 // rows takes a 4-lane slot, not a 32-lane one, and no launch visits the other classes' blocks.
-// (The block-diagonal GEMV above 8 rows ignores the index: measured faster on the whole layout, batched_gh_cuda.cu.
-// The LU and Gauss–Huard solves launch their lane solves once per exact size in their range, 4..24 and 4..29.)
+// (The Gauss–Huard solve and the block-diagonal GEMV above 8 rows ignore the index: measured faster on the whole
+// layout, batched_gh_cuda.cu.)
 // `select` (device, set by the dispatchers, not by callers): the launch's k-th block is block select[k],
 // k < count; every row_off / mat_off / perm / info index stays the block's own.
 struct BatchLayout {

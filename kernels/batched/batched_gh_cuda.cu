@@ -79,45 +79,24 @@ void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, 
   // 98.4; session 46, fewer blocks a warp (cuda_lane::blocks_per_warp): 16 85.3 -> 91.4, 17 48.5 -> 86.8, 21 57.7 ->
   // 91.0, 22 58.6 -> 79.9, 24 63.6 -> 77.6, 26 63.7 -> 72.7, 28 65.1 -> 74.6, 29 65.5 -> 70.9. At 30..32 the group
   // solve stays (62.1-63.8; the lane solve at 8 blocks a warp 52.5-60.0, at 4 64.9-65.8).
-  using LaneFn = bool (*)(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, const double*,
-                          double*);
+  if (L.uniform >= 4 && L.uniform <= 29 && L.select == nullptr) {
+    using LaneFn = bool (*)(stream_t, const BatchLayout&, const double*, const index_t*, GhStorage, const double*,
+                            double*);
 #define BLOCKRES_GH_LANE_ENTRY(N, PREFIX) &cuda_gh::launch_lane_solve<N>,
-  static constexpr LaneFn lane[] = {BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_ENTRY, )
-                                        BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_ENTRY, )
-                                            BLOCKRES_GH_LANE_SOLVES_16_29(BLOCKRES_GH_LANE_ENTRY, )};
+    static constexpr LaneFn lane[] = {BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_ENTRY, )
+                                          BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_ENTRY, )
+                                              BLOCKRES_GH_LANE_SOLVES_16_29(BLOCKRES_GH_LANE_ENTRY, )};
 #undef BLOCKRES_GH_LANE_ENTRY
-  constexpr int lane_lo = 4, lane_hi = 29;
-  static_assert(sizeof(lane) / sizeof(lane[0]) == lane_hi - lane_lo + 1, "lane solves for 4..29");
-  if (L.uniform >= lane_lo && L.uniform <= lane_hi && L.select == nullptr &&
-      lane[L.uniform - lane_lo](s, L, factors, perm, storage, b, x))
-    return;
-  const auto group = [&](const BatchLayout& c, int width) {
-    if (c.count > 0)
-      dispatch_width(width, [&](auto w) { cuda_gh::launch_solve<decltype(w)::value>(s, c, factors, perm, storage, b, x); });
-  };
-  // A variable layout with a size index: each size lane_lo..lane_hi present through its lane solve on its own
-  // blocks (exact-size selections, staged from wherever they lie), the other sizes through the group solve, and
-  // blocks over max_size through the group solve that flags them (NaN), as for_each_class does.
-  if (L.uniform == 0 && L.by_size != nullptr && L.select == nullptr) {
-    const BatchSizeIndex& ix = *L.by_size;
-    const BatchLayout small = ix.select(L, 0, std::min(lane_lo - 1, L.max_size));
-    group(small, std::max(small.max_size, 1));
-    for (int n = lane_lo; n <= std::min(lane_hi, L.max_size); ++n) {
-      const BatchLayout c = ix.select(L, n, n);
-      if (c.count > 0 && !lane[n - lane_lo](s, c, factors, perm, storage, b, x)) group(c, n);
-    }
-    const BatchLayout large = ix.select(L, lane_hi + 1, L.max_size);
-    group(large, std::max(large.max_size, 1));
-    BatchLayout over = ix.select(L, L.max_size + 1, ix.max_size());
-    over.max_size = L.max_size;
-    group(over, L.max_size);
-    return;
+    static_assert(sizeof(lane) / sizeof(lane[0]) == 26, "lane solves for 4..29");
+    if (lane[L.uniform - 4](s, L, factors, perm, storage, b, x)) return;
   }
-  // Otherwise one launch on the whole layout: the solve reads each block once, and visiting the blocks class by
-  // class with the group solve (sorted order, scattered in memory) cost more than the idle lanes save. Mixed
+  // One launch on the whole layout, size index or not: the solve reads each block once, and visiting the
+  // blocks class by class (sorted order, scattered in memory) cost more than the idle lanes save. Mixed
   // 9..32 against the uniform batch of size 21, time per byte: H100 1.06x whole / 1.37x by class (transposed
-  // 1.05x / 1.17x); H200 1.05x / 1.09x (2026-11-27, stops 35-37).
-  group(L, L.max_size);
+  // 1.05x / 1.17x); H200 1.05x / 1.09x (2026-11-27, stops 35-37). The factorisations keep the classes.
+  dispatch_width(L.max_size, [&](auto w) {
+    cuda_gh::launch_solve<decltype(w)::value>(s, L, factors, perm, storage, b, x);
+  });
 }
 
 void gauss_jordan_invert(stream_t s, const BatchLayout& L, double* a, int* info)

@@ -63,9 +63,8 @@ extern template void launch_gemv_rows<double>(stream_t, const BatchLayout&, size
                                               double*);
 extern template void launch_gemv_rows<float>(stream_t, const BatchLayout&, size64_t, const float*, const double*,
                                              double*);
-// A uniform layout of N rows without a selection, or a selection of N-row blocks (one exact size of a variable
-// layout's size index): gh_lane_solve_kernel's layouts; false, launching nothing, when its stage does not fit this
-// GPU's shared memory per thread block (the caller then runs the group solve).
+// A uniform layout of N rows without a selection (gh_lane_solve_kernel's layout); false, launching nothing, when
+// its stage does not fit this GPU's shared memory per thread block (the caller then runs the group solve).
 template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
                        const double* b, double* x);
@@ -506,14 +505,13 @@ __global__ void __launch_bounds__(threads_per_block)
 // reading entry e of its own block is conflict-free), every lane runs the CPU reference's steps on its block
 // with y in registers (the same operations in the same order, fma for each multiply-subtract), scatters y
 // through the permutation into its row of the stage, and the solution goes out coalesced. An entry whose perm
-// is outside the block is skipped, as in the group solve: x keeps what it held there. Sel: L selects N-row blocks
-// of a variable layout (one size class of its BatchSizeIndex), staged from wherever they lie.
-template <int N, bool Transposed, bool Sel>
+// is outside the block is skipped, as in the group solve: x keeps what it held there.
+template <int N, bool Transposed>
 __global__ void __launch_bounds__(32)
     gh_lane_solve_kernel(BatchLayout L, const double* __restrict__ f, const index_t* __restrict__ perm,
                          const double* __restrict__ bvec, double* __restrict__ x)
 {
-  using St = cuda_lane::LaneStage<N, Sel>;
+  using St = cuda_lane::LaneStage<N>;
   constexpr int S = St::S, SN = St::SN;
   extern __shared__ __align__(16) unsigned char gh_lane_stage[];
   const St st(gh_lane_stage);
@@ -521,7 +519,7 @@ __global__ void __launch_bounds__(32)
   unsigned* const W = static_cast<unsigned*>(st.after());  // bit i: x(i) of the lane's block written
   const int lane = threadIdx.x;
   for (size64_t b0 = St::first(); b0 < size64_t(L.count); b0 += St::step()) {
-    const int cnt = st.next(lane, b0, L, f, bvec, perm);
+    const int cnt = st.next(lane, b0, L.count, f, bvec, perm);
     const size64_t r0 = b0 * N;
     if (lane < cnt) {
       const double* const a = st.M + lane * S;
@@ -552,7 +550,7 @@ __global__ void __launch_bounds__(32)
     __syncwarp();
     for (int e = lane; e < cnt * N; e += 32) {
       const int k = e / N, i = e - k * N;
-      if ((W[k] >> i) & 1u) x[Sel ? st.row(b0, k) + i : r0 + e] = Y[k * SN + i];
+      if ((W[k] >> i) & 1u) x[r0 + e] = Y[k * SN + i];
     }
   }
 }
@@ -868,15 +866,10 @@ template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const index_t* perm, GhStorage storage,
                        const double* b, double* x)
 {
-  constexpr std::size_t extra = cuda_lane::LaneStage<N>::B * sizeof(unsigned);  // a written-mask word per block
-  const bool t = storage == GhStorage::transposed;
-  if (L.select != nullptr)
-    return cuda_lane::launch<N, true>(t ? &detail::gh_lane_solve_kernel<N, true, true>
-                                        : &detail::gh_lane_solve_kernel<N, false, true>,
-                                      extra, s, L, f, perm, b, x);
-  return cuda_lane::launch<N, false>(t ? &detail::gh_lane_solve_kernel<N, true, false>
-                                       : &detail::gh_lane_solve_kernel<N, false, false>,
-                                     extra, s, L, f, perm, b, x);
+  const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_solve_kernel<N, true>
+                                                       : &detail::gh_lane_solve_kernel<N, false>;
+  // + a written-mask word per block
+  return cuda_lane::launch<N>(kernel, cuda_lane::LaneStage<N>::B * sizeof(unsigned), s, L, f, perm, b, x);
 }
 
 template <int W>

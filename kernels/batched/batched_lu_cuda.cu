@@ -173,26 +173,11 @@ void lu_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t*
   // One class: its blocks (lo..hi within the batch's range) to one launcher, when it has any.
   using SolveFn = void (*)(stream_t, const BatchLayout&, int, int, const double*, const index_t*, const double*,
                            double*);
-  // A variable layout with a size index: each size lane_lo..lane_hi present through its lane solve on its own
-  // blocks first (exact-size selections, staged from wherever they lie); the class launches below skip the sizes
-  // done (a lane solve whose stage does not fit leaves its size to them).
-  std::array<bool, lane_hi + 1> done{};
-  if (L.uniform == 0 && L.by_size != nullptr && L.select == nullptr)
-    for (int n = lane_lo; n <= std::min(lane_hi, L.max_size); ++n) {
-      const BatchLayout c = L.by_size->select(L, n, n);
-      done[std::size_t(n)] = c.count == 0 || lane_solves[std::size_t(n - lane_lo)](s, c, lu, piv, b, x);
-    }
-  const auto is_done = [&](int n) { return n >= 0 && n <= lane_hi && done[std::size_t(n)]; };
   const auto solve_class = [&](SolveFn launch, int lo, int hi) {
-    const int l0 = std::max(lo, lo_all), h0 = std::min(hi, hi_all);
-    for (int l = l0; l <= h0; ++l) {  // each run of sizes not done, l..h
-      if (is_done(l)) continue;
-      int h = l;
-      while (h < h0 && !is_done(h + 1)) ++h;
-      const BatchLayout c = part(l, h);
-      if (c.count > 0) launch(s, c, l, h, lu, piv, b, x);
-      l = h;
-    }
+    const int l = std::max(lo, lo_all), h = std::min(hi, hi_all);
+    if (l > h) return;
+    const BatchLayout c = part(l, h);
+    if (c.count > 0) launch(s, c, l, h, lu, piv, b, x);
   };
   solve_class(&launch_small_solve<1>, 0, 1);
   solve_class(&launch_small_solve<2>, 2, 2);

@@ -313,21 +313,20 @@ __global__ void __launch_bounds__(SmallSolveShape<G>::threads)
 // the vector in registers, and the solution goes back through the stage, coalesced. The operations and their
 // order are the CPU reference's, so up to 16 rows the bits are the CPU's and small_solve's; above 16 each
 // diagonal division is a multiplication by its reciprocal, as in warp_solve (the variable layouts' solve at
-// 17..64), so that a uniform and a variable layout of the same blocks give the same bits there too. Sel: L
-// selects N-row blocks of a variable layout (one size of its BatchSizeIndex), staged from wherever they lie.
-template <int N, bool Sel>
+// 17..64), so that a uniform and a variable layout of the same blocks give the same bits there too.
+template <int N>
 __global__ void __launch_bounds__(32)
     lane_solve(BatchLayout L, const double* __restrict__ lu, const index_t* __restrict__ piv,
                const double* __restrict__ bv, double* __restrict__ x)
 {
-  using St = cuda_lane::LaneStage<N, Sel>;
+  using St = cuda_lane::LaneStage<N>;
   constexpr int S = St::S, SN = St::SN;
   BLOCKRES_LU_DYNAMIC_SMEM(lu_smem);
   const St st(lu_smem);
   double* const Y = st.Y;
   const int lane = threadIdx.x;
   for (size64_t b0 = St::first(); b0 < size64_t(L.count); b0 += St::step()) {
-    const int cnt = st.next(lane, b0, L, lu, bv, piv);
+    const int cnt = st.next(lane, b0, L.count, lu, bv, piv);
     const size64_t r0 = b0 * N;
     if (lane < cnt) {
       const double* const a = st.M + lane * S;
@@ -363,7 +362,7 @@ __global__ void __launch_bounds__(32)
     __syncwarp();
     for (int e = lane; e < cnt * N; e += 32) {
       const int k = e / N;
-      x[Sel ? st.row(b0, k) + (e - k * N) : r0 + e] = Y[k * SN + (e - k * N)];
+      x[r0 + e] = Y[k * SN + (e - k * N)];
     }
   }
 }
@@ -1359,15 +1358,13 @@ void launch_small_solve(stream_t s, const BatchLayout& L, int lo, int hi, const 
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-// A uniform layout of N rows without a selection, or a selection of N-row blocks (one exact size of a variable
-// layout's size index): lane_solve's layouts; false, launching nothing, when its stage does not fit this GPU's
-// shared memory per thread block (the caller falls back to the class kernels).
+// A uniform layout of N rows without a selection (lane_solve's layout); false, launching nothing, when its
+// stage does not fit this GPU's shared memory per thread block (the caller falls back to small_solve).
 template <int N>
 bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* lu, const index_t* piv, const double* b,
                        double* x)
 {
-  if (L.select != nullptr) return cuda_lane::launch<N, true>(&lane_solve<N, true>, 0, s, L, lu, piv, b, x);
-  return cuda_lane::launch<N, false>(&lane_solve<N, false>, 0, s, L, lu, piv, b, x);
+  return cuda_lane::launch<N>(&lane_solve<N>, 0, s, L, lu, piv, b, x);
 }
 
 template <int NP, int MB>

@@ -30,92 +30,54 @@ namespace blockres::kernels::cuda_lane {
 // (75.7 and 73.0) and below at 23 (58.1). Above 24 (LU) and 29 (Gauss-Huard) the solvers keep their other kernels.
 constexpr int blocks_per_warp(int n) { return n <= 15 ? 32 : n <= 21 ? 16 : 8; }
 
-// Sel: the layout's blocks are a selection (L.select) of N-row blocks anywhere in memory, the dispatchers' exact-size
-// class of a variable layout; the stage then also holds each slot's factor and row offsets. Without it the blocks
-// are b0, b0 + 1, ... of a uniform layout, contiguous.
-template <int N, bool Sel = false>
+template <int N>
 struct LaneStage {
   static constexpr int B = blocks_per_warp(N);
   static constexpr int NN = N * N;
   static constexpr int S = NN | 1;
   static constexpr int SN = N | 1;
-  static constexpr std::size_t base_bytes =
-      B * (std::size_t(S) + SN) * sizeof(double) + B * SN * sizeof(index_t);
-  static_assert(base_bytes % sizeof(size64_t) == 0, "the offsets follow the index entries, 8-byte aligned");
-  static constexpr std::size_t bytes = base_bytes + (Sel ? 2 * B * sizeof(size64_t) : 0);
+  static constexpr std::size_t bytes = B * (std::size_t(S) + SN) * sizeof(double) + B * SN * sizeof(index_t);
 
   double* M;   // block k's entry (i, j) at M[k S + i N + j]
   double* Y;   // block k's vector entry i at Y[k SN + i]
   index_t* P;  // block k's index entry i at P[k SN + i]
-  size64_t* O; // Sel: slot k's factor offset at O[k], row offset at O[B + k]
 
   __device__ explicit LaneStage(unsigned char* smem)
-      : M(reinterpret_cast<double*>(smem)), Y(M + B * S), P(reinterpret_cast<index_t*>(Y + B * SN)),
-        O(reinterpret_cast<size64_t*>(P + B * SN))
+      : M(reinterpret_cast<double*>(smem)), Y(M + B * S), P(reinterpret_cast<index_t*>(Y + B * SN))
   {
   }
-  __device__ void* after() const { return reinterpret_cast<unsigned char*>(M) + bytes; }
+  __device__ void* after() const { return P + B * SN; }
 
-  // The warp's groups of B blocks: b0 = first(), first() + step(), ... below the layout's count.
+  // The warp's groups of B blocks: b0 = first(), first() + step(), ... below the batch's count.
   __device__ static size64_t first() { return size64_t(blockIdx.x) * B; }
   __device__ static size64_t step() { return size64_t(gridDim.x) * B; }
-  // Loads the group at b0 of the layout L (load(), after the warp's previous use of the stage is over) and
-  // returns its number of blocks.
-  __device__ __forceinline__ int next(int lane, size64_t b0, const BatchLayout& L, const double* f, const double* b,
+  // Loads the group at b0 of a batch of count blocks (load(), after the warp's previous use of the stage is
+  // over) and returns its number of blocks.
+  __device__ __forceinline__ int next(int lane, size64_t b0, index_t count, const double* f, const double* b,
                                       const index_t* p) const
   {
-    const int cnt = int(min(size64_t(B), size64_t(L.count) - b0));
+    const int cnt = int(min(size64_t(B), size64_t(count) - b0));
     __syncwarp();  // the previous group's stage is no longer read
-    if constexpr (Sel) {
-      if (lane < cnt) {
-        const index_t blk = L.block(b0 + lane);
-        O[lane] = L.mat(blk);
-        O[B + lane] = L.row(blk);
-      }
-      __syncwarp();
-    }
     load(lane, b0, cnt, f, b, p);
     return cnt;
   }
-  // The first row of the group's k-th block.
-  __device__ __forceinline__ size64_t row(size64_t b0, int k) const
-  {
-    if constexpr (Sel)
-      return O[B + k];
-    else
-      return (b0 + k) * N;
-  }
 
-  // Copies the group's blocks (b0 .. b0 + cnt - 1, cnt <= B; with Sel the slots' blocks) of the factors f (N^2
-  // each, contiguous), their vector entries of b and index entries of p (N each) into the stage, coalesced
-  // (8-byte cp.async, the index entries at their own size), and waits for them; the warp's previous use of the
-  // stage must be over.
+  // Copies blocks b0 .. b0 + cnt - 1 (cnt <= B) of the factors f (N^2 each, contiguous), their vector entries
+  // of b and index entries of p (N each, from row b0 N) into the stage, coalesced (8-byte cp.async, the index
+  // entries at their own size), and waits for them; the warp's previous use of the stage must be over.
   __device__ __forceinline__ void load(int lane, size64_t b0, int cnt, const double* f, const double* b,
                                        const index_t* p) const
   {
-    if constexpr (Sel) {
-      for (int e = lane; e < cnt * NN; e += 32) {
-        const int k = e / NN;
-        __pipeline_memcpy_async(M + k * S + (e - k * NN), f + O[k] + (e - k * NN), 8);
-      }
-      for (int e = lane; e < cnt * N; e += 32) {
-        const int k = e / N;
-        const size64_t r = O[B + k] + (e - k * N);
-        __pipeline_memcpy_async(Y + k * SN + (e - k * N), b + r, 8);
-        __pipeline_memcpy_async(P + k * SN + (e - k * N), p + r, sizeof(index_t));
-      }
-    } else {
-      const double* const A = f + b0 * NN;
-      const size64_t r0 = b0 * N;
-      for (int e = lane; e < cnt * NN; e += 32) {
-        const int k = e / NN;
-        __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
-      }
-      for (int e = lane; e < cnt * N; e += 32) {
-        const int k = e / N;
-        __pipeline_memcpy_async(Y + k * SN + (e - k * N), b + r0 + e, 8);
-        __pipeline_memcpy_async(P + k * SN + (e - k * N), p + r0 + e, sizeof(index_t));
-      }
+    const double* const A = f + b0 * NN;
+    const size64_t r0 = b0 * N;
+    for (int e = lane; e < cnt * NN; e += 32) {
+      const int k = e / NN;
+      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
+    }
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N;
+      __pipeline_memcpy_async(Y + k * SN + (e - k * N), b + r0 + e, 8);
+      __pipeline_memcpy_async(P + k * SN + (e - k * N), p + r0 + e, sizeof(index_t));
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -123,13 +85,13 @@ struct LaneStage {
   }
 };
 
-// Launches kernel(L, args...) on a warp per thread block over L (uniform, or with Sel an exact-size selection),
-// with the stage and `extra` bytes of the kernel's own as dynamic shared memory; false, launching nothing, when
-// that does not fit the device's shared memory per thread block (the callers then run their group kernels).
-template <int N, bool Sel, class... P, class... A>
+// Launches kernel(L, args...) on a warp per thread block over the uniform layout L, with the stage and `extra`
+// bytes of the kernel's own as dynamic shared memory; false, launching nothing, when that does not fit the
+// device's shared memory per thread block (the callers then run their group kernels).
+template <int N, class... P, class... A>
 bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, const BatchLayout& L, A... args)
 {
-  const std::size_t smem = LaneStage<N, Sel>::bytes + extra;
+  const std::size_t smem = LaneStage<N>::bytes + extra;
   if (smem > cuda::lu_detail::shared_bytes_per_block_limit()) return false;
   if (smem > 48 * 1024)
     BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
