@@ -94,6 +94,10 @@ void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, 
   // blocks class by class (sorted order, scattered in memory) cost more than the idle lanes save. Mixed
   // 9..32 against the uniform batch of size 21, time per byte: H100 1.06x whole / 1.37x by class (transposed
   // 1.05x / 1.17x); H200 1.05x / 1.09x (2026-11-27, stops 35-37). The factorisations keep the classes.
+  // (Session 46: the lane solves launched once per exact size 4..29 over the index's selections took the mixed
+  // batch from 49.8 to 42.1% of copy on an H200: each size holds about 1/24 of the batch, a few waves at three
+  // to five warps an SM, and the launches' tails cost more than the lanes save. Since the uniform batch of 21
+  // rows reached 90% with the lane solve, the mixed batch is 1.8x its time per byte.)
   dispatch_width(L.max_size, [&](auto w) {
     cuda_gh::launch_solve<decltype(w)::value>(s, L, factors, perm, storage, b, x);
   });

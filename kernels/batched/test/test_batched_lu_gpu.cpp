@@ -219,9 +219,8 @@ TEST(BatchedLuGpu, UniformBatchesEverySizeClass)
 TEST(BatchedLuGpu, UniformAndVariableLayoutsGiveIdenticalResults)
 {
   // Same data through the uniform kernels (the lane solves at 4..24, the exact-size register kernels), the
-  // variable layout with a size index (the lane solves once per size at 4..24, the class kernels elsewhere) and
-  // without one (the power-of-two class kernels over the whole batch); the blocked sizes go through the same
-  // kernel every way.
+  // variable layout with a size index (the class kernels, each on its own blocks) and without one (the class
+  // kernels over the whole batch); the blocked sizes go through the same kernel every way.
   for (int n : {3, 5, 13, 16, 17, 20, 21, 22, 24, 25, 32, 40, 64, 300}) {
     Batch U = make_batch(std::vector<int>(9, n), cycle(9), true);
     Batch V = U;
