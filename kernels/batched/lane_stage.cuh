@@ -1,8 +1,9 @@
 // The warp stage of the lane-per-block solves of uniform batches (the LU solve's lane_solve, batched_lu_cuda.cuh,
-// and the Gauss–Huard solve's gh_lane_solve_kernel, batched_gh_cuda.cuh): B = blocks_per_warp(N) consecutive blocks
-// of N rows, lane l < B working on block b0 + l. Shared memory: the blocks' N x N entries at odd stride S per block, then their
-// right-hand sides and an index vector (pivots or permutation) at odd stride SN, so that lane l reading entry e
-// of its own block is conflict-free; the caller's own arrays may follow (after()). launch() starts such a kernel.
+// and the Gauss–Huard solve's gh_lane_solve_kernel, batched_gh_cuda.cuh): B = blocks_per_warp(N) consecutive
+// blocks of N rows, lane l < B working on block b0 + l. Shared memory: the blocks' N x N entries at odd stride S
+// per block, then their right-hand sides and an index vector (pivots or permutation) at odd stride SN, so that
+// lane l reading entry e of its own block is conflict-free; the caller's own arrays may follow (after()).
+// launch() starts such a kernel.
 #pragma once
 
 #include "kernels/batched/batched.hpp"
@@ -95,7 +96,8 @@ bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, co
   if (smem > cuda::lu_detail::shared_bytes_per_block_limit()) return false;
   if (smem > 48 * 1024)
     BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + LaneStage<N>::B - 1) / LaneStage<N>::B, size64_t(1) << 16));
+  constexpr int B = LaneStage<N>::B;
+  const auto grid = unsigned(std::min<size64_t>((size64_t(L.count) + B - 1) / B, size64_t(1) << 16));
   kernel<<<grid, 32, smem, s>>>(L, args...);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   return true;
