@@ -45,9 +45,9 @@ void lu_inverse(int n, const double* lu, const index_t* piv, double* inv);
 // use a register kernel (one lane group per block), 33..56 a row kernel (two warps per block, a row per
 // thread), 57..512 a blocked kernel (one thread block per block); the first two agree with the CPU
 // reference bit for bit. lu_solve: uniform 4..24 a lane per block; otherwise 0..16 a lane group per
-// block, 17..64 a warp per block (the block staged in shared memory), 65..128 a warp per block reading the factors row by row, 129..512 a thread
-// block per block; above 16 rows its results agree with the CPU reference's to rounding (reciprocal
-// pivots, reassociated sums), not bit for bit.
+// block, 17..64 a warp per block (the block staged in shared memory), 65..128 a warp per block reading
+// the factors row by row, 129..512 a thread block per block; above 16 rows its results agree with the
+// CPU reference's to rounding (reciprocal pivots, reassociated sums), not bit for bit.
 // Blocks above about 128 rows need more than 48 KB of shared memory per thread block: lu_factor
 // throws std::runtime_error, naming the bytes, the device's limit and the largest size that fits,
 // when a batch holds blocks too large for the device (sm_86/89: above 432 rows).
