@@ -81,6 +81,17 @@ bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const 
 BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_SOLVE, extern)
 BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_SOLVE, extern)
 BLOCKRES_GH_LANE_SOLVES_16_29(BLOCKRES_GH_LANE_SOLVE, extern)
+// The factorisation of a uniform layout of N rows without a selection, a lane per block (gh_lane_factor_kernel);
+// false, launching nothing, when its stage does not fit (the caller then runs the group factor). Sizes 4..13, in
+// batched_gh_cuda_lane_factor.cu.
+template <int N>
+bool launch_lane_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage);
+#define BLOCKRES_GH_LANE_FACTOR(N, PREFIX) \
+  PREFIX template bool launch_lane_factor<N>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);
+#define BLOCKRES_GH_LANE_FACTORS(X, PREFIX)                                                                      \
+  X(4, PREFIX) X(5, PREFIX) X(6, PREFIX) X(7, PREFIX) X(8, PREFIX) X(9, PREFIX) X(10, PREFIX) X(11, PREFIX)      \
+  X(12, PREFIX) X(13, PREFIX)
+BLOCKRES_GH_LANE_FACTORS(BLOCKRES_GH_LANE_FACTOR, extern)
 
 #define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
   PREFIX template void launch_factor<W>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);     \
@@ -555,6 +566,115 @@ __global__ void __launch_bounds__(32)
   }
 }
 
+// ---- Gauss–Huard factorisation, a lane per block (uniform layouts of 4..13 rows) ----------------
+// The group factor above runs a butterfly argmax and broadcasts per step for one block (latency-bound: H200 29-43%
+// of copy at 9..16; the dispatch in batched_gh_cuda.cu has the measured sizes). Here a warp takes B =
+// cuda_lane::blocks_per_warp(N) consecutive blocks, lane l block b0 + l, staged in shared memory as the lane solves
+// do, and every lane runs the CPU reference's elimination on its block in physical column order (implicit pivoting:
+// a bit mask of the columns chosen, no column swaps): at step k row k comes into registers, its open entries lose
+// the rows above (multipliers A(k, p_j), untouched entries of row k, read from the stage), the open entry of largest
+// key becomes the pivot (ties: the lowest column, NaN above all), the open entries are scaled by its reciprocal and
+// the rows above lose row k's multiple in the open columns. Then each row is permuted in place into pivoted order
+// (D(i, k) = W(i, p_k)), for the transposed storage the strict upper triangle is reflected ((i, k) <-> (N-1-k,
+// N-1-i)), and the blocks, their permutations and info go out coalesced. Same operations as the group factor (fma
+// for each multiply-subtract, in step order).
+template <int N, bool Transposed>
+__global__ void __launch_bounds__(32)
+    gh_lane_factor_kernel(BatchLayout L, double* __restrict__ a, index_t* __restrict__ perm, int* __restrict__ info)
+{
+  using St = cuda_lane::LaneStage<N>;
+  constexpr int S = St::S, SN = St::SN, B = St::B;
+  extern __shared__ __align__(16) unsigned char gh_lane_stage[];
+  const St st(gh_lane_stage);
+  const int lane = threadIdx.x;
+  for (size64_t b0 = St::first(); b0 < size64_t(L.count); b0 += St::step()) {
+    const int cnt = int(min(size64_t(B), size64_t(L.count) - b0));
+    __syncwarp();  // the previous group's stage is no longer read
+    st.load_matrices(lane, b0, cnt, a);
+    if (lane < cnt) {
+      double* const w = st.M + lane * S;
+      index_t* const pv = st.P + lane * SN;  // pv[k]: the column chosen at step k
+      double amax = 0.0;
+#pragma unroll
+      for (int e = 0; e < N * N; ++e) amax = fmax(amax, fabs(w[e]));
+      const double tol = N * DBL_EPSILON * amax;
+      unsigned chosen = 0;  // bit c: column c chosen
+      int fail = 0;
+      // The steps and the rows above are runtime loops (the columns unrolled): fully unrolled, the compiler
+      // forwards the stage's stores to its loads and keeps the block in registers, which spills from 11 rows.
+#pragma unroll 1
+      for (int k = 0; k < N; ++k) {
+        double r[N];
+#pragma unroll
+        for (int c = 0; c < N; ++c) r[c] = w[k * N + c];
+#pragma unroll 1
+        for (int j = 0; j < k; ++j) {  // row elimination with the rows above (already transformed), j in order
+          const double mj = w[k * N + pv[j]];  // A(k, p_j): row k's chosen entries are untouched until step k
+#pragma unroll
+          for (int c = 0; c < N; ++c)
+            if (!((chosen >> c) & 1u)) r[c] = fma(-mj, w[j * N + c], r[c]);
+        }
+        int p = 0;
+        double best = -1.0, pval = 0.0;
+#pragma unroll
+        for (int c = 0; c < N; ++c) {
+          const double key = pivot_key(r[c]);
+          if (!((chosen >> c) & 1u) && key > best) {
+            best = key;
+            p = c;
+            pval = r[c];
+          }
+        }
+        pv[k] = p;
+        chosen |= 1u << p;
+        if (fail == 0 && bad_pivot(pval, tol)) fail = k + 1;
+        const double d = 1.0 / pval;
+#pragma unroll
+        for (int c = 0; c < N; ++c) {  // diagonalisation: the open entries of row k
+          if (!((chosen >> c) & 1u)) r[c] *= d;
+          w[k * N + c] = r[c];
+        }
+#pragma unroll 1
+        for (int i = 0; i < k; ++i) {  // column elimination of the rows above
+          const double f = w[i * N + p];
+#pragma unroll
+          for (int c = 0; c < N; ++c)
+            if (!((chosen >> c) & 1u)) w[i * N + c] = fma(-f, r[c], w[i * N + c]);
+        }
+      }
+#pragma unroll 1
+      for (int i = 0; i < N; ++i) {  // pivoted order, row by row: D(i, k) = W(i, p_k)
+        double d[N];
+#pragma unroll
+        for (int k = 0; k < N; ++k) d[k] = w[i * N + pv[k]];
+#pragma unroll
+        for (int k = 0; k < N; ++k) w[i * N + k] = d[k];
+      }
+      if constexpr (Transposed) {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+          for (int k = i + 1; k < N; ++k) {
+            const int i2 = N - 1 - k, k2 = N - 1 - i;  // (i, k) -> (i2, k2), an involution of the strict upper part
+            if (i < i2 || (i == i2 && k < k2)) {
+              const double t = w[i * N + k];
+              w[i * N + k] = w[i2 * N + k2];
+              w[i2 * N + k2] = t;
+            }
+          }
+      }
+      info[b0 + lane] = fail;
+    }
+    __syncwarp();
+    st.store_matrices(lane, b0, cnt, a);
+    const size64_t r0 = b0 * N;
+    for (int e = lane; e < cnt * N; e += 32) {
+      const int k = e / N;
+      perm[r0 + e] = st.P[k * SN + (e - k * N)];
+    }
+  }
+}
+
 // ---- Gauss–Jordan inversion: in place, implicit column pivoting ------------------------------
 template <int W>
 __global__ void __launch_bounds__(threads_per_block, min_blocks_per_sm<W, true>())
@@ -870,6 +990,14 @@ bool launch_lane_solve(stream_t s, const BatchLayout& L, const double* f, const 
                                                        : &detail::gh_lane_solve_kernel<N, false>;
   // + a written-mask word per block
   return cuda_lane::launch<N>(kernel, cuda_lane::LaneStage<N>::B * sizeof(unsigned), s, L, f, perm, b, x);
+}
+
+template <int N>
+bool launch_lane_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage)
+{
+  const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_factor_kernel<N, true>
+                                                       : &detail::gh_lane_factor_kernel<N, false>;
+  return cuda_lane::launch<N>(kernel, 0, s, L, a, perm, info);
 }
 
 template <int W>

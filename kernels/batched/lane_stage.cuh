@@ -63,6 +63,28 @@ struct LaneStage {
     return cnt;
   }
 
+  // The factorisations' stage (uniform layouts): blocks b0 .. b0 + cnt - 1 of a (N^2 each, contiguous) into M,
+  // coalesced (8-byte cp.async), waiting for them; and back. The warp's previous use of M must be over.
+  __device__ __forceinline__ void load_matrices(int lane, size64_t b0, int cnt, const double* a) const
+  {
+    const double* const A = a + b0 * NN;
+    for (int e = lane; e < cnt * NN; e += 32) {
+      const int k = e / NN;
+      __pipeline_memcpy_async(M + k * S + (e - k * NN), A + e, 8);
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+  }
+  __device__ __forceinline__ void store_matrices(int lane, size64_t b0, int cnt, double* a) const
+  {
+    double* const A = a + b0 * NN;
+    for (int e = lane; e < cnt * NN; e += 32) {
+      const int k = e / NN;
+      A[e] = M[k * S + (e - k * NN)];
+    }
+  }
+
   // Copies blocks b0 .. b0 + cnt - 1 (cnt <= B) of the factors f (N^2 each, contiguous), their vector entries
   // of b and index entries of p (N each, from row b0 N) into the stage, coalesced (8-byte cp.async, the index
   // entries at their own size), and waits for them; the warp's previous use of the stage must be over.

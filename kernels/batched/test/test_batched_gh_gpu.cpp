@@ -279,8 +279,11 @@ TEST(BatchedGhGpu, BackwardStableOnEveryKind)
 TEST(BatchedGhGpu, SingularBlocksReportedOthersUnaffected)
 {
   auto gpu = Executor::create_cuda(0);
-  for (auto [lo, hi] : {std::pair{1, 32}, std::pair{1, 8}, std::pair{9, 16}}) {
-    Batch B = variable_batch(lo, hi, 8, 0);
+  // Variable batches (lo < hi) and uniform ones (lo == hi: 4, 9 and 13 rows go through the lane factor, 16 through
+  // the group factor), 97 blocks each so that the lane factor's last group of a warp is partial.
+  for (auto [lo, hi] : {std::pair{1, 32}, std::pair{1, 8}, std::pair{9, 16}, std::pair{4, 4}, std::pair{9, 9},
+                        std::pair{13, 13}, std::pair{16, 16}}) {
+    Batch B = lo < hi ? variable_batch(lo, hi, 8, 0) : uniform_batch(lo, 97);
     std::vector<int> expect(B.count(), 0);
     const Singular kinds[] = {Singular::zero_column, Singular::zero_row, Singular::duplicate_rows_exact,
                               Singular::duplicate_rows};
