@@ -64,17 +64,17 @@ void for_each_class(const BatchLayout& L, F&& launch)
 void gauss_huard_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage)
 {
   if (!check_layout(L, "gauss_huard_factor")) return;
-  // Uniform 4..13 without a selection: a lane per block (launch_lane_factor), unless its stage does not fit. H200,
-  // session 47, one call (issue 31), % of copy, group factor -> lane factor (standard; transposed): 4 62.1 -> 80.7
-  // (57.1 -> 79.1), 5 39.2 -> 76.7, 9 29.5 -> 58.4 (28.7 -> 57.0), 12 37.0 -> 41.6 (33.1 -> 40.9), 13 38.2 -> 38.7
-  // (32.4 -> 37.9). From 14 rows the lane factor is bound by its stage's traffic (about 1.5 N^3 shared-memory
-  // accesses a block) and slower: 14 39.8 -> 34.6, 16 43.1 -> 25.6; the group factor keeps those.
-  if (L.uniform >= 4 && L.uniform <= 13 && L.select == nullptr) {
+  // Uniform 4..14 without a selection: a lane per block (launch_lane_factor), unless its stage does not fit. H200,
+  // session 47, one call (issue 31, call 4), % of copy, group factor -> lane factor (standard; transposed): 4 62.4 ->
+  // 90.6 (57.0 -> 90.2), 5 39.5 -> 88.4, 8 60.5 -> 79.1, 9 29.7 -> 71.7 (28.9 -> 69.7), 11 35.3 -> 62.7, 12 37.3 ->
+  // 57.3 (33.4 -> 56.0), 13 38.5 -> 56.3, 14 40.0 -> 48.6 (33.1 -> 47.9). At 15 and 16 the lane factor is slower
+  // (17.9 and 15.1; batched_gh_cuda.cuh says why) and the group factor keeps them.
+  if (L.uniform >= 4 && L.uniform <= 14 && L.select == nullptr) {
     using FactorFn = bool (*)(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);
 #define BLOCKRES_GH_LANE_FACTOR_ENTRY(N, PREFIX) &cuda_gh::launch_lane_factor<N>,
     static constexpr FactorFn lane[] = {BLOCKRES_GH_LANE_FACTORS(BLOCKRES_GH_LANE_FACTOR_ENTRY, )};
 #undef BLOCKRES_GH_LANE_FACTOR_ENTRY
-    static_assert(std::size(lane) == 10, "lane factors for 4..13");
+    static_assert(std::size(lane) == 11, "lane factors for 4..14");
     if (lane[L.uniform - 4](s, L, a, perm, info, storage)) return;
   }
   for_each_class(L, [&](const BatchLayout& c, auto w) {

@@ -27,6 +27,8 @@
 //     the rows in order, whatever blocks hold them).
 //   lane solves (uniform 4..29, gh_lane_solve_kernel): a lane per block, 32, 16 or 8 blocks per warp
 //     (cuda_lane::blocks_per_warp) staged in shared memory, the CPU reference's steps in registers.
+//   lane factor (uniform 4..14, gh_lane_factor_kernel): a lane per block, 32 blocks per warp staged in shared
+//     memory, the columns put in pivoted order as the steps go, a step's body per static k.
 #pragma once
 
 #include "kernels/batched/batched_gh.hpp"
@@ -40,6 +42,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 namespace blockres::kernels::cuda_gh {
 
@@ -82,7 +85,7 @@ BLOCKRES_GH_LANE_SOLVES_4_8(BLOCKRES_GH_LANE_SOLVE, extern)
 BLOCKRES_GH_LANE_SOLVES_9_15(BLOCKRES_GH_LANE_SOLVE, extern)
 BLOCKRES_GH_LANE_SOLVES_16_29(BLOCKRES_GH_LANE_SOLVE, extern)
 // The factorisation of a uniform layout of N rows without a selection, a lane per block (gh_lane_factor_kernel);
-// false, launching nothing, when its stage does not fit (the caller then runs the group factor). Sizes 4..13, in
+// false, launching nothing, when its stage does not fit (the caller then runs the group factor). Sizes 4..14, in
 // batched_gh_cuda_lane_factor.cu.
 template <int N>
 bool launch_lane_factor(stream_t s, const BatchLayout& L, double* a, index_t* perm, int* info, GhStorage storage);
@@ -90,7 +93,7 @@ bool launch_lane_factor(stream_t s, const BatchLayout& L, double* a, index_t* pe
   PREFIX template bool launch_lane_factor<N>(stream_t, const BatchLayout&, double*, index_t*, int*, GhStorage);
 #define BLOCKRES_GH_LANE_FACTORS(X, PREFIX)                                                                      \
   X(4, PREFIX) X(5, PREFIX) X(6, PREFIX) X(7, PREFIX) X(8, PREFIX) X(9, PREFIX) X(10, PREFIX) X(11, PREFIX)      \
-  X(12, PREFIX) X(13, PREFIX)
+  X(12, PREFIX) X(13, PREFIX) X(14, PREFIX)
 BLOCKRES_GH_LANE_FACTORS(BLOCKRES_GH_LANE_FACTOR, extern)
 
 #define BLOCKRES_GH_LAUNCHERS(W, PREFIX)                                                                        \
@@ -566,18 +569,37 @@ __global__ void __launch_bounds__(32)
   }
 }
 
-// ---- Gauss–Huard factorisation, a lane per block (uniform layouts of 4..13 rows) ----------------
+// f(std::integral_constant<int, k>{}) for the run-time k in [K, N) (a chain of uniform compares).
+template <int K, int N, class F>
+__device__ __forceinline__ void static_step(int k, F&& f)
+{
+  if constexpr (K < N) {
+    if (k == K)
+      f(std::integral_constant<int, K>{});
+    else
+      static_step<K + 1, N>(k, f);
+  }
+}
+
+// ---- Gauss–Huard factorisation, a lane per block (uniform layouts of 4..14 rows) ----------------
 // The group factor above runs a butterfly argmax and broadcasts per step for one block (latency-bound: H200 29-43%
 // of copy at 9..16; the dispatch in batched_gh_cuda.cu has the measured sizes). Here a warp takes B =
 // cuda_lane::blocks_per_warp(N) consecutive blocks, lane l block b0 + l, staged in shared memory as the lane solves
-// do, and every lane runs the CPU reference's elimination on its block in physical column order (implicit pivoting:
-// a bit mask of the columns chosen, no column swaps): at step k row k comes into registers, its open entries lose
-// the rows above (multipliers A(k, p_j), untouched entries of row k, read from the stage), the open entry of largest
-// key becomes the pivot (ties: the lowest column, NaN above all), the open entries are scaled by its reciprocal and
-// the rows above lose row k's multiple in the open columns. Then each row is permuted in place into pivoted order
-// (D(i, k) = W(i, p_k)), for the transposed storage the strict upper triangle is reflected ((i, k) <-> (N-1-k,
-// N-1-i)), and the blocks, their permutations and info go out coalesced. Same operations as the group factor (fma
-// for each multiply-subtract, in step order).
+// do, and every lane runs the CPU reference's elimination on its block (implicit pivoting) with the columns put in
+// pivoted order as it goes: position c of the rows done holds column q[c] (q in the stage's index slots, q[0..k)
+// the pivots so far), so the open columns of step k are the positions k..N-1 in every lane and the step's loops run
+// over them alone (static k: a step per value, static_step). At step k row k is gathered through q (its entries are
+// untouched until then), loses the rows above (multipliers A(k, p_j) = its entries at positions j < k), the open
+// position of largest key becomes the pivot (ties: the lowest original column, NaN above all), is swapped with
+// position k in row k's registers, in q and in the rows above, the open entries are scaled by its reciprocal and
+// the rows above lose row k's multiple in the open positions. The rows end in pivoted order; for the transposed
+// storage the strict upper triangle is then reflected ((i, k) <-> (N-1-k, N-1-i)), and the blocks, their
+// permutations and info go out coalesced. Same floating-point operations, in the same order, as the group factor
+// (fma for each multiply-subtract, in step order). A first form kept the columns in place under a mask of the
+// chosen ones, every loop over all N columns: H200, session 47, % of copy, masked -> pivoted order: 4 81.1 -> 90.6,
+// 9 58.4 -> 71.7, 12 41.5 -> 57.3, 14 34.5 -> 48.6. Its code grows as N^3/6 steps' bodies: at 15 and 16 rows it
+// fell to 15-18% (the instruction cache, we believe: no spills); runtime loops over the rows above (code as N^2)
+// gave 37-38% there, below the group factor's 40-43%, which keeps 15 and 16.
 template <int N, bool Transposed>
 __global__ void __launch_bounds__(32)
     gh_lane_factor_kernel(BatchLayout L, double* __restrict__ a, index_t* __restrict__ perm, int* __restrict__ info)
@@ -593,63 +615,63 @@ __global__ void __launch_bounds__(32)
     st.load_matrices(lane, b0, cnt, a);
     if (lane < cnt) {
       double* const w = st.M + lane * S;
-      index_t* const pv = st.P + lane * SN;  // pv[k]: the column chosen at step k
+      index_t* const q = st.P + lane * SN;
       double amax = 0.0;
 #pragma unroll
       for (int e = 0; e < N * N; ++e) amax = fmax(amax, fabs(w[e]));
       const double tol = N * DBL_EPSILON * amax;
-      unsigned chosen = 0;  // bit c: column c chosen
+#pragma unroll
+      for (int c = 0; c < N; ++c) q[c] = c;
       int fail = 0;
-      // The steps and the rows above are runtime loops (the columns unrolled): fully unrolled, the compiler
-      // forwards the stage's stores to its loads and keeps the block in registers, which spills from 11 rows.
 #pragma unroll 1
-      for (int k = 0; k < N; ++k) {
-        double r[N];
+      for (int k = 0; k < N; ++k)
+        static_step<0, N>(k, [&](auto kc) {
+          constexpr int K = decltype(kc)::value;
+          double r[N];
 #pragma unroll
-        for (int c = 0; c < N; ++c) r[c] = w[k * N + c];
-#pragma unroll 1
-        for (int j = 0; j < k; ++j) {  // row elimination with the rows above (already transformed), j in order
-          const double mj = w[k * N + pv[j]];  // A(k, p_j): row k's chosen entries are untouched until step k
+          for (int c = 0; c < N; ++c) r[c] = w[K * N + q[c]];  // row K, untouched, in position order
 #pragma unroll
-          for (int c = 0; c < N; ++c)
-            if (!((chosen >> c) & 1u)) r[c] = fma(-mj, w[j * N + c], r[c]);
-        }
-        int p = 0;
-        double best = -1.0, pval = 0.0;
+          for (int j = 0; j < K; ++j) {  // row elimination with the rows above, j in order; A(K, p_j) = r[j]
 #pragma unroll
-        for (int c = 0; c < N; ++c) {
-          const double key = pivot_key(r[c]);
-          if (!((chosen >> c) & 1u) && key > best) {
-            best = key;
-            p = c;
-            pval = r[c];
+            for (int c = K; c < N; ++c) r[c] = fma(-r[j], w[j * N + c], r[c]);
           }
-        }
-        pv[k] = p;
-        chosen |= 1u << p;
-        if (fail == 0 && bad_pivot(pval, tol)) fail = k + 1;
-        const double d = 1.0 / pval;
+          int p = K, pq = q[K];
+          double best = pivot_key(r[K]), pval = r[K];
 #pragma unroll
-        for (int c = 0; c < N; ++c) {  // diagonalisation: the open entries of row k
-          if (!((chosen >> c) & 1u)) r[c] *= d;
-          w[k * N + c] = r[c];
-        }
-#pragma unroll 1
-        for (int i = 0; i < k; ++i) {  // column elimination of the rows above
-          const double f = w[i * N + p];
+          for (int c = K + 1; c < N; ++c) {
+            const double key = pivot_key(r[c]);
+            const int qc = q[c];
+            if (key > best || (key == best && qc < pq)) {
+              best = key;
+              p = c;
+              pq = qc;
+              pval = r[c];
+            }
+          }
+          if (fail == 0 && bad_pivot(pval, tol)) fail = K + 1;
+          const double d = 1.0 / pval;
+          const double rk = r[K];
 #pragma unroll
-          for (int c = 0; c < N; ++c)
-            if (!((chosen >> c) & 1u)) w[i * N + c] = fma(-f, r[c], w[i * N + c]);
-        }
-      }
-#pragma unroll 1
-      for (int i = 0; i < N; ++i) {  // pivoted order, row by row: D(i, k) = W(i, p_k)
-        double d[N];
+          for (int c = K + 1; c < N; ++c) {  // position p <-> K in row K, then the open entries scaled
+            if (c == p) r[c] = rk;
+            r[c] *= d;
+          }
+          r[K] = pval;
+          if (p != K) {
+            q[p] = q[K];
+            q[K] = pq;
+          }
 #pragma unroll
-        for (int k = 0; k < N; ++k) d[k] = w[i * N + pv[k]];
+          for (int c = 0; c < N; ++c) w[K * N + c] = r[c];
 #pragma unroll
-        for (int k = 0; k < N; ++k) w[i * N + k] = d[k];
-      }
+          for (int i = 0; i < K; ++i) {  // the rows above: positions p <-> K, then column elimination
+            const double f = w[i * N + p];
+            if (p != K) w[i * N + p] = w[i * N + K];
+            w[i * N + K] = f;
+#pragma unroll
+            for (int c = K + 1; c < N; ++c) w[i * N + c] = fma(-f, r[c], w[i * N + c]);
+          }
+        });
       if constexpr (Transposed) {
 #pragma unroll
         for (int i = 0; i < N; ++i)
