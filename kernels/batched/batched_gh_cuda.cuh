@@ -586,9 +586,9 @@ __device__ __forceinline__ void static_step(int k, F&& f)
 // of copy at 9..16; the dispatch in batched_gh_cuda.cu has the measured sizes). Here a warp takes B =
 // cuda_lane::blocks_per_warp(N) consecutive blocks, lane l block b0 + l, staged in shared memory as the lane solves
 // do, and every lane runs the CPU reference's elimination on its block (implicit pivoting) with the columns put in
-// pivoted order as it goes: position c of the rows done holds column q[c] (q in the stage's index slots, q[0..k)
-// the pivots so far), so the open columns of step k are the positions k..N-1 in every lane and the step's loops run
-// over them alone (static k: a step per value, static_step). At step k row k is gathered through q (its entries are
+// pivoted order as it goes: position c of the rows done holds column q[c] (q a byte a column after the matrices,
+// LaneStage::Q; q[0..k) the pivots so far), so the open columns of step k are the positions k..N-1 in every lane and
+// the step's loops run over them alone (static k: a step per value, static_step). At step k row k is gathered through q (its entries are
 // untouched until then), loses the rows above (multipliers A(k, p_j) = its entries at positions j < k), the open
 // position of largest key becomes the pivot (ties: the lowest original column, NaN above all), is swapped with
 // position k in row k's registers, in q and in the rows above, the open entries are scaled by its reciprocal and
@@ -615,13 +615,13 @@ __global__ void __launch_bounds__(32)
     st.load_matrices(lane, b0, cnt, a);
     if (lane < cnt) {
       double* const w = st.M + lane * S;
-      index_t* const q = st.P + lane * SN;
+      unsigned char* const q = st.Q() + lane * SN;
       double amax = 0.0;
 #pragma unroll
       for (int e = 0; e < N * N; ++e) amax = fmax(amax, fabs(w[e]));
       const double tol = N * DBL_EPSILON * amax;
 #pragma unroll
-      for (int c = 0; c < N; ++c) q[c] = c;
+      for (int c = 0; c < N; ++c) q[c] = static_cast<unsigned char>(c);
       int fail = 0;
 #pragma unroll 1
       for (int k = 0; k < N; ++k)
@@ -659,7 +659,7 @@ __global__ void __launch_bounds__(32)
           r[K] = pval;
           if (p != K) {
             q[p] = q[K];
-            q[K] = pq;
+            q[K] = static_cast<unsigned char>(pq);
           }
 #pragma unroll
           for (int c = 0; c < N; ++c) w[K * N + c] = r[c];
@@ -692,7 +692,7 @@ __global__ void __launch_bounds__(32)
     const size64_t r0 = b0 * N;
     for (int e = lane; e < cnt * N; e += 32) {
       const int k = e / N;
-      perm[r0 + e] = st.P[k * SN + (e - k * N)];
+      perm[r0 + e] = st.Q()[k * SN + (e - k * N)];
     }
   }
 }
@@ -1019,7 +1019,7 @@ bool launch_lane_factor(stream_t s, const BatchLayout& L, double* a, index_t* pe
 {
   const auto kernel = storage == GhStorage::transposed ? &detail::gh_lane_factor_kernel<N, true>
                                                        : &detail::gh_lane_factor_kernel<N, false>;
-  return cuda_lane::launch<N>(kernel, 0, s, L, a, perm, info);
+  return cuda_lane::launch_bytes<N>(kernel, cuda_lane::LaneStage<N>::factor_bytes, s, L, a, perm, info);
 }
 
 template <int W>

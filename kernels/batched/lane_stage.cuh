@@ -39,6 +39,13 @@ struct LaneStage {
   static constexpr int SN = N | 1;
   static constexpr std::size_t bytes = B * (std::size_t(S) + SN) * sizeof(double) + B * SN * sizeof(index_t);
 
+  // The factorisations' stage (uniform layouts, load_matrices / store_matrices): the matrices, then one byte per
+  // column for each block (Q(), the Gauss–Huard lane factor's column order; N <= 255) and no vectors. 4..13 rows
+  // then fit one more warp an SM than with bytes (H200, 228 KB an SM and 1 KB reserved per thread block: 12 rows
+  // 5 -> 6 warps, 13 rows 4 -> 5).
+  static constexpr std::size_t factor_bytes = B * std::size_t(S) * sizeof(double) + B * std::size_t(SN);
+  static_assert(N <= 255, "the factor stage's column order is one byte per column");
+
   double* M;   // block k's entry (i, j) at M[k S + i N + j]
   double* Y;   // block k's vector entry i at Y[k SN + i]
   index_t* P;  // block k's index entry i at P[k SN + i]
@@ -48,6 +55,8 @@ struct LaneStage {
   {
   }
   __device__ void* after() const { return P + B * SN; }
+  // The factor stage's column order: block k's entry c at Q()[k SN + c].
+  __device__ unsigned char* Q() const { return reinterpret_cast<unsigned char*>(M + B * S); }
 
   // The warp's groups of B blocks: b0 = first(), first() + step(), ... below the batch's count.
   __device__ static size64_t first() { return size64_t(blockIdx.x) * B; }
@@ -111,10 +120,10 @@ struct LaneStage {
 // Launches kernel(L, args...) on a warp per thread block over the uniform layout L, with the stage and `extra`
 // bytes of the kernel's own as dynamic shared memory; false, launching nothing, when that does not fit the
 // device's shared memory per thread block (the callers then run their group kernels).
+// launch_bytes: the same with smem bytes of dynamic shared memory in all (the factorisations: factor_bytes).
 template <int N, class... P, class... A>
-bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, const BatchLayout& L, A... args)
+bool launch_bytes(void (*kernel)(BatchLayout, P...), std::size_t smem, stream_t s, const BatchLayout& L, A... args)
 {
-  const std::size_t smem = LaneStage<N>::bytes + extra;
   if (smem > cuda::lu_detail::shared_bytes_per_block_limit()) return false;
   if (smem > 48 * 1024)
     BLOCKRES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -123,6 +132,12 @@ bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, co
   kernel<<<grid, 32, smem, s>>>(L, args...);
   BLOCKRES_CUDA_CHECK_LAUNCH();
   return true;
+}
+
+template <int N, class... P, class... A>
+bool launch(void (*kernel)(BatchLayout, P...), std::size_t extra, stream_t s, const BatchLayout& L, A... args)
+{
+  return launch_bytes<N>(kernel, LaneStage<N>::bytes + extra, s, L, args...);
 }
 
 }  // namespace blockres::kernels::cuda_lane
