@@ -40,9 +40,11 @@ struct LaneStage {
   static constexpr std::size_t bytes = B * (std::size_t(S) + SN) * sizeof(double) + B * SN * sizeof(index_t);
 
   // The factorisations' stage (uniform layouts, load_matrices / store_matrices): the matrices, then one byte per
-  // column for each block (Q(), the Gauss–Huard lane factor's column order; N <= 255) and no vectors. 4..13 rows
-  // then fit one more warp an SM than with bytes (H200, 228 KB an SM and 1 KB reserved per thread block: 12 rows
-  // 5 -> 6 warps, 13 rows 4 -> 5).
+  // column for each block (Q(), the Gauss–Huard lane factor's column order; N <= 255) and no vectors. 5..13 rows
+  // then fit more warps an SM than with `bytes` (228 KB an SM, 1 KB reserved per thread block: 5 rows 24 -> 30,
+  // 9 rows 9 -> 10, 12 rows 5 -> 6, 13 rows 4 -> 5). H200, session 48, one call, two rounds, % of copy, standard storage,
+  // `bytes` -> factor_bytes: 4 89.9 -> 93.7, 9 69.3 -> 71.6, 11 61.9 -> 64.4, 12 56.6 -> 61.0 (transposed 55.2 ->
+  // 60.1), 13 56.5 -> 55.4 (one more warp did not pay there), 14..16 unchanged.
   static constexpr std::size_t factor_bytes = B * std::size_t(S) * sizeof(double) + B * std::size_t(SN);
   static_assert(N <= 255, "the factor stage's column order is one byte per column");
 
