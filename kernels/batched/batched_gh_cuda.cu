@@ -104,13 +104,16 @@ void gauss_huard_solve(stream_t s, const BatchLayout& L, const double* factors, 
     if (lane[L.uniform - 4](s, L, factors, perm, storage, b, x)) return;
   }
   // One launch on the whole layout, size index or not: the solve reads each block once, and visiting the
-  // blocks class by class (sorted order, scattered in memory) cost more than the idle lanes save. Mixed
+  // blocks class by class (sorted order) cost more than the idle lanes save. Mixed
   // 9..32 against the uniform batch of size 21, time per byte: H100 1.06x whole / 1.37x by class (transposed
   // 1.05x / 1.17x); H200 1.05x / 1.09x (2026-11-27, stops 35-37). The factorisations keep the classes.
   // (Session 46: the lane solves launched once per exact size 4..29 over the index's selections took the mixed
   // batch from 49.8 to 42.1% of copy on an H200: each size holds about 1/24 of the batch, a few waves at three
   // to five warps an SM, and the launches' tails cost more than the lanes save. Since the uniform batch of 21
-  // rows reached 90% with the lane solve, the mixed batch is 1.8x its time per byte.)
+  // rows reached 90% with the lane solve, the mixed batch is 1.8x its time per byte. Session 47's one launch per
+  // tier of sizes lost too (41.0%). Not the memory order: session 48 read block-sized chunks in 24 interleaved
+  // classes and in random order within 6% of in order (verification/experiments/gather_order.cu); the lane
+  // kernels on selections lose by their fewer blocks in flight, issue31_s48_2026-11-28.txt section 1.)
   dispatch_width(L.max_size, [&](auto w) {
     cuda_gh::launch_solve<decltype(w)::value>(s, L, factors, perm, storage, b, x);
   });
