@@ -19,7 +19,7 @@ allowed() {  # allowed <file> -> the include prefixes it may use
     input/*)           echo "input/" ;;
     kernels/*)         echo "kernels/ ${test:+linalg/}" ;;
     linalg/preconditioners/*) echo "input/ kernels/ linalg/ ${test:+physics/}" ;;
-    linalg/*)          echo "input/names.hpp kernels/ linalg/bsr_matrix linalg/executor linalg/kernel_tuning linalg/array linalg/allocation linalg/vector_ops linalg/phase_timer linalg/stream_graph linalg/krylov linalg/preconditioners/preconditioner.hpp ${test:+linalg/}" ;;
+    linalg/*)          echo "input/names.hpp kernels/ linalg/bsr_matrix linalg/executor linalg/kernel_tuning linalg/array linalg/allocation linalg/vector_ops linalg/phase_timer linalg/stream_graph linalg/krylov linalg/preconditioners/preconditioner.hpp linalg/distributed/ ${test:+linalg/}" ;;
     physics/*)         echo "input/ kernels/ linalg/ physics/ ${test:+miniapp/io/}" ;;
     miniapp/io/*)      echo "input/ kernels/ linalg/ physics/ miniapp/io/ ${test:+miniapp/run/ verification/}" ;;
     miniapp/run/*)     echo "input/ kernels/ linalg/ physics/ miniapp/io/ miniapp/run/ ${test:+verification/}" ;;

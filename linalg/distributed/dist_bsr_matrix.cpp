@@ -1,0 +1,113 @@
+#include "linalg/distributed/dist_bsr_matrix.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace blockres::dist {
+
+namespace {
+
+// The map, built on every rank; a defect on any rank throws on all of them (one rank alone throwing would leave the
+// others waiting in the halo plan's collective).
+IndexMap agreed_map(const Communicator& comm, ExecPtr exec, int bs, std::vector<gindex_t> owned,
+                    std::span<const index_t> row_ptr, std::span<const gindex_t> gcol,
+                    const std::function<int(gindex_t)>& owner_of)
+{
+  std::string why;
+  std::optional<IndexMap> map;
+  try {
+    if (exec->is_cuda())
+      throw std::invalid_argument("DistBsrMatrix: CUDA executors are not supported yet (issue 33: device halos "
+                                  "through NCCL come in a later increment); use the CPU backend");
+    if (bs < 1) throw std::invalid_argument("DistBsrMatrix: block size must be at least 1");
+    if (row_ptr.size() != owned.size() + 1 || row_ptr[0] != 0 || std::size_t(row_ptr.back()) != gcol.size())
+      throw std::invalid_argument("DistBsrMatrix: row_ptr must have owned + 1 entries, start at 0 and end at the "
+                                  "number of columns given");
+    for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r)
+      for (index_t k = row_ptr[r] + 1; k < row_ptr[r + 1]; ++k)
+        if (!(gcol[std::size_t(k) - 1] < gcol[std::size_t(k)]))
+          throw std::invalid_argument("DistBsrMatrix: columns not strictly ascending in owned row " + std::to_string(r) +
+                                      " (global " + std::to_string(owned[r]) + ")");
+    map.emplace(std::move(owned), gcol, owner_of, comm.rank());
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (!comm.all(why.empty()))
+    throw std::invalid_argument(why.empty() ? "DistBsrMatrix: another rank's rows are inconsistent" : why);
+  return std::move(*map);
+}
+
+}  // namespace
+
+DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned,
+                             std::span<const index_t> row_ptr, std::span<const gindex_t> gcol,
+                             const std::function<int(gindex_t)>& owner_of)
+    : bs_(bs),
+      comm_(std::move(comm)),
+      map_(agreed_map(*comm_, exec, bs, std::move(owned), row_ptr, gcol, owner_of)),
+      plan_(HaloPlan::build(*comm_, map_))
+{
+  const index_t n = map_.owned();
+  nnzb_ = row_ptr.back();
+  BsrPattern d, o;
+  d.nrows = o.nrows = n;
+  d.ncols = n;
+  o.ncols = map_.ghosts();
+  d.row_ptr.assign(1, 0);
+  o.row_ptr.assign(1, 0);
+  where_.resize(std::size_t(nnzb_));
+  std::vector<std::pair<index_t, index_t>> row_offd;  // (ghost column, pattern position)
+  for (index_t r = 0; r < n; ++r) {
+    row_offd.clear();
+    for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+      const index_t l = map_.local(gcol[k]);
+      if (l < n) {  // owned: local ids follow global order, so the row stays sorted
+        where_[std::size_t(k)] = {0, index_t(d.col_ind.size())};
+        d.col_ind.push_back(l);
+      } else {
+        row_offd.emplace_back(l - n, k);
+      }
+    }
+    std::sort(row_offd.begin(), row_offd.end());
+    for (const auto& [c, k] : row_offd) {
+      where_[std::size_t(k)] = {1, index_t(o.col_ind.size())};
+      o.col_ind.push_back(c);
+    }
+    d.row_ptr.push_back(index_t(d.col_ind.size()));
+    o.row_ptr.push_back(index_t(o.col_ind.size()));
+  }
+  diag_.emplace(exec, bs, d);
+  if (map_.ghosts() > 0 && !o.col_ind.empty()) offd_.emplace(exec, bs, o);
+  ghost_ = Array<double>(exec, size64_t(map_.ghosts()) * bs);
+  exchange_ = std::make_unique<HaloExchange>(comm_, plan_, bs);
+}
+
+void DistBsrMatrix::set_values(std::span<const double> values)
+{
+  const std::size_t bb = std::size_t(bs_) * std::size_t(bs_);
+  if (values.size() != std::size_t(nnzb_) * bb)
+    throw std::invalid_argument("DistBsrMatrix::set_values: " + std::to_string(values.size()) + " values for " +
+                                std::to_string(nnzb_) + " blocks of " + std::to_string(bs_) + "x" + std::to_string(bs_));
+  std::vector<double> dv(std::size_t(diag_->nnzb()) * bb), ov(offd_ ? std::size_t(offd_->nnzb()) * bb : 0);
+  for (std::size_t k = 0; k < where_.size(); ++k) {
+    const auto [part, pos] = where_[k];
+    std::copy_n(values.data() + k * bb, bb, (part == 0 ? dv.data() : ov.data()) + std::size_t(pos) * bb);
+  }
+  diag_->values().copy_from_host(dv);
+  if (offd_) offd_->values().copy_from_host(ov);
+}
+
+void DistBsrMatrix::apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const
+{
+  const size64_t n = size64_t(map_.owned()) * bs_;
+  if (x.size() != n || y.size() != n)
+    throw std::invalid_argument("DistBsrMatrix::apply: x and y must hold the owned rows' " + std::to_string(n) +
+                                " entries");
+  exchange_->start(x.data(), ghost_.data());
+  if (n > 0) diag_->apply(alpha, x, beta, y);
+  exchange_->finish();
+  if (offd_) offd_->apply(alpha, ghost_, 1.0, y);
+}
+
+}  // namespace blockres::dist

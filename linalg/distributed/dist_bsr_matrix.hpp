@@ -1,0 +1,59 @@
+// A BSR matrix distributed by block rows (issue 33): each rank holds its owned rows, split as in PETSc's MPIBAIJ
+// and hypre's ParCSR into the square owned x owned part (diag: what subdomain preconditioners take, additive
+// Schwarz with overlap 0) and the owned x ghost part (offd, ghost columns compressed to the map's ghost ids). The
+// product overlaps the halo exchange with the diag part: y = alpha diag x + beta y while the ghosts travel, then
+// y += alpha offd x_ghost. With one rank offd is empty and the product is the serial one, bit for bit.
+//
+// This increment: host (CPU executor) halos. On a CUDA executor the constructor throws: device halos go through
+// NCCL or pinned staging in a later increment (the MPI on the GPU machines is not CUDA-aware).
+#pragma once
+
+#include "linalg/bsr_matrix.hpp"
+#include "linalg/distributed/halo_plan.hpp"
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace blockres::dist {
+
+class DistBsrMatrix {
+ public:
+  // Collective. owned: this rank's block rows as ascending global ids; row_ptr / gcol: their columns as global ids
+  // (ascending in each row, the row's own id among them); owner_of: the owner of any global id, the same on every
+  // rank. Throws std::invalid_argument naming the defect (on every rank when the halo plan is inconsistent).
+  DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned, std::span<const index_t> row_ptr,
+                std::span<const gindex_t> gcol, const std::function<int(gindex_t)>& owner_of);
+
+  int block_size() const { return bs_; }
+  const IndexMap& map() const { return map_; }
+  const HaloPlan& halo() const { return plan_; }
+  const Communicator& comm() const { return *comm_; }
+  const BsrMatrix& diag() const { return *diag_; }
+  // The owned x ghost part; nullopt when this rank has no ghost column.
+  const std::optional<BsrMatrix>& offd() const { return offd_; }
+  index_t nnzb() const { return nnzb_; }
+
+  // Values in the order of the constructor's (row_ptr, gcol) pattern, bs x bs row-major per block (host memory).
+  void set_values(std::span<const double> values);
+
+  // y = alpha A x + beta y over the owned rows (x and y: owned() bs entries; beta == 0: y is not read). Collective.
+  void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
+  // Bytes one exchange sends from this rank.
+  double halo_bytes() const { return exchange_->bytes_sent(); }
+
+ private:
+  int bs_;
+  CommPtr comm_;
+  IndexMap map_;
+  HaloPlan plan_;
+  index_t nnzb_;
+  std::optional<BsrMatrix> diag_, offd_;
+  // Pattern position -> (part, position): part 0 diag, 1 offd.
+  std::vector<std::pair<int, index_t>> where_;
+  mutable std::unique_ptr<HaloExchange> exchange_;
+  mutable Array<double> ghost_;
+};
+
+}  // namespace blockres::dist
