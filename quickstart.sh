@@ -10,8 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # python3-*: `blockres plot` (matplotlib, Agg) and its tests; python3-jsonschema: the bench suite's report test.
+# libopenmpi-dev (with openmpi-bin): the distributed layer and its tests on 1, 2 and 3 ranks (issue 33).
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev libtomlplusplus-dev libfmt-dev
-          libcli11-dev nlohmann-json3-dev libgtest-dev libvtk9-dev libhypre-dev
+          libcli11-dev nlohmann-json3-dev libgtest-dev libvtk9-dev libhypre-dev libopenmpi-dev
           python3-matplotlib python3-numpy python3-h5py python3-jsonschema)
 build_dir=${BLOCKRES_BUILD_DIR:-build/release}
 
