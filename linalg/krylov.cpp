@@ -2,6 +2,7 @@
 // vector ops and a preconditioner.
 #include "linalg/krylov.hpp"
 
+#include "linalg/distributed/dist_bsr_matrix.hpp"
 #include "linalg/phase_timer.hpp"
 
 #include <algorithm>
@@ -51,24 +52,78 @@ void KrylovSolver::set_profiling(bool on)
 
 // What every method needs in one place: A, M, the tolerance, the status, and the products with A
 // and M (timed and counted when profiling, M skipped when it is the identity).
+// The matrix is a BsrMatrix, or a row-distributed DistBsrMatrix: then the vectors hold this rank's rows and every
+// reduction's local result goes through the communicator (comm, only with more than one rank; with one rank every
+// operation is the serial one, bit for bit).
 struct KrylovSolver::Context {
-  const BsrMatrix& A;
+  const BsrMatrix* A;
+  const dist::DistBsrMatrix* D;
+  const dist::Communicator* comm;
   const Preconditioner& M;
   PhaseTimer* timer;
   KrylovProfile& prof;
+  size64_t n;  // this rank's scalar rows
   SolveStatus st;
   double target = 0.0;
 
   void spmv(double a, const Vector& x, double b, Vector& y)
   {
     if (timer) timer->begin(PhaseTimer::spmv);
-    blockres::spmv(A, a, x, b, y);
+    if (D)
+      D->apply(a, x, b, y);
+    else
+      blockres::spmv(*A, a, x, b, y);
     if (timer) timer->end(PhaseTimer::spmv);
     ++prof.spmv_count;
-    prof.bytes += A.spmv_bytes(b != 0.0);
+    prof.bytes += D ? D->diag().spmv_bytes(b != 0.0) + (D->offd() ? D->offd()->spmv_bytes(true) : 0.0)
+                    : A->spmv_bytes(b != 0.0);
   }
   // `passes` passes over Krylov vectors of A's size (byte counting only).
-  void vectors(double passes) { prof.bytes += passes * 8.0 * double(A.scalar_rows()); }
+  void vectors(double passes) { prof.bytes += passes * 8.0 * double(n); }
+
+  // The reductions: vector_ops' local results, summed over the ranks (Communicator::sum) when distributed.
+  void sum(double* v, int k) const
+  {
+    if (comm) comm->sum(std::span<double>(v, static_cast<std::size_t>(k)));
+  }
+  double sum(double v) const { return comm ? comm->sum(v) : v; }
+  double dot(const Vector& x, const Vector& y) const { return sum(blockres::dot(x, y)); }
+  double norm2(const Vector& x) const { return comm ? std::sqrt(sum(blockres::dot(x, x))) : blockres::norm2(x); }
+  void dots(const Vector* const* xs, int k, const Vector& y, double* out) const
+  {
+    blockres::dots(xs, k, y, out);
+    sum(out, k);
+  }
+  double axpby_norm2(double a, const Vector& x, double b, Vector& y) const
+  {
+    return sum(blockres::axpby_norm2(a, x, b, y));
+  }
+  double cg_update(double alpha, const Vector& p, const Vector& q, Vector& x, Vector& r) const
+  {
+    return sum(blockres::cg_update(alpha, p, q, x, r));
+  }
+  void bicgstab_update(double alpha, const Vector& ph, double omega, const Vector& sh, const Vector& s, const Vector& t,
+                       const Vector& rh, Vector& x, Vector& r, double* out) const
+  {
+    blockres::bicgstab_update(alpha, ph, omega, sh, s, t, rh, x, r, out);
+    sum(out, 2);
+  }
+  // CGS2 against V(:, 0:k) (vector_ops' cgs2). Distributed (a CPU executor: h1, h2 and nrm2 in host memory): the
+  // five products, each reduction summed over the ranks before it is used.
+  void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel gk) const
+  {
+    if (!comm) {
+      blockres::cgs2(V, k, w, h1, h2, nrm2, gk);
+      return;
+    }
+    gemv_t(V, k, w, h1, gk);
+    sum(h1, k);
+    gemv_n(-1.0, V, k, h1, 1.0, w, gk);
+    gemv_t(V, k, w, h2, gk);
+    sum(h2, k);
+    gemv_n(-1.0, V, k, h2, 1.0, w, gk);
+    *nrm2 = dot(w, w);
+  }
   // z = M^{-1} r; returns r itself for the identity (z untouched).
   const Vector& precond(const Vector& r, Vector& z)
   {
@@ -151,6 +206,25 @@ SolveStatus KrylovSolver::solve(const BsrMatrix& A, const Preconditioner& M, con
 {
   if (b.size() != A.scalar_rows() || x.size() != b.size())
     throw std::invalid_argument("KrylovSolver::solve: vector sizes do not match the matrix");
+  Context c{&A, nullptr, nullptr, M, profiling_ ? timer_.get() : nullptr, profile_, b.size(), {}, 0.0};
+  return solve(c, b, x);
+}
+
+SolveStatus KrylovSolver::solve(const dist::DistBsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x)
+{
+  const size64_t n = size64_t(A.map().owned()) * A.block_size();
+  if (b.size() != n || x.size() != b.size())
+    throw std::invalid_argument("KrylovSolver::solve: vector sizes do not match this rank's rows of the matrix");
+  const bool distributed = A.comm().size() > 1;
+  if (distributed && config_.method == KrylovMethod::idr)
+    throw std::invalid_argument("KrylovSolver::solve: IDR(s) is not distributed yet (its shadow space is drawn over "
+                                "the whole vector); use bicgstab, gmres, fgmres or cg on several ranks");
+  Context c{nullptr, &A, distributed ? &A.comm() : nullptr, M, profiling_ ? timer_.get() : nullptr, profile_, n, {}, 0.0};
+  return solve(c, b, x);
+}
+
+SolveStatus KrylovSolver::solve(Context& c, const Vector& b, Vector& x)
+{
   if (config_.method == KrylovMethod::idr && (config_.idr_s < 1 || config_.idr_s > max_idr_s))
     throw std::invalid_argument("KrylovSolver::solve: IDR(s) needs 1 <= s <= " + std::to_string(max_idr_s) +
                                 ", got s = " + std::to_string(config_.idr_s));
@@ -158,7 +232,6 @@ SolveStatus KrylovSolver::solve(const BsrMatrix& A, const Preconditioner& M, con
       (config_.method == KrylovMethod::gmres || config_.method == KrylovMethod::fgmres))
     throw std::invalid_argument("KrylovSolver::solve: GMRES(m) needs m >= 1");
   const auto t0 = std::chrono::steady_clock::now();
-  Context c{A, M, profiling_ ? timer_.get() : nullptr, profile_, {}, 0.0};
   SolveStatus st;
   switch (config_.method) {
     case KrylovMethod::cg: st = cg(c, b, x); break;
@@ -210,18 +283,18 @@ SolveStatus KrylovSolver::cg(Context& c, const Vector& b, Vector& x)
   const bool identity = c.M.is_identity();
   while (st.iterations < config_.max_iterations) {
     const Vector& z0 = c.precond(r, z);
-    double rho = identity ? st.residual * st.residual : dot(r, z0);
+    double rho = identity ? st.residual * st.residual : c.dot(r, z0);
     if (!std::isfinite(rho)) return c.fail(SolveReason::not_finite);
     if (rho <= 0.0) return c.conclude(b, x, r, SolveReason::breakdown);
     copy(z0, p);
     bool small = false;
     while (st.iterations < config_.max_iterations) {
       c.spmv(1.0, p, 0.0, q);
-      const double pq = dot(p, q);
+      const double pq = c.dot(p, q);
       if (!std::isfinite(pq)) return c.fail(SolveReason::not_finite);
       if (pq <= 0.0) return c.conclude(b, x, r, SolveReason::breakdown);
       const double alpha = rho / pq;
-      const double rr = cg_update(alpha, p, q, x, r);
+      const double rr = c.cg_update(alpha, p, q, x, r);
       ++st.iterations;
       if (!std::isfinite(rr)) return c.fail(SolveReason::not_finite);
       if (std::sqrt(rr) <= c.target) {
@@ -229,7 +302,7 @@ SolveStatus KrylovSolver::cg(Context& c, const Vector& b, Vector& x)
         break;
       }
       const Vector& zk = c.precond(r, z);
-      const double rho_new = identity ? rr : dot(r, zk);
+      const double rho_new = identity ? rr : c.dot(r, zk);
       if (!std::isfinite(rho_new)) return c.fail(SolveReason::not_finite);
       if (rho_new <= 0.0) return c.conclude(b, x, r, SolveReason::breakdown);
       axpby(1.0, zk, rho_new / rho, p);
@@ -278,14 +351,14 @@ SolveStatus KrylovSolver::bicgstab(Context& c, const Vector& b, Vector& x)
         axpbypcz(1.0, r, -(rho / rho_old) * alpha, v, (rho / rho_old) * (alpha / omega), p);  // p = r + beta (p - omega v)
       const Vector& phat = c.precond(p, phat_buf);
       c.spmv(1.0, phat, 0.0, v);
-      const double rv = dot(rhat, v);
+      const double rv = c.dot(rhat, v);
       if (!std::isfinite(rv)) return c.fail(SolveReason::not_finite);
       if (rv == 0.0) {
         final_breakdown = k == 0;
         break;
       }
       alpha = rho / rv;
-      const double ss = axpby_norm2(-alpha, v, 1.0, r);  // r <- s = r - alpha v
+      const double ss = c.axpby_norm2(-alpha, v, 1.0, r);  // r <- s = r - alpha v
       ++st.iterations;
       if (!std::isfinite(ss)) return c.fail(SolveReason::not_finite);
       if (std::sqrt(ss) <= c.target) {
@@ -296,7 +369,7 @@ SolveStatus KrylovSolver::bicgstab(Context& c, const Vector& b, Vector& x)
       c.spmv(1.0, shat, 0.0, t);
       double tt_ts[2];
       const Vector* tv[2] = {&t, &r};
-      dots(tv, 2, t, tt_ts);
+      c.dots(tv, 2, t, tt_ts);
       const double tt = tt_ts[0];
       if (!std::isfinite(tt) || !std::isfinite(tt_ts[1])) return c.fail(SolveReason::not_finite);
       omega = tt > 0.0 ? tt_ts[1] / tt : 0.0;
@@ -305,7 +378,7 @@ SolveStatus KrylovSolver::bicgstab(Context& c, const Vector& b, Vector& x)
         break;
       }
       double out[2];
-      bicgstab_update(alpha, phat, omega, shat, r, t, rhat, x, r, out);  // x += alpha p^ + omega s^; r = s - omega t
+      c.bicgstab_update(alpha, phat, omega, shat, r, t, rhat, x, r, out);  // x += alpha p^ + omega s^; r = s - omega t
       rnorm = std::sqrt(out[0]);
       if (!std::isfinite(rnorm) || !std::isfinite(out[1])) return c.fail(SolveReason::not_finite);
       if (rnorm <= c.target) break;
@@ -428,7 +501,7 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
       c.orth_begin();
       const int k = j + 1;
       const GemvKernel gk = config_.gemv;
-      cgs2(V, k, w, hd, hd + m1, hd + 2 * m1, gk);
+      c.cgs2(V, k, w, hd, hd + m1, hd + 2 * m1, gk);
       exec_->copy_to_host(hh.data(), hd, sizeof(double) * hh.size());
       for (int i = 0; i <= j; ++i) h(i, j) = hh[i] + hh[m1 + i];
       const double hn = std::sqrt(hh[2 * m1]);
@@ -536,6 +609,7 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
       const int k2 = j + 2;
       gemm_t(V, k2, j, 2, gd);
       exec_->copy_to_host(G.data(), gd, sizeof(double) * 2 * std::size_t(k2));
+      c.sum(G.data(), 2 * k2);
       c.vectors(double(k2) + 2.0);
       if (!finite(G.data(), 2 * std::size_t(k2))) {
         c.orth_end();
@@ -570,7 +644,7 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
       h(j, j) = hj;
       double beta2 = gc[j + 1] - cc;
       if (!(beta2 > 1e-8 * gc[j + 1])) {  // cancellation: the norm explicitly
-        beta2 = dot(w, w);
+        beta2 = c.dot(w, w);
         c.vectors(1.0);
       }
       const double hn = std::sqrt(std::max(beta2, 0.0));
@@ -592,6 +666,7 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
         // Finish v_{j+1}'s second pass coefficients, correct column j, decide again.
         gemv_t(V, k2, w, gd, GemvKernel::cublas);
         exec_->copy_to_host(G.data(), gd, sizeof(double) * std::size_t(k2));
+        c.sum(G.data(), k2);
         c.vectors(double(k2) + 1.0);
         double ss = 0.0;
         for (int i = 0; i <= j; ++i) ss += G[i] * G[i];

@@ -121,6 +121,9 @@ struct SolveStatus {
 };
 
 class PhaseTimer;
+namespace dist {
+class DistBsrMatrix;
+}
 
 class KrylovSolver {
  public:
@@ -132,6 +135,11 @@ class KrylovSolver {
   // monitored residual is the true (unpreconditioned) one; convergence is confirmed with an
   // explicitly computed residual, never only the recurrence.
   SolveStatus solve(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
+  // The same on a row-distributed matrix (collective: every rank of A's communicator calls it): b and x hold this
+  // rank's rows, M works on them alone (e.g. set up on A.diag(): additive Schwarz without overlap), and every dot
+  // product and norm is summed over the ranks, so all ranks take the same steps. One rank: the serial solve, bit for
+  // bit. IDR(s) is not distributed yet (std::invalid_argument on several ranks).
+  SolveStatus solve(const dist::DistBsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x);
   const KrylovConfig& config() const { return config_; }
   // New settings for later solves; the workspace (and IDR's shadow space while n and s stay)
   // is kept.
@@ -144,6 +152,7 @@ class KrylovSolver {
 
  private:
   struct Context;
+  SolveStatus solve(Context& c, const Vector& b, Vector& x);
   SolveStatus cg(Context& c, const Vector& b, Vector& x);
   SolveStatus bicgstab(Context& c, const Vector& b, Vector& x);
   SolveStatus gmres(Context& c, const Vector& b, Vector& x, bool flexible);

@@ -1,0 +1,174 @@
+// Krylov solves on a row-distributed matrix on 1, 2 and 3 ranks against the serial solve of the whole matrix (every
+// rank builds it): convection-diffusion blocks (nonsymmetric) for BiCGSTAB, GMRES (CGS2 and DCGS2) and FGMRES, the
+// SPD block Laplacian for CG; rows owned in contiguous ranges or scattered; the identity and block-Jacobi on each
+// rank's diag part (additive Schwarz without overlap). One rank: the same iterations and solution bits as serial.
+// Several: converged to the target on the gathered true residual; without preconditioning (the same Krylov space in
+// exact arithmetic) the iteration counts stay within rounding's reach of serial's.
+#include "linalg/distributed/dist_bsr_matrix.hpp"
+#include "linalg/distributed/dist_vector_ops.hpp"
+#include "linalg/distributed/test/dist_test_util.hpp"
+#include "linalg/krylov.hpp"
+#include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
+#include "linalg/preconditioners/none/none.hpp"
+#include "linalg/test/random_matrix.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+
+namespace blockres::dist {
+namespace {
+
+struct Case {
+  KrylovMethod method;
+  Orthogonalization orth;
+  bool spd;
+  const char* name;
+};
+
+TEST(DistKrylov, MatchesTheSerialSolve)
+{
+  const CommPtr comm = world_communicator();
+  const ExecPtr exec = Executor::create_cpu();
+  const int P = comm->size(), me = comm->rank();
+  const std::uint64_t seed = test::shared_seed(*comm, "DistKrylov");
+  const Case cases[] = {{KrylovMethod::bicgstab, Orthogonalization::cgs2, false, "BiCGSTAB"},
+                        {KrylovMethod::gmres, Orthogonalization::cgs2, false, "GMRES(20) CGS2"},
+                        {KrylovMethod::gmres, Orthogonalization::dcgs2, false, "GMRES(20) DCGS2"},
+                        {KrylovMethod::fgmres, Orthogonalization::cgs2, false, "FGMRES(20)"},
+                        {KrylovMethod::cg, Orthogonalization::cgs2, true, "CG"}};
+  int round = 0;
+  for (const Case& k : cases)
+    for (int bs : {1, 3})
+      for (int scattered = 0; scattered < 2; ++scattered, ++round) {
+        std::mt19937_64 g(seed + std::uint64_t(round));
+        const int nx = 6 + int(g() % 6), ny = 5 + int(g() % 5), nz = 2 + int(g() % 4);
+        const blockres::test::TestMatrix T = k.spd ? blockres::test::spd_laplacian(nx, ny, nz, bs)
+                                                   : blockres::test::convection_diffusion(nx, ny, nz, bs, 1.5);
+        const index_t n = T.pattern.nrows;
+        std::vector<int> owner(static_cast<std::size_t>(n), 0);
+        for (index_t i = 0; i < n; ++i)
+          owner[std::size_t(i)] = scattered ? int(g() % std::uint64_t(P)) : int(std::int64_t(i) * P / n);
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        std::vector<double> bg(std::size_t(n) * std::size_t(bs));
+        for (double& v : bg) v = u(g);
+        const std::size_t bb = std::size_t(bs) * std::size_t(bs);
+        // Serial.
+        const BsrMatrix A = blockres::test::upload(exec, T);
+        const Vector b(exec, std::span<const double>(bg));
+        // Distributed: this rank's rows.
+        std::vector<gindex_t> owned, gcol;
+        std::vector<index_t> rp = {0};
+        std::vector<double> lv, lb;
+        for (index_t i = 0; i < n; ++i) {
+          if (owner[std::size_t(i)] != me) continue;
+          owned.push_back(i);
+          for (index_t q = T.pattern.row_ptr[std::size_t(i)]; q < T.pattern.row_ptr[std::size_t(i) + 1]; ++q) {
+            gcol.push_back(T.pattern.col_ind[std::size_t(q)]);
+            lv.insert(lv.end(), T.values.begin() + std::ptrdiff_t(std::size_t(q) * bb),
+                      T.values.begin() + std::ptrdiff_t(std::size_t(q + 1) * bb));
+          }
+          rp.push_back(index_t(gcol.size()));
+          lb.insert(lb.end(), bg.begin() + std::ptrdiff_t(std::size_t(i) * std::size_t(bs)),
+                    bg.begin() + std::ptrdiff_t(std::size_t(i + 1) * std::size_t(bs)));
+        }
+        DistBsrMatrix D(exec, comm, bs, owned, rp, gcol, [&](gindex_t i) { return owner[std::size_t(i)]; });
+        D.set_values(lv);
+        const Vector db(exec, std::span<const double>(lb));
+        for (int jacobi = 0; jacobi < 2; ++jacobi) {
+          SCOPED_TRACE(testing::Message() << k.name << " bs " << bs << (scattered ? " scattered" : " ranges")
+                                          << (jacobi ? " block-Jacobi" : " identity") << " grid " << nx << "x" << ny
+                                          << "x" << nz);
+          KrylovConfig cfg;
+          cfg.method = k.method;
+          cfg.orthogonalization = k.orth;
+          cfg.rel_tol = 1e-9;
+          cfg.max_iterations = 2000;
+          cfg.restart = 20;
+          KrylovSolver serial(exec, cfg), dist(exec, cfg);
+          IdentityPreconditioner I;
+          BlockJacobiPreconditioner Ms(exec), Md(exec);
+          ASSERT_TRUE(Ms.setup(A).ok);
+          ASSERT_TRUE(Md.setup(D.diag()).ok);
+          Vector xs(exec, size64_t(n) * bs), xd(exec, size64_t(owned.size()) * bs);
+          fill(xs, 0.0);
+          fill(xd, 0.0);
+          const SolveStatus ss = serial.solve(A, jacobi ? static_cast<const Preconditioner&>(Ms) : I, b, xs);
+          const SolveStatus sd = dist.solve(D, jacobi ? static_cast<const Preconditioner&>(Md) : I, db, xd);
+          ASSERT_TRUE(ss.converged) << to_string(ss.reason);
+          ASSERT_TRUE(sd.converged) << to_string(sd.reason) << " after " << sd.iterations;
+          // Every rank took the same steps.
+          const double it = sd.iterations;
+          for (double other : comm->allgatherv(std::span<const double>(&it, 1))) EXPECT_EQ(other, it);
+          const std::vector<double> xh = xs.to_host(), xl = xd.to_host();
+          if (P == 1) {
+            EXPECT_EQ(sd.iterations, ss.iterations);
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(sd.residual), std::bit_cast<std::uint64_t>(ss.residual));
+            for (std::size_t e = 0; e < xh.size(); ++e)
+              ASSERT_EQ(std::bit_cast<std::uint64_t>(xl[e]), std::bit_cast<std::uint64_t>(xh[e])) << "entry " << e;
+            continue;
+          }
+          // The gathered solution's true residual on the serial matrix meets the target.
+          std::vector<double> xg(xh.size(), 0.0);
+          {
+            const std::vector<double> parts = comm->allgatherv(std::span<const double>(xl));
+            std::vector<gindex_t> ids;
+            for (gindex_t i : owned) ids.push_back(i);
+            const std::vector<gindex_t> rows = comm->allgatherv(std::span<const gindex_t>(ids));
+            ASSERT_EQ(rows.size() * std::size_t(bs), parts.size());
+            for (std::size_t q = 0; q < rows.size(); ++q)
+              for (int c = 0; c < bs; ++c)
+                xg[std::size_t(rows[q]) * std::size_t(bs) + std::size_t(c)] = parts[q * std::size_t(bs) + std::size_t(c)];
+          }
+          Vector xgv(exec, std::span<const double>(xg)), r(exec, b.size());
+          copy(b, r);
+          A.apply(-1.0, xgv, 1.0, r);
+          EXPECT_LE(blockres::norm2(r), 1e-9 * sd.initial_residual * 1.0001);
+          EXPECT_NEAR(sd.initial_residual, ss.initial_residual, 1e-13 * ss.initial_residual);
+          if (!jacobi)  // the same Krylov space as serial in exact arithmetic
+            EXPECT_LE(std::abs(sd.iterations - ss.iterations), 2 + ss.iterations / 10)
+                << sd.iterations << " against " << ss.iterations;
+          else
+            EXPECT_LE(sd.iterations, 3 * ss.iterations + 10) << sd.iterations << " against " << ss.iterations;
+        }
+      }
+}
+
+TEST(DistKrylov, IdrIsRefusedOnSeveralRanks)
+{
+  const CommPtr comm = world_communicator();
+  const ExecPtr exec = Executor::create_cpu();
+  const int P = comm->size(), me = comm->rank();
+  const blockres::test::TestMatrix T = blockres::test::convection_diffusion(4, 3, 1, 1, 1.0);
+  std::vector<gindex_t> owned, gcol;
+  std::vector<index_t> rp = {0};
+  std::vector<double> lv;
+  const auto owner = [&](gindex_t i) { return int(i * P / T.pattern.nrows); };
+  for (index_t i = 0; i < T.pattern.nrows; ++i) {
+    if (owner(i) != me) continue;
+    owned.push_back(i);
+    for (index_t q = T.pattern.row_ptr[std::size_t(i)]; q < T.pattern.row_ptr[std::size_t(i) + 1]; ++q) {
+      gcol.push_back(T.pattern.col_ind[std::size_t(q)]);
+      lv.push_back(T.values[std::size_t(q)]);
+    }
+    rp.push_back(index_t(gcol.size()));
+  }
+  DistBsrMatrix D(exec, comm, 1, owned, rp, gcol, owner);
+  D.set_values(lv);
+  KrylovConfig cfg;
+  cfg.method = KrylovMethod::idr;
+  KrylovSolver s(exec, cfg);
+  IdentityPreconditioner I;
+  Vector b(exec, size64_t(owned.size())), x(exec, size64_t(owned.size()));
+  fill(b, 1.0);
+  fill(x, 0.0);
+  if (P > 1)
+    EXPECT_THROW(s.solve(D, I, b, x), std::invalid_argument);
+  else
+    EXPECT_TRUE(s.solve(D, I, b, x).converged);
+}
+
+}  // namespace
+}  // namespace blockres::dist
