@@ -117,12 +117,21 @@ struct KrylovSolver::Context {
       return;
     }
     gemv_t(V, k, w, h1, gk);
-    sum(h1, k);
+    sum_in_executor(V.exec(), h1, k);
     gemv_n(-1.0, V, k, h1, 1.0, w, gk);
     gemv_t(V, k, w, h2, gk);
-    sum(h2, k);
+    sum_in_executor(V.exec(), h2, k);
     gemv_n(-1.0, V, k, h2, 1.0, w, gk);
-    *nrm2 = dot(w, w);
+    const double n2 = dot(w, w);
+    V.exec().copy_from_host(nrm2, &n2, sizeof(double));
+  }
+  // sum() on k values in the executor's memory (through the host: the MPI is not CUDA-aware).
+  void sum_in_executor(const Executor& e, double* v, int k) const
+  {
+    std::vector<double> h(static_cast<std::size_t>(k));
+    e.copy_to_host(h.data(), v, h.size() * sizeof(double));
+    sum(h.data(), k);
+    e.copy_from_host(v, h.data(), h.size() * sizeof(double));
   }
   // z = M^{-1} r; returns r itself for the identity (z untouched).
   const Vector& precond(const Vector& r, Vector& z)

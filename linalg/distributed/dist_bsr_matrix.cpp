@@ -1,5 +1,13 @@
 #include "linalg/distributed/dist_bsr_matrix.hpp"
 
+#include "kernels/halo/halo.hpp"
+
+#if BLOCKRES_HAVE_CUDA
+#include "kernels/cuda_check.hpp"
+
+#include <cuda_runtime.h>
+#endif
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -17,9 +25,6 @@ IndexMap agreed_map(const Communicator& comm, ExecPtr exec, int bs, std::vector<
   std::string why;
   std::optional<IndexMap> map;
   try {
-    if (exec->is_cuda())
-      throw std::invalid_argument("DistBsrMatrix: CUDA executors are not supported yet (issue 33: device halos "
-                                  "through NCCL come in a later increment); use the CPU backend");
     if (bs < 1) throw std::invalid_argument("DistBsrMatrix: block size must be at least 1");
     if (row_ptr.size() != owned.size() + 1 || row_ptr[0] != 0 || std::size_t(row_ptr.back()) != gcol.size())
       throw std::invalid_argument("DistBsrMatrix: row_ptr must have owned + 1 entries, start at 0 and end at the "
@@ -39,6 +44,32 @@ IndexMap agreed_map(const Communicator& comm, ExecPtr exec, int bs, std::vector<
 }
 
 }  // namespace
+
+// Pinned host buffers of the staged device halo (CUDA), freed with the matrix.
+struct DistBsrMatrix::Pinned {
+  double* send = nullptr;
+  double* recv = nullptr;
+  Pinned(std::size_t send_doubles, std::size_t recv_doubles)
+  {
+#if BLOCKRES_HAVE_CUDA
+    if (send_doubles) BLOCKRES_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&send), send_doubles * sizeof(double)));
+    if (recv_doubles) BLOCKRES_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&recv), recv_doubles * sizeof(double)));
+#else
+    (void)send_doubles, (void)recv_doubles;
+#endif
+  }
+  ~Pinned()
+  {
+#if BLOCKRES_HAVE_CUDA
+    if (send) cudaFreeHost(send);
+    if (recv) cudaFreeHost(recv);
+#endif
+  }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+};
+
+DistBsrMatrix::~DistBsrMatrix() = default;
 
 DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned,
                              std::span<const index_t> row_ptr, std::span<const gindex_t> gcol,
@@ -81,6 +112,11 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
   if (map_.ghosts() > 0 && !o.col_ind.empty()) offd_.emplace(exec, bs, o);
   ghost_ = Array<double>(exec, size64_t(map_.ghosts()) * bs);
   exchange_ = std::make_unique<HaloExchange>(comm_, plan_, bs);
+  if (exec->is_cuda()) {
+    send_ids_dev_ = Array<index_t>(exec, std::span<const index_t>(plan_.send_ids));
+    send_dev_ = Array<double>(exec, size64_t(plan_.sent()) * bs);
+    pinned_ = std::make_unique<Pinned>(std::size_t(plan_.sent()) * std::size_t(bs), std::size_t(map_.ghosts()) * std::size_t(bs));
+  }
 }
 
 void DistBsrMatrix::set_values(std::span<const double> values)
@@ -104,10 +140,31 @@ void DistBsrMatrix::apply(double alpha, const Array<double>& x, double beta, Arr
   if (x.size() != n || y.size() != n)
     throw std::invalid_argument("DistBsrMatrix::apply: x and y must hold the owned rows' " + std::to_string(n) +
                                 " entries");
-  exchange_->start(x.data(), ghost_.data());
-  if (n > 0) diag_->apply(alpha, x, beta, y);
+  if (!pinned_) {  // host memory: the exchange straight from x into the ghosts
+    exchange_->start(x.data(), ghost_.data());
+    if (n > 0) diag_->apply(alpha, x, beta, y);
+    exchange_->finish();
+    if (offd_) offd_->apply(alpha, ghost_, 1.0, y);
+    return;
+  }
+#if BLOCKRES_HAVE_CUDA
+  const Executor& e = diag_->exec();
+  const auto s = static_cast<cudaStream_t>(e.stream());
+  const std::size_t sent = std::size_t(plan_.sent()) * std::size_t(bs_), ghosts = std::size_t(map_.ghosts()) * std::size_t(bs_);
+  if (sent) {
+    kernels::cuda::halo_pack(e.stream(), x.data(), send_ids_dev_.data(), plan_.sent(), bs_, send_dev_.data());
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(pinned_->send, send_dev_.data(), sent * sizeof(double), cudaMemcpyDeviceToHost, s));
+  }
+  // The packed entries on the host; also: the previous product's copy out of pinned_->recv is done.
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  exchange_->start_packed(pinned_->send, pinned_->recv);
+  if (n > 0) diag_->apply(alpha, x, beta, y);  // on the GPU while the host waits for the peers
   exchange_->finish();
-  if (offd_) offd_->apply(alpha, ghost_, 1.0, y);
+  if (offd_) {
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(ghost_.data(), pinned_->recv, ghosts * sizeof(double), cudaMemcpyHostToDevice, s));
+    offd_->apply(alpha, ghost_, 1.0, y);
+  }
+#endif
 }
 
 }  // namespace blockres::dist

@@ -4,8 +4,10 @@
 // product overlaps the halo exchange with the diag part: y = alpha diag x + beta y while the ghosts travel, then
 // y += alpha offd x_ghost. With one rank offd is empty and the product is the serial one, bit for bit.
 //
-// This increment: host (CPU executor) halos. On a CUDA executor the constructor throws: device halos go through
-// NCCL or pinned staging in a later increment (the MPI on the GPU machines is not CUDA-aware).
+// On a CUDA executor (one GPU per rank) the halo is staged through pinned host memory, as the MPI on the GPU
+// machines is not CUDA-aware: the entries to send are packed on the device (kernels::cuda::halo_pack) and copied to
+// the host, MPI moves them while the GPU runs the diag part, and the ghosts go back to the device before the offd
+// part. (NCCL, which would keep the exchange on the device and in a CUDA graph, is a later step.)
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
@@ -54,6 +56,17 @@ class DistBsrMatrix {
   std::vector<std::pair<int, index_t>> where_;
   mutable std::unique_ptr<HaloExchange> exchange_;
   mutable Array<double> ghost_;
+  // CUDA: the ids to pack (device), the packed entries (device), pinned host buffers for the exchange.
+  Array<index_t> send_ids_dev_;
+  mutable Array<double> send_dev_;
+  struct Pinned;
+  std::unique_ptr<Pinned> pinned_;
+
+ public:
+  ~DistBsrMatrix();
+  // Fixed in place: its halo exchange refers to its plan.
+  DistBsrMatrix(const DistBsrMatrix&) = delete;
+  DistBsrMatrix& operator=(const DistBsrMatrix&) = delete;
 };
 
 }  // namespace blockres::dist

@@ -1,5 +1,7 @@
 #include "linalg/distributed/halo_plan.hpp"
 
+#include "kernels/halo/halo.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -68,20 +70,23 @@ HaloExchange::HaloExchange(CommPtr comm, const HaloPlan& plan, int bs) : comm_(s
 void HaloExchange::start(const double* owned, double* ghosts)
 {
   if (!requests_.empty()) throw std::logic_error("HaloExchange::start: the previous exchange was not finished");
+  kernels::cpu::halo_pack(owned, plan_->send_ids.data(), plan_->sent(), bs_, sendbuf_.data());
+  start_packed(sendbuf_.data(), ghosts);
+}
+
+void HaloExchange::start_packed(const double* packed, double* ghosts)
+{
+  if (!requests_.empty()) throw std::logic_error("HaloExchange::start: the previous exchange was not finished");
   const HaloPlan& p = *plan_;
   const std::size_t bs = static_cast<std::size_t>(bs_);
   for (std::size_t k = 0; k < p.recv_rank.size(); ++k) {
     const std::size_t n = std::size_t(p.recv_ptr[k + 1] - p.recv_ptr[k]) * bs;
     requests_.push_back(comm_->irecv(ghosts + std::size_t(p.recv_ptr[k]) * bs, n * sizeof(double), p.recv_rank[k], halo_tag));
   }
-  for (std::size_t i = 0; i < p.send_ids.size(); ++i) {
-    const double* src = owned + std::size_t(p.send_ids[i]) * bs;
-    std::copy(src, src + bs, sendbuf_.data() + i * bs);
-  }
   for (std::size_t k = 0; k < p.send_rank.size(); ++k) {
     const std::size_t n = std::size_t(p.send_ptr[k + 1] - p.send_ptr[k]) * bs;
     requests_.push_back(
-        comm_->isend(sendbuf_.data() + std::size_t(p.send_ptr[k]) * bs, n * sizeof(double), p.send_rank[k], halo_tag));
+        comm_->isend(packed + std::size_t(p.send_ptr[k]) * bs, n * sizeof(double), p.send_rank[k], halo_tag));
   }
 }
 

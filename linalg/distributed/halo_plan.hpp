@@ -33,6 +33,9 @@ class HaloExchange {
   HaloExchange(CommPtr comm, const HaloPlan& plan, int bs);
   // Posts the receives into ghosts (plan.ghosts() bs doubles) and sends the owned entries the peers need.
   void start(const double* owned, double* ghosts);
+  // The same with the entries to send already packed (plan.sent() bs doubles in plan order, e.g. by
+  // kernels::cuda::halo_pack and a copy to host memory); packed must stay valid until finish().
+  void start_packed(const double* packed, double* ghosts);
   // Waits for both.
   void finish();
   // Bytes one exchange sends from this rank.

@@ -4,7 +4,13 @@
 
 #include "linalg/distributed/communicator.hpp"
 
+#include "linalg/executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <chrono>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -22,6 +28,112 @@ inline std::uint64_t shared_seed(const Communicator& comm, const char* what)
   const std::vector<gindex_t> all = comm.allgatherv(std::span<const gindex_t>(&mine, 1));
   if (comm.rank() == 0) std::printf("%s: seed %lld (BLOCKRES_TEST_SEED replays it)\n", what, static_cast<long long>(all[0]));
   return static_cast<std::uint64_t>(all[0]);
+}
+
+// A random global block pattern: stencil-like rows (neighbours at distance 1 and a random stride) with a few far
+// couplings, as wells add; and block k's values from its own seed, so that any rank can make any row's values.
+struct Global {
+  gindex_t n;
+  std::vector<index_t> row_ptr;
+  std::vector<index_t> col;
+};
+
+inline Global random_pattern(std::mt19937_64& g, gindex_t n)
+{
+  Global G{n, {0}, {}};
+  const gindex_t s = 2 + gindex_t(g() % 9);  // the "layer" stride of a stencil
+  for (gindex_t i = 0; i < n; ++i) {
+    std::vector<index_t> c = {index_t(i)};
+    for (gindex_t d : {gindex_t(1), s})
+      for (gindex_t j : {i - d, i + d})
+        if (j >= 0 && j < n) c.push_back(index_t(j));
+    for (int k = int(g() % 3); k > 0; --k) c.push_back(index_t(g() % std::uint64_t(n)));  // far couplings
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    G.col.insert(G.col.end(), c.begin(), c.end());
+    G.row_ptr.push_back(index_t(G.col.size()));
+  }
+  return G;
+}
+
+// Block k's values from its own seed, so any rank can make any row's values.
+inline void block_values(std::uint64_t seed, index_t k, int bs, double* out)
+{
+  std::mt19937_64 g(seed ^ (std::uint64_t(k) * 0x9e3779b97f4a7c15ull));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int e = 0; e < bs * bs; ++e) out[e] = u(g);
+}
+
+// Rank me's rows of a global block matrix (row_ptr, col, values with bs x bs blocks), owner per row: what
+// DistBsrMatrix takes.
+struct LocalRows {
+  std::vector<gindex_t> owned, gcol;
+  std::vector<index_t> row_ptr{0};
+  std::vector<double> values;
+};
+inline LocalRows local_rows(const std::vector<index_t>& row_ptr, const std::vector<index_t>& col,
+                            const std::vector<double>& values, int bs, const std::vector<int>& owner, int me)
+{
+  LocalRows L;
+  const std::size_t bb = std::size_t(bs) * std::size_t(bs);
+  for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i) {
+    if (owner[i] != me) continue;
+    L.owned.push_back(gindex_t(i));
+    for (index_t q = row_ptr[i]; q < row_ptr[i + 1]; ++q) {
+      L.gcol.push_back(col[std::size_t(q)]);
+      L.values.insert(L.values.end(), values.begin() + std::ptrdiff_t(std::size_t(q) * bb),
+                      values.begin() + std::ptrdiff_t(std::size_t(q + 1) * bb));
+    }
+    L.row_ptr.push_back(index_t(L.gcol.size()));
+  }
+  return L;
+}
+// The entries of the owned rows of a global vector (bs per row).
+inline std::vector<double> local_entries(const std::vector<double>& v, const std::vector<gindex_t>& owned, int bs)
+{
+  std::vector<double> l;
+  for (const gindex_t i : owned)
+    l.insert(l.end(), v.begin() + std::ptrdiff_t(i * bs), v.begin() + std::ptrdiff_t((i + 1) * bs));
+  return l;
+}
+// The global vector from every rank's owned entries (collective).
+inline std::vector<double> gathered(const Communicator& comm, const std::vector<double>& mine,
+                                    const std::vector<gindex_t>& owned, int bs, std::size_t global_rows)
+{
+  const std::vector<double> parts = comm.allgatherv(std::span<const double>(mine));
+  const std::vector<gindex_t> rows = comm.allgatherv(std::span<const gindex_t>(owned));
+  std::vector<double> g(global_rows * std::size_t(bs), 0.0);
+  for (std::size_t q = 0; q < rows.size(); ++q)
+    for (int c = 0; c < bs; ++c)
+      g[std::size_t(rows[q]) * std::size_t(bs) + std::size_t(c)] = parts[q * std::size_t(bs) + std::size_t(c)];
+  return g;
+}
+
+// On ranks above 0: no GoogleTest report, only each failure, prefixed with the rank.
+inline void quiet_except_failures(int rank)
+{
+  class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+   public:
+    explicit RankFailurePrinter(int r) : rank_(r) {}
+    void OnTestPartResult(const ::testing::TestPartResult& r) override
+    {
+      if (r.failed())
+        std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, r.file_name() ? r.file_name() : "?",
+                     r.line_number(), r.summary());
+    }
+
+   private:
+    int rank_;
+  };
+  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  delete listeners.Release(listeners.default_result_printer());
+  listeners.Append(new RankFailurePrinter(rank));
+}
+
+// The GPU of this rank (MPI GPU tests): its rank modulo the devices it sees, one GPU per rank where there are enough.
+inline ExecPtr rank_gpu(const Communicator& comm)
+{
+  return Executor::create_cuda(comm.rank() % Executor::cuda_device_count());
 }
 
 }  // namespace blockres::dist::test

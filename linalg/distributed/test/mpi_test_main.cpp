@@ -1,28 +1,11 @@
 // GoogleTest main of the MPI tests: every rank runs every test; rank 0 prints the usual report, the other ranks
 // print their failures only (prefixed with the rank); the exit code is 1 when any rank failed.
 #include "linalg/distributed/communicator.hpp"
+#include "linalg/distributed/test/dist_test_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
-
-namespace {
-
-class RankFailurePrinter : public ::testing::EmptyTestEventListener {
- public:
-  explicit RankFailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const ::testing::TestPartResult& r) override
-  {
-    if (r.failed())
-      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, r.file_name() ? r.file_name() : "?", r.line_number(),
-                   r.summary());
-  }
-
- private:
-  int rank_;
-};
-
-}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -33,11 +16,7 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "mpi test: the launcher started %d ranks but the communicator has %d\n", launched, comm->size());
     return 1;
   }
-  if (comm->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new RankFailurePrinter(comm->rank()));
-  }
+  if (comm->rank() != 0) blockres::dist::test::quiet_except_failures(comm->rank());
   const int rc = RUN_ALL_TESTS();
   return comm->all(rc == 0) ? 0 : 1;
 }

@@ -54,28 +54,15 @@ TEST(DistKrylov, MatchesTheSerialSolve)
         std::uniform_real_distribution<double> u(-1.0, 1.0);
         std::vector<double> bg(std::size_t(n) * std::size_t(bs));
         for (double& v : bg) v = u(g);
-        const std::size_t bb = std::size_t(bs) * std::size_t(bs);
         // Serial.
         const BsrMatrix A = blockres::test::upload(exec, T);
         const Vector b(exec, std::span<const double>(bg));
         // Distributed: this rank's rows.
-        std::vector<gindex_t> owned, gcol;
-        std::vector<index_t> rp = {0};
-        std::vector<double> lv, lb;
-        for (index_t i = 0; i < n; ++i) {
-          if (owner[std::size_t(i)] != me) continue;
-          owned.push_back(i);
-          for (index_t q = T.pattern.row_ptr[std::size_t(i)]; q < T.pattern.row_ptr[std::size_t(i) + 1]; ++q) {
-            gcol.push_back(T.pattern.col_ind[std::size_t(q)]);
-            lv.insert(lv.end(), T.values.begin() + std::ptrdiff_t(std::size_t(q) * bb),
-                      T.values.begin() + std::ptrdiff_t(std::size_t(q + 1) * bb));
-          }
-          rp.push_back(index_t(gcol.size()));
-          lb.insert(lb.end(), bg.begin() + std::ptrdiff_t(std::size_t(i) * std::size_t(bs)),
-                    bg.begin() + std::ptrdiff_t(std::size_t(i + 1) * std::size_t(bs)));
-        }
-        DistBsrMatrix D(exec, comm, bs, owned, rp, gcol, [&](gindex_t i) { return owner[std::size_t(i)]; });
-        D.set_values(lv);
+        const test::LocalRows R = test::local_rows(T.pattern.row_ptr, T.pattern.col_ind, T.values, bs, owner, me);
+        const std::vector<gindex_t>& owned = R.owned;
+        const std::vector<double> lb = test::local_entries(bg, owned, bs);
+        DistBsrMatrix D(exec, comm, bs, owned, R.row_ptr, R.gcol, [&](gindex_t i) { return owner[std::size_t(i)]; });
+        D.set_values(R.values);
         const Vector db(exec, std::span<const double>(lb));
         for (int jacobi = 0; jacobi < 2; ++jacobi) {
           SCOPED_TRACE(testing::Message() << k.name << " bs " << bs << (scattered ? " scattered" : " ranges")
@@ -111,17 +98,7 @@ TEST(DistKrylov, MatchesTheSerialSolve)
             continue;
           }
           // The gathered solution's true residual on the serial matrix meets the target.
-          std::vector<double> xg(xh.size(), 0.0);
-          {
-            const std::vector<double> parts = comm->allgatherv(std::span<const double>(xl));
-            std::vector<gindex_t> ids;
-            for (gindex_t i : owned) ids.push_back(i);
-            const std::vector<gindex_t> rows = comm->allgatherv(std::span<const gindex_t>(ids));
-            ASSERT_EQ(rows.size() * std::size_t(bs), parts.size());
-            for (std::size_t q = 0; q < rows.size(); ++q)
-              for (int c = 0; c < bs; ++c)
-                xg[std::size_t(rows[q]) * std::size_t(bs) + std::size_t(c)] = parts[q * std::size_t(bs) + std::size_t(c)];
-          }
+          const std::vector<double> xg = test::gathered(*comm, xl, owned, bs, std::size_t(n));
           Vector xgv(exec, std::span<const double>(xg)), r(exec, b.size());
           copy(b, r);
           A.apply(-1.0, xgv, 1.0, r);

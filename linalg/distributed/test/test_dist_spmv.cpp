@@ -16,37 +16,9 @@
 namespace blockres::dist {
 namespace {
 
-struct Global {
-  gindex_t n;
-  std::vector<index_t> row_ptr;
-  std::vector<index_t> col;
-};
-
-Global random_pattern(std::mt19937_64& g, gindex_t n)
-{
-  Global G{n, {0}, {}};
-  const gindex_t s = 2 + gindex_t(g() % 9);  // the "layer" stride of a stencil
-  for (gindex_t i = 0; i < n; ++i) {
-    std::vector<index_t> c = {index_t(i)};
-    for (gindex_t d : {gindex_t(1), s})
-      for (gindex_t j : {i - d, i + d})
-        if (j >= 0 && j < n) c.push_back(index_t(j));
-    for (int k = int(g() % 3); k > 0; --k) c.push_back(index_t(g() % std::uint64_t(n)));  // far couplings
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    G.col.insert(G.col.end(), c.begin(), c.end());
-    G.row_ptr.push_back(index_t(G.col.size()));
-  }
-  return G;
-}
-
-// Block k's values from its own seed, so any rank can make any row's values.
-void block_values(std::uint64_t seed, index_t k, int bs, double* out)
-{
-  std::mt19937_64 g(seed ^ (std::uint64_t(k) * 0x9e3779b97f4a7c15ull));
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (int e = 0; e < bs * bs; ++e) out[e] = u(g);
-}
+using test::Global;
+using test::block_values;
+using test::random_pattern;
 
 TEST(DistSpmv, MatchesTheSerialProduct)
 {
