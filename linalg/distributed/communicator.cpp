@@ -54,6 +54,18 @@ int launcher_ranks()
   return 0;
 }
 
+int local_rank()
+{
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK", "SLURM_LOCALID"}) {
+    if (const char* v = std::getenv(name)) {
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (end != v && *end == '\0' && n >= 0 && n < (1L << 24)) return static_cast<int>(n);
+    }
+  }
+  return -1;
+}
+
 bool mpi_available()
 {
 #if defined(BLOCKRES_HAVE_MPI)

@@ -87,6 +87,9 @@ CommPtr serial_communicator();
 // Whether this process was started by an MPI launcher with more than one rank (mpirun / mpiexec of Open MPI,
 // MPICH's hydra, PMIx, srun), read from the launcher's environment; no MPI call.
 int launcher_ranks();
+// This process's rank among those of its node, from the launcher's environment (Open MPI, MPICH, Slurm); -1 when
+// none says. One GPU per rank: device local_rank() modulo the node's devices.
+int local_rank();
 
 // The communicator of all ranks of this run: MPI_COMM_WORLD (MPI initialised on first use and finalised at exit)
 // when the build has MPI and a launcher started this process; else the serial one.

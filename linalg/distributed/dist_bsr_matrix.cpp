@@ -18,7 +18,7 @@ namespace {
 
 // The map, built on every rank; a defect on any rank throws on all of them (one rank alone throwing would leave the
 // others waiting in the halo plan's collective).
-IndexMap agreed_map(const Communicator& comm, ExecPtr exec, int bs, std::vector<gindex_t> owned,
+IndexMap agreed_map(const Communicator& comm, int bs, std::vector<gindex_t> owned,
                     std::span<const index_t> row_ptr, std::span<const gindex_t> gcol,
                     const std::function<int(gindex_t)>& owner_of)
 {
@@ -76,7 +76,7 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
                              const std::function<int(gindex_t)>& owner_of)
     : bs_(bs),
       comm_(std::move(comm)),
-      map_(agreed_map(*comm_, exec, bs, std::move(owned), row_ptr, gcol, owner_of)),
+      map_(agreed_map(*comm_, bs, std::move(owned), row_ptr, gcol, owner_of)),
       plan_(HaloPlan::build(*comm_, map_))
 {
   const index_t n = map_.owned();

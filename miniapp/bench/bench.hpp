@@ -144,6 +144,22 @@ struct SolverBenchOptions : BenchCommonOptions {
 // result, not a failure).
 int run_solver_bench(const SolverBenchOptions& opt, const std::function<void(const std::string&)>& log);
 
+// `blockres bench scaling` (issue 33, first part: the distributed product): one block stencil matrix split by rows over
+// the ranks of the run (mpirun -np P; one GPU per rank on CUDA), the product timed on all ranks against rank 0
+// alone with the whole matrix, checked against it; halo bytes and the exchange's own time. Runs on one rank too.
+struct ScalingBenchOptions : BenchCommonOptions {
+  ScalingBenchOptions()
+  {
+    json_path = "bench_scaling.json";
+    reps = 20;
+    warmup = 3;
+  }
+  std::string backend = "auto";         // auto, cpu, cuda
+  std::vector<int> block_sizes{1, 4, 16};
+  double matrix_gb = 0.0;               // block values + column indices of the whole matrix (0: 2 on CUDA, 0.05 on the CPU)
+};
+int run_scaling_bench(const ScalingBenchOptions& opt, const std::function<void(const std::string&)>& log);
+
 struct ModelBenchOptions : BenchCommonOptions {
   // reps, warmup: timed and untimed assemblies.
   ModelBenchOptions()

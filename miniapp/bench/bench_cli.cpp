@@ -60,6 +60,7 @@ Subcommand register_bench(CLI::App& app, CommandContext& context)
       register_bench_bsrmv(*bench, context),  register_bench_batched(*bench, context),
       register_bench_isai(*bench, context),   register_bench_solver(*bench, context),
       register_bench_model(*bench, context),  register_bench_amg(*bench, context),
+      register_bench_scaling(*bench, context),
   };
   Subcommand cmd{bench, [sections, opt, compare, &context] {
                    for (const Subcommand& s : sections)

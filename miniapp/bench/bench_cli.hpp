@@ -22,6 +22,7 @@ Subcommand register_bench_isai(CLI::App& bench, CommandContext& context);
 Subcommand register_bench_solver(CLI::App& bench, CommandContext& context);
 Subcommand register_bench_model(CLI::App& bench, CommandContext& context);
 Subcommand register_bench_amg(CLI::App& bench, CommandContext& context);
+Subcommand register_bench_scaling(CLI::App& bench, CommandContext& context);
 
 // What a section's shared options say about it: the help of --reps and --warmup (what one
 // repetition is there) and their lower bounds. The defaults are those of `common` when it is added.
