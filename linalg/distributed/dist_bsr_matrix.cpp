@@ -134,6 +134,31 @@ void DistBsrMatrix::set_values(std::span<const double> values)
   if (offd_) offd_->values().copy_from_host(ov);
 }
 
+void DistBsrMatrix::exchange(const Array<double>& x) const
+{
+  if (x.size() != size64_t(map_.owned()) * bs_)
+    throw std::invalid_argument("DistBsrMatrix::exchange: x must hold the owned rows' entries");
+  if (!pinned_) {
+    exchange_->start(x.data(), ghost_.data());
+    exchange_->finish();
+    return;
+  }
+#if BLOCKRES_HAVE_CUDA
+  const Executor& e = diag_->exec();
+  const auto s = static_cast<cudaStream_t>(e.stream());
+  const std::size_t sent = std::size_t(plan_.sent()) * std::size_t(bs_), ghosts = std::size_t(map_.ghosts()) * std::size_t(bs_);
+  if (sent) {
+    kernels::cuda::halo_pack(e.stream(), x.data(), send_ids_dev_.data(), plan_.sent(), bs_, send_dev_.data());
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(pinned_->send, send_dev_.data(), sent * sizeof(double), cudaMemcpyDeviceToHost, s));
+  }
+  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+  exchange_->start_packed(pinned_->send, pinned_->recv);
+  exchange_->finish();
+  if (ghosts)
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(ghost_.data(), pinned_->recv, ghosts * sizeof(double), cudaMemcpyHostToDevice, s));
+#endif
+}
+
 void DistBsrMatrix::apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const
 {
   const size64_t n = size64_t(map_.owned()) * bs_;

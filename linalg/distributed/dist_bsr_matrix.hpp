@@ -44,6 +44,9 @@ class DistBsrMatrix {
   void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
   // Bytes one exchange sends from this rank.
   double halo_bytes() const { return exchange_->bytes_sent(); }
+  // The halo exchange of apply() alone (collective): x's entries the peers need into this rank's ghost buffer (CUDA:
+  // packed on the device, through the pinned buffers, back on the device), for timing it.
+  void exchange(const Array<double>& x) const;
 
  private:
   int bs_;
