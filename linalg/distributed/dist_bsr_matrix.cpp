@@ -134,29 +134,43 @@ void DistBsrMatrix::set_values(std::span<const double> values)
   if (offd_) offd_->values().copy_from_host(ov);
 }
 
-void DistBsrMatrix::exchange(const Array<double>& x) const
+void DistBsrMatrix::start_halo(const Array<double>& x) const
 {
-  if (x.size() != size64_t(map_.owned()) * bs_)
-    throw std::invalid_argument("DistBsrMatrix::exchange: x must hold the owned rows' entries");
-  if (!pinned_) {
+  if (!pinned_) {  // host memory: the exchange straight from x into the ghosts
     exchange_->start(x.data(), ghost_.data());
-    exchange_->finish();
     return;
   }
 #if BLOCKRES_HAVE_CUDA
   const Executor& e = diag_->exec();
   const auto s = static_cast<cudaStream_t>(e.stream());
-  const std::size_t sent = std::size_t(plan_.sent()) * std::size_t(bs_), ghosts = std::size_t(map_.ghosts()) * std::size_t(bs_);
+  const std::size_t sent = std::size_t(plan_.sent()) * std::size_t(bs_);
   if (sent) {
     kernels::cuda::halo_pack(e.stream(), x.data(), send_ids_dev_.data(), plan_.sent(), bs_, send_dev_.data());
     BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(pinned_->send, send_dev_.data(), sent * sizeof(double), cudaMemcpyDeviceToHost, s));
   }
+  // The packed entries on the host; also: the previous exchange's copy out of pinned_->recv is done.
   BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
   exchange_->start_packed(pinned_->send, pinned_->recv);
-  exchange_->finish();
-  if (ghosts)
-    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(ghost_.data(), pinned_->recv, ghosts * sizeof(double), cudaMemcpyHostToDevice, s));
 #endif
+}
+
+void DistBsrMatrix::finish_halo() const
+{
+  exchange_->finish();
+#if BLOCKRES_HAVE_CUDA
+  if (pinned_ && map_.ghosts() > 0)
+    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(ghost_.data(), pinned_->recv,
+                                        std::size_t(map_.ghosts()) * std::size_t(bs_) * sizeof(double),
+                                        cudaMemcpyHostToDevice, static_cast<cudaStream_t>(diag_->exec().stream())));
+#endif
+}
+
+void DistBsrMatrix::exchange(const Array<double>& x) const
+{
+  if (x.size() != size64_t(map_.owned()) * bs_)
+    throw std::invalid_argument("DistBsrMatrix::exchange: x must hold the owned rows' entries");
+  start_halo(x);
+  finish_halo();
 }
 
 void DistBsrMatrix::apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const
@@ -165,31 +179,10 @@ void DistBsrMatrix::apply(double alpha, const Array<double>& x, double beta, Arr
   if (x.size() != n || y.size() != n)
     throw std::invalid_argument("DistBsrMatrix::apply: x and y must hold the owned rows' " + std::to_string(n) +
                                 " entries");
-  if (!pinned_) {  // host memory: the exchange straight from x into the ghosts
-    exchange_->start(x.data(), ghost_.data());
-    if (n > 0) diag_->apply(alpha, x, beta, y);
-    exchange_->finish();
-    if (offd_) offd_->apply(alpha, ghost_, 1.0, y);
-    return;
-  }
-#if BLOCKRES_HAVE_CUDA
-  const Executor& e = diag_->exec();
-  const auto s = static_cast<cudaStream_t>(e.stream());
-  const std::size_t sent = std::size_t(plan_.sent()) * std::size_t(bs_), ghosts = std::size_t(map_.ghosts()) * std::size_t(bs_);
-  if (sent) {
-    kernels::cuda::halo_pack(e.stream(), x.data(), send_ids_dev_.data(), plan_.sent(), bs_, send_dev_.data());
-    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(pinned_->send, send_dev_.data(), sent * sizeof(double), cudaMemcpyDeviceToHost, s));
-  }
-  // The packed entries on the host; also: the previous product's copy out of pinned_->recv is done.
-  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
-  exchange_->start_packed(pinned_->send, pinned_->recv);
-  if (n > 0) diag_->apply(alpha, x, beta, y);  // on the GPU while the host waits for the peers
-  exchange_->finish();
-  if (offd_) {
-    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(ghost_.data(), pinned_->recv, ghosts * sizeof(double), cudaMemcpyHostToDevice, s));
-    offd_->apply(alpha, ghost_, 1.0, y);
-  }
-#endif
+  start_halo(x);
+  if (n > 0) diag_->apply(alpha, x, beta, y);  // CUDA: on the GPU while the host waits for the peers
+  finish_halo();
+  if (offd_) offd_->apply(alpha, ghost_, 1.0, y);
 }
 
 }  // namespace blockres::dist

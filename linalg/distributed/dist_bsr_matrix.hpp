@@ -49,6 +49,11 @@ class DistBsrMatrix {
   void exchange(const Array<double>& x) const;
 
  private:
+  // The halo of x into ghost_: started (CUDA: packed, copied to the pinned buffer, sent), then finished (received;
+  // CUDA: copied to the device on the stream).
+  void start_halo(const Array<double>& x) const;
+  void finish_halo() const;
+
   int bs_;
   CommPtr comm_;
   IndexMap map_;

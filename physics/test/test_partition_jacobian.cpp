@@ -334,14 +334,7 @@ void check_partition(const Loaded& L, const physics::Partition& part, bool force
           }
           continue;
         }
-        // |sum reordered - sum| <= 2 (terms) eps sum |terms|
-        double mag = std::abs(beta * y0[std::size_t(i) * std::size_t(bs) + std::size_t(r)]);
-        index_t terms = 1;
-        for (index_t k = p.row_ptr[i]; k < p.row_ptr[i + 1]; ++k)
-          for (int c = 0; c < bs; ++c, ++terms)
-            mag += std::abs(alpha * av[std::size_t(k) * bb + std::size_t(r * bs + c)] *
-                            xg[std::size_t(p.col_ind[std::size_t(k)]) * std::size_t(bs) + std::size_t(c)]);
-        if (!(std::abs(have_v - want_v) <= 2.0 * double(terms) * DBL_EPSILON * mag)) {
+        if (!(std::abs(have_v - want_v) <= dist::test::row_bound(p.row_ptr, p.col_ind, av, bs, i, r, alpha, xg, beta, y0))) {
           ADD_FAILURE() << "row " << i << "." << r << " (alpha " << alpha << ", beta " << beta << "): " << have_v
                         << " against " << want_v;
           ++f.n;

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +109,31 @@ inline std::vector<double> gathered(const Communicator& comm, const std::vector<
     for (int c = 0; c < bs; ++c)
       g[std::size_t(rows[q]) * std::size_t(bs) + std::size_t(c)] = parts[q * std::size_t(bs) + std::size_t(c)];
   return g;
+}
+
+// How far a reordered sum may stray: 2 (terms) eps (sum of |terms|) for entry r of block row i of y = alpha A x + beta y0
+// (A: row_ptr, col, bs x bs blocks av; x, y0 global).
+inline double row_bound(const std::vector<index_t>& row_ptr, const std::vector<index_t>& col, const std::vector<double>& av,
+                        int bs, gindex_t i, int r, double alpha, const std::vector<double>& x, double beta,
+                        const std::vector<double>& y0)
+{
+  const std::size_t b = std::size_t(bs), bb = b * b;
+  double mag = std::abs(beta * y0[std::size_t(i) * b + std::size_t(r)]);
+  double terms = 1;
+  for (index_t k = row_ptr[std::size_t(i)]; k < row_ptr[std::size_t(i) + 1]; ++k)
+    for (int c = 0; c < bs; ++c, ++terms)
+      mag += std::abs(alpha * av[std::size_t(k) * bb + std::size_t(r * bs + c)] * x[std::size_t(col[std::size_t(k)]) * b + std::size_t(c)]);
+  return 2.0 * terms * DBL_EPSILON * mag;
+}
+
+// Whether the ranks the launcher started all joined comm (an MPI test main's first check: N copies of a one-rank
+// run would pass vacuously); prints why not.
+inline bool launcher_consistent(const Communicator& comm)
+{
+  const int launched = launcher_ranks();
+  if (launched <= 0 || comm.size() == launched) return true;
+  std::fprintf(stderr, "mpi test: the launcher started %d ranks but the communicator has %d\n", launched, comm.size());
+  return false;
 }
 
 // On ranks above 0: no GoogleTest report, only each failure, prefixed with the rank.

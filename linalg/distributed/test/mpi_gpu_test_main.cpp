@@ -15,10 +15,7 @@ int main(int argc, char** argv)
 {
   ::testing::InitGoogleTest(&argc, argv);
   const auto comm = blockres::dist::world_communicator();
-  if (const int launched = blockres::dist::launcher_ranks(); launched > 0 && comm->size() != launched) {
-    std::fprintf(stderr, "mpi test: the launcher started %d ranks but the communicator has %d\n", launched, comm->size());
-    return 1;
-  }
+  if (!blockres::dist::test::launcher_consistent(*comm)) return 1;
   const auto start = blockres::test::gpu_test_start(
       blockres::Executor::built_with_cuda(), [](std::string& why) { return blockres::Executor::cuda_device_count(&why); },
       blockres::gpu_required());

@@ -11,11 +11,7 @@ int main(int argc, char** argv)
 {
   ::testing::InitGoogleTest(&argc, argv);
   const auto comm = blockres::dist::world_communicator();
-  // Started by a launcher, the ranks must see each other: N copies of a one-rank run would pass vacuously.
-  if (const int launched = blockres::dist::launcher_ranks(); launched > 0 && comm->size() != launched) {
-    std::fprintf(stderr, "mpi test: the launcher started %d ranks but the communicator has %d\n", launched, comm->size());
-    return 1;
-  }
+  if (!blockres::dist::test::launcher_consistent(*comm)) return 1;
   if (comm->rank() != 0) blockres::dist::test::quiet_except_failures(comm->rank());
   const int rc = RUN_ALL_TESTS();
   return comm->all(rc == 0) ? 0 : 1;
