@@ -18,7 +18,7 @@ Subcommand register_bench(CLI::App& app, CommandContext& context)
   auto* bench = app.add_subcommand(
       "bench", "the procurement suite (no section: every kernel, the Krylov iteration and the application runs, checked, "
                "one VALID/INVALID JSON report and a suite score; --compare puts reports side by side), or one expert "
-               "section (CUDA device needed, except bench amg)");
+               "section (CUDA device needed, except bench amg and bench scaling)");
   bench->require_subcommand(0, 1);
   auto opt = std::make_shared<suite::SuiteOptions>();
   auto compare = std::make_shared<std::vector<std::string>>();

@@ -56,6 +56,7 @@ struct SectionDefaults {
 const std::vector<SectionDefaults> sections = {
     {"bsrmv", BsrmvBenchOptions{}},   {"batched", BatchedBenchOptions{}}, {"isai", IsaiBenchOptions{}},
     {"solver", SolverBenchOptions{}}, {"model", ModelBenchOptions{}},     {"amg", AmgBenchOptions{}},
+    {"scaling", ScalingBenchOptions{}},
 };
 
 }  // namespace
