@@ -125,9 +125,13 @@ struct KrylovSolver::Context {
     const double n2 = dot(w, w);
     V.exec().copy_from_host(nrm2, &n2, sizeof(double));
   }
-  // sum() on k values in the executor's memory (through the host: the MPI is not CUDA-aware).
+  // sum() on k values in the executor's memory (CUDA: through the host, the MPI is not CUDA-aware).
   void sum_in_executor(const Executor& e, double* v, int k) const
   {
+    if (!e.is_cuda()) {
+      sum(v, k);
+      return;
+    }
     std::vector<double> h(static_cast<std::size_t>(k));
     e.copy_to_host(h.data(), v, h.size() * sizeof(double));
     sum(h.data(), k);

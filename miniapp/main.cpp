@@ -120,7 +120,9 @@ int main(int argc, char** argv)
   // Several ranks from an MPI launcher would each run the whole deck and race for one output (issue 33 brings the
   // distributed run in increments; its first has the communicator, halo and distributed SpMV, not the run).
   // `bench scaling` is the one command made for several ranks.
-  const bool many_ranks_command = argc > 2 && std::string_view(argv[1]) == "bench" && std::string_view(argv[2]) == "scaling";
+  // (Asked of the parsed command line, so options between `bench` and `scaling` do not hide it.)
+  const CLI::App* bench = app.get_subcommand("bench");
+  const bool many_ranks_command = bench->parsed() && bench->get_subcommand("scaling")->parsed();
   const int launched_ranks = blockres::dist::launcher_ranks();
   on_several_ranks = launched_ranks > 1 && many_ranks_command;
   if (const int ranks = launched_ranks; ranks > 1 && !many_ranks_command)
