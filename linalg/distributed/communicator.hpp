@@ -42,6 +42,8 @@ class Communicator {
   // Variable-length blocks of every rank, concatenated in rank order, on every rank (set-up data: halo plans).
   virtual std::vector<gindex_t> allgatherv(std::span<const gindex_t> mine) const = 0;
   virtual std::vector<double> allgatherv(std::span<const double> mine) const = 0;
+  // The same onto rank 0 alone (report rows, the restart state): the concatenation there, empty elsewhere.
+  virtual std::vector<double> gatherv_root(std::span<const double> mine) const = 0;
   // counts_to[r] values sent to rank r (from `send`, grouped by destination in rank order); returns what every rank
   // sent to this one, grouped by source in rank order. counts_from[r] receives how many came from rank r.
   virtual std::vector<gindex_t> alltoallv(std::span<const gindex_t> send, std::span<const int> counts_to,
@@ -72,6 +74,7 @@ class SerialCommunicator final : public Communicator {
   bool all(bool ok) const override { return ok; }
   std::vector<gindex_t> allgatherv(std::span<const gindex_t> mine) const override { return {mine.begin(), mine.end()}; }
   std::vector<double> allgatherv(std::span<const double> mine) const override { return {mine.begin(), mine.end()}; }
+  std::vector<double> gatherv_root(std::span<const double> mine) const override { return {mine.begin(), mine.end()}; }
   std::vector<gindex_t> alltoallv(std::span<const gindex_t> send, std::span<const int> counts_to,
                                   std::vector<int>& counts_from) const override;
   Request isend(const void*, std::size_t, int peer, int) const override;

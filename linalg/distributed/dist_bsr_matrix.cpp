@@ -2,12 +2,6 @@
 
 #include "kernels/halo/halo.hpp"
 
-#if BLOCKRES_HAVE_CUDA
-#include "kernels/cuda_check.hpp"
-
-#include <cuda_runtime.h>
-#endif
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -29,11 +23,14 @@ IndexMap agreed_map(const Communicator& comm, int bs, std::vector<gindex_t> owne
     if (row_ptr.size() != owned.size() + 1 || row_ptr[0] != 0 || std::size_t(row_ptr.back()) != gcol.size())
       throw std::invalid_argument("DistBsrMatrix: row_ptr must have owned + 1 entries, start at 0 and end at the "
                                   "number of columns given");
-    for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r)
-      for (index_t k = row_ptr[r] + 1; k < row_ptr[r + 1]; ++k)
-        if (!(gcol[std::size_t(k) - 1] < gcol[std::size_t(k)]))
-          throw std::invalid_argument("DistBsrMatrix: columns not strictly ascending in owned row " + std::to_string(r) +
-                                      " (global " + std::to_string(owned[r]) + ")");
+    std::vector<gindex_t> row;
+    for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r) {
+      row.assign(gcol.begin() + row_ptr[r], gcol.begin() + row_ptr[r + 1]);
+      std::sort(row.begin(), row.end());
+      if (std::adjacent_find(row.begin(), row.end()) != row.end())
+        throw std::invalid_argument("DistBsrMatrix: a column repeated in owned row " + std::to_string(r) + " (global " +
+                                    std::to_string(owned[r]) + ")");
+    }
     map.emplace(std::move(owned), gcol, owner_of, comm.rank());
   } catch (const std::exception& e) {
     why = e.what();
@@ -44,30 +41,6 @@ IndexMap agreed_map(const Communicator& comm, int bs, std::vector<gindex_t> owne
 }
 
 }  // namespace
-
-// Pinned host buffers of the staged device halo (CUDA), freed with the matrix.
-struct DistBsrMatrix::Pinned {
-  double* send = nullptr;
-  double* recv = nullptr;
-  Pinned(std::size_t send_doubles, std::size_t recv_doubles)
-  {
-#if BLOCKRES_HAVE_CUDA
-    if (send_doubles) BLOCKRES_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&send), send_doubles * sizeof(double)));
-    if (recv_doubles) BLOCKRES_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&recv), recv_doubles * sizeof(double)));
-#else
-    (void)send_doubles, (void)recv_doubles;
-#endif
-  }
-  ~Pinned()
-  {
-#if BLOCKRES_HAVE_CUDA
-    if (send) cudaFreeHost(send);
-    if (recv) cudaFreeHost(recv);
-#endif
-  }
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-};
 
 DistBsrMatrix::~DistBsrMatrix() = default;
 
@@ -88,22 +61,23 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
   d.row_ptr.assign(1, 0);
   o.row_ptr.assign(1, 0);
   where_.resize(std::size_t(nnzb_));
-  std::vector<std::pair<index_t, index_t>> row_offd;  // (ghost column, pattern position)
+  std::vector<std::pair<index_t, index_t>> row_diag, row_offd;  // (local column, pattern position)
+  std::vector<index_t> src_diag, src_offd;  // pattern position of every diag / offd block
   for (index_t r = 0; r < n; ++r) {
-    row_offd.clear();
+    row_diag.clear(), row_offd.clear();
     for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
       const index_t l = map_.local(gcol[k]);
-      if (l < n) {  // owned: local ids follow global order, so the row stays sorted
-        where_[std::size_t(k)] = {0, index_t(d.col_ind.size())};
-        d.col_ind.push_back(l);
-      } else {
-        row_offd.emplace_back(l - n, k);
-      }
+      (l < n ? row_diag : row_offd).emplace_back(l < n ? l : l - n, k);
     }
+    std::sort(row_diag.begin(), row_diag.end());
     std::sort(row_offd.begin(), row_offd.end());
+    for (const auto& [c, k] : row_diag) {
+      where_[std::size_t(k)] = {0, index_t(d.col_ind.size())};
+      d.col_ind.push_back(c), src_diag.push_back(k);
+    }
     for (const auto& [c, k] : row_offd) {
       where_[std::size_t(k)] = {1, index_t(o.col_ind.size())};
-      o.col_ind.push_back(c);
+      o.col_ind.push_back(c), src_offd.push_back(k);
     }
     d.row_ptr.push_back(index_t(d.col_ind.size()));
     o.row_ptr.push_back(index_t(o.col_ind.size()));
@@ -111,12 +85,9 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
   diag_.emplace(exec, bs, d);
   if (map_.ghosts() > 0 && !o.col_ind.empty()) offd_.emplace(exec, bs, o);
   ghost_ = Array<double>(exec, size64_t(map_.ghosts()) * bs);
-  exchange_ = std::make_unique<HaloExchange>(comm_, plan_, bs);
-  if (exec->is_cuda()) {
-    send_ids_dev_ = Array<index_t>(exec, std::span<const index_t>(plan_.send_ids));
-    send_dev_ = Array<double>(exec, size64_t(plan_.sent()) * bs);
-    pinned_ = std::make_unique<Pinned>(std::size_t(plan_.sent()) * std::size_t(bs), std::size_t(map_.ghosts()) * std::size_t(bs));
-  }
+  src_diag_ = Array<index_t>(exec, std::span<const index_t>(src_diag));
+  src_offd_ = Array<index_t>(exec, std::span<const index_t>(src_offd));
+  channel_ = std::make_unique<HaloChannel>(exec, comm_, plan_, bs);
 }
 
 void DistBsrMatrix::set_values(std::span<const double> values)
@@ -134,36 +105,28 @@ void DistBsrMatrix::set_values(std::span<const double> values)
   if (offd_) offd_->values().copy_from_host(ov);
 }
 
-void DistBsrMatrix::start_halo(const Array<double>& x) const
+void DistBsrMatrix::set_values(const Array<double>& values)
 {
-  if (!pinned_) {  // host memory: the exchange straight from x into the ghosts
-    exchange_->start(x.data(), ghost_.data());
-    return;
-  }
-#if BLOCKRES_HAVE_CUDA
+  const int bb = bs_ * bs_;
+  if (values.size() < size64_t(nnzb_) * bb)
+    throw std::invalid_argument("DistBsrMatrix::set_values: " + std::to_string(values.size()) + " values for " +
+                                std::to_string(nnzb_) + " blocks of " + std::to_string(bs_) + "x" + std::to_string(bs_));
   const Executor& e = diag_->exec();
-  const auto s = static_cast<cudaStream_t>(e.stream());
-  const std::size_t sent = std::size_t(plan_.sent()) * std::size_t(bs_);
-  if (sent) {
-    kernels::cuda::halo_pack(e.stream(), x.data(), send_ids_dev_.data(), plan_.sent(), bs_, send_dev_.data());
-    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(pinned_->send, send_dev_.data(), sent * sizeof(double), cudaMemcpyDeviceToHost, s));
-  }
-  // The packed entries on the host; also: the previous exchange's copy out of pinned_->recv is done.
-  BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
-  exchange_->start_packed(pinned_->send, pinned_->recv);
+  const auto nd = index_t(src_diag_.size()), no = index_t(src_offd_.size());
+  if (e.is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+    kernels::cuda::halo_pack(e.stream(), values.data(), src_diag_.data(), nd, bb, diag_->values().data());
+    if (offd_) kernels::cuda::halo_pack(e.stream(), values.data(), src_offd_.data(), no, bb, offd_->values().data());
 #endif
+  } else {
+    kernels::cpu::halo_pack(values.data(), src_diag_.data(), nd, bb, diag_->values().data());
+    if (offd_) kernels::cpu::halo_pack(values.data(), src_offd_.data(), no, bb, offd_->values().data());
+  }
 }
 
-void DistBsrMatrix::finish_halo() const
-{
-  exchange_->finish();
-#if BLOCKRES_HAVE_CUDA
-  if (pinned_ && map_.ghosts() > 0)
-    BLOCKRES_CUDA_CHECK(cudaMemcpyAsync(ghost_.data(), pinned_->recv,
-                                        std::size_t(map_.ghosts()) * std::size_t(bs_) * sizeof(double),
-                                        cudaMemcpyHostToDevice, static_cast<cudaStream_t>(diag_->exec().stream())));
-#endif
-}
+void DistBsrMatrix::start_halo(const Array<double>& x) const { channel_->start(x.data(), ghost_.data()); }
+
+void DistBsrMatrix::finish_halo() const { channel_->finish(); }
 
 void DistBsrMatrix::exchange(const Array<double>& x) const
 {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
+#include "linalg/distributed/halo_channel.hpp"
 #include "linalg/distributed/halo_plan.hpp"
 
 #include <memory>
@@ -23,7 +24,7 @@ namespace blockres::dist {
 class DistBsrMatrix {
  public:
   // Collective. owned: this rank's block rows as ascending global ids; row_ptr / gcol: their columns as global ids
-  // (ascending in each row, the row's own id among them); owner_of: the owner of any global id, the same on every
+  // (any order within a row, no repeats; e.g. a model's rows over its cells and ghost cells in its local order); owner_of: the owner of any global id, the same on every
   // rank. Throws std::invalid_argument naming the defect (on every rank when the halo plan is inconsistent).
   DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned, std::span<const index_t> row_ptr,
                 std::span<const gindex_t> gcol, const std::function<int(gindex_t)>& owner_of);
@@ -39,11 +40,14 @@ class DistBsrMatrix {
 
   // Values in the order of the constructor's (row_ptr, gcol) pattern, bs x bs row-major per block (host memory).
   void set_values(std::span<const double> values);
+  // The same from executor memory (at least nnzb() blocks: e.g. a model's Jacobian whose first rows are the owned
+  // ones), gathered on the executor into the diag and offd parts.
+  void set_values(const Array<double>& values);
 
   // y = alpha A x + beta y over the owned rows (x and y: owned() bs entries; beta == 0: y is not read). Collective.
   void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
   // Bytes one exchange sends from this rank.
-  double halo_bytes() const { return exchange_->bytes_sent(); }
+  double halo_bytes() const { return channel_->bytes_sent(); }
   // The halo exchange of apply() alone (collective): x's entries the peers need into this rank's ghost buffer (CUDA:
   // packed on the device, through the pinned buffers, back on the device), for timing it.
   void exchange(const Array<double>& x) const;
@@ -62,13 +66,9 @@ class DistBsrMatrix {
   std::optional<BsrMatrix> diag_, offd_;
   // Pattern position -> (part, position): part 0 diag, 1 offd.
   std::vector<std::pair<int, index_t>> where_;
-  mutable std::unique_ptr<HaloExchange> exchange_;
   mutable Array<double> ghost_;
-  // CUDA: the ids to pack (device), the packed entries (device), pinned host buffers for the exchange.
-  Array<index_t> send_ids_dev_;
-  mutable Array<double> send_dev_;
-  struct Pinned;
-  std::unique_ptr<Pinned> pinned_;
+  Array<index_t> src_diag_, src_offd_;  // pattern position of every diag / offd block (executor memory)
+  mutable std::unique_ptr<HaloChannel> channel_;
 
  public:
   ~DistBsrMatrix();

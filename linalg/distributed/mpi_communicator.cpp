@@ -111,6 +111,23 @@ class MpiCommunicator final : public Communicator {
     return gatherv<gindex_t>(mine, MPI_INT64_T);
   }
   std::vector<double> allgatherv(std::span<const double> mine) const override { return gatherv<double>(mine, MPI_DOUBLE); }
+  std::vector<double> gatherv_root(std::span<const double> mine) const override
+  {
+    const int n = count_of(mine.size(), "Communicator::gatherv_root");
+    std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
+    check(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+    long long total = 0;
+    if (rank_ == 0)
+      for (int r = 0; r < size_; ++r) {
+        displs[static_cast<std::size_t>(r)] = count_of(static_cast<std::size_t>(total), "Communicator::gatherv_root");
+        total += counts[static_cast<std::size_t>(r)];
+      }
+    std::vector<double> all(static_cast<std::size_t>(total));
+    check(MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+                      MPI_COMM_WORLD),
+          "MPI_Gatherv");
+    return all;
+  }
 
   std::vector<gindex_t> alltoallv(std::span<const gindex_t> send, std::span<const int> counts_to,
                                   std::vector<int>& counts_from) const override
