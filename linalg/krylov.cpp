@@ -229,9 +229,6 @@ SolveStatus KrylovSolver::solve(const dist::DistBsrMatrix& A, const Precondition
   if (b.size() != n || x.size() != b.size())
     throw std::invalid_argument("KrylovSolver::solve: vector sizes do not match this rank's rows of the matrix");
   const bool distributed = A.comm().size() > 1;
-  if (distributed && config_.method == KrylovMethod::idr)
-    throw std::invalid_argument("KrylovSolver::solve: IDR(s) is not distributed yet (its shadow space is drawn over "
-                                "the whole vector); use bicgstab, gmres, fgmres or cg on several ranks");
   Context c{nullptr, &A, distributed ? &A.comm() : nullptr, M, profiling_ ? timer_.get() : nullptr, profile_, n, {}, 0.0};
   return solve(c, b, x);
 }
@@ -725,23 +722,41 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
 // P: uniform [-1, 1) entries from the raw output of a fixed-seed mt19937_64 (which the standard
 // pins down, unlike its distributions), so every backend and platform starts from the same
 // vectors; orthonormalised on the executor by classical Gram–Schmidt applied twice.
-void KrylovSolver::ensure_shadow_space(size64_t n, int s)
+// The shadow space P: s random vectors from one fixed-seed sequence over the whole system in global row order (each
+// rank keeps its owned rows' entries, so any number of ranks has the same P), orthonormalised with global products.
+void KrylovSolver::ensure_shadow_space(const Context& ctx, size64_t n, int s)
 {
   if (static_cast<int>(shadow_.size()) == s && shadow_.front().size() == n) return;
   shadow_.clear();
   shadow_.reserve(static_cast<std::size_t>(s));  // the pointers below stay valid
+  // Distributed: the rank's rows among all rows (block rows in global id order, bs entries each).
+  std::span<const dist::gindex_t> rows;
+  int bs = 1;
+  size64_t total = n;
+  if (ctx.D) {
+    rows = ctx.D->map().owned_globals();
+    bs = ctx.D->block_size();
+    total = static_cast<size64_t>(ctx.comm ? ctx.comm->sum(static_cast<long long>(n)) : static_cast<long long>(n));
+  }
   std::mt19937_64 gen(20111);
-  std::vector<double> h(static_cast<std::size_t>(n)), c(static_cast<std::size_t>(s));
+  std::vector<double> h(static_cast<std::size_t>(n)), all(ctx.D ? static_cast<std::size_t>(total) : 0),
+      c(static_cast<std::size_t>(s));
   std::vector<const Vector*> done;
   for (int j = 0; j < s; ++j) {
-    for (auto& e : h) e = static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0;
+    if (!ctx.D) {
+      for (auto& e : h) e = static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0;
+    } else {
+      for (auto& e : all) e = static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0;
+      for (std::size_t r = 0; r < rows.size(); ++r)
+        std::copy_n(all.data() + std::size_t(rows[r]) * std::size_t(bs), bs, h.data() + r * std::size_t(bs));
+    }
     Vector& p = shadow_.emplace_back(exec_, std::span<const double>(h));
     for (int pass = 0; pass < 2; ++pass) {
-      dots(done.data(), j, p, c.data());
+      ctx.dots(done.data(), j, p, c.data());
       for (int i = 0; i < j; ++i) c[i] = -c[i];
       multi_axpby(done.data(), c.data(), j, 1.0, p);
     }
-    axpby(1.0 / norm2(p), p, 0.0, p);
+    axpby(1.0 / ctx.norm2(p), p, 0.0, p);
     done.push_back(&p);
   }
 }
@@ -759,7 +774,9 @@ void KrylovSolver::ensure_shadow_space(size64_t n, int s)
 SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
 {
   // A shadow space of more than n dimensions cannot be orthonormal: IDR(n) is as far as it goes.
-  const int s = static_cast<int>(std::clamp<size64_t>(b.size(), 1, config_.idr_s));
+  // (The whole system's size: every rank takes the same s.)
+  const auto rows = ctx.comm ? static_cast<size64_t>(ctx.comm->sum(static_cast<long long>(b.size()))) : b.size();
+  const int s = static_cast<int>(std::clamp<size64_t>(rows, 1, config_.idr_s));
   ensure_workspace(b.size(), 2 * s + 3);
   auto G = [&](int i) -> Vector& { return work_[i]; };
   auto U = [&](int i) -> Vector& { return work_[s + i]; };
@@ -769,7 +786,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
   if (!ctx.start(b, x, r, config_)) return st;
   double rnorm = st.residual;
   const double target = ctx.target;
-  ensure_shadow_space(b.size(), s);
+  ensure_shadow_space(ctx, b.size(), s);
   auto conclude = [&](SolveReason otherwise) { return ctx.conclude(b, x, r, otherwise); };
   auto finite = [](std::span<const double> v) { return std::all_of(v.begin(), v.end(), [](double e) { return std::isfinite(e); }); };
   constexpr double kappa = 0.7;  // Algorithm 913's threshold on |cos(t, r)| for omega (below)
@@ -790,7 +807,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
     std::fill(Mh.begin(), Mh.end(), 0.0);
     for (int i = 0; i < s; ++i) m(i, i) = 1.0;
     double omega = 1.0;
-    dots(Pr.data(), s, r, f.data());
+    ctx.dots(Pr.data(), s, r, f.data());
     if (!finite(f)) return ctx.fail(SolveReason::not_finite);
     bool small = false;  // the recurrence residual met the target
     while (!small && st.iterations < max_it) {
@@ -814,7 +831,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
         // Make g_k orthogonal to p_0..p_{k-1}. The algorithm's sequential (modified Gram–Schmidt)
         // loop is replayed on the host from one fused pass d = P^T g_k, using p_j . g_i = M(j,i)
         // for the g_i already in place; g_k and u_k then take one combined update each.
-        dots(Pr.data(), s, G(k), d.data());
+        ctx.dots(Pr.data(), s, G(k), d.data());
         if (!finite(std::span(d).first(ss))) return ctx.orth_end(), ctx.fail(SolveReason::not_finite);
         for (int i = 0; i < k; ++i) {
           coef[i] = -d[i] / m(i, i);  // -alpha_i
@@ -832,7 +849,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
         const double beta = f[k] / m(k, k);
         axpby(-beta, G(k), 1.0, r);
         axpby(beta, U(k), 1.0, x);
-        rnorm = norm2(r);
+        rnorm = ctx.norm2(r);
         if (!std::isfinite(beta) || !std::isfinite(rnorm)) return ctx.fail(SolveReason::not_finite);
         if (rnorm <= target) {
           small = true;
@@ -850,7 +867,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
       ctx.spmv(1.0, rhat, 0.0, v);
       ++st.iterations;
       const Vector* tr[2] = {&v, &r};
-      dots(tr, 2, v, d.data());
+      ctx.dots(tr, 2, v, d.data());
       const double tt = d[0], rt = d[1];
       if (!std::isfinite(tt) || !std::isfinite(rt)) return ctx.fail(SolveReason::not_finite);
       if (tt == 0.0 || rt == 0.0) return conclude(SolveReason::breakdown);
@@ -859,7 +876,7 @@ SolveStatus KrylovSolver::idr(Context& ctx, const Vector& b, Vector& x)
       if (rho < kappa) omega *= kappa / rho;
       axpby(omega, rhat, 1.0, x);
       axpby(-omega, v, 1.0, r);
-      dots(Pr.data(), s + 1, r, d.data());
+      ctx.dots(Pr.data(), s + 1, r, d.data());
       if (!finite(d)) return ctx.fail(SolveReason::not_finite);
       std::copy_n(d.begin(), s, f.begin());
       rnorm = std::sqrt(d[s]);

@@ -162,7 +162,7 @@ class KrylovSolver {
   SolveStatus idr(Context& c, const Vector& b, Vector& x);
   void ensure_workspace(size64_t n, int nvec);
   void ensure_bases(size64_t n, int m, bool flexible);
-  void ensure_shadow_space(size64_t n, int s);
+  void ensure_shadow_space(const Context& c, size64_t n, int s);
 
   ExecPtr exec_;
   KrylovConfig config_;
