@@ -3,6 +3,7 @@
 #include "physics/grid.hpp"
 #include "kernels/parallel_cpu.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -113,6 +114,42 @@ Grid::Grid(const GridSpec& g, const RockSpec& rock) : spec_(g)
   }
 }
 
+const dist::SerialCommunicator Grid::serial_{};
+
+Grid::Grid(const Grid& whole, std::span<const index_t> cells, index_t owned, dist::CommPtr comm)
+    : spec_(whole.spec_), layer_depth_(whole.layer_depth_), comm_(std::move(comm))
+{
+  const auto n = static_cast<index_t>(cells.size());
+  if (owned < 0 || owned > n) throw std::invalid_argument("grid part: owned cells out of range");
+  owned_ = owned, whole_active_ = whole.num_active();
+  active_.assign(whole.active_.size(), -1);
+  global_.resize(cells.size()), depth_.resize(cells.size()), pv_ref_.resize(cells.size());
+  std::vector<index_t> local(std::size_t(whole.num_active()), -1);  // whole active index -> ours
+  for (index_t a = 0; a < n; ++a) {
+    const index_t w = cells[std::size_t(a)];
+    if (w < 0 || w >= whole.num_active() || local[std::size_t(w)] >= 0)
+      throw std::invalid_argument(fmt::format("grid part: cell {} repeated or not active", w));
+    local[std::size_t(w)] = a;
+    global_[a] = whole.global_[w], active_[whole.global_[w]] = a;
+    depth_[a] = whole.depth_[w], pv_ref_[a] = whole.pv_ref_[w];
+  }
+  // Our faces listed by their lower-numbered cell, each cell's in the whole grid's order of its faces.
+  const CellFaces cf = whole.cell_faces();
+  face_start_.assign(std::size_t(n) + 1, 0);
+  std::vector<Face> faces;
+  for (index_t a = 0; a < n; ++a) {
+    const index_t w = cells[std::size_t(a)];
+    for (index_t q = cf.ptr[w]; q < cf.ptr[w + 1]; ++q) {
+      const Face& f = whole.faces_[cf.face[q]];
+      const index_t b = local[std::size_t(f.a + f.b - w)];
+      if (b > a) faces.push_back(Face{a, b, f.trans});
+    }
+    face_start_[a + 1] = index_t(faces.size());
+  }
+  faces_.resize(faces.size());
+  std::copy(faces.begin(), faces.end(), faces_.data());
+}
+
 namespace {
 
 // splitmix64: a tiny, fully specified generator, so a seed gives the same field everywhere. Its k-th
@@ -214,6 +251,23 @@ std::vector<double> lognormal_field(int nx, int ny, int nz, double mean_log, dou
 
 Grid::CellFaces Grid::cell_faces() const
 {
+  if (owned_ >= 0) {
+    // A rank's part: its numbering is not the geometric one. Each cell's faces in the order of faces() (a
+    // counting sort by both cells).
+    const index_t n = num_active();
+    CellFaces cf;
+    cf.ptr.resize(static_cast<std::size_t>(n) + 1);
+    std::fill(cf.ptr.data(), cf.ptr.data() + n + 1, index_t(0));
+    for (std::size_t f = 0; f < faces_.size(); ++f) ++cf.ptr[faces_[f].a + 1], ++cf.ptr[faces_[f].b + 1];
+    for (index_t a = 0; a < n; ++a) cf.ptr[a + 1] += cf.ptr[a];
+    cf.face.resize(static_cast<std::size_t>(cf.ptr[n]));
+    std::vector<index_t> next(cf.ptr.data(), cf.ptr.data() + n);
+    for (std::size_t f = 0; f < faces_.size(); ++f) {
+      cf.face[next[std::size_t(faces_[f].a)]++] = index_t(f);
+      cf.face[next[std::size_t(faces_[f].b)]++] = index_t(f);
+    }
+    return cf;
+  }
   // Cell a's faces in the order of faces(): first those it shares with lower-numbered cells (faces
   // listed by their a: its z-, y- and x- neighbours, which are numbered in that order), then its own
   // (face_start_[a] .. face_start_[a + 1]: toward x+, y+, z+). The same lists as a counting sort of

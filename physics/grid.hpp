@@ -3,8 +3,10 @@
 
 #include "kernels/common.hpp"
 #include "linalg/array.hpp"
+#include "linalg/distributed/communicator.hpp"
 #include "physics/spec.hpp"
 
+#include <span>
 #include <vector>
 
 namespace blockres::physics {
@@ -18,12 +20,29 @@ class Grid {
 
   // Throws std::invalid_argument when sizes or values are inconsistent.
   Grid(const GridSpec& grid, const RockSpec& rock);
+  // One rank's part of `whole` in a distributed run (issue 33): the cells `cells` (active indices of whole, no
+  // repeats), numbered in that order; the first `owned` of them are the rank's own, the rest its ghost cells (the
+  // neighbours of its cells and what its wells reach). Its faces are those of whole between two of its cells, so an
+  // owned cell with all its neighbours among `cells` has all its faces. Reductions over the owned cells (the models'
+  // norms, quantities in place) go through comm. Throws std::invalid_argument when a cell is repeated or not active.
+  Grid(const Grid& whole, std::span<const index_t> cells, index_t owned, dist::CommPtr comm);
 
   int nx() const { return spec_.nx; }
   int ny() const { return spec_.ny; }
   int nz() const { return spec_.nz; }
   index_t num_cells() const { return static_cast<index_t>(active_.size()); }  // all cells
   index_t num_active() const { return static_cast<index_t>(global_.size()); }
+  // Distributed: this rank's cells are [0, num_owned()), the rest ghosts; the whole grid's active cells and the
+  // communicator of the ranks. A grid of its own (one rank): all active cells, the serial communicator.
+  index_t num_owned() const { return owned_ < 0 ? num_active() : owned_; }
+  index_t whole_active() const { return whole_active_ < 0 ? num_active() : whole_active_; }
+  const dist::Communicator& comm() const { return comm_ ? *comm_ : serial_; }
+  // The three together, for what outlives the grid (a model's reductions).
+  struct Ownership {
+    index_t owned = 0, whole = 0;
+    dist::CommPtr comm;
+  };
+  Ownership ownership() const { return {num_owned(), whole_active(), comm_ ? comm_ : dist::serial_communicator()}; }
   index_t global_index(int i, int j, int k) const { return i + spec_.nx * (j + spec_.ny * k); }
   // -1 for inactive cells
   index_t active_index(index_t global) const { return active_[global]; }
@@ -57,6 +76,10 @@ class Grid {
   std::vector<double> layer_depth_, depth_, pv_ref_;
   HostBuffer<Face> faces_;  // sorted by a (then toward x+, y+, z+)
   std::vector<index_t> face_start_;  // cell a's own faces (its x+, y+, z+ ones): face_start_[a] .. [a + 1]
+  // A rank's part (the constructor from a whole grid): owned cells, the whole's active cells, the ranks.
+  index_t owned_ = -1, whole_active_ = -1;
+  dist::CommPtr comm_;
+  static const dist::SerialCommunicator serial_;
 };
 
 // Two-point transmissibility between two cells sharing a face of area `area`, with cell

@@ -27,6 +27,9 @@ struct ModelInput {
   // Defaults worth a word in the run log (a reference pressure left at 1 atm where it matters);
   // the resolved deck shows their values.
   std::vector<std::string> notes;
+  // The wells' geometry (a distributed run makes every cell a well completes a ghost cell of every rank, so that
+  // each rank evaluates every well from the same state; issue 33).
+  virtual std::vector<const WellGeometry*> well_geometries() const = 0;
 };
 
 // The log line for a reference pressure left at its default (issue 28 item 11): `key` the dotted

@@ -2,6 +2,7 @@
 #include "physics/partition.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <tuple>
@@ -9,6 +10,19 @@
 #include <fmt/format.h>
 
 namespace blockres::physics {
+
+PartitionSpec parse_partition_spec(const std::string& text, const std::string& what)
+{
+  PartitionSpec spec;
+  if (text.empty()) return spec;
+  int n[3] = {-1, -1, -1};
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%dx%dx%d%c", &n[0], &n[1], &n[2], &tail) != 3 || n[0] < 0 || n[1] < 0 || n[2] < 0)
+    throw std::invalid_argument(fmt::format("{} {}: expected PxxPyxPz, e.g. 2x1x1 (0: the partitioner's choice for "
+                                            "that axis)", what, text));
+  spec.procs = {n[0], n[1], n[2]};
+  return spec;
+}
 
 std::vector<index_t> Partition::owned(int rank) const
 {

@@ -6,6 +6,7 @@
 #include "physics/grid.hpp"
 
 #include <array>
+#include <string>
 #include <vector>
 
 namespace blockres::physics {
@@ -16,6 +17,10 @@ struct PartitionSpec {
   // positive: exactly this process grid).
   std::array<int, 3> procs{0, 0, 0};
 };
+
+// "2x1x1" -> procs {2, 1, 1} (0: the partitioner's choice for that axis); "" -> all chosen. Throws
+// std::invalid_argument naming `what` (the option or key) for anything else.
+PartitionSpec parse_partition_spec(const std::string& text, const std::string& what);
 
 struct Partition {
   // A rank's rectilinear box of cells: lo <= (i, j, k) < hi. The boxes tile the whole grid.

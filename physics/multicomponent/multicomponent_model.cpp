@@ -158,6 +158,7 @@ MulticomponentModel::MulticomponentModel(ExecPtr exec, const Grid& grid, const R
   extra_block.resize(std::size_t(extra_ptr[n]));
 #pragma omp parallel for schedule(static) if (par)
   for (index_t i = 0; i < n; ++i) extra(i, extra_block.data() + extra_ptr[i]);
+  own_ = grid.ownership();
   host_pv_ref_ = grid.pore_volume_ref();
   host_depth_ = grid.depth();
   pv_ref_ = to_executor(exec_, host_pv_ref_);
@@ -302,10 +303,14 @@ void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt,
 ConvergenceNorms MulticomponentModel::convergence(const Vector& x, const Vector& R, double dt) const
 {
   std::vector<double> t(static_cast<std::size_t>(num_norm_terms(nc_)));
-  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::norm_terms(params_, mesh_, x.data(), R.data(), t.data()),
-                       cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t.data(),
+  multicomponent::Mesh owned = mesh_;  // the owned cells (a distributed run's ghosts are another rank's)
+  owned.ncell = own_.owned;
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::norm_terms(params_, owned, x.data(), R.data(), t.data()),
+                       cuda::norm_terms(exec_->stream(), params_, owned, x.data(), R.data(), t.data(),
                                         exec_->reduction_workspace(), Executor::reduction_workspace_doubles,
                                         cell_scratch_.data()));
+  own_.comm->max(std::span<double>(t.data(), std::size_t(nc_)));  // CNV maxima, then the sums
+  own_.comm->sum(std::span<double>(t.data() + nc_, t.size() - std::size_t(nc_)));
   ConvergenceNorms c;
   c.cnv.resize(std::size_t(nc_));
   c.mb.resize(std::size_t(nc_));
@@ -341,9 +346,12 @@ void MulticomponentModel::update(Vector& x, const Vector& dx, const UpdateLimits
 std::vector<double> MulticomponentModel::in_place(const Vector& x) const
 {
   std::vector<double> t(static_cast<std::size_t>(nc_));
-  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::in_place(params_, mesh_, x.data(), t.data()),
-                       cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t.data(), exec_->reduction_workspace(),
+  multicomponent::Mesh owned = mesh_;
+  owned.ncell = own_.owned;
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::in_place(params_, owned, x.data(), t.data()),
+                       cuda::in_place(exec_->stream(), params_, owned, x.data(), t.data(), exec_->reduction_workspace(),
                                       Executor::reduction_workspace_doubles, cell_scratch_.data()));
+  own_.comm->sum(t);
   return t;
 }
 
@@ -390,7 +398,8 @@ std::vector<Quantity> MulticomponentModel::cell_fields() const
 
 std::vector<std::vector<double>> MulticomponentModel::cell_field_values(std::span<const double> x) const
 {
-  const index_t n = mesh_.ncell;
+  // Cell by cell: any whole number of cells (a rank's, or a distributed run's state gathered for the files).
+  const auto n = static_cast<index_t>(x.size() / std::size_t(nc_));
   if (x.size() != std::size_t(n) * nc_) throw std::invalid_argument("MulticomponentModel::cell_field_values: size");
   std::vector<std::vector<double>> f(static_cast<std::size_t>(2 + nc_), std::vector<double>(std::size_t(n)));
   std::vector<double> y(static_cast<std::size_t>(nc_));

@@ -51,6 +51,12 @@ struct MulticomponentInput : ModelInput {
   ComponentsSpec components;
   MulticomponentInitial initial;
   std::vector<MulticomponentWellSpec> wells;
+  std::vector<const WellGeometry*> well_geometries() const override
+  {
+    std::vector<const WellGeometry*> g;
+    for (const auto& w : wells) g.push_back(&w);
+    return g;
+  }
 };
 
 class MulticomponentModel final : public Model {
@@ -128,6 +134,7 @@ class MulticomponentModel final : public Model {
   Array<double> well_inj_comp_;  // nc per well: injected composition (injectors), 0 for producers
   mutable Array<double> props_, cell_scratch_;
   multicomponent::Mesh mesh_;
+  Grid::Ownership own_;  // reductions over the owned cells, through own_.comm
   multicomponent::Wells wells_view_;
 };
 

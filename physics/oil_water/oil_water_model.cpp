@@ -113,6 +113,7 @@ OilWaterModel::OilWaterModel(ExecPtr exec, const Grid& grid, const RockSpec& roc
   well_weight_ = to_executor(exec_, weight);
   well_arrays_.fill_view(wells_view_);
   wells_view_.weight = well_weight_.data();
+  own_ = grid.ownership();
   for (int k = 0; k < grid.nz(); ++k) grid_layer_depth_.push_back(grid.layer_depth(k));
   cell_layer_.resize(std::size_t(n));
   for (index_t a = 0; a < n; ++a) cell_layer_[a] = grid.global_of_active(a) / (grid.nx() * grid.ny());
@@ -174,12 +175,16 @@ void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vecto
 ConvergenceNorms OilWaterModel::convergence(const Vector& x, const Vector& R, double dt) const
 {
   double t[num_norm_terms];
-  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::norm_terms(params_, mesh_, x.data(), R.data(), t),
-                            cuda::norm_terms(exec_->stream(), params_, mesh_, x.data(), R.data(), t,
+  MeshView owned = mesh_;  // the owned cells (a distributed run's ghosts are another rank's)
+  owned.ncell = own_.owned;
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::norm_terms(params_, owned, x.data(), R.data(), t),
+                            cuda::norm_terms(exec_->stream(), params_, owned, x.data(), R.data(), t,
                                              exec_->reduction_workspace()));
+  own_.comm->max(std::span<double>(t, 2));  // CNV maxima, then the sums
+  own_.comm->sum(std::span<double>(t + 2, num_norm_terms - 2));
   ConvergenceNorms c;
   c.cnv.resize(num_phases), c.mb.resize(num_phases);
-  const double ncell = static_cast<double>(mesh_.ncell);
+  const double ncell = static_cast<double>(own_.whole);
   for (int ph = 0; ph < num_phases; ++ph) {
     const double b_avg = t[5 + ph] / ncell;
     c.cnv[ph] = b_avg * dt * t[ph];
@@ -207,8 +212,11 @@ void OilWaterModel::update(Vector& x, const Vector& dx, const UpdateLimits& lim)
 std::vector<double> OilWaterModel::in_place(const Vector& x) const
 {
   double t[2];
-  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::in_place(params_, mesh_, x.data(), t),
-                            cuda::in_place(exec_->stream(), params_, mesh_, x.data(), t, exec_->reduction_workspace()));
+  MeshView owned = mesh_;
+  owned.ncell = own_.owned;
+  BLOCKRES_PHYSICS_DISPATCH(exec_, cpu::in_place(params_, owned, x.data(), t),
+                            cuda::in_place(exec_->stream(), params_, owned, x.data(), t, exec_->reduction_workspace()));
+  own_.comm->sum(std::span<double>(t, 2));
   return {t[0], t[1]};
 }
 
@@ -246,9 +254,10 @@ std::vector<Quantity> OilWaterModel::cell_fields() const
 
 std::vector<std::vector<double>> OilWaterModel::cell_field_values(std::span<const double> x) const
 {
-  const std::size_t n = static_cast<std::size_t>(mesh_.ncell);
+  // Cell by cell: any whole number of cells (a rank's, or a distributed run's state gathered for the files).
+  const std::size_t n = x.size() / bs;
   if (x.size() != n * bs)
-    throw std::invalid_argument(fmt::format("oil_water: state has {} values, expected {}", x.size(), n * bs));
+    throw std::invalid_argument(fmt::format("oil_water: state has {} values, not {} per cell", x.size(), bs));
   std::vector<std::vector<double>> f(3, std::vector<double>(n));
   for (std::size_t i = 0; i < n; ++i) {
     f[0][i] = x[bs * i] * (1.0 / units::bar);

@@ -23,6 +23,12 @@ struct OilWaterInput : ModelInput {
   FluidSpec fluid;
   InitialSpec initial;
   std::vector<WellSpec> wells;
+  std::vector<const WellGeometry*> well_geometries() const override
+  {
+    std::vector<const WellGeometry*> g;
+    for (const auto& w : wells) g.push_back(&w);
+    return g;
+  }
 };
 
 class OilWaterModel final : public Model {
@@ -89,6 +95,7 @@ class OilWaterModel final : public Model {
   WellArrays well_arrays_;
   Array<double> well_weight_;  // 2 per well: which phase rates the target counts
   MeshView mesh_;
+  Grid::Ownership own_;  // reductions over the owned cells, through own_.comm
   WellsView wells_view_;
   std::vector<double> grid_layer_depth_;  // for the initial state
   std::vector<int> cell_layer_;
