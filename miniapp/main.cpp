@@ -117,17 +117,20 @@ int main(int argc, char** argv)
     fail(fmt::format("{} (see 'blockres {}--help')", e.what(), code != 1 ? first + " " : ""), code);
   }
 
-  // Several ranks from an MPI launcher would each run the whole deck and race for one output (issue 33 brings the
-  // distributed run in increments; its first has the communicator, halo and distributed SpMV, not the run).
-  // `bench scaling` is the one command made for several ranks.
+  // Several ranks from an MPI launcher (issue 33): `run` and `verify` split the grid among them and `bench scaling`
+  // measures the distributed product; any other command would run once per rank and race for one output, so it is
+  // refused.
   // (Asked of the parsed command line, so options between `bench` and `scaling` do not hide it.)
   const CLI::App* bench = app.get_subcommand("bench");
-  const bool many_ranks_command = bench->parsed() && bench->get_subcommand("scaling")->parsed();
+  const bool many_ranks_command =
+      app.get_subcommand("run")->parsed() || app.get_subcommand("verify")->parsed() ||
+      (bench->parsed() && bench->get_subcommand("scaling")->parsed());
   const int launched_ranks = blockres::dist::launcher_ranks();
   on_several_ranks = launched_ranks > 1 && many_ranks_command;
   if (const int ranks = launched_ranks; ranks > 1 && !many_ranks_command)
-    fail(fmt::format("started as {} ranks by an MPI launcher, but distributed runs are not available yet (issue 33); "
-                     "run blockres without mpirun/srun, or with one rank (only 'bench scaling' runs on several)",
+    fail(fmt::format("started as {} ranks by an MPI launcher: only 'run', 'verify' and 'bench scaling' run on several "
+                     "ranks; "
+                     "run this command without mpirun/srun, or with one rank",
                      ranks));
 
   try {
@@ -140,9 +143,10 @@ int main(int argc, char** argv)
         return c.run();
       }
   } catch (const blockres::Interrupted& e) {
-    // One line, then the conventional status of a process ended by the signal (130, 143).
+    // One line (rank 0's, when every rank stopped together), then the conventional status of a process ended by
+    // the signal (130, 143).
     std::fflush(stdout);
-    std::fprintf(stderr, "blockres: %s\n", e.what());
+    if (!on_several_ranks || blockres::dist::world_communicator()->rank() == 0) std::fprintf(stderr, "blockres: %s\n", e.what());
     std::exit(128 + e.signal);
   } catch (const blockres::InputError& e) {
     fail(e.what());

@@ -130,9 +130,8 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   const auto in_place = model.in_place_quantities();
   const auto rates = model.well_rates();
   const auto unknowns = model.unknown_names();
-  if (model.num_cells() != grid.num_active())
-    throw std::invalid_argument(fmt::format("result file: the model has {} cells, the grid {} active ones",
-                                            model.num_cells(), grid.num_active()));
+  // (A distributed run's model holds one rank's cells: the writer sizes everything by the whole grid, and the
+  // state rows it gets are gathered over the whole grid.)
   if (initial_in_place.size() != in_place.size())
     throw std::invalid_argument(fmt::format("result file: {} initial quantities in place, the model reports {}",
                                             initial_in_place.size(), in_place.size()));
@@ -169,6 +168,10 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
   h5::write_attribute(f, "threads_reason", prov.threads_reason);
   h5::write_attribute(f, "device", prov.device);
   h5::write_attribute(f, "bsrmv_tuning", prov.bsrmv_tuning);  // issue 29; bsrmv_configs: write_statistics
+  // The ranks of a distributed run and its partition (issue 33): results differ from a serial run's by
+  // round-off (the subdomain preconditioners, the order of the sums), as another backend's do.
+  h5::write_attribute(f, "ranks", std::int64_t(prov.ranks));
+  if (!prov.partition.empty()) h5::write_attribute(f, "partition", prov.partition);
   h5::write_attribute(f, "model", std::string(model.type()));
   h5::write_attribute(f, "block_size", std::int64_t(model.block_size()));
   h5::write_attribute(f, "created_utc", utc_now());
@@ -288,7 +291,7 @@ ResultsWriter::ResultsWriter(const std::filesystem::path& final_path, const RunC
                         std::string("exact, for blockres run --restart (the day value times 86400 may differ in "
                                     "the last bit)"));
   rs_state_ = h5::Series(restart_, "state", h5::Shape::rows,
-                         static_cast<hsize_t>(model.num_cells()) * model.block_size(), f64, 1);
+                         static_cast<hsize_t>(grid.num_active()) * model.block_size(), f64, 1);
   set_units(rs_state_.id(), "SI");
   h5::write_attribute(rs_state_.id(), "description",
                       std::string("the state vector (unknowns of /unknowns per active cell, interleaved, SI) of every "
@@ -743,6 +746,7 @@ Results read_results(const std::filesystem::path& path)
   const bool v3 = r.layout_version >= 3;
   r.backend = h5::read_string_attribute(f, "backend");
   r.device = h5::read_string_attribute(f, "device");
+  r.ranks = H5Aexists(f, "ranks") > 0 ? static_cast<int>(h5::read_int_attribute(f, "ranks")) : 1;
   r.model = h5::read_string_attribute(f, "model");
   if (v3) {
     r.block_size = static_cast<int>(h5::read_int_attribute(f, "block_size"));

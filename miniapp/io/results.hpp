@@ -36,6 +36,8 @@ struct Provenance {
   int threads = 0;             // CPU threads of the run and why (miniapp/run/threads.hpp)
   std::string threads_reason;
   std::string bsrmv_tuning;    // where the CUDA SpMV configurations come from (KernelTuning::source)
+  int ranks = 1;               // MPI ranks of the run (issue 33)
+  std::string partition;       // how the grid was split among them (empty on one rank)
 };
 
 // One accepted time step (a row of /steps and /wells).
@@ -212,6 +214,7 @@ struct StepSeries : QuantityInfo {
 struct Results {
   std::int64_t layout_version = 0;
   std::string backend, device, model, deck_text, resolved_deck;
+  int ranks = 1;  // of the run that wrote it (attribute `ranks`; files without it: 1)
   int block_size = 0;
   std::vector<std::string> unknown_names, equation_names;
   int nx = 0, ny = 0, nz = 0;

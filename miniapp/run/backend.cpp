@@ -2,6 +2,7 @@
 // executor with the device's tuning cache.
 #include "miniapp/run/backend.hpp"
 
+#include "linalg/distributed/communicator.hpp"
 #include "miniapp/io/tuning_cache.hpp"
 
 #include <fmt/format.h>
@@ -32,6 +33,16 @@ ExecPtr create_tuned_cuda(int device, const std::string& tuning_cache,
   return e;
 }
 
+namespace {
+// One GPU per rank (issue 33): a rank started by an MPI launcher takes device (its rank on the node) modulo the
+// node's devices; a process of its own, device 0.
+int rank_device(int devices)
+{
+  const int local = dist::launcher_ranks() > 1 ? dist::local_rank() : -1;
+  return local > 0 && devices > 0 ? local % devices : 0;
+}
+}  // namespace
+
 ExecPtr choose_backend(const std::string& choice, const std::function<void(const std::string&)>& log, bool verbose,
                        const std::string& tuning_cache)
 {
@@ -47,15 +58,19 @@ ExecPtr choose_backend(const std::string& choice, const std::function<void(const
     if (std::string why; Executor::cuda_device_count(&why) == 0)
       throw BackendError(missing_gpu_message(
           "--backend cuda", fmt::format("--backend cuda: no CUDA device is available ({})", why), MissingGpu::no_device));
-    return create_tuned_cuda(0, tuning_cache, log, verbose,
-                             [&](const ExecPtr& e) { log(fmt::format("backend: cuda ({})", e->device_name())); });
+    const int device = rank_device(Executor::cuda_device_count());
+    return create_tuned_cuda(device, tuning_cache, log, verbose, [&](const ExecPtr& e) {
+      log(fmt::format("backend: cuda (device {}: {})", device, e->device_name()));
+    });
   }
   if (choice != "auto") throw BackendError(fmt::format("--backend {}: expected auto, cpu or cuda", choice));
   std::string why;
   const int n = Executor::cuda_device_count(&why);
   if (n > 0) {
-    return create_tuned_cuda(0, tuning_cache, log, verbose, [&](const ExecPtr& e) {
-      log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device 0: {})", n, e->device_name()));
+    const int device = rank_device(n);
+    return create_tuned_cuda(device, tuning_cache, log, verbose, [&](const ExecPtr& e) {
+      log(fmt::format("backend: cuda (auto: {} CUDA device(s) found, using device {}: {})", n, device,
+                      e->device_name()));
     });
   }
   // Not an error: auto asked for the CPU when there is no GPU. CUDA's own words only for -v.

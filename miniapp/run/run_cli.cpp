@@ -3,6 +3,7 @@
 
 #include "input/quote.hpp"
 #include "linalg/allocation.hpp"
+#include "linalg/distributed/communicator.hpp"
 #include "miniapp/io/deck.hpp"
 #include "miniapp/io/destination.hpp"
 #include "miniapp/io/version.hpp"
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -33,10 +35,16 @@ struct RunCommandLine {
   std::string restart_file;
   long restart_report = -1;            // < 0: the file's last report
   std::string tuning_cache;            // --tuning-cache: "" the default cache, "none", or a file
+  std::string partition;               // --partition PxxPyxPz (0: the partitioner's choice)
 };
 
-int run_deck(const RunCommandLine& o, const CommandContext& context)
+int run_deck(const RunCommandLine& o, const CommandContext& root_context)
 {
+  // Several ranks from an MPI launcher (issue 33): one distributed run; rank 0 logs and writes.
+  const dist::CommPtr comm = dist::world_communicator();
+  CommandContext context = root_context;
+  if (comm->rank() != 0) context.log = [](const std::string&) {};
+  const physics::PartitionSpec partition = physics::parse_partition_spec(o.partition, "--partition");
   // Ctrl-C / a batch system's SIGTERM: main installed the handlers first thing; the time loop stops
   // cleanly (miniapp/run/run_control.hpp), and a signal before it starts stops here.
   const auto stop_if_signalled = [] {
@@ -77,9 +85,11 @@ int run_deck(const RunCommandLine& o, const CommandContext& context)
   ro.startup_before = startup.take();
   ro.restart_file = o.restart_file;
   ro.restart_report = o.restart_report;
+  ro.comm = comm;
+  ro.partition = partition;
   stop_if_signalled();
   const auto outcome = run_simulation(cfg, exec, ro, context.log);
-  context.log(fmt::format("results written to {}", outcome.result_file.string()));
+  if (!outcome.result_file.empty()) context.log(fmt::format("results written to {}", outcome.result_file.string()));
   // A stop request that came while the final files were written: the run completed (exit 0).
   if (const int sig = interrupt_signal())
     context.log(fmt::format("{} received after the last report: the run completed", signal_name(sig)));
@@ -114,6 +124,9 @@ Subcommand register_run(CLI::App& app, CommandContext& context)
   auto* restart_opt = run->add_option("--restart", o->restart_file,
                                       "continue from a report of this result file (a NAME.h5, or the NAME.checkpoint.h5 that "
                                       "output.checkpoint = true writes)");
+  run->add_option("--partition", o->partition,
+                  "several ranks (mpirun -np N blockres run ...): the process grid PxxPyxPz, e.g. 1x1x2; 0 leaves an "
+                  "axis to the partitioner (default: chosen, Pz = 1 preferred, balanced on active cells)");
   run->add_option("--restart-report", o->restart_report, "the report row to continue from (0 = t = 0; default: the last)")
       ->check(CLI::Range(0L, 1L << 40))
       ->needs(restart_opt);

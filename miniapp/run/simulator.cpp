@@ -5,6 +5,8 @@
 
 #include "input/error.hpp"
 #include "linalg/allocation.hpp"
+#include "linalg/distributed/dist_bsr_matrix.hpp"
+#include "linalg/distributed/dist_vector_ops.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/phase_timer.hpp"
 #include "linalg/preconditioners/preconditioner.hpp"
@@ -16,6 +18,7 @@
 #include "miniapp/io/background_writer.hpp"
 #include "miniapp/io/vtk_output.hpp"
 #include "physics/model_registry.hpp"
+#include "physics/subdomain.hpp"
 #include "physics/units.hpp"
 
 #include <algorithm>
@@ -36,6 +39,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// interrupt_signal() of any rank (a signal to one rank stops all at the same point); one rank: its own.
+int run_signal(const dist::Communicator& comm) { return comm.max(interrupt_signal()); }
+
 struct NewtonResult {
   bool converged = false;
   int iterations = 0;         // linear solves performed
@@ -52,10 +58,15 @@ struct NewtonResult {
 class NewtonSolver {
  public:
   using Log = std::function<void(const std::string&)>;
-  NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, RunStatistics& stats, Log trace)
+  // sub: the rank's part of the grid, on which the model works. Distributed, the model's Jacobian over its cells and
+  // ghost cells gives its owned rows to a distributed matrix; the preconditioner works on the owned x owned part of
+  // it (additive Schwarz without overlap: each rank's subdomain alone), Krylov on the whole distributed system.
+  NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, const physics::Subdomain& sub,
+               RunStatistics& stats, Log trace)
       : cfg_(cfg),
         exec_(exec),
         model_(model),
+        sub_(sub),
         stats_(stats),
         J_(exec, model.block_size(), model.pattern()),
         R_(exec, J_.scalar_rows()),
@@ -65,6 +76,21 @@ class NewtonSolver {
         forcing_(cfg.linear.forcing, cfg.linear.krylov.rel_tol),
         trace_(std::move(trace))
   {
+    const int bs = model.block_size();
+    const size64_t owned_rows = size64_t(sub.owned()) * bs;
+    if (sub.distributed()) {
+      const BsrPattern& p = model.pattern();
+      const index_t nown = sub.owned();
+      std::vector<dist::gindex_t> owned(static_cast<std::size_t>(nown));
+      std::vector<dist::gindex_t> gcol(static_cast<std::size_t>(p.row_ptr[std::size_t(nown)]));
+      for (index_t r = 0; r < nown; ++r) owned[std::size_t(r)] = sub.cells().global(r);
+      for (std::size_t k = 0; k < gcol.size(); ++k) gcol[k] = sub.cells().global(p.col_ind[k]);
+      Jd_.emplace(exec, sub.comm_ptr(), bs, std::move(owned),
+                  std::span<const index_t>(p.row_ptr.data(), std::size_t(nown) + 1), gcol,
+                  [&sub](dist::gindex_t g) { return sub.owner(g); });
+    }
+    R_own_ = Vector::view(exec, R_.data(), owned_rows);
+    dx_own_ = Vector::view(exec, dx_.data(), owned_rows);
     // Phase times for the run summary and /statistics; events on the stream, no extra syncs.
     krylov_.set_profiling(true);
     // The model's accumulation blocks (true-IMPES CPR weights), refreshed before every setup.
@@ -75,12 +101,15 @@ class NewtonSolver {
             "derivatives; use \"quasi_impes\"",
             model.type()));
       accumulation_ = Vector(exec, J_.scalar_rows() * model.block_size());
-      precond_->set_accumulation_blocks(accumulation_);
+      accumulation_own_ = Vector::view(exec, accumulation_.data(), owned_rows * bs);  // the owned cells' blocks
+      precond_->set_accumulation_blocks(sub.distributed() ? accumulation_own_ : accumulation_);
       accumulation_used_ = true;
     }
   }
 
   const BsrMatrix& jacobian() const { return J_; }
+  // The matrix the preconditioner is set up on: the Jacobian, or distributed its owned x owned part.
+  const BsrMatrix& local_matrix() const { return Jd_ ? Jd_->diag() : J_; }
   const KrylovProfile& linear_profile() const { return krylov_.profile(); }
   std::string preconditioner_name() const { return precond_->name(); }
   std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
@@ -96,11 +125,14 @@ class NewtonSolver {
   // structure the uninterrupted run has at this point. Not counted in the statistics.
   void replay_setup(const SetupReplay& r)
   {
-    const Vector x(exec_, std::span<const double>(r.x)), x0(exec_, std::span<const double>(r.x0));
+    const int bs = model_.block_size();
+    const Vector x(exec_, std::span<const double>(sub_.local_part(r.x, bs))),
+        x0(exec_, std::span<const double>(sub_.local_part(r.x0, bs)));
     model_.begin_step(x0);
     model_.assemble(x, x0, r.dt, R_, J_);
+    if (Jd_) Jd_->set_values(J_.values());
     if (accumulation_used_) model_.accumulation_blocks(x, r.dt, accumulation_);
-    (void)precond_->setup(J_);  // a failed setup failed the same way in the run that wrote it
+    (void)precond_->setup(local_matrix());  // a failed setup failed the same way in the run that wrote it
     exec_->synchronize();
     first_setup_ = r;
   }
@@ -114,7 +146,7 @@ class NewtonSolver {
     precond_->note_new_step();  // a preconditioner that keeps its setup within a step refreshes at the next one
     mb_history_.clear();
     for (int it = 0;; ++it) {
-      if (interrupt_signal() != 0) {
+      if (run_signal(sub_.comm()) != 0) {
         res.interrupted = true;
         return fail(res, "interrupted");
       }
@@ -146,12 +178,16 @@ class NewtonSolver {
       }
       if (!first_setup_) {  // for the result file's restart data: output work, not the preconditioner's
         const auto tc = Clock::now();
-        first_setup_ = SetupReplay{step, dt, x.to_host(), x0.to_host()};
+        const int bs = model_.block_size();  // the whole state (rank 0 writes it; the others keep none)
+        first_setup_ = SetupReplay{step, dt, sub_.gather(x, bs), sub_.gather(x0, bs)};
         replay_copy_seconds_ = seconds_since(tc);
       }
       t0 = Clock::now();
       if (accumulation_used_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
-      const SetupStatus setup = precond_->setup(J_);
+      if (Jd_) Jd_->set_values(J_.values());  // the owned rows
+      SetupStatus setup = precond_->setup(local_matrix());
+      if (!sub_.comm().all(setup.ok) && setup.ok)  // every rank stops when one fails
+        setup = SetupStatus{false, "the preconditioner setup failed on another rank", ""};
       auto tw = Clock::now();
       exec_->synchronize();
       double wait_s = seconds_since(tw);  // the host waiting for queued device work (0 on the CPU)
@@ -164,13 +200,14 @@ class NewtonSolver {
       // The forcing term only sets how accurately J dx = R is solved. Newton itself still
       // converges on the scaled CNV / MB norms above, not on ||R||_2, which is in mixed units
       // and serves Eisenstat–Walker only as a measure of progress from one iteration to the next.
-      const double norm_r = forcing_.needs_residual_norm() ? norm2(R_) : 0.0;
+      const double norm_r =
+          forcing_.needs_residual_norm() ? (Jd_ ? dist::norm2(sub_.comm(), R_own_) : norm2(R_)) : 0.0;
       KrylovConfig kc = cfg_.linear.krylov;
       kc.rel_tol = forcing_.next(norm_r);
       krylov_.set_config(kc);
       t0 = Clock::now();
       fill(dx_, 0.0);
-      const SolveStatus ls = krylov_.solve(J_, *precond_, R_, dx_);
+      const SolveStatus ls = Jd_ ? krylov_.solve(*Jd_, *precond_, R_own_, dx_own_) : krylov_.solve(J_, *precond_, R_, dx_);
       tw = Clock::now();
       exec_->synchronize();
       wait_s += seconds_since(tw);
@@ -194,6 +231,7 @@ class NewtonSolver {
                                      to_string(ls.reason), ls.iterations, reduction));
       }
       model_.update(x, dx_, limits_);
+      sub_.exchange(x, model_.block_size());  // the ghost cells' new state from their owners
     }
   }
 
@@ -221,15 +259,19 @@ class NewtonSolver {
   const RunConfig& cfg_;
   ExecPtr exec_;
   physics::Model& model_;
+  const physics::Subdomain& sub_;
   const physics::UpdateLimits limits_{cfg_.newton.max_dp_rel, cfg_.newton.max_dsw, cfg_.newton.max_dx};
   const std::vector<std::string> equations_ = model_.equation_names();
   RunStatistics& stats_;
   BsrMatrix J_;
   Vector R_, dx_;
+  std::optional<dist::DistBsrMatrix> Jd_;  // distributed: the owned rows of J_
+  Vector R_own_, dx_own_;                  // views of R_ and dx_: the owned cells' entries
   KrylovSolver krylov_;
   std::unique_ptr<Preconditioner> precond_;
   bool accumulation_used_ = false;  // the preconditioner needs the accumulation blocks (true-IMPES CPR)
   Vector accumulation_;             // then: the model's accumulation blocks (bs^2 per cell)
+  Vector accumulation_own_;         // a view of the owned cells' blocks
   ForcingSequence forcing_;
   std::vector<double> mb_history_;  // max MB norm before each update of the current solve
   std::optional<SetupReplay> first_setup_;
@@ -390,10 +432,17 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   const auto t_start = Clock::now();
   RunOutcome out;
   RunStatistics& stats = out.stats;
+  // The ranks of the run (issue 33): rank 0 writes every file; all ranks take every step together.
+  const dist::CommPtr comm = options.comm ? options.comm : dist::serial_communicator();
+  const bool root = comm->rank() == 0;
 
   // ---- the output name: ours for the run; temporaries of a writer that is gone are removed
-  const OutputLock lock(output_dir, cfg.output.name);
-  for (const auto& p : lock.removed()) log(fmt::format("removed stale temporary '{}' of an earlier run", p.string()));
+  std::optional<OutputLock> lock;
+  if (root) lock.emplace(output_dir, cfg.output.name);
+  if (lock)
+    for (const auto& p : lock->removed()) log(fmt::format("removed stale temporary '{}' of an earlier run", p.string()));
+  if (comm->size() > 1 && !options.jacobian_path.empty())
+    throw std::invalid_argument("--jacobian: not available on several ranks (each holds only its rows)");
   const std::filesystem::path checkpoint_path = output_dir / (cfg.output.name + ".checkpoint.h5");
 
   // ---- setup: grid, model, initial state
@@ -406,8 +455,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   startup.lap("grid (cells, faces, transmissibilities)");
   const physics::ModelEntry& entry = physics::model_entry(cfg.model);
   if (!cfg.model_input) throw std::invalid_argument(fmt::format("model '{}': no model input (load_deck)", cfg.model));
+  // This rank's cells and ghost cells (the whole grid on one rank).
+  const physics::Subdomain sub(comm, grid, options.partition,
+                               physics::well_cells(grid, cfg.model_input->well_geometries()));
+  if (sub.distributed()) startup.lap("decomposition (partition, ghost cells, halo plan)");
   label.emplace("the model (static data, wells, Jacobian pattern)");
-  const std::unique_ptr<physics::Model> model_ptr = entry.create(exec, grid, cfg.rock, cfg.grid.gravity, *cfg.model_input);
+  const std::unique_ptr<physics::Model> model_ptr =
+      entry.create(exec, sub.grid(), cfg.rock, cfg.grid.gravity, *cfg.model_input);
   physics::Model& model = *model_ptr;
   startup.lap("model (mesh, wells, Jacobian pattern, device arrays)");
   const int bs = model.block_size();
@@ -417,9 +471,18 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     log(fmt::format("model {}: {} unknowns per cell ({}{})", model.type(), bs,
                     fmt::join(names.begin(), names.begin() + std::ptrdiff_t(shown), ", "), shown < names.size() ? ", ..." : ""));
   }
-  log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of {}x{}",
-                  grid.nx(), grid.ny(), grid.nz(), grid.num_active(), grid.faces().size(), model.pattern().nrows,
-                  model.pattern().nnzb(), bs, bs));
+  {
+    // The whole Jacobian: distributed, each rank's owned rows counted once.
+    const BsrPattern& pat = model.pattern();
+    const long long nnzb = comm->sum(static_cast<long long>(pat.row_ptr[std::size_t(sub.owned())]));
+    log(fmt::format("grid {}x{}x{}: {} active cells, {} connections; Jacobian {} block rows, {} blocks of {}x{}",
+                    grid.nx(), grid.ny(), grid.nz(), grid.num_active(), grid.faces().size(), grid.num_active(), nnzb,
+                    bs, bs));
+  }
+  if (sub.distributed()) {
+    const std::string d = sub.describe(bs);  // collective
+    log(d);
+  }
   for (const auto& note : cfg.notes) log(note);
   for (const auto& note : cfg.model_input->notes) log(note);
   for (const auto& w : model.wells())
@@ -437,13 +500,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                     restart->record.dt_next / units::day));
   }
   label.emplace("the initial state");
-  const auto x_init = restart ? restart->state : model.initial_state();
-  if (!restart) check_initial_pressure(cfg, grid, bs, x_init);
+  const auto x_init = restart ? sub.local_part(restart->state, bs) : model.initial_state();
+  if (!restart) check_initial_pressure(cfg, sub.grid(), bs, x_init);
   Vector x(exec, std::span<const double>(x_init));
   Vector x0(exec, x.size());
   copy(x, x0);
   // Quantities in place at t = 0: of the original run's initial state when restarting.
-  const auto in_place0 = restart ? model.in_place(Vector(exec, std::span<const double>(restart->initial)))
+  const auto in_place0 = restart ? model.in_place(Vector(exec, std::span<const double>(sub.local_part(restart->initial, bs))))
                                  : model.in_place(x);
 
   startup.lap("initial state");
@@ -451,14 +514,21 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // The compressed static fields go to the background writer as its first job, so that the time
   // loop does not wait for them (a restart copies the history first, in this thread: written here).
   const bool defer_static = cfg.output.background_writer && !restart;
-  ResultsWriter writer(output_dir / (cfg.output.name + ".h5"), cfg,
-                       Provenance{std::string(to_string(exec->backend())), exec->device_name(), command_line,
-                                  current_thread_policy().threads, current_thread_policy().text(),
-                                  exec->is_cuda() ? exec->tuning().source : "none (CPU backend: the reference SpMV)"},
-                       grid, model, in_place0, defer_static ? StaticFields::later : StaticFields::now);
+  // Rank 0 alone writes (the whole grid's fields, gathered); the other ranks have no writer.
+  std::optional<ResultsWriter> writer;
+  if (root) {
+    Provenance prov{std::string(to_string(exec->backend())), exec->device_name(), command_line,
+                    current_thread_policy().threads, current_thread_policy().text(),
+                    exec->is_cuda() ? exec->tuning().source : "none (CPU backend: the reference SpMV)"};
+    prov.ranks = comm->size();
+    const auto& P = sub.partition().procs;
+    if (comm->size() > 1) prov.partition = fmt::format("cartesian {}x{}x{}", P[0], P[1], P[2]);
+    writer.emplace(output_dir / (cfg.output.name + ".h5"), cfg, prov, grid, model, in_place0,
+                   defer_static ? StaticFields::later : StaticFields::now);
+  }
   // The VTK series follows the HDF5 file report by report and is committed right after it.
   std::optional<VtkSeriesWriter> vtk;
-  if (cfg.output.vtk) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock, model);
+  if (cfg.output.vtk && root) vtk.emplace(output_dir, cfg.output.name, grid, cfg.rock, model);
   // Every output call below goes through `bg` (declared after writer and vtk: it finishes their jobs
   // before they are destroyed), in order, on its thread when output.background_writer is on; the
   // main thread touches the files itself only when bg is idle (history copy before the loop,
@@ -466,8 +536,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // Its OpenMP regions (the compression of report fields): one thread on the CPU backend, whose
   // time loop keeps every CPU busy (threads.hpp: two teams slow both); the run's threads on CUDA.
   const int writer_threads = exec->is_cuda() ? current_thread_policy().threads : 1;
-  BackgroundWriter bg(cfg.output.background_writer, 2, [writer_threads] { set_thread_count_here(writer_threads); });
-  if (defer_static) bg.submit([&writer] { writer.write_static(); }, true);
+  BackgroundWriter bg(cfg.output.background_writer && root, 2,
+                      [writer_threads] { set_thread_count_here(writer_threads); });
+  // An output job: rank 0's writer only.
+  const auto submit = [&bg, root](std::function<void()> job, bool heavy) {
+    if (root) bg.submit(std::move(job), heavy);
+  };
+  if (defer_static) submit([&writer] { writer->write_static(); }, true);
   double output_seconds = 0.0;  // the loop's own time on output (copies, queueing, waits), for the time line
   bool checkpointed = false;    // a checkpoint of this run exists
   std::size_t report_rows = 0;  // rows of /reports written (history included)
@@ -475,7 +550,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
 
   startup.lap(defer_static ? "result file (its static fields in the background)" : "result file (static fields)");
   label.emplace("the Newton solver (Jacobian, vectors, preconditioner)");
-  NewtonSolver newton(cfg, exec, model, stats, verbose ? log : NewtonSolver::Log{});
+  NewtonSolver newton(cfg, exec, model, sub, stats, verbose ? log : NewtonSolver::Log{});
   label.reset();
   const auto& sc = cfg.schedule;
   const auto& nc = cfg.newton;
@@ -511,7 +586,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   };
   const auto write_checkpoint = [&] {
     if (!cfg.output.checkpoint) return;
-    bg.submit([&writer, &checkpoint_path, totals = totals_now()] { writer.write_checkpoint(checkpoint_path, totals); });
+    submit([&writer, &checkpoint_path, totals = totals_now()] { writer->write_checkpoint(checkpoint_path, totals); },
+           false);
     checkpointed = true;
   };
   bool replay_queued = false;  // the first preconditioner setup goes to the file once
@@ -530,11 +606,11 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
       replay = *newton.first_setup(), replay_queued = true;
       output_seconds += newton.replay_copy_seconds();  // the copy was made for this row (restart data)
     }
-    bg.submit(
+    submit(
         [&writer, &vtk, time, state = std::move(state), rr, replay = std::move(replay)] {
-          writer.write_report(time, state);
-          writer.write_restart(rr);
-          if (replay) writer.write_setup_replay(*replay);
+          writer->write_report(time, state);
+          writer->write_restart(rr);
+          if (replay) writer->write_setup_replay(*replay);
           if (vtk) vtk->write_report(time, state);
         },
         true);
@@ -547,9 +623,11 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   if (restart) {
     const auto t0 = Clock::now();
     const RestartPoint& rp = *restart;
-    writer.set_restart_source(rp.file.string(), rp.report, rp.time);
-    writer.copy_history(rp.file, rp.report, std::size_t(rp.record.totals.steps), std::size_t(rp.record.newton_rows),
-                        rp.replay_setup);
+    if (writer) {
+      writer->set_restart_source(rp.file.string(), rp.report, rp.time);
+      writer->copy_history(rp.file, rp.report, std::size_t(rp.record.totals.steps),
+                           std::size_t(rp.record.newton_rows), rp.replay_setup);
+    }
     if (vtk) {  // the whole series, history included, from the history's states
       const h5::File src = h5::File::open_read(rp.file);
       for (std::size_t r = 0; r <= rp.report; ++r)
@@ -571,7 +649,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     output_seconds += seconds_since(t0);
     write_checkpoint();
   } else {
-    write_report(0.0, x_init);
+    write_report(0.0, sub.gather(x, bs));
   }
   startup.lap("Newton solver and the first report");  // less the loop's output time, taken off below
   const double copy_gbs = measure_copy_gbs(exec);  // for the linear iterations' fraction of it
@@ -620,7 +698,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   const double t_loop_start = t;
   const auto wall_loop_start = Clock::now();
   while (next_report < sc.report_times.size()) {
-    if (const int sig = interrupt_signal()) throw interrupted(sig);
+    if (const int sig = run_signal(*comm)) throw interrupted(sig);
     const double t_report = sc.report_times[next_report];
     // Never leave a sliver before a report time: stretch the step if the remainder is tiny.
     double dt_try = std::min(dt, t_report - t);
@@ -629,19 +707,19 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
 
     model.begin_step(x0);
     const NewtonResult nr = newton.solve(x, x0, dt_try, stats.steps + 1);
-    if (nr.interrupted) throw interrupted(interrupt_signal());  // the step is abandoned: back to the last report
+    if (nr.interrupted) throw interrupted(run_signal(*comm));  // the step is abandoned: back to the last report
     stats.newton_iterations += nr.iterations;
     stats.linear_iterations += nr.linear_iterations;
     for (NewtonRecord rec : nr.records) {
       rec.step = stats.steps + 1, rec.attempt = step_cuts;
-      bg.submit([&writer, rec] { writer.write_newton(rec); });
+      submit([&writer, rec] { writer->write_newton(rec); }, false);
       ++newton_rows;
       eta_lo = std::min(eta_lo, rec.forcing), eta_hi = std::max(eta_hi, rec.forcing);
     }
     for (WellSwitchRecord rec : nr.switches) {
       rec.step = stats.steps + 1, rec.attempt = step_cuts, rec.time = hits_report ? t_report : t + dt_try;
       log(describe_well_switch(model, rec));
-      bg.submit([&writer, rec] { writer.write_well_switch(rec); });
+      submit([&writer, rec] { writer->write_well_switch(rec); }, false);
     }
     if (!nr.converged) {
       copy(x0, x);
@@ -693,13 +771,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                     describe_progress(t, t_end, t_loop_start, seconds_since(wall_loop_start)), dt_try / units::day,
                     nr.iterations, nr.linear_iterations,
                     nr.norms.max_cnv(), nr.norms.max_mb(), model.well_summary(rec.wells)));
-    bg.submit([&writer, rec = std::move(rec)] { writer.write_step(rec); });
+    submit([&writer, rec = std::move(rec)] { writer->write_step(rec); }, false);
     step_cuts = 0;
 
     // Grow after a success unless the step was shortened to hit a report time.
     if (!(hits_report && dt_try < dt)) dt = std::min(sc.dt_max, dt_try * time_step_growth(nc, nr.iterations));
     if (hits_report) {
-      write_report(t, x.to_host());
+      write_report(t, sub.gather(x, bs));
       ++next_report;
     }
   }
@@ -721,8 +799,10 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
     write_jacobian(options.jacobian_path, newton.jacobian());
     log(fmt::format("Jacobian of the last Newton iteration written to {}", options.jacobian_path.string()));
   }
-  writer.commit(stats);
-  out.result_file = writer.final_path();
+  if (writer) {
+    writer->commit(stats);
+    out.result_file = writer->final_path();
+  }
   if (vtk) {
     vtk->commit();
     log(fmt::format("VTK time series written to {}", vtk->pvd_path().string()));
@@ -731,8 +811,8 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // run continued from under the same name) is superseded.
   {
     std::error_code ec;
-    const bool own = cfg.output.checkpoint ||
-                     (restart && std::filesystem::equivalent(restart->file, checkpoint_path, ec));
+    const bool own = root && (cfg.output.checkpoint ||
+                              (restart && std::filesystem::equivalent(restart->file, checkpoint_path, ec)));
     if (own && std::filesystem::remove(checkpoint_path, ec))
       log(fmt::format("checkpoint {} removed (the result file holds the restart data of every report)",
                       checkpoint_path.string()));

@@ -2,8 +2,10 @@
 // the state, the Jacobian and every kernel live).
 #pragma once
 
+#include "linalg/distributed/communicator.hpp"
 #include "miniapp/io/config.hpp"
 #include "miniapp/io/results.hpp"
+#include "physics/partition.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -67,6 +69,9 @@ struct RunOptions {
   // property fields, starting the backend), in seconds: the first start-up parts of the run log, and part
   // of the run's start-up and wall time.
   std::vector<std::pair<std::string, double>> startup_before;
+  // The ranks of a distributed run (issue 33; null: one rank) and how to split the grid among them.
+  dist::CommPtr comm;
+  physics::PartitionSpec partition;
 };
 
 // Runs the configured simulation on `exec` and writes the result file atomically to

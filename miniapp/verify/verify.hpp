@@ -119,6 +119,7 @@ struct VerifyOptions {
   std::string input;       // RESULT.h5 or DECK.toml; empty: the case's deck
   std::string baseline;    // empty: the case's baseline
   std::string case_file;   // optional
+  std::string partition;   // several ranks: --partition PxxPyxPz of the deck run (issue 33)
   std::string backend = "auto";
   std::vector<std::string> overrides;  // --set, added to the case's overrides (deck input only)
   std::vector<std::string> rtol, atol;  // [FIELD=]VALUE

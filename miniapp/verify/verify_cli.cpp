@@ -26,6 +26,9 @@ Subcommand register_verify(CLI::App& app, CommandContext& context)
       ->allow_extra_args(false);
   verify->add_option("--atol", o->atol, "absolute tolerance in the field's unit, FIELD=VALUE or VALUE (repeatable)")
       ->allow_extra_args(false);
+  verify->add_option("--partition", o->partition,
+                     "several ranks (mpirun -np N blockres verify ...): the deck run's process grid PxxPyxPz, e.g. 1x1x2 "
+                     "(0: the partitioner's choice for that axis)");
   verify->add_option("--backend", o->backend, "backend of the deck run: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   verify->add_option("--set", o->overrides, "override a deck key of the deck run: --set dotted.key=value (repeatable)")
