@@ -1,4 +1,4 @@
-// The CUDA halo pack against its CPU reference on fresh random input: odd counts, block sizes 1..64, ids in any order
+// The CUDA halo pack and row concatenation against their CPU references on fresh random input: odd counts, block sizes 1..64, ids in any order
 // with repeats, the output poisoned with NaN first (every entry must be written). Label `gpu`.
 #include "kernels/halo/halo.hpp"
 #include "linalg/test/gpu_test_util.hpp"
@@ -36,5 +36,81 @@ TEST(HaloPackGpu, MatchesTheCpuReference)
             << "bs " << bs << " n " << n << " entry " << e;
       }
     }
+  }
+}
+
+// hcat_rows: random row lengths (empty rows included), blocks of 1..64 values, with and without the second part;
+// the output poisoned with NaN first.
+TEST(HcatRowsGpu, MatchesTheCpuReference)
+{
+  const ExecPtr gpu = test::backends().gpu;
+  for (int bb : {1, 4, 9, 64})
+    for (index_t n : {1, 7, 1001})
+      for (int with_o = 0; with_o < 2; ++with_o) {
+        std::vector<index_t> dp(1, 0), op(1, 0);
+        for (index_t i = 0; i < n; ++i) {
+          dp.push_back(dp.back() + index_t(test::rng()() % 9));
+          op.push_back(op.back() + index_t(test::rng()() % 4));
+        }
+        const std::vector<double> d = test::random_vector(size64_t(dp.back()) * bb);
+        const std::vector<double> o = test::random_vector(size64_t(op.back()) * bb);
+        const size64_t total = size64_t(dp.back() + (with_o ? op.back() : 0)) * bb;
+        std::vector<double> want(total, std::nan(""));
+        kernels::cpu::hcat_rows(n, bb, dp.data(), d.data(), with_o ? op.data() : nullptr, o.data(), want.data());
+        // The reference against the definition: row i's D blocks, then its O blocks.
+        size64_t at = 0;
+        for (index_t i = 0; i < n; ++i) {
+          for (size64_t e = size64_t(dp[i]) * bb; e < size64_t(dp[i + 1]) * bb; ++e) ASSERT_EQ(want[at++], d[e]);
+          if (with_o)
+            for (size64_t e = size64_t(op[i]) * bb; e < size64_t(op[i + 1]) * bb; ++e) ASSERT_EQ(want[at++], o[e]);
+        }
+        ASSERT_EQ(at, total);
+        const Array<index_t> ddp(gpu, std::span<const index_t>(dp)), dop(gpu, std::span<const index_t>(op));
+        const Array<double> dd(gpu, std::span<const double>(d)), dov(gpu, std::span<const double>(o));
+        Array<double> out(gpu, total);
+        out.copy_from_host(std::vector<double>(total, std::nan("")));
+        kernels::cuda::hcat_rows(gpu->stream(), n, bb, ddp.data(), dd.data(), with_o ? dop.data() : nullptr,
+                                 dov.data(), out.data());
+        const std::vector<double> got = out.to_host();
+        for (size64_t e = 0; e < total; ++e)
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(got[e]), std::bit_cast<std::uint64_t>(want[e]))
+              << "bb " << bb << " n " << n << " entry " << e;
+      }
+}
+
+// lump_ghost_columns: random local-form rows (columns owned or ghost, the diagonal present or not), the output
+// poisoned; the reference also against its definition (row sums kept where the diagonal is present, ghosts zero).
+TEST(LumpGhostColumnsGpu, MatchesTheCpuReference)
+{
+  const ExecPtr gpu = test::backends().gpu;
+  for (index_t n : {1, 9, 1003}) {
+    const index_t ghosts = index_t(test::rng()() % 50);
+    std::vector<index_t> rp(1, 0), ci;
+    for (index_t i = 0; i < n; ++i) {
+      if (test::rng()() % 5 != 0) ci.push_back(i);  // the diagonal, mostly
+      for (int k = int(test::rng()() % 7); k > 0; --k) ci.push_back(index_t(test::rng()() % std::uint64_t(n + ghosts)));
+      rp.push_back(index_t(ci.size()));
+    }
+    const std::vector<double> v = test::random_vector(ci.size());
+    std::vector<double> want(ci.size(), std::nan(""));
+    kernels::cpu::lump_ghost_columns(n, n, rp.data(), ci.data(), v.data(), want.data());
+    for (index_t i = 0; i < n; ++i) {
+      double before = 0.0, after = 0.0;
+      bool has_diag = false;
+      for (index_t q = rp[i]; q < rp[i + 1]; ++q) {
+        before += v[std::size_t(q)], after += want[std::size_t(q)];
+        has_diag = has_diag || ci[std::size_t(q)] == i;
+        if (ci[std::size_t(q)] >= n) ASSERT_EQ(want[std::size_t(q)], 0.0);
+      }
+      if (has_diag) ASSERT_NEAR(after, before, 1e-12 * (1.0 + std::abs(before)));
+    }
+    const Array<index_t> drp(gpu, std::span<const index_t>(rp)), dci(gpu, std::span<const index_t>(ci));
+    const Array<double> dv(gpu, std::span<const double>(v));
+    Array<double> out(gpu, ci.size());
+    out.copy_from_host(std::vector<double>(ci.size(), std::nan("")));
+    kernels::cuda::lump_ghost_columns(gpu->stream(), n, n, drp.data(), dci.data(), dv.data(), out.data());
+    const std::vector<double> got = out.to_host();
+    for (std::size_t e = 0; e < ci.size(); ++e)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got[e]), std::bit_cast<std::uint64_t>(want[e])) << "n " << n << " entry " << e;
   }
 }
