@@ -90,6 +90,29 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
   channel_ = std::make_unique<HaloChannel>(exec, comm_, plan_, bs);
 }
 
+DistBsrMatrix::DistBsrMatrix(const DistBsrMatrix& like, int bs)
+    : bs_(bs), comm_(like.comm_), map_(like.map_), plan_(like.plan_), nnzb_(like.nnzb_), where_(like.where_)
+{
+  if (bs < 1) throw std::invalid_argument("DistBsrMatrix: block size must be at least 1");
+  const ExecPtr& exec = like.diag_->exec_ptr();
+  auto pattern = [](const BsrMatrix& m) {
+    BsrPattern p;
+    p.nrows = m.nrows();
+    p.ncols = m.ncols();
+    p.row_ptr = m.row_ptr().to_host();
+    p.col_ind = m.col_ind().to_host();
+    return p;
+  };
+  diag_.emplace(exec, bs, pattern(*like.diag_));
+  if (like.offd_) offd_.emplace(exec, bs, pattern(*like.offd_));
+  ghost_ = Array<double>(exec, size64_t(map_.ghosts()) * bs);
+  src_diag_ = Array<index_t>(exec, like.src_diag_.size());
+  src_diag_.copy_from(like.src_diag_);
+  src_offd_ = Array<index_t>(exec, like.src_offd_.size());
+  src_offd_.copy_from(like.src_offd_);
+  channel_ = std::make_unique<HaloChannel>(exec, comm_, plan_, bs);
+}
+
 void DistBsrMatrix::set_values(std::span<const double> values)
 {
   const std::size_t bb = std::size_t(bs_) * std::size_t(bs_);
@@ -130,10 +153,15 @@ void DistBsrMatrix::finish_halo() const { channel_->finish(); }
 
 void DistBsrMatrix::exchange(const Array<double>& x) const
 {
+  start_exchange(x);
+  finish_halo();
+}
+
+void DistBsrMatrix::start_exchange(const Array<double>& x) const
+{
   if (x.size() != size64_t(map_.owned()) * bs_)
     throw std::invalid_argument("DistBsrMatrix::exchange: x must hold the owned rows' entries");
   start_halo(x);
-  finish_halo();
 }
 
 void DistBsrMatrix::apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const

@@ -29,14 +29,22 @@ class DistBsrMatrix {
   DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned, std::span<const index_t> row_ptr,
                 std::span<const gindex_t> gcol, const std::function<int(gindex_t)>& owner_of);
 
+  // The same rows, pattern, index map and halo plan as `like` with block size bs (a CPR pressure matrix
+  // on the pattern of the block system); its values are unset until set_values or diag_values / offd_values.
+  DistBsrMatrix(const DistBsrMatrix& like, int bs);
+
   int block_size() const { return bs_; }
   const IndexMap& map() const { return map_; }
   const HaloPlan& halo() const { return plan_; }
   const Communicator& comm() const { return *comm_; }
+  const CommPtr& comm_ptr() const { return comm_; }
   const BsrMatrix& diag() const { return *diag_; }
   // The owned x ghost part; nullopt when this rank has no ghost column.
   const std::optional<BsrMatrix>& offd() const { return offd_; }
   index_t nnzb() const { return nnzb_; }
+  // The parts' values, to be written in place (a preconditioner's derived matrix).
+  Array<double>& diag_values() { return diag_->values(); }
+  Array<double>* offd_values() { return offd_ ? &offd_->values() : nullptr; }
 
   // Values in the order of the constructor's (row_ptr, gcol) pattern, bs x bs row-major per block (host memory).
   void set_values(std::span<const double> values);
@@ -51,6 +59,11 @@ class DistBsrMatrix {
   // The halo exchange of apply() alone (collective): x's entries the peers need into this rank's ghost buffer (CUDA:
   // packed on the device, through the pinned buffers, back on the device), for timing it.
   void exchange(const Array<double>& x) const;
+  // The same in two halves, for work that needs no ghost in between; the ghosts' entries (map order, bs each) are in
+  // ghost_values() after finish_exchange (CUDA: once the stream reaches the copy finish_exchange queued).
+  void start_exchange(const Array<double>& x) const;
+  void finish_exchange() const { finish_halo(); }
+  const Array<double>& ghost_values() const { return ghost_; }
 
  private:
   // The halo of x into ghost_: started (CUDA: packed, copied to the pinned buffer, sent), then finished (received;
