@@ -4,6 +4,7 @@
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
+#include "linalg/distributed/dist_bsr_matrix.hpp"
 #include "linalg/vector_ops.hpp"
 
 #include <cstdint>
@@ -64,6 +65,12 @@ class Preconditioner {
   virtual ~Preconditioner() = default;
   // Numeric setup for the current values of A (the structure must not change between calls).
   virtual SetupStatus setup(const BsrMatrix& A) = 0;
+  // Distributed runs (issue 33), collective: the setup for a row-distributed matrix, after which apply() takes and
+  // returns this rank's owned rows. The default sets up on the rank's owned x owned part (A.diag()): block-Jacobi
+  // over the subdomains of the preconditioner (additive Schwarz, overlap 0), which is the whole matrix on one rank.
+  // Preconditioners that couple subdomains override it (AMG: a distributed hierarchy; CPR: its pressure matrix and
+  // residual across the halo). A failure is reported by this rank's status; the caller agrees on it across ranks.
+  virtual SetupStatus setup_distributed(const dist::DistBsrMatrix& A) { return setup(A.diag()); }
   // z = M^{-1} r; z and r must not alias.
   virtual void apply(const Vector& r, Vector& z) const = 0;
   virtual std::string name() const = 0;

@@ -59,8 +59,9 @@ class NewtonSolver {
  public:
   using Log = std::function<void(const std::string&)>;
   // sub: the rank's part of the grid, on which the model works. Distributed, the model's Jacobian over its cells and
-  // ghost cells gives its owned rows to a distributed matrix; the preconditioner works on the owned x owned part of
-  // it (additive Schwarz without overlap: each rank's subdomain alone), Krylov on the whole distributed system.
+  // ghost cells gives its owned rows to a distributed matrix; Krylov works on the whole distributed system, the
+  // preconditioner through setup_distributed (most on the owned x owned part: additive Schwarz without overlap; AMG
+  // and CPR's pressure stage across the ranks).
   NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, const physics::Subdomain& sub,
                RunStatistics& stats, Log trace)
       : cfg_(cfg),
@@ -108,8 +109,9 @@ class NewtonSolver {
   }
 
   const BsrMatrix& jacobian() const { return J_; }
-  // The matrix the preconditioner is set up on: the Jacobian, or distributed its owned x owned part.
-  const BsrMatrix& local_matrix() const { return Jd_ ? Jd_->diag() : J_; }
+  // Serial: the setup on the Jacobian. Distributed: on the distributed matrix (collective), which gives block-Jacobi
+  // over the subdomains for most preconditioners and a hierarchy across the ranks for AMG and CPR's pressure stage.
+  SetupStatus setup_preconditioner() { return Jd_ ? precond_->setup_distributed(*Jd_) : precond_->setup(J_); }
   const KrylovProfile& linear_profile() const { return krylov_.profile(); }
   std::string preconditioner_name() const { return precond_->name(); }
   std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
@@ -132,7 +134,7 @@ class NewtonSolver {
     model_.assemble(x, x0, r.dt, R_, J_);
     if (Jd_) Jd_->set_values(J_.values());
     if (accumulation_used_) model_.accumulation_blocks(x, r.dt, accumulation_);
-    (void)precond_->setup(local_matrix());  // a failed setup failed the same way in the run that wrote it
+    (void)setup_preconditioner();  // a failed setup failed the same way in the run that wrote it
     exec_->synchronize();
     first_setup_ = r;
   }
@@ -185,7 +187,7 @@ class NewtonSolver {
       t0 = Clock::now();
       if (accumulation_used_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
       if (Jd_) Jd_->set_values(J_.values());  // the owned rows
-      SetupStatus setup = precond_->setup(local_matrix());
+      SetupStatus setup = setup_preconditioner();
       if (!sub_.comm().all(setup.ok) && setup.ok)  // every rank stops when one fails
         setup = SetupStatus{false, "the preconditioner setup failed on another rank", ""};
       auto tw = Clock::now();

@@ -70,7 +70,8 @@ struct CycleRef {
   }
 };
 
-class Ops;  // the backend's operations (amg_ops.hpp)
+class Ops;            // the backend's operations (amg_ops.hpp)
+class DistHierarchy;  // the hierarchy of a distributed run (amg_distributed.hpp)
 
 // A sparse product the backend cannot form (cuSPARSE "insufficient resources"); the setup then
 // gives that level a plain (piecewise-constant) prolongation.
@@ -122,6 +123,10 @@ class AmgPreconditioner final : public Preconditioner {
   ~AmgPreconditioner() override;
   // Full setup when the structure is new, refresh_numeric otherwise (every refresh_interval calls).
   SetupStatus setup(const BsrMatrix& A) override;
+  // Several ranks: the distributed hierarchy (amg_distributed.hpp), with the same reuse (refresh_interval,
+  // refresh_growth) as setup(); apply() then takes the owned rows. One rank, or the ILU(0) smoother (not
+  // distributed): setup(A.diag()), this rank's own hierarchy of its subdomain.
+  SetupStatus setup_distributed(const dist::DistBsrMatrix& A) override;
   // Recomputes the values (P for smoothed aggregation, Galerkin operators, smoother scalings,
   // coarse LU) on the hierarchy's existing aggregates and patterns. A must have the structure of
   // the last full setup (throws std::invalid_argument otherwise).
@@ -130,7 +135,7 @@ class AmgPreconditioner final : public Preconditioner {
   SetupStatus setup_full(const BsrMatrix& A);
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
-  void note_new_step() override { new_step_ = true; }
+  void note_new_step() override;
   std::uint64_t launch_epoch() const override;
   // The cycles' passes as cycle() makes them (not stated with the ILU(0) smoother: 0).
   double apply_bytes() const override;
@@ -138,6 +143,8 @@ class AmgPreconditioner final : public Preconditioner {
 
   const AmgOptions& options() const { return opt_; }
   const AmgStatistics& statistics() const { return stats_; }
+  // The distributed hierarchy of the last setup_distributed on several ranks, else nullptr.
+  const amg::DistHierarchy* distributed() const { return dist_.get(); }
   // "4 levels (72000, 5519, 431, 33 rows), operator complexity 1.31, grid complexity 1.08; 45 full setups,
   // 52 value refreshes, 174 setups kept (7 refreshes within a time step)": those after growth or a failed solve.
   std::string setup_summary() const override;
@@ -149,6 +156,10 @@ class AmgPreconditioner final : public Preconditioner {
   amg::HostLevel level_host(int l) const;
 
  private:
+  // setup() on the structure of the last full setup: keep the hierarchy, or refresh its values (refresh_interval,
+  // refresh_growth); counts the kept setups and growth refreshes.
+  enum class Reuse { keep, refresh };
+  Reuse reuse_decision();
   bool same_structure(const BsrMatrix& A) const;
   void check_matrix(const BsrMatrix& A) const;
   void numeric_level(int l);  // values of level l + 1's operator and level l's transfer data
@@ -197,6 +208,7 @@ class AmgPreconditioner final : public Preconditioner {
   int base_iterations_ = -1, last_iterations_ = -1;
   bool last_failed_ = false;
   bool feedback_ = false;  // note_solve was called since the last setup
+  std::unique_ptr<amg::DistHierarchy> dist_;  // several ranks (setup_distributed)
 };
 
 }  // namespace blockres

@@ -39,6 +39,7 @@ AmgOptions read(deck::Section& p, const AmgOptions& defaults)
   a.cycles = p.integer("cycles", defaults.cycles, between(1, 10));
   a.max_levels = p.integer("max_levels", defaults.max_levels, between(1, 50));
   a.max_coarse = p.integer("max_coarse", defaults.max_coarse, between(1, 512));
+  a.gather_rows = p.integer("gather_rows", defaults.gather_rows, deck::at_least(1));
   a.refresh_interval = p.integer("refresh_interval", defaults.refresh_interval, deck::at_least(1));
   a.keep_interpolation = p.flag("keep_interpolation", defaults.keep_interpolation);
   a.refresh_growth = p.number("refresh_growth", defaults.refresh_growth, between(0, 10));

@@ -105,12 +105,17 @@ struct AmgOptions {
   // vector stay fp64; the cycle's kernels read the fp32 values and compute in fp64): 8 instead of 12
   // bytes per matrix entry. Jacobi smoothers only.
   StoragePrecision storage = StoragePrecision::fp64;
+  // Distributed runs (several ranks, issue 33): the levels stay distributed (aggregates inside each rank's rows,
+  // Galerkin products across the halo) down to the first with at most this many rows in all, which is gathered
+  // onto every rank and continued there as one serial hierarchy (amg_distributed.hpp). A problem this small is
+  // gathered whole: the serial AMG on every rank. No effect on one rank.
+  index_t gather_rows = 20000;
   bool operator==(const AmgOptions&) const = default;
 };
 inline constexpr std::string_view amg_keys[] = {
     "aggregation", "aggregate_size", "interpolation", "smoother",   "jacobi_omega",     "trisolve_sweeps",  "theta",
     "pre_sweeps",  "post_sweeps",    "cycle",         "cycles",     "max_levels",       "max_coarse",
-    "refresh_interval", "keep_interpolation", "refresh_growth", "storage"};
+    "refresh_interval", "keep_interpolation", "refresh_growth", "storage", "gather_rows"};
 AmgOptions read(deck::Section& table, const AmgOptions& defaults);
 std::unique_ptr<Preconditioner> make_preconditioner(ExecPtr exec, const AmgOptions& opt);
 

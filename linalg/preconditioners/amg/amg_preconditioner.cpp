@@ -2,6 +2,7 @@
 // backends on the operations of amg_ops.hpp.
 #include "linalg/preconditioners/amg/amg.hpp"
 
+#include "linalg/preconditioners/amg/amg_distributed.hpp"
 #include "linalg/preconditioners/amg/amg_ops.hpp"
 
 #include "kernels/batched/batched_lu.hpp"
@@ -51,6 +52,12 @@ std::string AmgPreconditioner::setup_summary() const
   if (opt_.refresh_growth > 0)
     s += fmt::format(" ({} refresh{} within a time step)", stats_.growth_refreshes,
                      stats_.growth_refreshes == 1 ? "" : "es");
+  if (dist_) {
+    const int d = dist_->distributed_levels();
+    s += d == 0 ? std::string("; gathered whole onto every rank")
+                : fmt::format("; {} level{} across the ranks{}", d, d == 1 ? "" : "s",
+                              dist_->gathered_at() >= 0 ? ", the rest gathered onto every rank" : "");
+  }
   return s;
 }
 
@@ -167,33 +174,40 @@ bool AmgPreconditioner::same_structure(const BsrMatrix& A) const
   return ops_->same_structure(key_row_ptr_, key_col_ind_, a);
 }
 
+AmgPreconditioner::Reuse AmgPreconditioner::reuse_decision()
+{
+  if (opt_.refresh_growth > 0) {
+    const bool grew = feedback_ && base_iterations_ >= 0 &&
+                      double(last_iterations_) > (1.0 + opt_.refresh_growth) * base_iterations_ + 1.0;
+    const bool keep = !new_step_ && feedback_ && !last_failed_ && !grew;
+    feedback_ = false;
+    if (keep) {
+      ++stats_.kept_setups;
+      return Reuse::keep;
+    }
+    if (!new_step_) ++stats_.growth_refreshes;
+    new_step_ = false;
+    base_iterations_ = -1;
+    return Reuse::refresh;
+  }
+  if (++since_refresh_ < opt_.refresh_interval) {
+    ++stats_.kept_setups;
+    return Reuse::keep;
+  }
+  since_refresh_ = 0;
+  return Reuse::refresh;
+}
+
 SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
 {
   check_matrix(A);
+  dist_.reset();
   if (same_structure(A)) {
-    if (opt_.refresh_growth > 0) {
-      const bool grew = feedback_ && base_iterations_ >= 0 &&
-                        double(last_iterations_) > (1.0 + opt_.refresh_growth) * base_iterations_ + 1.0;
-      const bool keep = !new_step_ && feedback_ && !last_failed_ && !grew;
-      feedback_ = false;
-      if (keep) {
-        fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
-        narrow_fine();
-        ++stats_.kept_setups;
-        return {};
-      }
-      if (!new_step_) ++stats_.growth_refreshes;
-      new_step_ = false;
-      base_iterations_ = -1;
-      return refresh_numeric(A);
-    }
-    if (++since_refresh_ < opt_.refresh_interval) {
+    if (reuse_decision() == Reuse::keep) {
       fine_ = {A.nrows(), A.ncols(), A.row_ptr().data(), A.col_ind().data(), A.values().data(), A.nnzb()};
       narrow_fine();
-      ++stats_.kept_setups;
       return {};
     }
-    since_refresh_ = 0;
     return refresh_numeric(A);
   }
   since_refresh_ = 0;
@@ -201,8 +215,45 @@ SetupStatus AmgPreconditioner::setup(const BsrMatrix& A)
   return setup_full(A);
 }
 
+SetupStatus AmgPreconditioner::setup_distributed(const dist::DistBsrMatrix& A)
+{
+  if (A.comm().size() == 1 || opt_.smoother == AmgSmoother::ilu0) return setup(A.diag());
+  if (A.block_size() != 1)
+    throw std::invalid_argument("AmgPreconditioner: scalar matrices only (block size 1); for a block system use "
+                                "type = \"cpr\" with an amg pressure stage");
+  if (!levels_.empty()) {  // a serial hierarchy from an earlier setup() is not this one
+    levels_.clear();
+    key_row_ptr_ = Array<index_t>();
+    key_col_ind_ = Array<index_t>();
+  }
+  if (!dist_) dist_ = std::make_unique<amg::DistHierarchy>(exec_, opt_);
+  SetupStatus status;
+  if (dist_->same_structure(A)) {
+    if (reuse_decision() == Reuse::keep) {
+      dist_->keep(A);
+      return {};
+    }
+    status = dist_->refresh_numeric(A);
+    ++stats_.numeric_setups;
+  } else {
+    since_refresh_ = 0;
+    new_step_ = false, base_iterations_ = -1, feedback_ = false;
+    status = dist_->setup_full(A);
+    ++stats_.full_setups;
+  }
+  dist_->statistics(stats_);
+  return status;
+}
+
+void AmgPreconditioner::note_new_step()
+{
+  new_step_ = true;
+  if (dist_) dist_->note_new_step();
+}
+
 void AmgPreconditioner::note_solve(int iterations, bool converged)
 {
+  if (dist_) dist_->note_solve(iterations, converged);
   last_iterations_ = iterations;
   last_failed_ = !converged;
   feedback_ = true;
@@ -479,6 +530,7 @@ void AmgPreconditioner::update_statistics()
 
 std::uint64_t AmgPreconditioner::launch_epoch() const
 {
+  if (dist_) return 0;  // halo exchanges through the host: never recorded
   LaunchKey k;
   k.add(reinterpret_cast<std::uintptr_t>(fine_.row_ptr)).add(reinterpret_cast<std::uintptr_t>(fine_.col_ind));
   k.add(reinterpret_cast<std::uintptr_t>(fine_.values)).add(std::uint64_t(fine_.nrows)).add(std::uint64_t(fine_.nz));
@@ -526,6 +578,7 @@ double AmgPreconditioner::cycle_bytes(int l, bool zero_guess) const
 
 double AmgPreconditioner::apply_bytes() const
 {
+  if (dist_) return 0.0;  // not stated for the distributed cycle
   if (levels_.empty() || opt_.smoother == AmgSmoother::ilu0) return 0.0;
   const double n = level_operator(0).nrows;
   double bytes = 32.0 * n;  // r into the level vector, the result out
@@ -591,6 +644,10 @@ void AmgPreconditioner::cycles() const
 
 void AmgPreconditioner::apply(const Vector& r, Vector& z) const
 {
+  if (dist_) {
+    dist_->apply(r, z);
+    return;
+  }
   if (levels_.empty()) throw std::logic_error("AmgPreconditioner::apply before setup");
   const amg::Level& L0 = levels_[0];
   const size64_t n = L0.b.size();

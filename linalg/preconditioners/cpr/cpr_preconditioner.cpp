@@ -87,7 +87,7 @@ void CprPreconditioner::set_accumulation_blocks(const Vector& C)
   accumulation_ = &C;
 }
 
-void CprPreconditioner::symbolic(const BsrMatrix& A)
+void CprPreconditioner::symbolic(const BsrMatrix& A, const dist::DistBsrMatrix* Ad)
 {
   const int bs = A.block_size();
   if (bs < 1 || bs > 64) throw std::invalid_argument(fmt::format("cpr: block size {} is not in 1..64", bs));
@@ -98,8 +98,19 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   p.col_ind = A.col_ind().to_host();
   // A new pressure pattern: a fresh stage 1, so that its own structure key (the row pointer's
   // address) cannot mistake the new A_p for the old one.
-  if (ap_) stage1_ = make_stage(opt_.pressure, exec_, "pressure");
-  ap_ = std::make_unique<BsrMatrix>(exec_, 1, p);
+  if (ap_ || pd_) stage1_ = make_stage(opt_.pressure, exec_, "pressure");
+  ap_.reset();
+  pd_.reset();
+  if (Ad) {
+    pd_ = std::make_unique<dist::DistBsrMatrix>(*Ad, 1);
+    col_offd_ = Ad->offd() ? Vector(exec_, size64_t(Ad->offd()->nnzb()) * bs) : Vector();
+    r3_ = Vector(exec_, size64_t(A.nrows()) * bs);
+  } else {
+    ap_ = std::make_unique<BsrMatrix>(exec_, 1, p);
+    col_offd_ = Vector();
+    r3_ = Vector();
+  }
+  Ad_ = Ad;
   const index_t n = A.nrows();
   if (w_.size() != size64_t(n) * bs) w_ = Vector(exec_, size64_t(n) * bs);
   if (col_.size() != size64_t(A.nnzb()) * bs) col_ = Vector(exec_, size64_t(A.nnzb()) * bs);
@@ -123,14 +134,22 @@ void CprPreconditioner::symbolic(const BsrMatrix& A)
   bs_ = bs;
 }
 
-SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
+SetupStatus CprPreconditioner::setup(const BsrMatrix& A) { return setup_on(A, nullptr); }
+
+SetupStatus CprPreconditioner::setup_distributed(const dist::DistBsrMatrix& A)
+{
+  return A.comm().size() == 1 ? setup_on(A.diag(), nullptr) : setup_on(A.diag(), &A);
+}
+
+SetupStatus CprPreconditioner::setup_on(const BsrMatrix& A, const dist::DistBsrMatrix* Ad)
 {
   if (A.diag_pos().empty())
     throw std::invalid_argument("cpr needs a square matrix with every diagonal block in the pattern");
   if (&A.exec() != exec_.get()) throw std::invalid_argument("cpr: the matrix lives on another executor");
-  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size()) {
+  if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size() ||
+      Ad != Ad_) {
     const auto t0 = std::chrono::steady_clock::now();
-    symbolic(A);
+    symbolic(A, Ad);
     symbolic_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   A_ = &A;
@@ -150,22 +169,34 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
   const index_t* block_pos = true_impes ? block_index_.data() : A.diag_pos().data();
   const double* blocks = true_impes ? accumulation_->data() : A.values().data();
   index_t failed = 0;
+  // The pressure matrix's values: of ap_, or distributed of pd_'s parts (the offd blocks' rows are owned rows, so
+  // the same weights apply).
+  double* ap_values = pd_ ? pd_->diag_values().data() : ap_->values().data();
+  const BsrMatrix* offd = pd_ && Ad_->offd() ? &*Ad_->offd() : nullptr;
   timer_->begin(PhaseTimer::cpr_weights);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     const auto s = exec_->stream();
     kernels::cuda::cpr_quasi_impes_weights(s, n, bs_, block_pos, blocks, w_.data(), info_.data());
     failed = kernels::cuda::count_nonzero(s, n, info_.data(), counter_.data());
-    if (failed == 0)
-      kernels::cuda::cpr_pressure_values(s, n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
-                                         ap_->values().data(), col_.data());
+    if (failed == 0) {
+      kernels::cuda::cpr_pressure_values(s, n, bs_, A.row_ptr().data(), A.values().data(), w_.data(), ap_values,
+                                         col_.data());
+      if (offd)
+        kernels::cuda::cpr_pressure_values(s, n, bs_, offd->row_ptr().data(), offd->values().data(), w_.data(),
+                                           pd_->offd_values()->data(), col_offd_.data());
+    }
 #endif
   } else {
     kernels::cpu::cpr_quasi_impes_weights(n, bs_, block_pos, blocks, w_.data(), info_.data());
     failed = kernels::cpu::count_nonzero(n, info_.data());
-    if (failed == 0)
-      kernels::cpu::cpr_pressure_values(n, bs_, A.row_ptr().data(), A.values().data(), w_.data(),
-                                        ap_->values().data(), col_.data());
+    if (failed == 0) {
+      kernels::cpu::cpr_pressure_values(n, bs_, A.row_ptr().data(), A.values().data(), w_.data(), ap_values,
+                                        col_.data());
+      if (offd)
+        kernels::cpu::cpr_pressure_values(n, bs_, offd->row_ptr().data(), offd->values().data(), w_.data(),
+                                          pd_->offd_values()->data(), col_offd_.data());
+    }
   }
   timer_->end(PhaseTimer::cpr_weights);
   if (failed != 0) {
@@ -177,11 +208,11 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
             ""};
   }
   timer_->begin(PhaseTimer::cpr_pressure_setup);
-  auto st1 = stage1_->setup(*ap_);
+  auto st1 = pd_ ? stage1_->setup_distributed(*pd_) : stage1_->setup(*ap_);
   timer_->end(PhaseTimer::cpr_pressure_setup);
   if (!st1.ok) return {false, "cpr pressure stage: " + st1.message, st1.hint};
   timer_->begin(PhaseTimer::cpr_second_setup);
-  auto st2 = stage2_->setup(A);
+  auto st2 = Ad_ ? stage2_->setup_distributed(*Ad_) : stage2_->setup(A);
   timer_->end(PhaseTimer::cpr_second_setup);
   if (!st2.ok) return {false, "cpr second stage: " + st2.message, st2.hint};
   return {};
@@ -189,7 +220,7 @@ SetupStatus CprPreconditioner::setup(const BsrMatrix& A)
 
 std::uint64_t CprPreconditioner::launch_epoch() const
 {
-  if (!A_) return 0;
+  if (!A_ || pd_) return 0;  // distributed: halo exchanges through the host, never recorded
   const std::uint64_t e1 = stage1_->launch_epoch(), e2 = stage2_->launch_epoch();
   if (e1 == 0 || e2 == 0) return 0;
   LaunchKey k;
@@ -207,7 +238,11 @@ double CprPreconditioner::apply_bytes() const
   // r2 = r - A P x_p: the copy of column 0 of every block, the columns and row pointers, x_p, r read, r2 written
   bytes += nnzb * (8.0 * bs_ + 4.0) + 4.0 * (n + 1.0) + p + 2.0 * v;
   bytes += b2 + (p + 2.0 * v);  // second stage; z += P x_p
-  if (graph_ && !graph_failed_) bytes += 4.0 * v;  // the copies in and out of the recording
+  if (graph_ && !graph_failed_ && !pd_) bytes += 4.0 * v;  // the copies in and out of the recording
+  if (pd_ && Ad_->offd()) {  // r3 = r2 - A_offd x1: the offd blocks' column 0, their columns, ghost pressures, r2, r3
+    const double no = Ad_->offd()->nnzb();
+    bytes += no * (8.0 * bs_ + 4.0) + 4.0 * (n + 1.0) + 8.0 * Ad_->map().ghosts() + 2.0 * v;
+  }
   return bytes;
 }
 
@@ -216,7 +251,7 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
   if (!A_) throw std::logic_error("cpr: apply before setup");
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
     throw std::invalid_argument("cpr apply: vector sizes do not match the setup matrix");
-  if (graph_ && !graph_failed_ && !StreamGraph::capturing(*exec_)) {
+  if (graph_ && !graph_failed_ && !pd_ && !StreamGraph::capturing(*exec_)) {
     copy(r, rin_);
     // A recording stays valid while every array it points to stays where it was (setups that
     // rewrite values in place); launch_epoch() says when that is no longer sure.
@@ -256,7 +291,10 @@ void CprPreconditioner::apply_stages(const Vector& r, Vector& z) const
   timer_->begin(PhaseTimer::cpr_second_apply);
   // Stage 2 on the remaining residual: z = x1 + M_2^{-1} (r - A x1). A x1 reads column 0 of A's
   // blocks only (x1 is zero in the other unknowns): a bs-th of a product with A.
+  // Distributed: the ghosts' pressures travel while the owned columns' part is formed, then r3 = r2 - A_offd x1.
   const auto& A = *A_;
+  const BsrMatrix* offd = pd_ && Ad_->offd() ? &*Ad_->offd() : nullptr;
+  if (pd_) pd_->start_exchange(xp_);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     kernels::cuda::cpr_pressure_residual(exec_->stream(), n, bs_, A.row_ptr().data(), A.col_ind().data(),
@@ -266,7 +304,20 @@ void CprPreconditioner::apply_stages(const Vector& r, Vector& z) const
     kernels::cpu::cpr_pressure_residual(n, bs_, A.row_ptr().data(), A.col_ind().data(), col_.data(), xp_.data(),
                                         r.data(), r2_.data());
   }
-  stage2_->apply(r2_, z);
+  if (pd_) pd_->finish_exchange();
+  if (offd) {
+    const double* xg = pd_->ghost_values().data();
+    if (exec_->is_cuda()) {
+#if BLOCKRES_HAVE_CUDA
+      kernels::cuda::cpr_pressure_residual(exec_->stream(), n, bs_, offd->row_ptr().data(), offd->col_ind().data(),
+                                           col_offd_.data(), xg, r2_.data(), r3_.data());
+#endif
+    } else {
+      kernels::cpu::cpr_pressure_residual(n, bs_, offd->row_ptr().data(), offd->col_ind().data(), col_offd_.data(),
+                                          xg, r2_.data(), r3_.data());
+    }
+  }
+  stage2_->apply(offd ? r3_ : r2_, z);
   if (exec_->is_cuda()) {
 #if BLOCKRES_HAVE_CUDA
     kernels::cuda::cpr_prolong_add(exec_->stream(), n, bs_, xp_.data(), z.data());

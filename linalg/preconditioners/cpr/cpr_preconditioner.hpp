@@ -37,6 +37,11 @@ class CprPreconditioner final : public Preconditioner {
   explicit CprPreconditioner(ExecPtr exec, CprOptions opt = {});
   ~CprPreconditioner() override;
   SetupStatus setup(const BsrMatrix& A) override;
+  // Several ranks (issue 33): the weights of the owned rows, the pressure matrix distributed like A (owned x owned
+  // and owned x ghost parts), the pressure stage set up on it across the ranks (setup_distributed: AMG's distributed
+  // hierarchy) and the second stage through its setup_distributed; apply() then exchanges the ghosts' pressures for
+  // r - A x1 and is never recorded as a graph. One rank: setup(A.diag()).
+  SetupStatus setup_distributed(const dist::DistBsrMatrix& A) override;
   void apply(const Vector& r, Vector& z) const override;
   std::string name() const override;
   void note_new_step() override
@@ -71,18 +76,27 @@ class CprPreconditioner final : public Preconditioner {
 
   // After setup: the weights (bs per cell) and the pressure matrix.
   const Vector& weights() const { return w_; }
-  const BsrMatrix* pressure_matrix() const { return ap_.get(); }
+  const BsrMatrix* pressure_matrix() const { return pd_ ? &pd_->diag() : ap_.get(); }
+  // After a distributed setup on several ranks: the distributed pressure matrix, else nullptr.
+  const dist::DistBsrMatrix* distributed_pressure_matrix() const { return pd_.get(); }
   const Preconditioner& pressure_stage() const { return *stage1_; }
   const Preconditioner& second_stage() const { return *stage2_; }
 
  private:
-  void symbolic(const BsrMatrix& A);
+  void symbolic(const BsrMatrix& A, const dist::DistBsrMatrix* Ad);
+  SetupStatus setup_on(const BsrMatrix& A, const dist::DistBsrMatrix* Ad);  // Ad: A is its diag part
   void apply_stages(const Vector& r, Vector& z) const;  // the application's launches (or CPU work)
 
   ExecPtr exec_;
   CprOptions opt_;
   std::unique_ptr<Preconditioner> stage1_, stage2_;
   const BsrMatrix* A_ = nullptr;
+  // Distributed (several ranks): the matrix (A_ is its diag part), the pressure matrix distributed like it (ap_ is
+  // then not made), column 0 of the offd blocks, the stage-2 residual after the ghosts' pressures.
+  const dist::DistBsrMatrix* Ad_ = nullptr;
+  std::unique_ptr<dist::DistBsrMatrix> pd_;
+  Vector col_offd_;
+  mutable Vector r3_;
   std::uint64_t pattern_key_ = 0;  // BsrMatrix::pattern_id() of the last symbolic setup
   index_t nrows_ = 0;
   index_t nnzb_ = -1;
