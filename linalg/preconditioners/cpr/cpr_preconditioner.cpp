@@ -51,7 +51,7 @@ std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
                                      {"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
                                      {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
                                      {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]}};
-  if (graph_ && !graph_failed_) {
+  if (graph_ && !graph_failed_ && !pd_) {
     // The recording's size: its longest chain of dependent nodes is what a replay waits on at small sizes.
     const std::string shape =
         graph_->nodes() ? fmt::format(" of {} nodes, {} in the longest chain", graph_->nodes(), graph_->depth()) : "";
