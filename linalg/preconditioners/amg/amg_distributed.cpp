@@ -7,6 +7,7 @@
 #include "linalg/vector_ops.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <numeric>
@@ -136,6 +137,7 @@ void DistHierarchy::fine_values(const dist::DistBsrMatrix& A)
 SetupStatus DistHierarchy::setup_full(const dist::DistBsrMatrix& A)
 {
   if (A.block_size() != 1) throw std::invalid_argument("DistHierarchy: scalar matrices only (block size 1)");
+  const auto t0 = std::chrono::steady_clock::now();
   comm_ = A.comm_ptr();
   fine_ = &A;
   levels_.clear();
@@ -219,6 +221,7 @@ void DistHierarchy::adopt_orphans(const DistLevel& L, Array<index_t>& agg) const
 {
   const index_t n = L.owned();
   std::vector<index_t> a = agg.to_host();
+  if (std::none_of(a.begin(), a.begin() + n, [](index_t v) { return v < 0; })) return;  // no row left out
   const std::vector<index_t> rp = L.A.row_ptr.to_host(), ci = L.A.col_ind.to_host();
   const std::vector<double> v = L.A.values.to_host();
   bool changed = false;

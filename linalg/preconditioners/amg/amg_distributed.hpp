@@ -72,6 +72,8 @@ class DistHierarchy {
   };
   HostLevel level_host(int l) const;
   int num_levels() const { return int(levels_.size()); }
+  // Wall time of the full setups so far (host work on the patterns included; waits for the device at the end).
+  double full_setup_seconds() const { return full_seconds_; }
 
  private:
   void fine_values(const dist::DistBsrMatrix& A);  // level 0's local form from A's diag and offd parts
@@ -93,7 +95,8 @@ class DistHierarchy {
   const dist::DistBsrMatrix* fine_ = nullptr;
   std::vector<std::unique_ptr<DistLevel>> levels_;
   int gathered_at_ = -1;
-  int plain_fallbacks_ = 0;  // this rank's levels given a plain P (a smoothed product too large)
+  int plain_fallbacks_ = 0;
+  double full_seconds_ = 0.0;  // this rank's levels given a plain P (a smoothed product too large)
   std::vector<AmgLevelStatistics> dist_stats_;  // global rows and entries of the distributed levels
   // The gathered level: its whole operator (rows by global id, columns sorted) on every rank, the serial hierarchy
   // on it; the permutation from the gathered entries to its pattern, the global id of every gathered row (ranks'

@@ -57,6 +57,7 @@ std::string AmgPreconditioner::setup_summary() const
     s += d == 0 ? std::string("; gathered whole onto every rank")
                 : fmt::format("; {} level{} across the ranks{}", d, d == 1 ? "" : "s",
                               dist_->gathered_at() >= 0 ? ", the rest gathered onto every rank" : "");
+    s += fmt::format(" (full setups {:.2f} s)", dist_->full_setup_seconds());
   }
   return s;
 }
