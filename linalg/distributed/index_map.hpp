@@ -7,6 +7,7 @@
 #include "linalg/distributed/communicator.hpp"
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -34,6 +35,11 @@ class IndexMap {
   std::vector<gindex_t> owned_, ghost_;
   std::vector<int> ghost_owner_;
   std::vector<std::pair<gindex_t, index_t>> ghost_lookup_;  // (global, local), sorted by global
+  // Owned ids within a range of at most 4x their count: local id per global id of the range (-1: not owned); shared
+  // by the map's copies (a pressure matrix on the Jacobian's map, AMG's finest level).
+  std::shared_ptr<const std::vector<index_t>> dense_;
+  gindex_t dense_base_ = 0;
+  index_t owned_local(gindex_t g) const;  // the local id of an owned g, else -1
 };
 
 }  // namespace blockres::dist
