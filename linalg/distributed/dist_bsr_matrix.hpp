@@ -30,7 +30,8 @@ class DistBsrMatrix {
                 std::span<const gindex_t> gcol, const std::function<int(gindex_t)>& owner_of);
 
   // The same rows, pattern, index map and halo plan as `like` with block size bs (a CPR pressure matrix
-  // on the pattern of the block system); its values are unset until set_values or diag_values / offd_values.
+  // on the pattern of the block system); its values are unset until written through diag_values / offd_values
+  // (set_values throws std::logic_error on it: it keeps no map from the constructor's pattern).
   DistBsrMatrix(const DistBsrMatrix& like, int bs);
 
   int block_size() const { return bs_; }
