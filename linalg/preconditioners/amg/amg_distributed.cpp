@@ -41,51 +41,31 @@ struct DistLevel {
   std::unique_ptr<dist::HaloChannel> pv;
   Array<float> P32, R32;
   Array<double> dinv, rho;
-  Array<index_t> status;
   mutable Array<double> x, t, b, r;  // x, t: owned + ghost entries; b, r: owned
   index_t owned() const { return map.owned(); }
 };
 
 namespace {
 
-constexpr int rows_tag = 3311, cols_tag = 3312;
-
-// The rows of a pattern (row_ptr, gcol: global columns) that the peers hold as ghosts, sent to them; returns the
-// ghost rows received, in the map's ghost order: their lengths and columns.
+// The rows of a pattern (row_ptr, gcol: global columns) that the peers hold as ghosts, sent to them (two
+// Communicator::alltoallv, as HaloPlan::build asks for its ids: the plan's peers are in ascending rank order on both
+// sides); returns the ghost rows received, in the map's ghost order: their lengths and columns.
 void exchange_rows(const dist::Communicator& comm, const dist::HaloPlan& plan, const std::vector<index_t>& row_ptr,
                    const std::vector<gindex_t>& gcol, std::vector<index_t>& ghost_len, std::vector<gindex_t>& ghost_col)
 {
-  const std::size_t ns = plan.send_rank.size(), nr = plan.recv_rank.size();
-  std::vector<std::vector<gindex_t>> send_len(ns), send_col(ns), recv_len(nr);
-  for (std::size_t k = 0; k < ns; ++k)
+  std::vector<gindex_t> len, col;
+  std::vector<int> len_to(std::size_t(comm.size()), 0), col_to(len_to), from;
+  for (std::size_t k = 0; k < plan.send_rank.size(); ++k)
     for (index_t q = plan.send_ptr[k]; q < plan.send_ptr[k + 1]; ++q) {
-      const index_t row = plan.send_ids[std::size_t(q)];
-      send_len[k].push_back(row_ptr[std::size_t(row) + 1] - row_ptr[std::size_t(row)]);
-      send_col[k].insert(send_col[k].end(), gcol.begin() + row_ptr[std::size_t(row)],
-                         gcol.begin() + row_ptr[std::size_t(row) + 1]);
+      const auto row = std::size_t(plan.send_ids[std::size_t(q)]);
+      len.push_back(row_ptr[row + 1] - row_ptr[row]);
+      col.insert(col.end(), gcol.begin() + row_ptr[row], gcol.begin() + row_ptr[row + 1]);
+      ++len_to[std::size_t(plan.send_rank[k])];
+      col_to[std::size_t(plan.send_rank[k])] += row_ptr[row + 1] - row_ptr[row];
     }
-  std::vector<dist::Communicator::Request> req;
-  for (std::size_t k = 0; k < nr; ++k) {
-    recv_len[k].resize(std::size_t(plan.recv_ptr[k + 1] - plan.recv_ptr[k]));
-    req.push_back(comm.irecv(recv_len[k].data(), recv_len[k].size() * sizeof(gindex_t), plan.recv_rank[k], rows_tag));
-  }
-  for (std::size_t k = 0; k < ns; ++k)
-    req.push_back(comm.isend(send_len[k].data(), send_len[k].size() * sizeof(gindex_t), plan.send_rank[k], rows_tag));
-  comm.wait_all(req);
-  req.clear();
-  std::vector<std::vector<gindex_t>> recv_col(nr);
-  ghost_len.clear();
-  for (std::size_t k = 0; k < nr; ++k) {
-    gindex_t total = 0;
-    for (gindex_t l : recv_len[k]) ghost_len.push_back(index_t(l)), total += l;
-    recv_col[k].resize(std::size_t(total));
-    req.push_back(comm.irecv(recv_col[k].data(), recv_col[k].size() * sizeof(gindex_t), plan.recv_rank[k], cols_tag));
-  }
-  for (std::size_t k = 0; k < ns; ++k)
-    req.push_back(comm.isend(send_col[k].data(), send_col[k].size() * sizeof(gindex_t), plan.send_rank[k], cols_tag));
-  comm.wait_all(req);
-  ghost_col.clear();
-  for (const auto& c : recv_col) ghost_col.insert(ghost_col.end(), c.begin(), c.end());
+  const std::vector<gindex_t> lens = comm.alltoallv(len, len_to, from);
+  ghost_len.assign(lens.begin(), lens.end());
+  ghost_col = comm.alltoallv(col, col_to, from);
 }
 
 Matrix upload(const ExecPtr& exec, index_t nrows, index_t ncols, const std::vector<index_t>& rp,
@@ -451,6 +431,7 @@ SetupStatus DistHierarchy::finish()
 {
   SetupStatus status;
   const int nl = num_levels();
+  if (status_.size() != size64_t(nl)) status_ = Array<index_t>(exec_, size64_t(nl));
   for (int l = 0; l < nl; ++l) {
     DistLevel& L = *levels_[std::size_t(l)];
     const index_t n = L.owned();
@@ -462,9 +443,8 @@ SetupStatus DistHierarchy::finish()
       L.r = Array<double>(exec_, n);
     }
     if (l == gathered_at_) continue;  // no smoother: the gathered hierarchy solves it
-    if (L.status.size() != 1) L.status = Array<index_t>(exec_, 1);
     ops_->jacobi_scaling_into(L.A.ref(), opt_.jacobi_omega, opt_.smoother == AmgSmoother::l1_jacobi, L.dinv,
-                              L.status.data());
+                              status_.data() + l);
     if (opt_.storage == StoragePrecision::fp32) {
       auto narrow = [&](const Matrix& M, Array<float>& m32) {
         if (m32.size() != M.values.size()) m32 = Array<float>(exec_, M.values.size());
@@ -474,9 +454,11 @@ SetupStatus DistHierarchy::finish()
       if (l + 1 < nl) narrow(L.P, L.P32), narrow(L.R, L.R32);
     }
   }
+  // Every smoothed level's first bad row in one copy (the one wait of a numeric setup before the gather).
+  const std::vector<index_t> st = status_.to_host();
   for (int l = 0; l < nl && status.ok; ++l) {
     if (l == gathered_at_) break;
-    const index_t bad = levels_[std::size_t(l)]->status.to_host()[0];
+    const index_t bad = st[std::size_t(l)];
     if (bad != INT_MAX)
       status = {false, fmt::format("AMG level {} (rank {}): row {} has a zero or non-finite smoother scaling", l,
                                    comm_->rank(), bad),
@@ -613,16 +595,7 @@ void DistHierarchy::cycle(int l, bool zero_guess) const
     if (x_in) exchange(L, x_in);
     ops_->jacobi_sweep(A, L.dinv.data(), L.b.data(), x_in, x_out);
   };
-  auto smooth = [&](int sweeps, bool from_zero) {
-    for (int s = 0; s < sweeps; ++s) {
-      if (from_zero && s == 0) {
-        sweep(nullptr, L.x.data());
-      } else {
-        sweep(L.x.data(), L.t.data());
-        std::swap(L.x, L.t);
-      }
-    }
-  };
+  auto smooth = [&](int sweeps, bool from_zero) { amg::smooth(sweeps, from_zero, L.x, L.t, sweep); };
   if (l == num_levels() - 1) {  // coarsening stopped above gather_rows: smoothing only
     smooth(std::max(2, opt_.pre_sweeps + opt_.post_sweeps), zero_guess);
     return;

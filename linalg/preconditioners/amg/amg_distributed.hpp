@@ -96,6 +96,7 @@ class DistHierarchy {
   std::vector<std::unique_ptr<DistLevel>> levels_;
   int gathered_at_ = -1;
   int plain_fallbacks_ = 0;
+  Array<index_t> status_;  // each smoothed level's first row with a bad smoother scaling (INT_MAX: none)
   double full_seconds_ = 0.0;  // this rank's levels given a plain P (a smoothed product too large)
   std::vector<AmgLevelStatistics> dist_stats_;  // global rows and entries of the distributed levels
   // The gathered level: its whole operator (rows by global id, columns sorted) on every rank, the serial hierarchy

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 
 namespace blockres::amg {
 
@@ -148,6 +149,22 @@ void ilu_smoother_apply(int sweeps, const double* b, const double* x_in, double*
     u = next;
   }
   if (x_in) add(x_in, u, x_out);
+}
+
+// `sweeps` smoothing steps of a cycle level, the same for the serial and the distributed hierarchy: x and t
+// alternate (a Jacobi sweep reads the old iterate everywhere), the first from zero when from_zero;
+// sweep(x_in, x_out) is one step x_out = x_in + M^{-1} (b - A x_in) (x_in == nullptr: from zero).
+template <class Sweep>
+void smooth(int sweeps, bool from_zero, Array<double>& x, Array<double>& t, Sweep sweep)
+{
+  for (int s = 0; s < sweeps; ++s) {
+    if (from_zero && s == 0) {
+      sweep(nullptr, x.data());
+    } else {
+      sweep(x.data(), t.data());
+      std::swap(x, t);
+    }
+  }
 }
 
 #if BLOCKRES_HAVE_CUDA

@@ -607,16 +607,7 @@ void AmgPreconditioner::cycle(int l, bool zero_guess) const
     if (ilu) ops_->ilu_sweep(*L.ilu, A, L.b.data(), x_in, x_out, L.r.data());
     else ops_->jacobi_sweep(Ac, L.dinv.data(), L.b.data(), x_in, x_out);
   };
-  auto smooth = [&](int sweeps, bool from_zero) {
-    for (int s = 0; s < sweeps; ++s) {
-      if (from_zero && s == 0) {
-        sweep(nullptr, L.x.data());
-      } else {
-        sweep(L.x.data(), L.t.data());
-        std::swap(L.x, L.t);
-      }
-    }
-  };
+  auto smooth = [&](int sweeps, bool from_zero) { amg::smooth(sweeps, from_zero, L.x, L.t, sweep); };
   if (l == nl - 1) {  // coarsest level too large for the dense LU: smoothing only
     smooth(std::max(2, opt_.pre_sweeps + opt_.post_sweeps), zero_guess);
     return;
