@@ -15,7 +15,7 @@ if [[ ! -f $B/build.ninja ]]; then
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBLOCKRES_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_PREFIX_PATH="$PWD/.gpu-carry" -DTOMLPP_INCLUDE_DIR="$PWD/.gpu-carry/include" \
         -DCLI11_INCLUDE_DIR="$PWD/.gpu-carry/include" -DNLOHMANN_JSON_INCLUDE_DIR="$PWD/.gpu-carry/include" \
-        -DBLOCKRES_PROVENANCE_DIR="$PWD/.gpu-carry/provenance" \
+        -DBLOCKRES_PROVENANCE_DIR="$PWD/.gpu-carry/provenance" ${BLOCKRES_CMAKE_EXTRA:-} \
         > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 fi
 /usr/bin/time -f "build wall %e s" cmake --build $B -j 16 ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1 ||

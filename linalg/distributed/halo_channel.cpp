@@ -34,21 +34,60 @@ struct HaloChannel::Pinned {
   Pinned& operator=(const Pinned&) = delete;
 };
 
-HaloChannel::HaloChannel(ExecPtr exec, CommPtr comm, const HaloPlan& plan, int bs)
+HaloChannel::HaloChannel(ExecPtr exec, CommPtr comm, const HaloPlan& plan, int bs, Transport transport)
     : exec_(std::move(exec)), plan_(&plan), bs_(bs), exchange_(std::move(comm), plan, bs)
 {
   if (exec_->is_cuda()) {
     send_ids_dev_ = Array<index_t>(exec_, std::span<const index_t>(plan.send_ids));
     send_dev_ = Array<double>(exec_, size64_t(plan.sent()) * bs);
-    pinned_ = std::make_unique<Pinned>(std::size_t(plan.sent()) * std::size_t(bs), std::size_t(plan.ghosts()) * std::size_t(bs));
+    if (transport == Transport::automatic) dcomm_ = DeviceComm::of(exchange_.comm());
+    if (!dcomm_) {
+      pinned_ = std::make_unique<Pinned>(std::size_t(plan.sent()) * std::size_t(bs), std::size_t(plan.ghosts()) * std::size_t(bs));
+      return;
+    }
+#if BLOCKRES_HAVE_CUDA
+    const std::size_t b = std::size_t(bs);
+    for (std::size_t k = 0; k < plan.send_rank.size(); ++k)
+      sends_.push_back({send_dev_.data() + std::size_t(plan.send_ptr[k]) * b,
+                        std::size_t(plan.send_ptr[k + 1] - plan.send_ptr[k]) * b, plan.send_rank[k]});
+    for (std::size_t k = 0; k < plan.recv_rank.size(); ++k)
+      recvs_.push_back({nullptr, std::size_t(plan.recv_ptr[k + 1] - plan.recv_ptr[k]) * b, plan.recv_rank[k]});
+    cudaEvent_t e1 = nullptr, e2 = nullptr;
+    BLOCKRES_CUDA_CHECK(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming));
+    BLOCKRES_CUDA_CHECK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+    packed_event_ = e1;
+    done_event_ = e2;
+#endif
   }
 }
 
-HaloChannel::~HaloChannel() = default;
+HaloChannel::~HaloChannel()
+{
+#if BLOCKRES_HAVE_CUDA
+  if (packed_event_) cudaEventDestroy(static_cast<cudaEvent_t>(packed_event_));
+  if (done_event_) cudaEventDestroy(static_cast<cudaEvent_t>(done_event_));
+#endif
+}
 
 void HaloChannel::start(const double* owned, double* ghosts)
 {
   ghosts_ = ghosts;
+  if (dcomm_) {
+    if (plan_->sent() == 0 && plan_->ghosts() == 0) return;
+#if BLOCKRES_HAVE_CUDA
+    const auto s = static_cast<cudaStream_t>(exec_->stream());
+    const auto ds = static_cast<cudaStream_t>(dcomm_->stream());
+    if (plan_->sent())
+      kernels::cuda::halo_pack(exec_->stream(), owned, send_ids_dev_.data(), plan_->sent(), bs_, send_dev_.data());
+    // The device stream starts after everything queued so far: the pack, and the last reads of the ghosts.
+    BLOCKRES_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(packed_event_), s));
+    BLOCKRES_CUDA_CHECK(cudaStreamWaitEvent(ds, static_cast<cudaEvent_t>(packed_event_), 0));
+    for (std::size_t k = 0; k < recvs_.size(); ++k) recvs_[k].data = ghosts + std::size_t(plan_->recv_ptr[k]) * std::size_t(bs_);
+    dcomm_->exchange(sends_, recvs_, ds);
+    BLOCKRES_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(done_event_), ds));
+#endif
+    return;
+  }
   if (!pinned_) {  // host memory: the exchange straight from the vector into its ghosts
     exchange_.start(owned, ghosts);
     return;
@@ -69,6 +108,14 @@ void HaloChannel::start(const double* owned, double* ghosts)
 
 void HaloChannel::finish()
 {
+  if (dcomm_) {
+    if (plan_->sent() == 0 && plan_->ghosts() == 0) return;
+#if BLOCKRES_HAVE_CUDA
+    BLOCKRES_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(exec_->stream()),
+                                            static_cast<cudaEvent_t>(done_event_), 0));
+#endif
+    return;
+  }
   if (pinned_ && plan_->sent() == 0 && plan_->ghosts() == 0) return;
   exchange_.finish();
 #if BLOCKRES_HAVE_CUDA

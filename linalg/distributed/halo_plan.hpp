@@ -40,6 +40,7 @@ class HaloExchange {
   void finish();
   // Bytes one exchange sends from this rank.
   double bytes_sent() const { return 8.0 * double(plan_->sent()) * bs_; }
+  const CommPtr& comm() const { return comm_; }
 
  private:
   CommPtr comm_;

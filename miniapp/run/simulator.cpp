@@ -484,6 +484,13 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   if (sub.distributed()) {
     const std::string d = sub.describe(bs);  // collective
     log(d);
+    // How vectors in device memory cross between ranks (collective: the first call creates the NCCL communicator).
+    if (exec->is_cuda()) {
+      const bool nccl = dist::DeviceComm::of(comm) != nullptr;
+      log(nccl ? std::string("halo: device to device through NCCL (one GPU per rank)")
+               : fmt::format("halo: through pinned host memory and MPI ({})", dist::DeviceComm::why_not(*comm)));
+      startup.lap("device communicator (NCCL)");
+    }
   }
   for (const auto& note : cfg.notes) log(note);
   for (const auto& note : cfg.model_input->notes) log(note);

@@ -1,8 +1,10 @@
 // The row-distributed matrix and Krylov solves on GPUs, one per rank (label gpu;mpi; run on 1, 2 and 3 ranks: with
-// fewer GPUs than ranks, ranks share them). The halo goes through pinned host memory (the GPU machines' MPI is not
-// CUDA-aware). Against the serial product and solve on the CPU of the whole matrix (every rank builds it); on one
+// fewer GPUs than ranks, ranks share them). The halo goes device to device through NCCL where every rank has a GPU
+// of its own (and the build has NCCL), else through pinned host memory (the GPU machines' MPI is not CUDA-aware);
+// the halo test runs both. Against the serial product and solve on the CPU of the whole matrix (every rank builds it); on one
 // rank the distributed product is also the GPU's own BsrMatrix product, bit for bit.
 #include "linalg/distributed/dist_bsr_matrix.hpp"
+#include "linalg/distributed/device_comm.hpp"
 #include "linalg/distributed/test/dist_test_util.hpp"
 #include "linalg/krylov.hpp"
 #include "linalg/preconditioners/block_jacobi/block_jacobi.hpp"
@@ -142,6 +144,93 @@ TEST(DistGpu, KrylovSolvesConverge)
                                  st.iterations, P);
       }
     }
+}
+
+double value_of(gindex_t g, int c, int round) { return double(g) * 1000.0 + c + 0.25 * round; }  // exact
+
+// Vectors in device memory: the ghosts from their owners, device to device (NCCL) and through the host, bit for bit
+// (a copy), ghosts poisoned first; the owned entries overwritten on the stream right after start (what is sent is
+// what start saw) and two exchanges back to back on one channel. Random owners and needed ids; a rank that needs
+// nothing.
+TEST(DistGpu, HaloOnTheDeviceAndThroughTheHost)
+{
+  const CommPtr comm = world_communicator();
+  const ExecPtr gpu = test::rank_gpu(*comm);
+  const int P = comm->size(), me = comm->rank();
+  const std::shared_ptr<const DeviceComm> dc = DeviceComm::of(comm);
+  // NCCL is taken wherever it can be: an NCCL build, several ranks, a GPU each (one host: rank r on GPU r).
+  const bool can = nccl_available() && P > 1 && Executor::cuda_device_count() >= P;
+  EXPECT_EQ(dc != nullptr, can) << DeviceComm::why_not(*comm);
+  if (me == 0) std::printf("device halo: %s\n", dc ? "NCCL" : DeviceComm::why_not(*comm).c_str());
+  const std::uint64_t seed = test::shared_seed(*comm, "DistGpu halo");
+  for (int round = 0; round < 4; ++round) {
+    std::mt19937_64 g(seed + std::uint64_t(round));
+    const gindex_t N = 1 + gindex_t(g() % 3000);
+    std::vector<int> owner(static_cast<std::size_t>(N));
+    for (int& o : owner) o = int(g() % std::uint64_t(P));
+    std::vector<gindex_t> owned;
+    for (gindex_t i = 0; i < N; ++i)
+      if (owner[std::size_t(i)] == me) owned.push_back(i);
+    std::mt19937_64 mine(seed * 31 + std::uint64_t(round) * 7 + std::uint64_t(me));
+    std::vector<gindex_t> needed;
+    if (!(round == 2 && me == 0))
+      for (std::uint64_t k = mine() % 400; k > 0; --k) needed.push_back(gindex_t(mine() % std::uint64_t(N)));
+    const IndexMap map(owned, needed, [&](gindex_t i) { return owner[std::size_t(i)]; }, me);
+    const HaloPlan plan = HaloPlan::build(*comm, map);
+    for (int bs : {1, 3, 17, 64})
+      for (const auto t : {HaloChannel::Transport::automatic, HaloChannel::Transport::host}) {
+        SCOPED_TRACE(testing::Message() << "round " << round << " bs " << bs
+                                        << (t == HaloChannel::Transport::host ? " host" : " automatic"));
+        const std::size_t b = std::size_t(bs);
+        HaloChannel ch(gpu, comm, plan, bs, t);
+        EXPECT_EQ(ch.on_device(), t == HaloChannel::Transport::automatic && dc != nullptr);
+        for (int pass = 0; pass < 2; ++pass) {
+          std::vector<double> own(std::size_t(map.owned()) * b);
+          for (index_t l = 0; l < map.owned(); ++l)
+            for (int c = 0; c < bs; ++c) own[std::size_t(l) * b + std::size_t(c)] = value_of(map.global(l), c, pass);
+          Array<double> x(gpu, std::span<const double>(own));
+          Array<double> ghost(gpu, std::span<const double>(std::vector<double>(std::size_t(map.ghosts()) * b, std::nan(""))));
+          ch.start(x.data(), ghost.data());
+          Vector xv = Vector::view(gpu, x.data(), x.size());
+          fill(xv, -7.0);  // on the stream after start: must not change what was sent
+          ch.finish();
+          const std::vector<double> got = ghost.to_host();
+          for (index_t k = 0; k < map.ghosts(); ++k)
+            for (int c = 0; c < bs; ++c)
+              ASSERT_EQ(got[std::size_t(k) * b + std::size_t(c)], value_of(map.ghost_globals()[std::size_t(k)], c, pass))
+                  << "pass " << pass << " ghost " << k << " entry " << c;
+        }
+      }
+  }
+}
+
+// The gathered AMG level's right-hand side: every rank's entries (counts random, some zero) on every rank, device
+// to device, poisoned first.
+TEST(DistGpu, DeviceAllgathervConcatenatesInRankOrder)
+{
+  const CommPtr comm = world_communicator();
+  const ExecPtr gpu = test::rank_gpu(*comm);
+  const std::shared_ptr<const DeviceComm> dc = DeviceComm::of(comm);
+  if (!dc) GTEST_SKIP() << "no device communicator: " << DeviceComm::why_not(*comm);
+  const int P = comm->size(), me = comm->rank();
+  const std::uint64_t seed = test::shared_seed(*comm, "DistGpu allgatherv");
+  for (int round = 0; round < 5; ++round) {
+    std::mt19937_64 g(seed + std::uint64_t(round));
+    std::vector<std::size_t> counts(static_cast<std::size_t>(P));
+    for (std::size_t& c : counts) c = g() % 4 == 0 ? 0 : std::size_t(g() % 5000);
+    std::vector<double> mine(counts[std::size_t(me)]);
+    for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = value_of(gindex_t(k), me, round);
+    std::size_t total = 0;
+    for (const std::size_t c : counts) total += c;
+    const Array<double> dm(gpu, std::span<const double>(mine));
+    Array<double> all(gpu, std::span<const double>(std::vector<double>(total, std::nan(""))));
+    dc->allgatherv(dm.data(), counts, all.data(), gpu->stream());
+    const std::vector<double> got = all.to_host();
+    std::size_t at = 0;
+    for (int r = 0; r < P; ++r)
+      for (std::size_t k = 0; k < counts[std::size_t(r)]; ++k, ++at)
+        ASSERT_EQ(got[at], value_of(gindex_t(k), r, round)) << "round " << round << " rank " << r << " entry " << k;
+  }
 }
 
 }  // namespace

@@ -394,6 +394,14 @@ void DistHierarchy::gather_symbolic(int l)
     p.row_ptr.push_back(index_t(p.col_ind.size()));
   }
   whole_rows_.assign(rows.begin(), rows.end());
+  dcomm_ = exec_->is_cuda() ? dist::DeviceComm::of(comm_) : nullptr;
+  if (dcomm_) {
+    const gindex_t mine = n;
+    const std::vector<gindex_t> counts = comm_->allgatherv(std::span<const gindex_t>(&mine, 1));
+    gather_counts_.assign(counts.begin(), counts.end());
+    whole_from_ = Array<index_t>(exec_, std::span<const index_t>(where));
+    whole_all_ = Array<double>(exec_, size64_t(N));
+  }
   own_rows_ = Array<index_t>(exec_, n);
   {
     std::vector<index_t> own(static_cast<std::size_t>(n));
@@ -567,12 +575,20 @@ void DistHierarchy::cycle(int l, bool zero_guess) const
       ops_->residual(op(L), L.b.data(), L.x.data(), L.r.data());
       rhs = L.r.data();
     }
-    std::vector<double> mine(static_cast<std::size_t>(n));
-    if (n) exec_->copy_to_host(mine.data(), rhs, mine.size() * sizeof(double));
-    const std::vector<double> all = comm_->allgatherv(std::span<const double>(mine));
-    std::vector<double> wb(all.size());
-    for (std::size_t k = 0; k < all.size(); ++k) wb[std::size_t(whole_rows_[k])] = all[k];
-    whole_b_.copy_from_host(wb);
+    if (dcomm_) {  // device to device, no wait of the host
+#if BLOCKRES_HAVE_CUDA
+      dcomm_->allgatherv(rhs, gather_counts_, whole_all_.data(), exec_->stream());
+      kernels::cuda::halo_pack(exec_->stream(), whole_all_.data(), whole_from_.data(), index_t(whole_from_.size()), 1,
+                               whole_b_.data());
+#endif
+    } else {
+      std::vector<double> mine(static_cast<std::size_t>(n));
+      if (n) exec_->copy_to_host(mine.data(), rhs, mine.size() * sizeof(double));
+      const std::vector<double> all = comm_->allgatherv(std::span<const double>(mine));
+      std::vector<double> wb(all.size());
+      for (std::size_t k = 0; k < all.size(); ++k) wb[std::size_t(whole_rows_[k])] = all[k];
+      whole_b_.copy_from_host(wb);
+    }
     tail_->apply(whole_b_, whole_x_);
     double* out = zero_guess ? L.x.data() : L.t.data();
     if (exec_->is_cuda()) {

@@ -107,6 +107,12 @@ class DistHierarchy {
   std::vector<index_t> whole_perm_, whole_rows_;
   Array<index_t> own_rows_;
   mutable Vector whole_b_, whole_x_;
+  // Device to device (NCCL): every rank's row count of the gathered level, the gathered position of every global
+  // row (executor memory) and the gathered right-hand side before that permutation.
+  std::shared_ptr<const dist::DeviceComm> dcomm_;
+  std::vector<std::size_t> gather_counts_;
+  Array<index_t> whole_from_;
+  mutable Array<double> whole_all_;
 
  public:
   // The gathered hierarchy, when the finest level itself is gathered, takes the time loop's feedback.
