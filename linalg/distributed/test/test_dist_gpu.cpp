@@ -159,6 +159,7 @@ TEST(DistGpu, HaloOnTheDeviceAndThroughTheHost)
   const int P = comm->size(), me = comm->rank();
   const std::shared_ptr<const DeviceComm> dc = DeviceComm::of(comm);
   // NCCL is taken wherever it can be: an NCCL build, several ranks, a GPU each (one host: rank r on GPU r).
+  EXPECT_EQ(nccl_available(), bool(BLOCKRES_EXPECT_NCCL)) << "the library disagrees with what CMake found";
   const bool can = nccl_available() && P > 1 && Executor::cuda_device_count() >= P;
   EXPECT_EQ(dc != nullptr, can) << DeviceComm::why_not(*comm);
   if (me == 0) std::printf("device halo: %s\n", dc ? "NCCL" : DeviceComm::why_not(*comm).c_str());
