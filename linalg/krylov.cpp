@@ -65,6 +65,8 @@ struct KrylovSolver::Context {
   size64_t n;  // this rank's scalar rows
   SolveStatus st;
   double target = 0.0;
+  // Distributed on GPUs with NCCL: sums that stay in device memory (CGS2's) go device to device.
+  std::shared_ptr<const dist::DeviceComm> dcomm = nullptr;
 
   void spmv(double a, const Vector& x, double b, Vector& y)
   {
@@ -108,12 +110,19 @@ struct KrylovSolver::Context {
     blockres::bicgstab_update(alpha, ph, omega, sh, s, t, rh, x, r, out);
     sum(out, 2);
   }
-  // CGS2 against V(:, 0:k) (vector_ops' cgs2). Distributed (a CPU executor: h1, h2 and nrm2 in host memory): the
-  // five products, each reduction summed over the ranks before it is used.
+  // CGS2 against V(:, 0:k) (vector_ops' cgs2). Distributed with a device communicator: the same passes (the three
+  // fused ones on CUDA), each pass's sums over the ranks on the device before the next reads them; the host waits
+  // once, as serially. Otherwise (a CPU executor, or GPUs without NCCL): the five products, each reduction summed
+  // over the ranks on the host before it is used.
   void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel gk) const
   {
     if (!comm) {
       blockres::cgs2(V, k, w, h1, h2, nrm2, gk);
+      return;
+    }
+    if (dcomm) {
+      void* const s = V.exec().stream();
+      blockres::cgs2(V, k, w, h1, h2, nrm2, gk, [&](double* v, int count) { dcomm->sum(v, count, s); });
       return;
     }
     gemv_t(V, k, w, h1, gk);
@@ -230,6 +239,7 @@ SolveStatus KrylovSolver::solve(const dist::DistBsrMatrix& A, const Precondition
     throw std::invalid_argument("KrylovSolver::solve: vector sizes do not match this rank's rows of the matrix");
   const bool distributed = A.comm().size() > 1;
   Context c{nullptr, &A, distributed ? &A.comm() : nullptr, M, profiling_ ? timer_.get() : nullptr, profile_, n, {}, 0.0};
+  if (distributed && exec_->is_cuda()) c.dcomm = dist::DeviceComm::of(A.comm_ptr());  // collective: every rank solves
   return solve(c, b, x);
 }
 

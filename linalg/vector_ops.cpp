@@ -203,31 +203,55 @@ bool cgs2_is_fused(const Executor& e, int k, GemvKernel kernel)
   return e.is_cuda() && kernel == GemvKernel::fused && k >= 1 && k <= cgs2_fused_max_cols;
 }
 
-void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel)
+namespace {
+void cgs2_impl(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel,
+               const std::function<void(double*, int)>* between)
 {
   check_gemv(V, k, w, "cgs2");
   if (k > 0 && w.data() < V.data() + size64_t(k) * V.rows() && V.data() < w.data() + w.size())
     throw std::invalid_argument("cgs2: w is one of the columns it is orthogonalised against");
+  auto hand = [&](double* v, int count) {
+    if (between) (*between)(v, count);
+  };
   if (k == 0) {
     dot_to(w, w, nrm2);
+    hand(nrm2, 1);
     return;
   }
-  if (!w.exec().is_cuda()) {
+  if (!w.exec().is_cuda() && !between) {
     kernels::cpu::cgs2(V.rows(), k, V.data(), w.data(), h1, h2, nrm2);
     return;
   }
   if (cgs2_is_fused(w.exec(), k, kernel)) {
     BLOCKRES_DISPATCH(w.exec(), (void)0,
-                      kernels::cuda::cgs2(w.exec().stream(), V.rows(), k, V.data(), w.data(), h1, h2, nrm2,
-                                          w.exec().reduction_workspace(), w.exec().reduction_tickets()));
+                      between ? kernels::cuda::cgs2(w.exec().stream(), V.rows(), k, V.data(), w.data(), h1, h2, nrm2,
+                                                    w.exec().reduction_workspace(), w.exec().reduction_tickets(),
+                                                    *between)
+                              : kernels::cuda::cgs2(w.exec().stream(), V.rows(), k, V.data(), w.data(), h1, h2, nrm2,
+                                                    w.exec().reduction_workspace(), w.exec().reduction_tickets()));
     return;
   }
   const GemvKernel gk = kernel == GemvKernel::own ? GemvKernel::own : GemvKernel::cublas;
   gemv_t(V, k, w, h1, gk);
+  hand(h1, k);
   gemv_n(-1.0, V, k, h1, 1.0, w, gk);
   gemv_t(V, k, w, h2, gk);
+  hand(h2, k);
   gemv_n(-1.0, V, k, h2, 1.0, w, gk);
   dot_to(w, w, nrm2);
+  hand(nrm2, 1);
+}
+}  // namespace
+
+void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel)
+{
+  cgs2_impl(V, k, w, h1, h2, nrm2, kernel, nullptr);
+}
+
+void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel,
+          const std::function<void(double*, int)>& between)
+{
+  cgs2_impl(V, k, w, h1, h2, nrm2, kernel, &between);
 }
 
 void gemm_t(const MultiVector& V, int k, int col, int m, double* out)

@@ -3,6 +3,7 @@
 
 #include "linalg/array.hpp"
 
+#include <functional>
 #include <vector>
 
 namespace blockres {
@@ -71,6 +72,10 @@ void gemm_n(double a, MultiVector& V, int k, const double* C, double b, int col,
 // kernels::cuda::cgs2 (k <= 32; more columns take the cuBLAS sequence), `cublas` and `own` the five
 // products one by one with those GEMVs.
 void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel);
+// The same with between(sums, count) called once h1 (k), h2 (k) and nrm2 (1) are each queued, before they are
+// used: a basis whose rows are split over ranks sums them over the ranks there (Krylov's distributed CGS2).
+void cgs2(const MultiVector& V, int k, Vector& w, double* h1, double* h2, double* nrm2, GemvKernel kernel,
+          const std::function<void(double*, int)>& between);
 // Whether cgs2 runs the three fused passes (3k + 5 vector passes) rather than the five products
 // (4k + 7) on this executor: CUDA, GemvKernel::fused and 1 <= k <= cgs2_fused_max_cols.
 inline constexpr int cgs2_fused_max_cols = 32;

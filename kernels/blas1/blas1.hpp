@@ -4,6 +4,7 @@
 #include "kernels/common.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace blockres::kernels {
 
@@ -117,6 +118,11 @@ constexpr int cgs2_max_cols = 32;
 constexpr size64_t cgs2_workspace_doubles = size64_t(cgs2_max_cols + 1) * 1024;
 void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
           double* workspace, unsigned* ticket);
+// The same with between(sums, count) called after each pass is queued (h1: k, h2: k, nrm2: 1), before the next
+// pass reads them: a basis whose rows are split over ranks sums each pass's results over the ranks there, on the
+// stream (dist::DeviceComm), keeping the three fused passes of one rank's rows.
+void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+          double* workspace, unsigned* ticket, const std::function<void(double*, int)>& between);
 // cpu::stream_sum written to `result` (device memory) without synchronising: 16-byte loads, eight in
 // flight per thread, one block per tile of stream_sum_tile_pairs pairs of doubles; the blocks' partials
 // summed the same way once more and those by one block, in order, so the bits depend on n only. The

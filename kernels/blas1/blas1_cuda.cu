@@ -422,11 +422,14 @@ void gs_pass(stream_t s, size64_t n, int k, const double* V, const double* c, do
 
 template <int MaxK>
 void gs_passes(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
-               double* workspace, unsigned* ticket)
+               double* workspace, unsigned* ticket, const std::function<void(double*, int)>* between)
 {
   gs_pass<MaxK, false, true, false>(s, n, k, V, nullptr, w, h1, workspace, ticket);
+  if (between) (*between)(h1, k);
   gs_pass<MaxK, true, true, false>(s, n, k, V, h1, w, h2, workspace, ticket);
+  if (between) (*between)(h2, k);
   gs_pass<MaxK, true, false, true>(s, n, k, V, h2, w, nrm2, workspace, ticket);
+  if (between) (*between)(nrm2, 1);
 }
 
 void check_cublas(cublasStatus_t st, const char* what)
@@ -644,24 +647,41 @@ void gemv_n_own(stream_t s, size64_t n, int k, double a, const double* V, const 
   BLOCKRES_CUDA_CHECK_LAUNCH();
 }
 
-void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
-          double* workspace, unsigned* ticket)
+namespace {
+void cgs2_passes(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+                 double* workspace, unsigned* ticket, const std::function<void(double*, int)>* between)
 {
   if (k < 1 || k > cgs2_max_cols) throw std::invalid_argument("cgs2: k must be in 1..32");
-  if (n <= 0) {
+  if (n <= 0) {  // no rows here: zero sums (a rank's part of the sums may still come from the others)
     BLOCKRES_CUDA_CHECK(cudaMemsetAsync(h1, 0, sizeof(double) * k, s));
+    if (between) (*between)(h1, k);
     BLOCKRES_CUDA_CHECK(cudaMemsetAsync(h2, 0, sizeof(double) * k, s));
+    if (between) (*between)(h2, k);
     BLOCKRES_CUDA_CHECK(cudaMemsetAsync(nrm2, 0, sizeof(double), s));
+    if (between) (*between)(nrm2, 1);
     return;
   }
   if (k <= 4)
-    gs_passes<4>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+    gs_passes<4>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket, between);
   else if (k <= 8)
-    gs_passes<8>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+    gs_passes<8>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket, between);
   else if (k <= 16)
-    gs_passes<16>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+    gs_passes<16>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket, between);
   else
-    gs_passes<32>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket);
+    gs_passes<32>(s, n, k, V, w, h1, h2, nrm2, workspace, ticket, between);
+}
+}  // namespace
+
+void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+          double* workspace, unsigned* ticket)
+{
+  cgs2_passes(s, n, k, V, w, h1, h2, nrm2, workspace, ticket, nullptr);
+}
+
+void cgs2(stream_t s, size64_t n, int k, const double* V, double* w, double* h1, double* h2, double* nrm2,
+          double* workspace, unsigned* ticket, const std::function<void(double*, int)>& between)
+{
+  cgs2_passes(s, n, k, V, w, h1, h2, nrm2, workspace, ticket, &between);
 }
 
 }  // namespace blockres::kernels::cuda

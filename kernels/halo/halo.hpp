@@ -16,12 +16,16 @@ namespace blockres::kernels {
 // row's diagonal entry (column == row; a row without one keeps its entries and loses the sum). The matrix that
 // smooths a rank-local aggregation prolongator (amg_distributed.hpp) so that constants stay interpolated at the
 // subdomain boundary.
+// sum_ranks: out[i] = parts[i] + parts[k + i] + ... + parts[(P - 1) k + i], added in that order (P >= 1 ranks'
+// partial sums of k values, rank-major, as an all-gather leaves them): the communicator's reproducible sum
+// (dist::Communicator::sum) on the device, the same bits as the host's. out may be parts (rank 0's slots).
 namespace cpu {
 void halo_pack(const double* x, const index_t* ids, index_t n, int bs, double* out);
 void hcat_rows(index_t n, int bb, const index_t* d_ptr, const double* d, const index_t* o_ptr, const double* o,
                double* out);
 void lump_ghost_columns(index_t n, index_t n_local, const index_t* row_ptr, const index_t* col_ind,
                         const double* values, double* out);
+void sum_ranks(int P, int k, const double* parts, double* out);
 }  // namespace cpu
 
 namespace cuda {
@@ -30,6 +34,7 @@ void hcat_rows(stream_t s, index_t n, int bb, const index_t* d_ptr, const double
                const double* o, double* out);
 void lump_ghost_columns(stream_t s, index_t n, index_t n_local, const index_t* row_ptr, const index_t* col_ind,
                         const double* values, double* out);
+void sum_ranks(stream_t s, int P, int k, const double* parts, double* out);
 }  // namespace cuda
 
 }  // namespace blockres::kernels

@@ -46,4 +46,13 @@ void lump_ghost_columns(index_t n, index_t n_local, const index_t* row_ptr, cons
   }
 }
 
+void sum_ranks(int P, int k, const double* parts, double* out)
+{
+  for (int i = 0; i < k; ++i) {
+    double s = parts[i];
+    for (int r = 1; r < P; ++r) s += parts[std::size_t(r) * std::size_t(k) + std::size_t(i)];
+    out[i] = s;
+  }
+}
+
 }  // namespace blockres::kernels::cpu

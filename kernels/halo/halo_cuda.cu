@@ -62,7 +62,23 @@ __global__ void lump_ghost_columns_kernel(index_t n, index_t n_local, const inde
   }
 }
 
+__global__ void sum_ranks_kernel(int P, int k, const double* parts, double* out)
+{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += gridDim.x * blockDim.x) {
+    double s = parts[i];
+    for (int r = 1; r < P; ++r) s += parts[size64_t(r) * k + i];
+    out[i] = s;
+  }
+}
+
 }  // namespace
+
+void sum_ranks(stream_t s, int P, int k, const double* parts, double* out)
+{
+  if (k <= 0 || P <= 0) return;
+  sum_ranks_kernel<<<cuda_detail::grid_for(size64_t(k)), cuda_detail::default_block, 0, s>>>(P, k, parts, out);
+  BLOCKRES_CUDA_CHECK_LAUNCH();
+}
 
 void lump_ghost_columns(stream_t s, index_t n, index_t n_local, const index_t* row_ptr, const index_t* col_ind,
                         const double* values, double* out)

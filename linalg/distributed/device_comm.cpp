@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #if BLOCKRES_HAVE_NCCL
 #include "kernels/cuda_check.hpp"
+#include "kernels/halo/halo.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -146,6 +148,7 @@ DeviceComm::~DeviceComm()
   if (nccl_) ncclCommDestroy(static_cast<ncclComm_t>(nccl_));
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
   if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+  if (scratch_) cudaFree(scratch_);
 #endif
 }
 
@@ -198,6 +201,32 @@ void DeviceComm::allgatherv(const double* mine, std::span<const std::size_t> cou
 #else
   (void)my_at, (void)mine, (void)all, (void)stream;
   throw std::logic_error("DeviceComm::allgatherv: built without NCCL");
+#endif
+}
+
+void DeviceComm::sum(double* v, int k, void* stream) const
+{
+  if (k <= 0) return;
+#if BLOCKRES_HAVE_NCCL
+  const std::size_t need = std::size_t(size_) * std::size_t(k);
+  if (need > scratch_doubles_) {  // rare (the first sums, a longer basis): cudaFree waits for the device
+    if (scratch_) BLOCKRES_CUDA_CHECK(cudaFree(scratch_));
+    scratch_ = nullptr;
+    scratch_doubles_ = std::max<std::size_t>(need, std::size_t(size_) * 64);
+    BLOCKRES_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&scratch_), scratch_doubles_ * sizeof(double)));
+  }
+  const auto s = static_cast<cudaStream_t>(stream);
+  const auto ds = static_cast<cudaStream_t>(stream_);
+  const auto e = static_cast<cudaEvent_t>(event_);
+  BLOCKRES_CUDA_CHECK(cudaEventRecord(e, s));
+  BLOCKRES_CUDA_CHECK(cudaStreamWaitEvent(ds, e, 0));
+  nccl_check(ncclAllGather(v, scratch_, std::size_t(k), ncclDouble, static_cast<ncclComm_t>(nccl_), ds), "ncclAllGather");
+  BLOCKRES_CUDA_CHECK(cudaEventRecord(e, ds));
+  BLOCKRES_CUDA_CHECK(cudaStreamWaitEvent(s, e, 0));
+  kernels::cuda::sum_ranks(s, size_, k, scratch_, v);
+#else
+  (void)v, (void)stream;
+  throw std::logic_error("DeviceComm::sum: built without NCCL");
 #endif
 }
 

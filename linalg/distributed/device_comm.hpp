@@ -44,6 +44,10 @@ class DeviceComm {
   // Every rank's `counts[rank]` doubles of `mine` into all, concatenated in rank order (device memory): after the
   // work queued on stream so far, and before the work queued on it next (on stream(); the host does not wait).
   void allgatherv(const double* mine, std::span<const std::size_t> counts, double* all, void* stream) const;
+  // v (k doubles, device memory) summed over the ranks in place, in rank order (the bits of Communicator::sum on
+  // the host): an all-gather of every rank's k values and kernels::cuda::sum_ranks, queued after the work on
+  // stream so far and before its next; the host does not wait.
+  void sum(double* v, int k, void* stream) const;
   // A stream of this rank's device for the transfers that overlap work on the executor's stream (non-blocking).
   void* stream() const { return stream_; }
   int rank() const { return rank_; }
@@ -57,6 +61,8 @@ class DeviceComm {
   void* nccl_ = nullptr;    // ncclComm_t
   void* stream_ = nullptr;  // cudaStream_t
   void* event_ = nullptr;   // cudaEvent_t of allgatherv's hand-over (recorded and waited for within one call)
+  mutable double* scratch_ = nullptr;  // sum's all-gathered partials (device memory), grown on demand
+  mutable std::size_t scratch_doubles_ = 0;
   int rank_ = 0, size_ = 1;
 };
 

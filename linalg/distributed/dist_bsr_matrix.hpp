@@ -4,10 +4,10 @@
 // product overlaps the halo exchange with the diag part: y = alpha diag x + beta y while the ghosts travel, then
 // y += alpha offd x_ghost. With one rank offd is empty and the product is the serial one, bit for bit.
 //
-// On a CUDA executor (one GPU per rank) the halo is staged through pinned host memory, as the MPI on the GPU
-// machines is not CUDA-aware: the entries to send are packed on the device (kernels::cuda::halo_pack) and copied to
-// the host, MPI moves them while the GPU runs the diag part, and the ghosts go back to the device before the offd
-// part. (NCCL, which would keep the exchange on the device and in a CUDA graph, is a later step.)
+// On a CUDA executor (one GPU per rank) the entries to send are packed on the device (kernels::cuda::halo_pack);
+// NCCL moves them device to device while the GPU runs the diag part (HaloChannel, where every rank has its own GPU
+// and the build has NCCL), or they are staged through pinned host memory and MPI, as the MPI on the GPU machines
+// is not CUDA-aware, and go back to the device before the offd part.
 #pragma once
 
 #include "linalg/bsr_matrix.hpp"
@@ -57,6 +57,9 @@ class DistBsrMatrix {
   void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
   // Bytes one exchange sends from this rank.
   double halo_bytes() const { return channel_->bytes_sent(); }
+  // Whether the halo goes device to device (NCCL): no host wait, so products and preconditioners built on this
+  // matrix can be recorded into a CUDA graph.
+  bool halo_on_device() const { return channel_->on_device(); }
   // The halo exchange of apply() alone (collective): x's entries the peers need into this rank's ghost buffer (CUDA:
   // packed on the device, through the pinned buffers, back on the device), for timing it.
   void exchange(const Array<double>& x) const;

@@ -328,7 +328,8 @@ TEST(KrylovSuiteGpu, FusedKernelsAndGemvMatchCpu)
 // reference: odd sizes, k across the fused kernels' column classes (4, 8, 16, 32) and past them (33:
 // the cuBLAS sequence), unit columns (nearly orthogonal for large n), h1, h2 and ||w||^2 poisoned
 // before the call; the fused passes give bitwise the same results when repeated (their last-block
-// sums follow a fixed order and the ticket goes back to 0).
+// sums follow a fixed order and the ticket goes back to 0); with a do-nothing hook between the passes (where a
+// distributed basis sums over the ranks) the same bits, the hook seeing h1, h2 and ||w||^2 in turn.
 TEST(KrylovSuiteGpu, Cgs2StepMatchesCpu)
 {
   auto& B = backends();
@@ -377,6 +378,19 @@ TEST(KrylovSuiteGpu, Cgs2StepMatchesCpu)
         double d = 0.0;
         for (size64_t i = 0; i < n; ++i) d = std::max(d, std::abs(wg[i] - wc[i]));
         EXPECT_LE(d, tol_w) << what << " w";
+        {  // with a hook between the passes (a distributed basis sums there): called with h1, h2, ||w||^2 in turn,
+           // each before it is used; doing nothing, it leaves the bits as they were
+          upload(Vg);
+          Array<double> hooked(B.gpu, std::span<const double>(std::vector<double>(2 * k + 1, nan_v)));
+          std::vector<std::pair<const double*, int>> calls;
+          cgs2(Vg, k, Vg.col(k), hooked.data(), hooked.data() + k, hooked.data() + 2 * k, kernel,
+               [&](double* v, int count) { calls.emplace_back(v, count); });
+          const std::vector<std::pair<const double*, int>> want_calls = {
+              {hooked.data(), k}, {hooked.data() + k, k}, {hooked.data() + 2 * k, 1}};
+          EXPECT_EQ(calls, want_calls) << what;
+          EXPECT_EQ(hooked.to_host(), hgh) << what << ": the hook changed the sums";
+          EXPECT_EQ(Vg.col(k).to_host(), wg) << what << ": the hook changed w";
+        }
         if (kernel == GemvKernel::fused) {
           upload(Vg);
           Array<double> again(B.gpu, 2 * size64_t(k) + 1);

@@ -114,3 +114,32 @@ TEST(LumpGhostColumnsGpu, MatchesTheCpuReference)
       ASSERT_EQ(std::bit_cast<std::uint64_t>(got[e]), std::bit_cast<std::uint64_t>(want[e])) << "n " << n << " entry " << e;
   }
 }
+
+// sum_ranks: 1..9 ranks' partials of 1..1000 values (magnitudes far apart, so the order of the additions shows in
+// the bits), into a NaN-poisoned output and in place over rank 0's slots; the reference against its definition.
+TEST(SumRanksGpu, MatchesTheCpuReferenceBitForBit)
+{
+  const ExecPtr gpu = test::backends().gpu;
+  for (int P : {1, 2, 3, 4, 9})
+    for (int k : {1, 5, 33, 1000}) {
+      std::vector<double> parts = test::random_vector(size64_t(P) * k);
+      for (std::size_t e = 0; e < parts.size(); ++e) parts[e] *= std::ldexp(1.0, int(test::rng()() % 80) - 40);
+      std::vector<double> want(std::size_t(k), std::nan(""));
+      kernels::cpu::sum_ranks(P, k, parts.data(), want.data());
+      for (int i = 0; i < k; ++i) {  // the definition: rank order, left to right
+        double s = parts[std::size_t(i)];
+        for (int r = 1; r < P; ++r) s += parts[std::size_t(r) * std::size_t(k) + std::size_t(i)];
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(want[std::size_t(i)]), std::bit_cast<std::uint64_t>(s));
+      }
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        Array<double> dp(gpu, std::span<const double>(parts));
+        Array<double> out(gpu, std::span<const double>(std::vector<double>(std::size_t(k), std::nan(""))));
+        double* dst = in_place ? dp.data() : out.data();
+        kernels::cuda::sum_ranks(gpu->stream(), P, k, dp.data(), dst);
+        const std::vector<double> got = in_place ? dp.to_host() : out.to_host();
+        for (int i = 0; i < k; ++i)
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(got[std::size_t(i)]), std::bit_cast<std::uint64_t>(want[std::size_t(i)]))
+              << "P " << P << " k " << k << " entry " << i << (in_place ? " in place" : "");
+      }
+    }
+}

@@ -234,5 +234,29 @@ TEST(DistGpu, DeviceAllgathervConcatenatesInRankOrder)
   }
 }
 
+// The device sum over the ranks: the same bits as the host communicator's (rank order), values of magnitudes far
+// apart so that the order shows; k from 1 to past the initial scratch.
+TEST(DistGpu, DeviceSumIsTheHostSumBitForBit)
+{
+  const CommPtr comm = world_communicator();
+  const ExecPtr gpu = test::rank_gpu(*comm);
+  const std::shared_ptr<const DeviceComm> dc = DeviceComm::of(comm);
+  if (!dc) GTEST_SKIP() << "no device communicator: " << DeviceComm::why_not(*comm);
+  const std::uint64_t seed = test::shared_seed(*comm, "DistGpu sum");
+  std::mt19937_64 g(seed * 977 + std::uint64_t(comm->rank()));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int k : {1, 2, 33, 64, 65, 500}) {
+    std::vector<double> v(static_cast<std::size_t>(k));
+    for (double& e : v) e = u(g) * std::ldexp(1.0, int(g() % 60) - 30);
+    Array<double> dv(gpu, std::span<const double>(v));
+    dc->sum(dv.data(), k, gpu->stream());
+    comm->sum(std::span<double>(v));
+    const std::vector<double> got = dv.to_host();
+    for (int i = 0; i < k; ++i)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got[std::size_t(i)]), std::bit_cast<std::uint64_t>(v[std::size_t(i)]))
+          << "k " << k << " entry " << i;
+  }
+}
+
 }  // namespace
 }  // namespace blockres::dist

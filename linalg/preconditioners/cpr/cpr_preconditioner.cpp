@@ -51,7 +51,7 @@ std::vector<Preconditioner::ProfileEntry> CprPreconditioner::profile() const
                                      {"weights and pressure matrix", seconds_[PhaseTimer::cpr_weights]},
                                      {"pressure stage setup", seconds_[PhaseTimer::cpr_pressure_setup]},
                                      {"second stage setup", seconds_[PhaseTimer::cpr_second_setup]}};
-  if (graph_ && !graph_failed_ && !pd_) {
+  if (graph_ && !graph_failed_ && graph_ok()) {
     // The recording's size: its longest chain of dependent nodes is what a replay waits on at small sizes.
     const std::string shape =
         graph_->nodes() ? fmt::format(" of {} nodes, {} in the longest chain", graph_->nodes(), graph_->depth()) : "";
@@ -238,7 +238,7 @@ double CprPreconditioner::apply_bytes() const
   // r2 = r - A P x_p: the copy of column 0 of every block, the columns and row pointers, x_p, r read, r2 written
   bytes += nnzb * (8.0 * bs_ + 4.0) + 4.0 * (n + 1.0) + p + 2.0 * v;
   bytes += b2 + (p + 2.0 * v);  // second stage; z += P x_p
-  if (graph_ && !graph_failed_ && !pd_) bytes += 4.0 * v;  // the copies in and out of the recording
+  if (graph_ && !graph_failed_ && graph_ok()) bytes += 4.0 * v;  // the copies in and out of the recording
   if (pd_ && Ad_->offd()) {  // r3 = r2 - A_offd x1: the offd blocks' column 0, their columns, ghost pressures, r2, r3
     const double no = Ad_->offd()->nnzb();
     bytes += no * (8.0 * bs_ + 4.0) + 4.0 * (n + 1.0) + 8.0 * Ad_->map().ghosts() + 2.0 * v;
@@ -251,7 +251,7 @@ void CprPreconditioner::apply(const Vector& r, Vector& z) const
   if (!A_) throw std::logic_error("cpr: apply before setup");
   if (r.size() != size64_t(nrows_) * bs_ || z.size() != r.size())
     throw std::invalid_argument("cpr apply: vector sizes do not match the setup matrix");
-  if (graph_ && !graph_failed_ && !pd_ && !StreamGraph::capturing(*exec_)) {
+  if (graph_ && !graph_failed_ && graph_ok() && !StreamGraph::capturing(*exec_)) {
     copy(r, rin_);
     // A recording stays valid while every array it points to stays where it was (setups that
     // rewrite values in place); launch_epoch() says when that is no longer sure.
