@@ -114,9 +114,11 @@ class CprPreconditioner final : public Preconditioner {
   std::unique_ptr<StreamGraph> graph_;
   mutable Vector rin_, zout_;
   mutable bool graph_failed_ = false;
-  // Whether the application can be recorded: serially, or distributed with halos that go device to device (NCCL;
-  // a halo through the host waits for the stream, which a recording cannot hold). Every rank decides the same.
-  bool graph_ok() const { return !pd_ || pd_->halo_on_device(); }
+  // Whether the application is recorded: serially only. Distributed, a halo through the host waits for the stream,
+  // which a recording cannot hold; with NCCL halos it can be recorded, but the replay was slower than launching on
+  // two H200 (session 51: 1435 against 686 us a linear iteration at 72k cells, preconditioner apply 1.54 against
+  // 1.15 s at 10M cells), so it is not.
+  bool graph_ok() const { return !pd_; }
   mutable std::uint64_t recorded_epoch_ = 0;  // launch_epoch() of the recording
   mutable int recordings_ = 0;
   // Stage profile: brackets collected at every setup (the earlier work has finished by then).
