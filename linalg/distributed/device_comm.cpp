@@ -130,6 +130,13 @@ std::shared_ptr<const DeviceComm> DeviceComm::of(const CommPtr& comm)
       cudaEvent_t ev = nullptr;
       BLOCKRES_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
       d->event_ = ev;
+      // The collectives' connections now (the first all-gather sets them up), not in the first Krylov iteration.
+      double* probe = nullptr;
+      BLOCKRES_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&probe), std::size_t(comm->size()) * sizeof(double)));
+      BLOCKRES_CUDA_CHECK(cudaMemsetAsync(probe, 0, std::size_t(comm->size()) * sizeof(double), s));
+      nccl_check(ncclAllGather(probe + comm->rank(), probe, 1, ncclDouble, nc, s), "ncclAllGather");  // in place
+      BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(s));
+      BLOCKRES_CUDA_CHECK(cudaFree(probe));
       d->rank_ = comm->rank();
       d->size_ = comm->size();
       e.comm = std::move(d);

@@ -57,6 +57,19 @@ HaloChannel::HaloChannel(ExecPtr exec, CommPtr comm, const HaloPlan& plan, int b
     BLOCKRES_CUDA_CHECK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
     packed_event_ = e1;
     done_event_ = e2;
+    // One double to and from every peer now: NCCL connects a pair of ranks at their first transfer (a host-side
+    // set-up of tenths of a second), which belongs to this set-up rather than to the first exchange of the run.
+    if (!sends_.empty() || !recvs_.empty()) {
+      Array<double> probe(exec_, size64_t(sends_.size() + recvs_.size()));
+      std::vector<DeviceComm::Send> ps;
+      std::vector<DeviceComm::Recv> pr;
+      std::size_t at = 0;
+      for (const auto& m : sends_) ps.push_back({probe.data() + at++, 1, m.peer});
+      for (const auto& m : recvs_) pr.push_back({probe.data() + at++, 1, m.peer});
+      const auto ds = static_cast<cudaStream_t>(dcomm_->stream());
+      dcomm_->exchange(ps, pr, ds);
+      BLOCKRES_CUDA_CHECK(cudaStreamSynchronize(ds));
+    }
 #endif
   }
 }
