@@ -58,6 +58,30 @@ inline Global random_pattern(std::mt19937_64& g, gindex_t n)
   return G;
 }
 
+// The halo tests' input for one round: N = 1 + (a draw below max_n) ids owned by random ranks (the same on every
+// rank, from seed + round) and the ids rank me needs (its own draw, fewer than max_needed; none when `none`: a rank
+// that needs no ghost).
+struct RandomHalo {
+  gindex_t N = 0;
+  std::vector<int> owner;
+  std::vector<gindex_t> owned, needed;
+};
+inline RandomHalo random_halo(std::uint64_t seed, int round, int P, int me, std::uint64_t max_n,
+                              std::uint64_t max_needed, bool none)
+{
+  RandomHalo h;
+  std::mt19937_64 g(seed + std::uint64_t(round));  // the global structure: the same on every rank
+  h.N = 1 + gindex_t(g() % max_n);
+  h.owner.resize(static_cast<std::size_t>(h.N));
+  for (int& o : h.owner) o = int(g() % std::uint64_t(P));
+  for (gindex_t i = 0; i < h.N; ++i)
+    if (h.owner[std::size_t(i)] == me) h.owned.push_back(i);
+  std::mt19937_64 mine(seed * 31 + std::uint64_t(round) * 7 + std::uint64_t(me));
+  if (!none)
+    for (std::uint64_t k = mine() % max_needed; k > 0; --k) h.needed.push_back(gindex_t(mine() % std::uint64_t(h.N)));
+  return h;
+}
+
 // Block k's values from its own seed, so any rank can make any row's values.
 inline void block_values(std::uint64_t seed, index_t k, int bs, double* out)
 {

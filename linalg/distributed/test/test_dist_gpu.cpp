@@ -165,18 +165,8 @@ TEST(DistGpu, HaloOnTheDeviceAndThroughTheHost)
   if (me == 0) std::printf("device halo: %s\n", dc ? "NCCL" : DeviceComm::why_not(*comm).c_str());
   const std::uint64_t seed = test::shared_seed(*comm, "DistGpu halo");
   for (int round = 0; round < 4; ++round) {
-    std::mt19937_64 g(seed + std::uint64_t(round));
-    const gindex_t N = 1 + gindex_t(g() % 3000);
-    std::vector<int> owner(static_cast<std::size_t>(N));
-    for (int& o : owner) o = int(g() % std::uint64_t(P));
-    std::vector<gindex_t> owned;
-    for (gindex_t i = 0; i < N; ++i)
-      if (owner[std::size_t(i)] == me) owned.push_back(i);
-    std::mt19937_64 mine(seed * 31 + std::uint64_t(round) * 7 + std::uint64_t(me));
-    std::vector<gindex_t> needed;
-    if (!(round == 2 && me == 0))
-      for (std::uint64_t k = mine() % 400; k > 0; --k) needed.push_back(gindex_t(mine() % std::uint64_t(N)));
-    const IndexMap map(owned, needed, [&](gindex_t i) { return owner[std::size_t(i)]; }, me);
+    const test::RandomHalo h = test::random_halo(seed, round, P, me, 3000, 400, round == 2 && me == 0);
+    const IndexMap map(h.owned, h.needed, [&](gindex_t i) { return h.owner[std::size_t(i)]; }, me);
     const HaloPlan plan = HaloPlan::build(*comm, map);
     for (int bs : {1, 3, 17, 64})
       for (const auto t : {HaloChannel::Transport::automatic, HaloChannel::Transport::host}) {

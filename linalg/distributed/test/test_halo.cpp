@@ -20,18 +20,10 @@ TEST(Halo, GhostsReceiveTheirOwnersValues)
   const int P = comm->size(), me = comm->rank();
   const std::uint64_t seed = test::shared_seed(*comm, "Halo");
   for (int round = 0; round < 6; ++round) {
-    std::mt19937_64 g(seed + std::uint64_t(round));  // the global structure: the same on every rank
-    const gindex_t N = 1 + gindex_t(g() % 500);
-    std::vector<int> owner(static_cast<std::size_t>(N));
-    for (int& o : owner) o = int(g() % std::uint64_t(P));
-    std::vector<gindex_t> owned;
-    for (gindex_t i = 0; i < N; ++i)
-      if (owner[std::size_t(i)] == me) owned.push_back(i);
-    std::mt19937_64 mine(seed * 31 + std::uint64_t(round) * 7 + std::uint64_t(me));
-    std::vector<gindex_t> needed;
-    const bool none = round % 3 == 2 && me == 0;  // a rank that needs no ghost
-    if (!none)
-      for (std::uint64_t k = mine() % 60; k > 0; --k) needed.push_back(gindex_t(mine() % std::uint64_t(N)));
+    const test::RandomHalo h = test::random_halo(seed, round, P, me, 500, 60, round % 3 == 2 && me == 0);
+    const std::vector<int>& owner = h.owner;
+    const std::vector<gindex_t>& owned = h.owned;
+    const std::vector<gindex_t>& needed = h.needed;
     const auto owner_of = [&](gindex_t i) { return owner[std::size_t(i)]; };
     const IndexMap map(owned, needed, owner_of, me);
     ASSERT_EQ(map.owned(), index_t(owned.size()));
