@@ -357,7 +357,7 @@ std::vector<LevelSizes> level_sizes(const AmgPreconditioner& P, bool& from_hiera
   std::vector<LevelSizes> out;
   from_hierarchy = true;
   for (std::size_t l = 0; l < st.levels.size(); ++l) {
-    LevelSizes s{st.levels[l].rows, st.levels[l].nnz, 0};
+    LevelSizes s{index_t(st.levels[l].rows), size64_t(st.levels[l].nnz), 0};  // one rank's hierarchy
     if (l + 1 < st.levels.size()) {
       // Read from the hierarchy on both backends. A plain P (also a smoothed-aggregation level
       // that fell back to it) has at most one entry per row, fewer where rows without strong

@@ -15,13 +15,14 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <cstdint>
 #include <vector>
 
 namespace blockres {
 
-struct AmgLevelStatistics {
-  index_t rows = 0;
-  index_t nnz = 0;
+struct AmgLevelStatistics {  // 64-bit: a distributed hierarchy's global counts pass 2^31 (nnz above ~300M cells)
+  std::int64_t rows = 0;
+  std::int64_t nnz = 0;
 };
 
 struct AmgStatistics {

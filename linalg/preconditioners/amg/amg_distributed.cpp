@@ -185,8 +185,7 @@ SetupStatus DistHierarchy::setup_full(const dist::DistBsrMatrix& A)
   dist_stats_.clear();
   for (int l = 0; l < distributed_levels(); ++l) {
     const DistLevel& L = *levels_[std::size_t(l)];
-    dist_stats_.push_back({index_t(comm_->sum(static_cast<long long>(L.owned()))),
-                           index_t(comm_->sum(static_cast<long long>(L.A.nnz())))});
+    dist_stats_.push_back({comm_->sum(static_cast<long long>(L.owned())), comm_->sum(static_cast<long long>(L.A.nnz()))});
   }
   SetupStatus status = finish();
   exec_->synchronize();
