@@ -121,8 +121,10 @@ std::shared_ptr<const DeviceComm> DeviceComm::of(const CommPtr& comm)
       ncclComm_t nc = nullptr;
       const ncclResult_t r = ncclCommInitRank(&nc, comm->size(), uid, comm->rank());
       if (!comm->all(r == ncclSuccess))
-        throw std::runtime_error(r == ncclSuccess ? "ncclCommInitRank failed on another rank"
-                                                  : fmt::format("ncclCommInitRank failed: {}", ncclGetErrorString(r)));
+        throw std::runtime_error(
+            (r == ncclSuccess ? std::string("ncclCommInitRank failed on another rank")
+                              : fmt::format("ncclCommInitRank failed: {}", ncclGetErrorString(r))) +
+            " (BLOCKRES_HALO=host in every rank's environment takes the halos through the host instead)");
       d->nccl_ = nc;
       cudaStream_t s = nullptr;
       BLOCKRES_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
