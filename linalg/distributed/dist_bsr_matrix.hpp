@@ -57,9 +57,6 @@ class DistBsrMatrix {
   void apply(double alpha, const Array<double>& x, double beta, Array<double>& y) const;
   // Bytes one exchange sends from this rank.
   double halo_bytes() const { return channel_->bytes_sent(); }
-  // Whether the halo goes device to device (NCCL): no host wait, so products and preconditioners built on this
-  // matrix can be recorded into a CUDA graph.
-  bool halo_on_device() const { return channel_->on_device(); }
   // The halo exchange of apply() alone (collective): x's entries the peers need into this rank's ghost buffer (CUDA:
   // packed on the device, through the pinned buffers, back on the device), for timing it.
   void exchange(const Array<double>& x) const;
