@@ -38,8 +38,14 @@ void BsrPattern::validate() const
 }
 
 BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p, const SpmvOptions& spmv_options)
+    : BsrMatrix(exec, bs, p, Array<double>(), spmv_options)
+{
+}
+
+BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p, Array<double> values, const SpmvOptions& spmv_options)
     : nrows_(p.nrows), ncols_(p.ncols), nnzb_(p.nnzb()), bs_(bs)
 {
+  const bool given = values.exec_ptr() != nullptr;  // a default-constructed Array: allocate them here
   static std::atomic<std::uint64_t> next_pattern_id{1};  // 0: "no pattern" in the caches
   pattern_id_ = next_pattern_id.fetch_add(1, std::memory_order_relaxed);
   if (bs < 1) throw std::invalid_argument("BsrMatrix: block size must be >= 1");
@@ -52,7 +58,15 @@ BsrMatrix::BsrMatrix(ExecPtr exec, int bs, const BsrPattern& p, const SpmvOption
     for (index_t r = 0; r < nrows_; ++r) full = full && (diag[r] = p.find(r, r)) >= 0;
     if (full) diag_pos_ = Array<index_t>(exec, std::span<const index_t>(diag));
   }
-  values_ = Array<double>(exec, size64_t(nnzb_) * bs * bs);
+  const size64_t nval = size64_t(nnzb_) * bs * bs;
+  if (!given) {
+    values_ = Array<double>(exec, nval);
+  } else {
+    if (values.size() != nval || &values.exec() != exec.get())
+      throw std::invalid_argument(fmt::format("BsrMatrix: {} values given for {} blocks of {}x{}{}", values.size(), nnzb_,
+                                              bs, bs, &values.exec() != exec.get() ? " (on another executor)" : ""));
+    values_ = std::move(values);
+  }
   for (index_t r = 0; r < nrows_; ++r) max_row_ = std::max(max_row_, p.row_ptr[r + 1] - p.row_ptr[r]);
   set_spmv_options(spmv_options);
 }

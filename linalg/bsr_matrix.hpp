@@ -38,6 +38,10 @@ struct SpmvOptions {
 class BsrMatrix {
  public:
   BsrMatrix(ExecPtr exec, int bs, const BsrPattern& pattern, const SpmvOptions& spmv = {});
+  // The same on values the caller provides (e.g. a view of a larger buffer that another part shares: a distributed
+  // matrix's diag and offd parts in the one buffer a model assembles into): exactly nnzb * bs * bs of them, in
+  // exec's memory (std::invalid_argument otherwise).
+  BsrMatrix(ExecPtr exec, int bs, const BsrPattern& pattern, Array<double> values, const SpmvOptions& spmv = {});
 
   index_t nrows() const { return nrows_; }
   index_t ncols() const { return ncols_; }

@@ -268,6 +268,12 @@ void* Executor::allocate(std::size_t bytes) const
                                           : std::string(" (free device memory unknown)"),
                                     hook));
     }
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
+      std::size_t seen = peak_in_use_.load(std::memory_order_relaxed);
+      while (total - free > seen && !peak_in_use_.compare_exchange_weak(seen, total - free, std::memory_order_relaxed)) {
+      }
+    }
     return p;
   }
 #endif
@@ -275,6 +281,17 @@ void* Executor::allocate(std::size_t bytes) const
   if (!p)
     throw OutOfMemory(fmt::format("host memory: {} failed{}", describe_allocation(allocation_label(), bytes), hook));
   return p;
+}
+
+double Executor::device_memory_in_use_bytes() const
+{
+#if BLOCKRES_HAVE_CUDA
+  if (backend_ == Backend::cuda) {
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) return double(total - free);
+  }
+#endif
+  return 0.0;
 }
 
 void Executor::deallocate(void* ptr) const noexcept

@@ -4,6 +4,7 @@
 #include "kernels/common.hpp"
 #include "linalg/kernel_tuning.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -75,6 +76,11 @@ class Executor {
 
   void* allocate(std::size_t bytes) const;
   void deallocate(void* ptr) const noexcept;
+  // CUDA: device memory in use now (total - free: this process's, its libraries' and any other process's on the
+  // device), and the most of it seen right after any of this executor's allocations (the run log's memory per
+  // cell; a library's own workspace shows at the next allocation). 0 on the CPU.
+  double device_memory_in_use_bytes() const;
+  double device_memory_peak_bytes() const { return double(peak_in_use_.load(std::memory_order_relaxed)); }
   // Copies between this executor's memory and host memory, and within this executor's memory.
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) const;
   void copy_from_host(void* dst, const void* host_src, std::size_t bytes) const;
@@ -104,6 +110,7 @@ class Executor {
   // A record of what was done on the executor, not its state: kept behind the const interface.
   mutable std::mutex plans_mutex_;
   mutable std::multimap<int, kernels::BsrmvConfig> bsrmv_plans_;
+  mutable std::atomic<std::size_t> peak_in_use_{0};
 };
 
 using ExecPtr = std::shared_ptr<const Executor>;

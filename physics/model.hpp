@@ -105,8 +105,23 @@ class Model {
   virtual std::vector<double> initial_state() const = 0;
   // Once per time step, from the state at its start (explicit well head densities).
   virtual void begin_step(const Vector& x0) = 0;
-  // R(x) and J(x) of the backward-Euler step from x0 over dt; well results kept for well_results().
-  virtual void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) = 0;
+  // R(x) and J(x) of the backward-Euler step from x0 over dt; well results kept for well_results(). J: the values
+  // of the Jacobian on pattern(), block k of the pattern at block k of J, or at block storage[k] after
+  // set_block_storage(storage); at least pattern().nnzb() blocks of bs x bs.
+  virtual void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, Array<double>& J) = 0;
+  // The same into a matrix on pattern() (whose blocks are in pattern order: not after set_block_storage).
+  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J)
+  {
+    if (J.nnzb() != pattern().nnzb() || J.block_size() != block_size())
+      throw std::invalid_argument("Model::assemble: the matrix is not on the model's pattern");
+    assemble(x, x0, dt, R, J.values());
+  }
+  // Where assemble() stores the pattern's blocks from now on: block k at block storage[k] of J (a permutation of
+  // 0 .. pattern().nnzb() - 1, checked: std::invalid_argument otherwise; once: std::logic_error the second time).
+  // A distributed run (issue 33) has the model
+  // assemble straight into the distributed matrix, whose values hold the owned rows' blocks of owned columns, then
+  // those of ghost columns, then the ghost cells' rows, rather than assemble a copy that would then be split.
+  virtual void set_block_storage(std::span<const index_t> storage) = 0;
   virtual ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const = 0;
 
   // The accumulation derivatives per cell, for true-IMPES CPR weights (linalg/preconditioners/cpr/cpr_preconditioner.hpp):

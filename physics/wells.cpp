@@ -151,6 +151,33 @@ CellConnections cell_connections(const Grid& grid, const Grid::CellFaces& cf, co
   return c;
 }
 
+void check_block_storage(std::span<const index_t> storage, index_t nnzb, bool moved)
+{
+  if (moved) throw std::logic_error("set_block_storage: the Jacobian's blocks were moved already (once per model)");
+  if (storage.size() != std::size_t(nnzb))
+    throw std::invalid_argument(fmt::format("block storage map: {} entries for a pattern of {} blocks", storage.size(),
+                                            nnzb));
+  std::vector<bool> seen(storage.size(), false);
+  for (std::size_t k = 0; k < storage.size(); ++k) {
+    const index_t s = storage[k];
+    if (s < 0 || s >= nnzb || seen[std::size_t(s)])
+      throw std::invalid_argument(fmt::format("block storage map: block {} goes to {}, {}", k, s,
+                                              s < 0 || s >= nnzb ? "out of range" : "taken by another block"));
+    seen[std::size_t(s)] = true;
+  }
+}
+
+void move_block_positions(Array<index_t>& positions, std::span<const index_t> storage)
+{
+  std::vector<index_t> h = positions.to_host();
+  for (index_t& k : h) {
+    if (k < 0 || std::size_t(k) >= storage.size())
+      throw std::invalid_argument(fmt::format("block position {} outside the storage map ({} blocks)", k, storage.size()));
+    k = storage[std::size_t(k)];
+  }
+  positions.copy_from_host(h);
+}
+
 WellConnectivity::WellConnectivity(const ExecPtr& exec, const std::vector<WellInfo>& wells, const BsrPattern& pattern)
 {
   std::vector<double> wi, depth;

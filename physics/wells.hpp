@@ -11,6 +11,7 @@
 #include "physics/well_controls.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ BsrPattern jacobian_pattern(const Grid& grid, const Grid::CellFaces& cf, const s
 // assembly sums its fluxes): connection q of cell i, cf.ptr[i] <= q < cf.ptr[i + 1], goes to
 // cell[q] through face cf.face[q] with transmissibility trans[q] and Jacobian block block[q]
 // (row i, column cell[q]); diag_block[i] is the block (i, i). Built per cell in parallel.
+// Block storage maps (Model::set_block_storage): throws std::invalid_argument unless storage is a permutation of
+// 0 .. nnzb - 1 (what a model's set_block_storage checks first).
+// moved: whether the model's blocks were moved already (std::logic_error then).
+void check_block_storage(std::span<const index_t> storage, index_t nnzb, bool moved);
+// positions[i] <- storage[positions[i]] for every entry (block positions of a model's pattern), in place: the
+// array keeps its address, so kernel views of it stay valid.
+void move_block_positions(Array<index_t>& positions, std::span<const index_t> storage);
+
 struct CellConnections {
   HostBuffer<index_t> cell, block, diag_block;
   HostBuffer<double> trans;
@@ -54,6 +63,8 @@ struct WellConnectivity {
   Array<double> comp_wi, comp_depth;
   WellConnectivity() = default;
   WellConnectivity(const ExecPtr& exec, const std::vector<WellInfo>& wells, const BsrPattern& pattern);
+  // couple_block through a block storage map (Model::set_block_storage), in place.
+  void move_blocks(std::span<const index_t> storage) { move_block_positions(couple_block, storage); }
   index_t completions() const { return static_cast<index_t>(comp_cell.size()); }
 };
 

@@ -46,7 +46,7 @@ DistBsrMatrix::~DistBsrMatrix() = default;
 
 DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned,
                              std::span<const index_t> row_ptr, std::span<const gindex_t> gcol,
-                             const std::function<int(gindex_t)>& owner_of)
+                             const std::function<int(gindex_t)>& owner_of, index_t trailing_blocks)
     : bs_(bs),
       comm_(std::move(comm)),
       map_(agreed_map(*comm_, bs, std::move(owned), row_ptr, gcol, owner_of)),
@@ -54,6 +54,8 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
 {
   const index_t n = map_.owned();
   nnzb_ = row_ptr.back();
+  if (trailing_blocks < 0) throw std::invalid_argument("DistBsrMatrix: negative number of trailing blocks");
+  trailing_ = trailing_blocks;
   BsrPattern d, o;
   d.nrows = o.nrows = n;
   d.ncols = n;
@@ -82,8 +84,11 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
     d.row_ptr.push_back(index_t(d.col_ind.size()));
     o.row_ptr.push_back(index_t(o.col_ind.size()));
   }
-  diag_.emplace(exec, bs, d);
-  if (map_.ghosts() > 0 && !o.col_ind.empty()) offd_.emplace(exec, bs, o);
+  const size64_t bb = size64_t(bs) * bs, nd = size64_t(d.col_ind.size()), no = size64_t(o.col_ind.size());
+  values_ = Array<double>(exec, (size64_t(nnzb_) + size64_t(trailing_)) * bb);
+  diag_.emplace(exec, bs, d, Array<double>::view(exec, values_.data(), nd * bb));
+  if (map_.ghosts() > 0 && !o.col_ind.empty())
+    offd_.emplace(exec, bs, o, Array<double>::view(exec, values_.data() + nd * bb, no * bb));
   ghost_ = Array<double>(exec, size64_t(map_.ghosts()) * bs);
   src_diag_ = Array<index_t>(exec, std::span<const index_t>(src_diag));
   src_offd_ = Array<index_t>(exec, std::span<const index_t>(src_offd));
@@ -109,6 +114,17 @@ DistBsrMatrix::DistBsrMatrix(const DistBsrMatrix& like, int bs)
   // No source pattern: its values are written through diag_values / offd_values (set_values refuses), which spares
   // the copies of the pattern maps (a 10M-cell Jacobian's: 280 MB of host and 140 MB of device memory a rank).
   channel_ = std::make_unique<HaloChannel>(exec, comm_, plan_, bs);
+}
+
+std::vector<index_t> DistBsrMatrix::block_storage() const
+{
+  if (where_.size() != std::size_t(nnzb_))
+    throw std::logic_error("DistBsrMatrix::block_storage: a matrix made on another's pattern has no source pattern");
+  const index_t nd = diag_->nnzb();
+  std::vector<index_t> s(std::size_t(nnzb_) + std::size_t(trailing_));
+  for (std::size_t k = 0; k < where_.size(); ++k) s[k] = where_[k].first == 0 ? where_[k].second : nd + where_[k].second;
+  for (std::size_t k = where_.size(); k < s.size(); ++k) s[k] = index_t(k);  // every owned block is diag or offd
+  return s;
 }
 
 void DistBsrMatrix::set_values(std::span<const double> values)

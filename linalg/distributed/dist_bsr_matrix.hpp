@@ -26,8 +26,11 @@ class DistBsrMatrix {
   // Collective. owned: this rank's block rows as ascending global ids; row_ptr / gcol: their columns as global ids
   // (any order within a row, no repeats; e.g. a model's rows over its cells and ghost cells in its local order); owner_of: the owner of any global id, the same on every
   // rank. Throws std::invalid_argument naming the defect (on every rank when the halo plan is inconsistent).
+  // trailing_blocks: room for that many more blocks after the owned rows' in the values (a model's rows of its ghost
+  // cells, which it assembles but no product reads); see storage().
   DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gindex_t> owned, std::span<const index_t> row_ptr,
-                std::span<const gindex_t> gcol, const std::function<int(gindex_t)>& owner_of);
+                std::span<const gindex_t> gcol, const std::function<int(gindex_t)>& owner_of,
+                index_t trailing_blocks = 0);
 
   // The same rows, pattern, index map and halo plan as `like` with block size bs (a CPR pressure matrix
   // on the pattern of the block system); its values are unset until written through diag_values / offd_values
@@ -46,6 +49,13 @@ class DistBsrMatrix {
   // The parts' values, to be written in place (a preconditioner's derived matrix).
   Array<double>& diag_values() { return diag_->values(); }
   Array<double>* offd_values() { return offd_ ? &offd_->values() : nullptr; }
+
+  // All the values in one buffer (constructor's matrix only): the diag part's blocks, then the offd part's, then the
+  // trailing blocks; block_storage()[k] is where block k of the constructor's pattern is (k >= nnzb(): the trailing
+  // block k - nnzb(), at k). A model given block_storage() (physics::Model::set_block_storage) assembles its rows
+  // straight into the parts: no copy of the Jacobian, no gather (issue 33: nc = 16 held 14.3 kB a cell twice).
+  Array<double>& storage() { return values_; }
+  std::vector<index_t> block_storage() const;
 
   // Values in the order of the constructor's (row_ptr, gcol) pattern, bs x bs row-major per block (host memory).
   void set_values(std::span<const double> values);
@@ -77,6 +87,8 @@ class DistBsrMatrix {
   IndexMap map_;
   HaloPlan plan_;
   index_t nnzb_;
+  index_t trailing_ = 0;
+  Array<double> values_;  // constructor's matrix: diag_'s, offd_'s, then the trailing blocks (views share it)
   std::optional<BsrMatrix> diag_, offd_;
   // Pattern position -> (part, position): part 0 diag, 1 offd.
   std::vector<std::pair<int, index_t>> where_;

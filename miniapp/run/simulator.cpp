@@ -58,8 +58,10 @@ struct NewtonResult {
 class NewtonSolver {
  public:
   using Log = std::function<void(const std::string&)>;
-  // sub: the rank's part of the grid, on which the model works. Distributed, the model's Jacobian over its cells and
-  // ghost cells gives its owned rows to a distributed matrix; Krylov works on the whole distributed system, the
+  // sub: the rank's part of the grid, on which the model works. Distributed, the model assembles its Jacobian over its
+  // cells and ghost cells straight into a distributed matrix (the owned rows into its diag and offd parts, the ghost
+  // cells' rows, which no product reads, after them; Model::set_block_storage); Krylov works on the whole
+  // distributed system, the
   // preconditioner through setup_distributed (most on the owned x owned part: additive Schwarz without overlap; AMG
   // and CPR's pressure stage across the ranks).
   NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, const physics::Subdomain& sub,
@@ -69,9 +71,8 @@ class NewtonSolver {
         model_(model),
         sub_(sub),
         stats_(stats),
-        J_(exec, model.block_size(), model.pattern()),
-        R_(exec, J_.scalar_rows()),
-        dx_(exec, J_.scalar_rows()),
+        R_(exec, size64_t(model.pattern().nrows) * model.block_size()),
+        dx_(exec, size64_t(model.pattern().nrows) * model.block_size()),
         krylov_(exec, cfg.linear.krylov),
         precond_(make_preconditioner(exec, cfg.linear.preconditioner)),
         forcing_(cfg.linear.forcing, cfg.linear.krylov.rel_tol),
@@ -88,7 +89,10 @@ class NewtonSolver {
       for (std::size_t k = 0; k < gcol.size(); ++k) gcol[k] = sub.cells().global(p.col_ind[k]);
       Jd_.emplace(exec, sub.comm_ptr(), bs, std::move(owned),
                   std::span<const index_t>(p.row_ptr.data(), std::size_t(nown) + 1), gcol,
-                  [&sub](dist::gindex_t g) { return sub.owner(g); });
+                  [&sub](dist::gindex_t g) { return sub.owner(g); }, p.nnzb() - p.row_ptr[std::size_t(nown)]);
+      model.set_block_storage(Jd_->block_storage());
+    } else {
+      J_.emplace(exec, bs, model.pattern());
     }
     R_own_ = Vector::view(exec, R_.data(), owned_rows);
     dx_own_ = Vector::view(exec, dx_.data(), owned_rows);
@@ -101,17 +105,22 @@ class NewtonSolver {
             "solver.linear.preconditioner.weights = \"true_impes\": model {} does not provide accumulation "
             "derivatives; use \"quasi_impes\"",
             model.type()));
-      accumulation_ = Vector(exec, J_.scalar_rows() * model.block_size());
+      accumulation_ = Vector(exec, R_.size() * model.block_size());
       accumulation_own_ = Vector::view(exec, accumulation_.data(), owned_rows * bs);  // the owned cells' blocks
       precond_->set_accumulation_blocks(sub.distributed() ? accumulation_own_ : accumulation_);
       accumulation_used_ = true;
     }
   }
 
-  const BsrMatrix& jacobian() const { return J_; }
+  // Serial runs only (a distributed run assembles into the distributed matrix's parts).
+  const BsrMatrix& jacobian() const
+  {
+    if (!J_) throw std::logic_error("NewtonSolver::jacobian: a distributed run has no single Jacobian");
+    return *J_;
+  }
   // Serial: the setup on the Jacobian. Distributed: on the distributed matrix (collective), which gives block-Jacobi
   // over the subdomains for most preconditioners and a hierarchy across the ranks for AMG and CPR's pressure stage.
-  SetupStatus setup_preconditioner() { return Jd_ ? precond_->setup_distributed(*Jd_) : precond_->setup(J_); }
+  SetupStatus setup_preconditioner() { return Jd_ ? precond_->setup_distributed(*Jd_) : precond_->setup(*J_); }
   const KrylovProfile& linear_profile() const { return krylov_.profile(); }
   std::string preconditioner_name() const { return precond_->name(); }
   std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
@@ -131,8 +140,7 @@ class NewtonSolver {
     const Vector x(exec_, std::span<const double>(sub_.local_part(r.x, bs))),
         x0(exec_, std::span<const double>(sub_.local_part(r.x0, bs)));
     model_.begin_step(x0);
-    model_.assemble(x, x0, r.dt, R_, J_);
-    if (Jd_) Jd_->set_values(J_.values());
+    assemble(x, x0, r.dt);
     if (accumulation_used_) model_.accumulation_blocks(x, r.dt, accumulation_);
     (void)setup_preconditioner();  // a failed setup failed the same way in the run that wrote it
     exec_->synchronize();
@@ -154,7 +162,7 @@ class NewtonSolver {
       }
       auto t0 = Clock::now();
       adapt_threads_to_load();  // issue 20: fewer CPU threads while other work is runnable
-      model_.assemble(x, x0, dt, R_, J_);
+      assemble(x, x0, dt);
       for (const physics::WellSwitch& sw : model_.take_well_switches()) res.switches.push_back({0, 0, it, 0.0, sw});
       res.norms = model_.convergence(x, R_, dt);  // synchronises
       const double assembly_s = seconds_since(t0);
@@ -185,8 +193,7 @@ class NewtonSolver {
         replay_copy_seconds_ = seconds_since(tc);
       }
       t0 = Clock::now();
-      if (accumulation_used_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as J_
-      if (Jd_) Jd_->set_values(J_.values());  // the owned rows
+      if (accumulation_used_) model_.accumulation_blocks(x, dt, accumulation_);  // same x and dt as the Jacobian
       SetupStatus setup = setup_preconditioner();
       if (!sub_.comm().all(setup.ok) && setup.ok)  // every rank stops when one fails
         setup = SetupStatus{false, "the preconditioner setup failed on another rank", ""};
@@ -209,7 +216,7 @@ class NewtonSolver {
       krylov_.set_config(kc);
       t0 = Clock::now();
       fill(dx_, 0.0);
-      const SolveStatus ls = Jd_ ? krylov_.solve(*Jd_, *precond_, R_own_, dx_own_) : krylov_.solve(J_, *precond_, R_, dx_);
+      const SolveStatus ls = Jd_ ? krylov_.solve(*Jd_, *precond_, R_own_, dx_own_) : krylov_.solve(*J_, *precond_, R_, dx_);
       tw = Clock::now();
       exec_->synchronize();
       wait_s += seconds_since(tw);
@@ -238,6 +245,12 @@ class NewtonSolver {
   }
 
  private:
+  // R_ and the Jacobian at x: into J_, or distributed straight into Jd_'s parts.
+  void assemble(const Vector& x, const Vector& x0, double dt)
+  {
+    model_.assemble(x, x0, dt, R_, Jd_ ? Jd_->storage() : J_->values());
+  }
+
   // "CNV water 1.2e-03 oil 3.4e-04  MB ..."; with many equations only the largest of each.
   std::string describe_norms(const physics::ConvergenceNorms& n) const
   {
@@ -265,9 +278,9 @@ class NewtonSolver {
   const physics::UpdateLimits limits_{cfg_.newton.max_dp_rel, cfg_.newton.max_dsw, cfg_.newton.max_dx};
   const std::vector<std::string> equations_ = model_.equation_names();
   RunStatistics& stats_;
-  BsrMatrix J_;
   Vector R_, dx_;
-  std::optional<dist::DistBsrMatrix> Jd_;  // distributed: the owned rows of J_
+  std::optional<BsrMatrix> J_;             // serial: the Jacobian
+  std::optional<dist::DistBsrMatrix> Jd_;  // distributed: the Jacobian (owned rows; ghost rows trailing)
   Vector R_own_, dx_own_;                  // views of R_ and dx_: the owned cells' entries
   KrylovSolver krylov_;
   std::unique_ptr<Preconditioner> precond_;
@@ -437,6 +450,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // The ranks of the run (issue 33): rank 0 writes every file; all ranks take every step together.
   const dist::CommPtr comm = options.comm ? options.comm : dist::serial_communicator();
   const bool root = comm->rank() == 0;
+  const double memory_at_start = exec->device_memory_in_use_bytes();  // CUDA context, executor workspaces
 
   // ---- the output name: ours for the run; temporaries of a writer that is gone are removed
   std::optional<OutputLock> lock;
@@ -859,6 +873,17 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                   bg.enabled() ? fmt::format("in the background: writing {:.2f} s, of which the loop waited {:.2f} s",
                                              bg.busy_seconds(), bg.wait_seconds())
                                : std::string("written in the loop: output.background_writer = false")));
+  if (exec->is_cuda()) {  // collective: every rank reaches the end of the run
+    // What a run of this size needs a GPU: the most device memory in use, and that less what was in use before the
+    // run (the CUDA context, the executor's workspaces) per owned cell; the largest rank's of each.
+    double m[3] = {exec->device_memory_peak_bytes(), memory_at_start, 0.0};
+    m[2] = std::max(0.0, m[0] - m[1]) / double(std::max<index_t>(1, sub.owned()));
+    comm->max(std::span<double>(m, 3));
+    log(fmt::format("device memory: at most {:.2f} GB in use on {}, {:.2f} GB of it before the run; {:.0f} bytes per "
+                    "owned cell{}",
+                    m[0] / 1e9, comm->size() > 1 ? "a rank's GPU" : "the GPU", m[1] / 1e9, m[2],
+                    comm->size() > 1 ? " (the largest rank's)" : ""));
+  }
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
   if (const std::string built = newton.preconditioner_summary(); !built.empty())
     log(fmt::format("preconditioner built: {}", built));

@@ -270,24 +270,33 @@ void MulticomponentModel::begin_step(const Vector& x0)
                        cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
 
-void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J)
+void MulticomponentModel::set_block_storage(std::span<const index_t> storage)
+{
+  check_block_storage(storage, pattern_.nnzb(), blocks_moved_);
+  move_block_positions(nbr_block_, storage);
+  move_block_positions(diag_block_, storage);
+  move_block_positions(extra_block_, storage);
+  well_arrays_.conn.move_blocks(storage);
+  blocks_moved_ = true;
+}
+
+void MulticomponentModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, Array<double>& J)
 {
   const size64_t nrow = size64_t(mesh_.ncell) * nc_;
-  if (J.nnzb() != pattern_.nnzb() || J.block_size() != nc_ || R.size() != nrow || x.size() != nrow ||
-      x0.size() != nrow)
-    throw std::invalid_argument("MulticomponentModel::assemble: matrix or vector does not match the model");
+  if (J.size() < size64_t(pattern_.nnzb()) * nc_ * nc_ || R.size() != nrow || x.size() != nrow || x0.size() != nrow)
+    throw std::invalid_argument("MulticomponentModel::assemble: Jacobian values or vectors do not match the model");
   double* props = props_.data();
 #if BLOCKRES_HAVE_CUDA
   if (exec_->is_cuda()) {
     cuda::cell_props(exec_->stream(), params_, mesh_, x.data(), x0.data(), props);
-    cuda::assemble_cells(exec_->stream(), params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
-    cuda::assemble_wells(exec_->stream(), params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
+    cuda::assemble_cells(exec_->stream(), params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.data());
+    cuda::assemble_wells(exec_->stream(), params_, mesh_, wells_view_, x.data(), props, R.data(), J.data());
   } else
 #endif
   {
     cpu::cell_props(params_, mesh_, x.data(), x0.data(), props);
-    cpu::assemble_cells(params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.values().data());
-    cpu::assemble_wells(params_, mesh_, wells_view_, x.data(), props, R.data(), J.values().data());
+    cpu::assemble_cells(params_, mesh_, x.data(), x0.data(), props, dt, R.data(), J.data());
+    cpu::assemble_wells(params_, mesh_, wells_view_, x.data(), props, R.data(), J.data());
   }
   if (!well_arrays_.controls.any_rate_well()) return;
   const auto h = well_arrays_.out.to_host();  // a few values per well

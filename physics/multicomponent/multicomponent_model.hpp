@@ -76,7 +76,9 @@ class MulticomponentModel final : public Model {
   // Starts a step attempt: the well controls of the last accepted step (a cut attempt's switches
   // undone) and the explicit well head densities from x0.
   void begin_step(const Vector& x0) override;
-  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
+  using Model::assemble;
+  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, Array<double>& J) override;
+  void set_block_storage(std::span<const index_t> storage) override;
   // CNV_k = max_i |R_k,i| dt / (V_p,i rho_i), MB_k = |sum_i R_k,i| dt / sum_i V_p,i rho_i.
   ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const override;
   // d(V_p rho x_k)/du_v / dt per cell (reactions left out). Recomputes the pass-1 records at x into
@@ -136,6 +138,7 @@ class MulticomponentModel final : public Model {
   multicomponent::Mesh mesh_;
   Grid::Ownership own_;  // reductions over the owned cells, through own_.comm
   multicomponent::Wells wells_view_;
+  bool blocks_moved_ = false;  // set_block_storage was called
 };
 
 namespace multicomponent {

@@ -34,9 +34,10 @@ __global__ void face_props_kernel(OilWaterParams P, MeshView M, const double* __
 }
 
 // A thread block's rows are one contiguous stretch of Jacobian blocks. When it fits the stage (the
-// 7-point rows of its cells; not a stretch with a well's coupling blocks), each thread writes its row
-// into shared memory and the thread block then copies the stretch out with coalesced 16-byte
-// stores; otherwise each thread writes its row straight to J.
+// 7-point rows of its cells; not a stretch with a well's coupling blocks) and is stored contiguously (always,
+// unless Model::set_block_storage moved blocks: a distributed run's rows with ghost-column blocks are not), each
+// thread writes its row into shared memory and the thread block then copies the stretch out with coalesced
+// 16-byte stores; otherwise each thread writes its row straight to J.
 // The first W.nwell thread blocks compute the wells' terms instead (well_terms: they read x only),
 // so each well's latency-bound chain of dependent steps runs beside the cells, not after them (it
 // needs fewer registers than a cell: the kernel's count is unchanged). well_apply_kernel adds them.
@@ -54,14 +55,22 @@ __global__ void __launch_bounds__(cell_block)
   const index_t i0 = index_t(blockIdx.x - unsigned(W.nwell)) * cell_block, i = i0 + threadIdx.x;
   const index_t i1 = min(M.ncell, i0 + cell_block);
   const index_t k0 = M.row_ptr[i0], k1 = M.row_ptr[i1];
-  if (k1 - k0 > cell_stage_blocks) {
+  bool staged = k1 - k0 <= cell_stage_blocks;  // uniform over the thread block
+  index_t s0 = k0;                              // where block k0 is stored
+  if (staged && M.block_pos) {
+    s0 = M.block_pos[k0];
+    bool contiguous = true;
+    for (index_t k = k0 + index_t(threadIdx.x); k < k1; k += cell_block) contiguous &= M.block_pos[k] == s0 + (k - k0);
+    staged = __syncthreads_and(contiguous) != 0;
+  }
+  if (!staged) {
     if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, J, i);
     return;
   }
-  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, stage, i, k0);
+  if (i < M.ncell) assemble_cell<true>(P, M, x, x0, dt, R, stage, i, s0);
   __syncthreads();
   const double2* src = reinterpret_cast<const double2*>(stage);
-  double2* dst = reinterpret_cast<double2*>(J + size64_t(k0) * 4);
+  double2* dst = reinterpret_cast<double2*>(J + size64_t(s0) * 4);
   for (index_t t = threadIdx.x; t < 2 * (k1 - k0); t += cell_block) dst[t] = src[t];
 }
 

@@ -24,6 +24,9 @@ struct MeshView {
   const index_t* nbr_block = nullptr; // Jacobian block (i, nbr) of each connection
   const index_t* diag_block = nullptr;
   const index_t* row_ptr = nullptr;   // Jacobian pattern rows, to clear each row before writing
+  // Where pattern block k is stored (Model::set_block_storage); nullptr: at k. nbr_block, diag_block and the
+  // wells' couple_block hold storage positions already.
+  const index_t* block_pos = nullptr;
   // CUDA: face_props_stored per cell, what its faces need of it (store_face_props), written once per
   // assembly before the cells' rows; unused (nullptr) on the CPU.
   double* face_props = nullptr;
@@ -202,8 +205,8 @@ BLOCKRES_HD void accumulation_block(const OilWaterParams& P, const MeshView& M, 
   }
 }
 
-// Writes block row i of the Jacobian (all its blocks) and R_i, without wells: Jacobian block k at
-// J + 4 (k - jbase) (jbase: the first block of a stage that holds a stretch of rows, CUDA; else 0).
+// Writes block row i of the Jacobian (all its blocks) and R_i, without wells: the block stored at s at
+// J + 4 (s - jbase) (jbase: the first stored block of a stage that holds a stretch of rows, CUDA; else 0).
 // Stored: the faces from M.face_props (store_face_props of every cell, CUDA), else each face's cell
 // properties evaluated here (face_flux). Stored, a row that holds only the diagonal and one block per
 // face (no well coupling blocks) is written directly, each block once with 0 + its value (the same
@@ -217,8 +220,10 @@ BLOCKRES_HD void assemble_cell(const OilWaterParams& P, const MeshView& M, const
   const index_t n0 = M.nbr_ptr[i], n1 = M.nbr_ptr[i + 1];
   const bool direct = Stored && M.row_ptr[i + 1] - M.row_ptr[i] == 1 + (n1 - n0);
   if (!direct)
-    for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k)
-      for (int e = 0; e < 4; ++e) J[size64_t(k - jbase) * 4 + e] = 0.0;
+    for (index_t k = M.row_ptr[i]; k < M.row_ptr[i + 1]; ++k) {
+      const index_t s = M.block_pos ? M.block_pos[k] : k;
+      for (int e = 0; e < 4; ++e) J[size64_t(s - jbase) * 4 + e] = 0.0;
+    }
 
   double r[num_phases];
   double jd[4];

@@ -154,14 +154,23 @@ void OilWaterModel::begin_step(const Vector& x0)
                             cuda::prepare_wells(exec_->stream(), params_, wells_view_, x0.data()));
 }
 
-void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J)
+void OilWaterModel::set_block_storage(std::span<const index_t> storage)
 {
-  if (J.nnzb() != pattern_.nnzb() || J.block_size() != bs || R.size() != size64_t(mesh_.ncell) * bs)
-    throw std::invalid_argument("OilWaterModel::assemble: matrix or vector does not match the model");
+  check_block_storage(storage, pattern_.nnzb(), mesh_.block_pos != nullptr);
+  move_block_positions(nbr_block_, storage);
+  move_block_positions(diag_block_, storage);
+  well_arrays_.conn.move_blocks(storage);
+  block_pos_ = Array<index_t>(exec_, storage);
+  mesh_.block_pos = block_pos_.data();
+}
+
+void OilWaterModel::assemble(const Vector& x, const Vector& x0, double dt, Vector& R, Array<double>& J)
+{
+  if (J.size() < size64_t(pattern_.nnzb()) * bs * bs || R.size() != size64_t(mesh_.ncell) * bs)
+    throw std::invalid_argument("OilWaterModel::assemble: Jacobian values or residual do not match the model");
   BLOCKRES_PHYSICS_DISPATCH(exec_,
-      cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.values().data()),
-      cuda::assemble(exec_->stream(), params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(),
-                     J.values().data()));
+      cpu::assemble(params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.data()),
+      cuda::assemble(exec_->stream(), params_, mesh_, wells_view_, x.data(), x0.data(), dt, R.data(), J.data()));
   if (!well_arrays_.controls.any_rate_well()) return;
   const auto h = well_arrays_.out.to_host();  // a few values per well
   std::vector<WellControls::Outcome> outcome(wells_.size());

@@ -58,7 +58,9 @@ class OilWaterModel final : public Model {
   // Starts a step attempt: the well controls of the last accepted step (a cut attempt's switches
   // undone) and the explicit well head densities from x0.
   void begin_step(const Vector& x0) override;
-  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, BsrMatrix& J) override;
+  using Model::assemble;
+  void assemble(const Vector& x, const Vector& x0, double dt, Vector& R, Array<double>& J) override;
+  void set_block_storage(std::span<const index_t> storage) override;
   // CNV and MB per phase (water, oil), scaled by the average formation volume factor.
   ConvergenceNorms convergence(const Vector& x, const Vector& R, double dt) const override;
   // d(V_p S_a b_a)/d(p, S_w) / dt per cell (phase rows water, oil; columns p, S_w).
@@ -92,6 +94,7 @@ class OilWaterModel final : public Model {
   Array<double> relperm_table_, pv_ref_, depth_, nbr_trans_;
   Array<double> face_props_;  // CUDA: face_props_stored per cell (MeshView::face_props)
   Array<index_t> nbr_ptr_, nbr_cell_, nbr_block_, diag_block_, row_ptr_;
+  Array<index_t> block_pos_;  // after set_block_storage: the storage map (MeshView::block_pos)
   WellArrays well_arrays_;
   Array<double> well_weight_;  // 2 per well: which phase rates the target counts
   MeshView mesh_;

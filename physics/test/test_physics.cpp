@@ -9,6 +9,7 @@
 #include "physics/model_registry.hpp"
 #include "physics/oil_water/oil_water_local.hpp"
 #include "physics/oil_water/oil_water_model.hpp"
+#include "physics/test/block_storage_check.hpp"
 #include "physics/test/model_fixture.hpp"
 #include "physics/wells.hpp"
 
@@ -592,4 +593,17 @@ TEST(LinearSolve, FirstNewtonStepFromConnateWaterState)
     const auto st = solver.solve(h.J, M, h.R, dx);
     EXPECT_TRUE(st.converged) << to_string(st.reason) << " after " << st.iterations;
   }
+}
+
+// Model::set_block_storage: the blocks, moved, written bit for bit where the map sends them (a distributed run's
+// layout and a random one), rate-controlled wells' coupling blocks included; bad maps refused.
+TEST(Assembly, MovedBlocksAreWrittenWhereTheStorageMapSendsThem)
+{
+  auto setup = test::small_setup(true, test::rng()());
+  test::enlarge_grid(setup, 13, 9, 5, 17);
+  const ExecPtr cpu = Executor::create_cpu();
+  const physics::Grid grid(setup.grid, setup.rock);
+  auto make = [&] { return std::make_unique<OilWaterModel>(cpu, grid, setup.rock, setup.fluid, setup.wells, true); };
+  const index_t n = grid.num_active();
+  test::expect_moved_blocks_identical(cpu, make, test::random_state(n), test::random_state(n), 2.0 * units::day);
 }

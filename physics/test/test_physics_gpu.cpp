@@ -3,6 +3,7 @@
 // true-IMPES accumulation blocks.
 // Label `gpu`; skipped without a device.
 #include "physics/oil_water/oil_water_model.hpp"
+#include "physics/test/block_storage_check.hpp"
 #include "physics/test/model_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -163,4 +164,17 @@ TEST(AssemblyGpu, LargeGridMatchesCpu)
     EXPECT_FALSE(wc[1].at_bhp);
     EXPECT_EQ(wg[1].at_bhp, wc[1].at_bhp);
   }
+}
+
+// Model::set_block_storage on the device: the cell kernel stages a thread block's rows in shared memory only where
+// they are stored contiguously, so both of its paths run (the "distributed" map leaves some stretches whole).
+TEST(AssemblyGpu, MovedBlocksAreWrittenWhereTheStorageMapSendsThem)
+{
+  auto setup = test::small_setup(false, test::rng()());
+  test::enlarge_grid(setup, 37, 29, 7, 23);
+  const ExecPtr gpu = Executor::create_cuda(0);
+  const physics::Grid grid(setup.grid, setup.rock);
+  auto make = [&] { return std::make_unique<OilWaterModel>(gpu, grid, setup.rock, setup.fluid, setup.wells, true); };
+  const index_t n = grid.num_active();
+  test::expect_moved_blocks_identical(gpu, make, test::random_state(n), test::random_state(n), 4.0 * units::day);
 }

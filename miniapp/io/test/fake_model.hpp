@@ -53,7 +53,9 @@ class FakeModel final : public physics::Model {
     return x;
   }
   void begin_step(const Vector&) override {}
-  void assemble(const Vector&, const Vector&, double, Vector&, BsrMatrix&) override { unused(); }
+  using Model::assemble;
+  void assemble(const Vector&, const Vector&, double, Vector&, Array<double>&) override { unused(); }
+  void set_block_storage(std::span<const index_t>) override { unused(); }
   physics::ConvergenceNorms convergence(const Vector&, const Vector&, double) const override { unused(); }
   void update(Vector&, const Vector&, const physics::UpdateLimits&) const override { unused(); }
   std::vector<double> in_place(const Vector&) const override { unused(); }

@@ -3,6 +3,7 @@
 // batch reactor against exp(K t), mass conservation in a closed domain,
 // relabelling invariance, identical components, Newton-update chops, NaN in the norms.
 #include "physics/multicomponent/test/multicomponent_fixture.hpp"
+#include "physics/test/block_storage_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -610,4 +611,22 @@ TEST(Multicomponent, QuantitiesAndInitialState)
 }
 
 }  // namespace
+
+// Model::set_block_storage: the blocks, moved, written bit for bit where the map sends them (a distributed run's
+// layout and a random one), the wells' coupling and zeroed blocks included; bad maps refused.
+TEST(McBlockStorage, MovedBlocksAreWrittenWhereTheStorageMapSendsThem)
+{
+  for (const int nc : {1, 3, 6}) {
+    SCOPED_TRACE("nc " + std::to_string(nc));
+    auto setup = test::mc_setup(nc, test::rng()());
+    test::enlarge_grid(setup, 11, 7, 4, 31);
+    const ExecPtr cpu = Executor::create_cpu();
+    const physics::Grid grid(setup.grid, setup.rock);
+    auto make = [&] { return std::make_unique<MulticomponentModel>(cpu, grid, setup.rock, true, setup.input); };
+    const index_t n = grid.num_active();
+    test::expect_moved_blocks_identical(cpu, make, test::mc_random_state(n, nc), test::mc_random_state(n, nc),
+                                        1.5 * units::day);
+  }
+}
+
 }  // namespace blockres

@@ -3,6 +3,7 @@
 // Jacobian (outputs poisoned with NaN first), norms, masses in place, Newton update, wells, the
 // true-IMPES accumulation blocks.
 #include "physics/multicomponent/test/multicomponent_fixture.hpp"
+#include "physics/test/block_storage_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -205,6 +206,23 @@ TEST(McGpuLarge, CudaMatchesCpuOnManyCells)
     expect_close(Rg.to_host(), rc, 1e-12, 1e-3 * rs, "R");
     expect_close(Jg.values().to_host(), jc, 1e-12, 1e-3 * js, "J");
     expect_close(mg.in_place(xg), mc.in_place(xc), 1e-12, 0.0, "in place");
+  }
+}
+
+// Model::set_block_storage on the device, across the kernels' size classes (thread per cell, fixed groups, run-time
+// groups): the blocks written bit for bit where the map sends them.
+TEST(McGpuBlockStorage, MovedBlocksAreWrittenWhereTheStorageMapSendsThem)
+{
+  for (const int nc : {2, 8, 13, 16}) {
+    SCOPED_TRACE("nc " + std::to_string(nc));
+    auto setup = test::mc_setup(nc, test::rng()());
+    test::enlarge_grid(setup, 17, 9, 5, 41);
+    const ExecPtr gpu = Executor::create_cuda();
+    const physics::Grid grid(setup.grid, setup.rock);
+    auto make = [&] { return std::make_unique<MulticomponentModel>(gpu, grid, setup.rock, true, setup.input); };
+    const index_t n = grid.num_active();
+    test::expect_moved_blocks_identical(gpu, make, test::mc_random_state(n, nc), test::mc_random_state(n, nc),
+                                        1.5 * units::day);
   }
 }
 
