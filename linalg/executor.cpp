@@ -268,11 +268,15 @@ void* Executor::allocate(std::size_t bytes) const
                                           : std::string(" (free device memory unknown)"),
                                     hook));
     }
+    const char* label = allocation_label();
     std::size_t free = 0, total = 0;
-    if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
-      std::size_t seen = peak_in_use_.load(std::memory_order_relaxed);
-      while (total - free > seen && !peak_in_use_.compare_exchange_weak(seen, total - free, std::memory_order_relaxed)) {
-      }
+    const bool known = cudaMemGetInfo(&free, &total) == cudaSuccess;
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    live_[p] = {label, bytes};
+    by_label_[label ? label : ""] += bytes;
+    if (known && total - free > peak_in_use_.load(std::memory_order_relaxed)) {
+      peak_in_use_.store(total - free, std::memory_order_relaxed);
+      by_label_at_peak_ = by_label_;
     }
     return p;
   }
@@ -281,6 +285,18 @@ void* Executor::allocate(std::size_t bytes) const
   if (!p)
     throw OutOfMemory(fmt::format("host memory: {} failed{}", describe_allocation(allocation_label(), bytes), hook));
   return p;
+}
+
+std::vector<std::pair<std::string, double>> Executor::device_memory_at_peak() const
+{
+  std::vector<std::pair<std::string, double>> v;
+  {
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    for (const auto& [label, bytes] : by_label_at_peak_)
+      if (bytes > 0) v.emplace_back(label, double(bytes));
+  }
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
 }
 
 double Executor::device_memory_in_use_bytes() const
@@ -300,6 +316,12 @@ void Executor::deallocate(void* ptr) const noexcept
 #if BLOCKRES_HAVE_CUDA
   if (backend_ == Backend::cuda) {
     cudaFree(ptr);
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    if (const auto it = live_.find(ptr); it != live_.end()) {
+      if (const auto b = by_label_.find(it->second.first ? it->second.first : ""); b != by_label_.end())
+        b->second -= it->second.second;
+      live_.erase(it);
+    }
     return;
   }
 #endif

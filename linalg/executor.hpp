@@ -81,6 +81,10 @@ class Executor {
   // cell; a library's own workspace shows at the next allocation). 0 on the CPU.
   double device_memory_in_use_bytes() const;
   double device_memory_peak_bytes() const { return double(peak_in_use_.load(std::memory_order_relaxed)); }
+  // The executor's own device allocations live when device_memory_peak_bytes() was seen, by the innermost
+  // AllocationLabel they were made under ("" without one), largest first. What the peak holds beyond their sum is
+  // the CUDA context and the libraries' own buffers (cuBLAS, cuSPARSE, NCCL). Empty on the CPU.
+  std::vector<std::pair<std::string, double>> device_memory_at_peak() const;
   // Copies between this executor's memory and host memory, and within this executor's memory.
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) const;
   void copy_from_host(void* dst, const void* host_src, std::size_t bytes) const;
@@ -111,6 +115,10 @@ class Executor {
   mutable std::mutex plans_mutex_;
   mutable std::multimap<int, kernels::BsrmvConfig> bsrmv_plans_;
   mutable std::atomic<std::size_t> peak_in_use_{0};
+  // CUDA: every live allocation (its label, bytes), the bytes by label now and at the peak.
+  mutable std::mutex live_mutex_;
+  mutable std::map<const void*, std::pair<const char*, std::size_t>> live_;
+  mutable std::map<std::string, std::size_t> by_label_, by_label_at_peak_;
 };
 
 using ExecPtr = std::shared_ptr<const Executor>;

@@ -2,6 +2,8 @@
 // vector ops and a preconditioner.
 #include "linalg/krylov.hpp"
 
+#include "linalg/allocation.hpp"
+
 #include "linalg/distributed/dist_bsr_matrix.hpp"
 #include "linalg/phase_timer.hpp"
 
@@ -208,6 +210,7 @@ struct KrylovSolver::Context {
 
 void KrylovSolver::ensure_workspace(size64_t n, int nvec)
 {
+  const AllocationLabel label("the Krylov vectors and bases");
   if (static_cast<int>(work_.size()) >= nvec && !work_.empty() && work_.front().size() == n) return;
   work_.clear();
   for (int i = 0; i < nvec; ++i) work_.emplace_back(exec_, n);
@@ -215,13 +218,25 @@ void KrylovSolver::ensure_workspace(size64_t n, int nvec)
 
 void KrylovSolver::ensure_bases(size64_t n, int m, bool flexible)
 {
-  if (!basis_v_ || basis_v_->rows() != n || basis_v_->cols() != m + 1) {
+  const AllocationLabel label("the Krylov vectors and bases");
+  if (!basis_v_ || basis_v_->rows() != n || basis_m_ != m) {
     basis_v_.reset();
     basis_z_.reset();
-    basis_v_ = std::make_unique<MultiVector>(exec_, n, m + 1);
+    basis_v_ = std::make_unique<MultiVector>(exec_, n, std::min(m + 1, basis_chunk));
     gs_scratch_ = Array<double>(exec_, 2 * size64_t(m + 2) + 1);  // cgs2: 2 (m + 1) + 1; dcgs2: 2 (m + 2)
+    basis_m_ = m;
   }
-  if (flexible && (!basis_z_ || basis_z_->cols() != m)) basis_z_ = std::make_unique<MultiVector>(exec_, n, m);
+  if (flexible && !basis_z_) basis_z_ = std::make_unique<MultiVector>(exec_, n, std::min(m, basis_chunk));
+}
+
+void KrylovSolver::grow_bases(int j, bool flexible)
+{
+  const AllocationLabel label("the Krylov vectors and bases");
+  const auto grow = [](MultiVector& B, int need, int most) {
+    if (B.cols() < need) B.grow(std::min(most, (need + basis_chunk - 1) / basis_chunk * basis_chunk));
+  };
+  grow(*basis_v_, j + 2, basis_m_ + 1);
+  if (flexible) grow(*basis_z_, j + 1, basis_m_);
 }
 
 SolveStatus KrylovSolver::solve(const BsrMatrix& A, const Preconditioner& M, const Vector& b, Vector& x)
@@ -516,6 +531,7 @@ SolveStatus KrylovSolver::gmres(Context& c, const Vector& b, Vector& x, bool fle
     int j = 0;
     bool breakdown = false;
     for (; j < m && st.iterations < config_.max_iterations; ++j) {
+      grow_bases(j, flexible);
       Vector& w = V.col(j + 1);
       c.spmv(1.0, flexible ? c.precond(V.col(j), basis_z_->col(j)) : c.precond(V.col(j), z), 0.0, w);
       c.orth_begin();
@@ -621,6 +637,7 @@ SolveStatus KrylovSolver::gmres_dcgs2(Context& c, const Vector& b, Vector& x, bo
     int j = 0;        // the columns of H made so far
     bool breakdown = false;
     for (; j < m && st.iterations < config_.max_iterations; ++j) {
+      grow_bases(j, flexible);
       Vector& w = V.col(j + 1);
       c.spmv(1.0, flexible ? c.precond(V.col(j), basis_z_->col(j)) : c.precond(V.col(j), z), 0.0, w);
       c.orth_begin();

@@ -162,6 +162,8 @@ class KrylovSolver {
   SolveStatus idr(Context& c, const Vector& b, Vector& x);
   void ensure_workspace(size64_t n, int nvec);
   void ensure_bases(size64_t n, int m, bool flexible);
+  // Before iteration j of a GMRES cycle: V's columns 0 .. j + 1 and (flexible) Z's 0 .. j exist.
+  void grow_bases(int j, bool flexible);
   void ensure_shadow_space(const Context& c, size64_t n, int s);
 
   ExecPtr exec_;
@@ -173,7 +175,11 @@ class KrylovSolver {
   std::vector<Vector> shadow_;  // IDR(s): the s orthonormal columns of P, kept while n and s stay
   // GMRES(m), FGMRES(m): the basis V (m + 1 columns), FGMRES's preconditioned basis Z (m
   // columns), and device scratch for the Gram–Schmidt coefficients and norm.
+  // The columns are added as cycles reach them, basis_chunk at a time, and kept for later solves: a solve that
+  // converges in a few iterations never holds all m + 1 (FGMRES(30) at block size 2: 976 bytes a cell in full).
   std::unique_ptr<MultiVector> basis_v_, basis_z_;
+  int basis_m_ = 0;  // the restart the bases are for
+  static constexpr int basis_chunk = 8;
   Array<double> gs_scratch_;
 };
 

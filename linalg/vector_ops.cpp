@@ -144,6 +144,18 @@ MultiVector::MultiVector(ExecPtr exec, size64_t n, int k) : n_(n), data_(exec, n
   for (int j = 0; j < k; ++j) cols_.push_back(Vector::view(exec, data_.data() + j * n, n));
 }
 
+void MultiVector::grow(int k)
+{
+  if (k <= cols()) return;
+  const ExecPtr exec = data_.exec_ptr();
+  Array<double> more(exec, n_ * k);
+  if (n_ > 0 && cols() > 0) exec->copy(more.data(), data_.data(), std::size_t(n_) * std::size_t(cols()) * sizeof(double));
+  data_ = std::move(more);
+  cols_.clear();
+  cols_.reserve(static_cast<std::size_t>(k));
+  for (int j = 0; j < k; ++j) cols_.push_back(Vector::view(exec, data_.data() + j * n_, n_));
+}
+
 namespace {
 void check_gemv(const MultiVector& V, int k, const Vector& v, const char* what)
 {

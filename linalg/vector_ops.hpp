@@ -37,6 +37,9 @@ void bicgstab_update(double alpha, const Vector& ph, double omega, const Vector&
 class MultiVector {
  public:
   MultiVector(ExecPtr exec, size64_t n, int k);
+  // k columns from now on (k > cols(): the existing columns keep their values, the new ones are unset; the data
+  // moves, so views and references of columns taken before are invalid). k <= cols(): nothing changes.
+  void grow(int k);
   size64_t rows() const { return n_; }
   int cols() const { return static_cast<int>(cols_.size()); }
   Vector& col(int j) { return cols_[static_cast<std::size_t>(j)]; }

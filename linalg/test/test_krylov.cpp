@@ -69,6 +69,58 @@ TEST(Krylov, BlockJacobiConvectionDiffusion)
   }
 }
 
+// MultiVector::grow keeps every column's bits and adds the new ones; a smaller count changes nothing.
+TEST(MultiVectorGrow, KeepsTheColumnsAndAddsNew)
+{
+  auto e = Executor::create_cpu();
+  const size64_t n = 37;
+  MultiVector V(e, n, 3);
+  std::vector<std::vector<double>> cols;
+  for (int j = 0; j < 3; ++j) cols.push_back(test::random_vector(n)), V.col(j).copy_from_host(cols.back());
+  V.grow(2);
+  EXPECT_EQ(V.cols(), 3);
+  V.grow(11);
+  ASSERT_EQ(V.cols(), 11);
+  EXPECT_EQ(V.rows(), n);
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(V.col(j).to_host(), cols[std::size_t(j)]) << j;
+  for (int j = 0; j < 11; ++j) {
+    EXPECT_EQ(V.col(j).data(), V.data() + j * n) << j;  // contiguous, leading dimension n
+    EXPECT_EQ(V.col(j).size(), n);
+  }
+}
+
+// GMRES and FGMRES add basis columns as a cycle reaches them (KrylovSolver::grow_bases): a solver whose bases grow
+// during the solve (fresh) and one whose bases are already full (it solved before) take the same steps, bit for bit,
+// with CGS2 and DCGS2, restarts below and above the growth chunk.
+TEST(Krylov, GrowingBasesGiveTheRunOfFullBases)
+{
+  auto e = Executor::create_cpu();
+  for (const auto method : {KrylovMethod::gmres, KrylovMethod::fgmres})
+    for (const auto orth : {Orthogonalization::cgs2, Orthogonalization::dcgs2})
+      for (const int restart : {5, 13, 30}) {
+        SCOPED_TRACE(fmt::format("{} {} restart {}", to_string(method), to_string(orth), restart));
+        auto p = make_problem(e, 9, 2, 3.0);
+        BlockJacobiPreconditioner M(e);
+        ASSERT_TRUE(M.setup(p.A).ok);
+        KrylovConfig kc{method, 1e-10, 0.0, 400, restart};
+        kc.orthogonalization = orth;
+        KrylovSolver warm(e, kc);
+        Vector x0(e, p.x.size());
+        fill(x0, 0.0);
+        const auto first = warm.solve(p.A, M, p.b, x0);  // grows the bases to the full restart
+        ASSERT_GT(first.iterations, restart);             // every column was reached
+        fill(p.x, 0.0);
+        KrylovSolver fresh(e, kc);
+        const auto a = fresh.solve(p.A, M, p.b, p.x);
+        fill(x0, 0.0);
+        const auto b = warm.solve(p.A, M, p.b, x0);
+        EXPECT_TRUE(a.converged);
+        EXPECT_EQ(a.iterations, b.iterations);
+        EXPECT_EQ(a.residual, b.residual);
+        EXPECT_EQ(p.x.to_host(), x0.to_host());
+      }
+}
+
 TEST(Krylov, UnpreconditionedGmresSolvesExactlyInNSteps)
 {
   // Full GMRES on an n-by-n system converges in at most n iterations.

@@ -425,3 +425,37 @@ TEST(KrylovSuiteGpu, FusedGramSchmidtPastItsColumnLimit)
       EXPECT_GT(sg->profile().iterations, cgs2_fused_max_cols) << what;
     }
 }
+
+// The bases grown on the device as cycles reach their columns (KrylovSolver::grow_bases, MultiVector::grow's device
+// copy): a fresh solver and one whose bases are full from an earlier solve take the same steps, bit for bit, with
+// the fused and the cuBLAS Gram-Schmidt, CGS2 and DCGS2.
+TEST(KrylovSuiteGpu, GrowingBasesGiveTheRunOfFullBases)
+{
+  auto& B = backends();
+  const auto m = test::convection_diffusion(17, 12, 9, 3, 2.0);
+  BsrMatrix A = test::upload(B.gpu, m);
+  const auto hb = test::random_vector(A.scalar_rows());
+  const Vector b(B.gpu, std::span<const double>(hb));
+  BlockJacobiPreconditioner M(B.gpu);
+  ASSERT_TRUE(M.setup(A).ok);
+  for (const auto method : {KrylovMethod::gmres, KrylovMethod::fgmres})
+    for (const auto orth : {Orthogonalization::cgs2, Orthogonalization::dcgs2})
+      for (const auto gk : {GemvKernel::fused, GemvKernel::cublas}) {
+        SCOPED_TRACE(std::string(to_string(method)) + " " + std::string(to_string(orth)) + " " +
+                     std::string(to_string(gk)));
+        KrylovConfig kc;
+        kc.method = method, kc.rel_tol = 1e-10, kc.max_iterations = 400, kc.restart = 20;
+        kc.orthogonalization = orth, kc.gemv = gk;
+        KrylovSolver warm(B.gpu, kc), fresh(B.gpu, kc);
+        Vector xw(B.gpu, A.scalar_rows()), xf(B.gpu, A.scalar_rows());
+        fill(xw, 0.0);
+        ASSERT_GT(warm.solve(A, M, b, xw).iterations, kc.restart);  // its bases full
+        fill(xw, 0.0), fill(xf, 0.0);
+        const auto sf = fresh.solve(A, M, b, xf);
+        const auto sw = warm.solve(A, M, b, xw);
+        EXPECT_TRUE(sf.converged);
+        EXPECT_EQ(sf.iterations, sw.iterations);
+        EXPECT_EQ(sf.residual, sw.residual);
+        EXPECT_EQ(xf.to_host(), xw.to_host());
+      }
+}

@@ -80,6 +80,7 @@ class NewtonSolver {
   {
     const int bs = model.block_size();
     const size64_t owned_rows = size64_t(sub.owned()) * bs;
+    const AllocationLabel label("the Jacobian");
     if (sub.distributed()) {
       const BsrPattern& p = model.pattern();
       const index_t nown = sub.owned();
@@ -120,7 +121,11 @@ class NewtonSolver {
   }
   // Serial: the setup on the Jacobian. Distributed: on the distributed matrix (collective), which gives block-Jacobi
   // over the subdomains for most preconditioners and a hierarchy across the ranks for AMG and CPR's pressure stage.
-  SetupStatus setup_preconditioner() { return Jd_ ? precond_->setup_distributed(*Jd_) : precond_->setup(*J_); }
+  SetupStatus setup_preconditioner()
+  {
+    const AllocationLabel label("the preconditioner");  // its parts may name themselves
+    return Jd_ ? precond_->setup_distributed(*Jd_) : precond_->setup(*J_);
+  }
   const KrylovProfile& linear_profile() const { return krylov_.profile(); }
   std::string preconditioner_name() const { return precond_->name(); }
   std::vector<Preconditioner::ProfileEntry> preconditioner_profile() const { return precond_->profile(); }
@@ -883,6 +888,17 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
                     "owned cell{}",
                     m[0] / 1e9, comm->size() > 1 ? "a rank's GPU" : "the GPU", m[1] / 1e9, m[2],
                     comm->size() > 1 ? " (the largest rank's)" : ""));
+    // Where it went (this rank's: rank 0's in the log), per owned cell: what a larger run needs of each part.
+    const double cells = double(std::max<index_t>(1, sub.owned())), peak = exec->device_memory_peak_bytes();
+    std::string parts;
+    double ours = 0.0;
+    for (const auto& [what, bytes] : exec->device_memory_at_peak()) {
+      parts += fmt::format("{}{} {:.0f}", parts.empty() ? "" : ", ", what.empty() ? "unlabelled" : what, bytes / cells);
+      ours += bytes;
+    }
+    log(fmt::format("device memory at the peak{}, bytes per owned cell: {}; the CUDA context and the libraries' own "
+                    "buffers {:.0f}",
+                    comm->size() > 1 ? " on rank 0's GPU" : "", parts, std::max(0.0, peak - ours) / cells));
   }
   if (!parts.empty()) log(fmt::format("preconditioner parts: {}", parts));
   if (const std::string built = newton.preconditioner_summary(); !built.empty())

@@ -1,12 +1,15 @@
 // CPR two-stage preconditioner (linalg/preconditioners/cpr/cpr_preconditioner.hpp) on the CPR kernels (kernels/cpr/cpr.hpp).
 #include "linalg/preconditioners/cpr/cpr_preconditioner.hpp"
 
+#include "linalg/allocation.hpp"
+
 #include "kernels/batched/block_diag.hpp"
 #include "kernels/cpr/cpr.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -149,6 +152,7 @@ SetupStatus CprPreconditioner::setup_on(const BsrMatrix& A, const dist::DistBsrM
   if (pattern_key_ != A.pattern_id() || nrows_ != A.nrows() || nnzb_ != A.nnzb() || bs_ != A.block_size() ||
       Ad != Ad_) {
     const auto t0 = std::chrono::steady_clock::now();
+    const AllocationLabel label("the CPR pressure matrix and weights");
     symbolic(A, Ad);
     symbolic_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -208,10 +212,12 @@ SetupStatus CprPreconditioner::setup_on(const BsrMatrix& A, const dist::DistBsrM
             ""};
   }
   timer_->begin(PhaseTimer::cpr_pressure_setup);
+  std::optional<AllocationLabel> label(std::in_place, "the CPR pressure stage");
   auto st1 = pd_ ? stage1_->setup_distributed(*pd_) : stage1_->setup(*ap_);
   timer_->end(PhaseTimer::cpr_pressure_setup);
   if (!st1.ok) return {false, "cpr pressure stage: " + st1.message, st1.hint};
   timer_->begin(PhaseTimer::cpr_second_setup);
+  label.emplace("the CPR second stage");
   auto st2 = Ad_ ? stage2_->setup_distributed(*Ad_) : stage2_->setup(A);
   timer_->end(PhaseTimer::cpr_second_setup);
   if (!st2.ok) return {false, "cpr second stage: " + st2.message, st2.hint};
