@@ -8,6 +8,7 @@
 #include "kernels/blas1/blas1.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/ilu_isai/ilu_block.hpp"
+#include "linalg/allocation.hpp"
 #include "linalg/stream_graph.hpp"
 
 #include <cusparse.h>
@@ -195,6 +196,8 @@ class CudaOps final : public Ops {
     if (st_ != CUSPARSE_STATUS_SUCCESS) return st_;    \
   } while (0)
     BLOCKRES_TRY(cusparseSpGEMMreuse_workEstimation(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s1, nullptr));
+    // Named apart in the run log's device memory by part: buf4 and buf5 stay with the plan for every numeric product.
+    const AllocationLabel label("the AMG Galerkin products' cuSPARSE buffers");
     Array<char> b1(e_, static_cast<size64_t>(s1));
     BLOCKRES_TRY(cusparseSpGEMMreuse_workEstimation(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s1, b1.data()));
     BLOCKRES_TRY(cusparseSpGEMMreuse_nnz(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s2, nullptr, &s3, nullptr,
@@ -208,8 +211,11 @@ class CudaOps final : public Ops {
     if (nnz > INT_MAX)
       throw std::runtime_error(
           fmt::format("AMG: a Galerkin product has {} entries, more than 32-bit column indices address", nnz));
-    C.col_ind = Array<index_t>(e_, nnz);
-    C.values = Array<double>(e_, nnz);
+    {
+      const AllocationLabel product("the AMG coarse operators");  // the product itself: part of the hierarchy
+      C.col_ind = Array<index_t>(e_, nnz);
+      C.values = Array<double>(e_, nnz);
+    }
     BLOCKRES_CUSPARSE_CHECK(cusparseCsrSetPointers(plan.c, C.row_ptr.data(), C.col_ind.data(), C.values.data()));
     BLOCKRES_TRY(cusparseSpGEMMreuse_copy(h_, op, op, plan.a, plan.b, plan.c, alg, plan.desc, &s5, nullptr));
     plan.buf5 = Array<char>(e_, static_cast<size64_t>(s5));
