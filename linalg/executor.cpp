@@ -299,6 +299,14 @@ std::vector<std::pair<std::string, double>> Executor::device_memory_at_peak() co
   return v;
 }
 
+void Executor::reset_device_memory_peak() const
+{
+  const double now = device_memory_in_use_bytes();
+  std::lock_guard<std::mutex> lock(live_mutex_);
+  peak_in_use_.store(std::size_t(now), std::memory_order_relaxed);
+  by_label_at_peak_ = by_label_;
+}
+
 double Executor::device_memory_in_use_bytes() const
 {
 #if BLOCKRES_HAVE_CUDA

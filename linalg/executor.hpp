@@ -85,6 +85,8 @@ class Executor {
   // AllocationLabel they were made under ("" without one), largest first. What the peak holds beyond their sum is
   // the CUDA context and the libraries' own buffers (cuBLAS, cuSPARSE, NCCL). Empty on the CPU.
   std::vector<std::pair<std::string, double>> device_memory_at_peak() const;
+  // The peak from now on: what is in use now, the live allocations now.
+  void reset_device_memory_peak() const;
   // Copies between this executor's memory and host memory, and within this executor's memory.
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) const;
   void copy_from_host(void* dst, const void* host_src, std::size_t bytes) const;

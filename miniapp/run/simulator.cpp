@@ -60,10 +60,9 @@ class NewtonSolver {
   using Log = std::function<void(const std::string&)>;
   // sub: the rank's part of the grid, on which the model works. Distributed, the model assembles its Jacobian over its
   // cells and ghost cells straight into a distributed matrix (the owned rows into its diag and offd parts, the ghost
-  // cells' rows, which no product reads, after them; Model::set_block_storage); Krylov works on the whole
-  // distributed system, the
-  // preconditioner through setup_distributed (most on the owned x owned part: additive Schwarz without overlap; AMG
-  // and CPR's pressure stage across the ranks).
+  // cells' rows, which no product reads, after them; Model::set_block_storage); Krylov works on the whole distributed
+  // system, the preconditioner through setup_distributed (most on the owned x owned part: additive Schwarz without
+  // overlap; AMG and CPR's pressure stage across the ranks).
   NewtonSolver(const RunConfig& cfg, ExecPtr exec, physics::Model& model, const physics::Subdomain& sub,
                RunStatistics& stats, Log trace)
       : cfg_(cfg),
@@ -455,6 +454,7 @@ RunOutcome run_simulation(const RunConfig& cfg, ExecPtr exec, const RunOptions& 
   // The ranks of the run (issue 33): rank 0 writes every file; all ranks take every step together.
   const dist::CommPtr comm = options.comm ? options.comm : dist::serial_communicator();
   const bool root = comm->rank() == 0;
+  exec->reset_device_memory_peak();  // this run's peak, whatever the executor served before
   const double memory_at_start = exec->device_memory_in_use_bytes();  // CUDA context, executor workspaces
 
   // ---- the output name: ours for the run; temporaries of a writer that is gone are removed
