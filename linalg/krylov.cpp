@@ -3,7 +3,6 @@
 #include "linalg/krylov.hpp"
 
 #include "linalg/allocation.hpp"
-
 #include "linalg/distributed/dist_bsr_matrix.hpp"
 #include "linalg/phase_timer.hpp"
 
