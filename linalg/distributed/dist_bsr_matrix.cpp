@@ -64,7 +64,6 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
   o.row_ptr.assign(1, 0);
   where_.resize(std::size_t(nnzb_));
   std::vector<std::pair<index_t, index_t>> row_diag, row_offd;  // (local column, pattern position)
-  std::vector<index_t> src_diag, src_offd;  // pattern position of every diag / offd block
   for (index_t r = 0; r < n; ++r) {
     row_diag.clear(), row_offd.clear();
     for (index_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
@@ -75,11 +74,11 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
     std::sort(row_offd.begin(), row_offd.end());
     for (const auto& [c, k] : row_diag) {
       where_[std::size_t(k)] = {0, index_t(d.col_ind.size())};
-      d.col_ind.push_back(c), src_diag.push_back(k);
+      d.col_ind.push_back(c);
     }
     for (const auto& [c, k] : row_offd) {
       where_[std::size_t(k)] = {1, index_t(o.col_ind.size())};
-      o.col_ind.push_back(c), src_offd.push_back(k);
+      o.col_ind.push_back(c);
     }
     d.row_ptr.push_back(index_t(d.col_ind.size()));
     o.row_ptr.push_back(index_t(o.col_ind.size()));
@@ -90,8 +89,6 @@ DistBsrMatrix::DistBsrMatrix(ExecPtr exec, CommPtr comm, int bs, std::vector<gin
   if (map_.ghosts() > 0 && !o.col_ind.empty())
     offd_.emplace(exec, bs, o, Array<double>::view(exec, values_.data() + nd * bb, no * bb));
   ghost_ = Array<double>(exec, size64_t(map_.ghosts()) * bs);
-  src_diag_ = Array<index_t>(exec, std::span<const index_t>(src_diag));
-  src_offd_ = Array<index_t>(exec, std::span<const index_t>(src_offd));
   channel_ = std::make_unique<HaloChannel>(exec, comm_, plan_, bs);
 }
 
@@ -147,14 +144,24 @@ void DistBsrMatrix::set_values(std::span<const double> values)
 
 void DistBsrMatrix::set_values(const Array<double>& values)
 {
-  if (src_diag_.size() + src_offd_.size() != size64_t(nnzb_))
+  if (where_.size() != std::size_t(nnzb_))
     throw std::logic_error("DistBsrMatrix::set_values: a matrix made on another's pattern takes its values through "
                            "diag_values / offd_values");
   const int bb = bs_ * bs_;
   if (values.size() < size64_t(nnzb_) * bb)
     throw std::invalid_argument("DistBsrMatrix::set_values: " + std::to_string(values.size()) + " values for " +
                                 std::to_string(nnzb_) + " blocks of " + std::to_string(bs_) + "x" + std::to_string(bs_));
+  if (values.data() != nullptr && values.data() >= values_.data() && values.data() < values_.data() + values_.size())
+    throw std::invalid_argument("DistBsrMatrix::set_values: the values are this matrix's own storage (already in place)");
   const Executor& e = diag_->exec();
+  if (src_diag_.size() + src_offd_.size() != size64_t(nnzb_)) {
+    // The gather maps, made at the first call from where_: a model that assembles through block_storage() never
+    // calls this, and its matrix holds no such map (4 bytes a block in executor memory).
+    std::vector<index_t> sd(std::size_t(diag_->nnzb())), so(offd_ ? std::size_t(offd_->nnzb()) : 0);
+    for (std::size_t k = 0; k < where_.size(); ++k) (where_[k].first == 0 ? sd : so)[std::size_t(where_[k].second)] = index_t(k);
+    src_diag_ = Array<index_t>(diag_->exec_ptr(), std::span<const index_t>(sd));
+    src_offd_ = Array<index_t>(diag_->exec_ptr(), std::span<const index_t>(so));
+  }
   const auto nd = index_t(src_diag_.size()), no = index_t(src_offd_.size());
   if (e.is_cuda()) {
 #if BLOCKRES_HAVE_CUDA

@@ -93,7 +93,8 @@ class DistBsrMatrix {
   // Pattern position -> (part, position): part 0 diag, 1 offd.
   std::vector<std::pair<int, index_t>> where_;
   mutable Array<double> ghost_;
-  Array<index_t> src_diag_, src_offd_;  // pattern position of every diag / offd block (executor memory)
+  Array<index_t> src_diag_, src_offd_;  // pattern position of every diag / offd block (executor memory; made by the
+                                        // first set_values from executor memory)
   mutable std::unique_ptr<HaloChannel> channel_;
 
  public:
